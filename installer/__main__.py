@@ -1,0 +1,3 @@
+from installer import cli
+
+raise SystemExit(cli.main())

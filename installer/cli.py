@@ -1,0 +1,187 @@
+"""Command line: options → configuration → pipeline → output and exit code.
+
+The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed,
+2 bad input, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from installer import __version__, report
+from installer.config import plan_config, probe_config
+from installer.errors import InstallerError
+from installer.model import os_name
+from installer.plan import Plan, check_paths, make_plan
+from installer.probe import gather
+from installer.redact import Redactor, RedactingFilter
+from installer.render import missing_credentials, redacted
+from installer.valuesfile import write_values
+
+log = logging.getLogger("installer")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tracebloc-installer",
+        description="Install the tracebloc client: probe, size, render and apply its Helm release.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON document to stdout")
+    common.add_argument("--namespace", "-n", help="namespace and release name (default: "
+                        "TB_NAMESPACE, else tracebloc)")  # fmt: skip
+    common.add_argument("--kubeconfig", help="kubeconfig file for kubectl and helm")
+    common.add_argument("--context", help="kubeconfig context for kubectl and helm")
+    common.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
+
+    commands.add_parser("probe", parents=[common], help="read the machine and cluster; change nothing")
+    plan = commands.add_parser(
+        "plan", parents=[common],
+        help="show the values file and helm command an install would use; change nothing")  # fmt: skip
+    plan.add_argument("--values-out", metavar="PATH", help="also write the values file here")
+    plan.add_argument("--chart", metavar="REF", help="chart reference or directory")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    _tolerant_console()
+    env = dict(os.environ if env is None else env)
+    args = build_parser().parse_args(argv)
+    redactor = Redactor()
+    _configure_logging(args.verbose, redactor)
+    try:
+        if args.command == "probe":
+            return run_probe(args, env, redactor)
+        return run_plan(args, env, redactor)
+    except InstallerError as exc:
+        _fail(redactor(exc.message), redactor(exc.remedy))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _fail("interrupted", "")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
+        log.debug("internal error", exc_info=True)
+        _fail(f"internal error: {redactor(repr(exc))}",
+              "please report this; run again with --verbose for details")  # fmt: skip
+        return 1
+
+
+def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    cfg = probe_config(env, namespace=args.namespace, kubeconfig=args.kubeconfig,
+                       context=args.context)  # fmt: skip
+    facts = gather(cfg, env, redactor)
+    _emit(args.json, report.probe_json(facts), report.probe_text(facts))
+    return 0
+
+
+def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    probe_cfg = probe_config(env, namespace=args.namespace, kubeconfig=args.kubeconfig,
+                             context=args.context)  # fmt: skip
+    cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
+    redactor.add(*cfg.secrets)
+    check_paths(cfg, env, args.chart)
+    if args.values_out and cfg.values_given:
+        from installer.errors import BadInput
+
+        raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
+                       "install would write no values file")  # fmt: skip
+    plan = make_plan(cfg, env, redactor)
+    written = None
+    if args.values_out and plan.data is not None:
+        written = write_values(args.values_out, plan.data, env=env, os_=plan.facts.machine.os)
+    document = plan_json(plan)
+    text = plan_text(plan)
+    if written is not None:
+        document["values_out"] = {"path": written.path, "changed": written.changed,
+                                  "backup": written.backup}  # fmt: skip
+        text += f"\nvalues written to {written.path}" + (
+            f" (previous kept as {written.backup})" if written.backup else "")
+    _emit(args.json, document, text)
+    return 0
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    facts = plan.facts
+    return {
+        "training": report.training_json(facts.training),
+        "release": report.release_json(facts.release),
+        "cluster": report.cluster_json(facts.nodes, facts.training.anchor),
+        "machine": report.asdict(facts.machine),
+        "values": redacted(plan.values),
+        "values_path": plan.cfg.values_path,
+        "missing": missing_credentials(plan.values),
+        "mysql": {"engine": plan.mysql, "reason": plan.mysql_reason},
+        "gpu": {"vendor": plan.gpu.vendor},
+        "helm": report.helm_json(plan.argv, plan.cfg),
+        "warnings": report.warnings(facts) + plan.notes,
+    }
+
+
+def plan_text(plan: Plan) -> str:
+    lines = [report.probe_text(plan.facts)]
+    lines += [f"notice:   {note}" for note in plan.notes]
+    missing = missing_credentials(plan.values)
+    if missing:
+        lines.append(f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
+                     "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
+    lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
+    lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
+    dumped = yaml.safe_dump(redacted(plan.values), sort_keys=False, allow_unicode=True)
+    lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]
+    if plan.cfg.chart_is_default:
+        lines.append("helm repository: helm repo add tracebloc https://tracebloc.github.io/client")
+    lines.append("helm command:")
+    lines.append("  " + " ".join(_quote(part) for part in plan.argv))
+    return "\n".join(lines)
+
+
+def _quote(part: str) -> str:
+    return part if part and all(c.isalnum() or c in "-_./:=,@\\" for c in part) else repr(part)
+
+
+def _emit(as_json: bool, document: dict[str, Any], text: str) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _fail(message: str, remedy: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    if remedy:
+        sys.stderr.write(f"  {remedy}\n")
+    sys.stderr.flush()
+
+
+def _configure_logging(verbose: bool, redactor: Redactor) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RedactingFilter(redactor))
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    root = logging.getLogger("installer")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    root.propagate = False
+
+
+def _tolerant_console() -> None:
+    # A Windows console may be cp1252 and a pipe may be ASCII: never die printing a node name.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):
+                pass

@@ -1,0 +1,268 @@
+"""Options and environment → validated configuration. Pure: the environment is passed in.
+
+Every bad value becomes `BadInput` with a one-line message naming the variable and what
+would be accepted; nothing here touches the disk or the cluster.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from installer.errors import BadInput
+from installer.model import Connection
+from installer.quantity import QuantityError
+from installer.resolve import validate_override
+
+DEFAULT_NAMESPACE = "tracebloc"
+DEFAULT_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    namespace: str
+    conn: Connection
+    timeout: float
+    override: str | None
+
+    @property
+    def release(self) -> str:
+        # The Helm release is named after its namespace, as both historic installers did.
+        return self.namespace
+
+
+def sanitise_namespace(raw: str) -> str:
+    """DNS-1123 label: lowercase; spaces and `_` → `-`; other characters dropped; runs of
+    `-` collapsed; `-` trimmed at both ends; at most 63 characters; empty → `default`."""
+    text = raw.lower().replace(" ", "-").replace("_", "-")
+    text = re.sub(r"[^a-z0-9-]", "", text)
+    text = re.sub(r"-{2,}", "-", text).strip("-")
+    text = text[:63].rstrip("-")
+    return text or "default"
+
+
+def parse_timeout(raw: str | None) -> float:
+    if raw is None or not raw.strip():
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise BadInput(f"TB_PROBE_TIMEOUT_S={raw!r} is not a positive number of seconds")
+    return value
+
+
+def parse_override(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return validate_override(raw)
+    except QuantityError as exc:
+        raise BadInput(
+            f"TRACEBLOC_TRAINING_RESOURCES: {exc}",
+            "use the form cpu=<quantity>,memory=<quantity>, e.g. cpu=4,memory=16Gi",
+        ) from None
+
+
+def probe_config(
+    env: Mapping[str, str],
+    *,
+    namespace: str | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+) -> ProbeConfig:
+    raw_ns = namespace if namespace is not None else env.get("TB_NAMESPACE") or DEFAULT_NAMESPACE
+    return ProbeConfig(
+        namespace=sanitise_namespace(raw_ns),
+        conn=Connection(kubeconfig=kubeconfig or None, context=context or None),
+        timeout=parse_timeout(env.get("TB_PROBE_TIMEOUT_S")),
+        override=parse_override(env.get("TRACEBLOC_TRAINING_RESOURCES")),
+    )
+
+
+# --- plan-only settings ------------------------------------------------------------------
+
+_PASTE_MARKERS = re.compile("\x1b\\[20[01]~")
+_C0 = re.compile("[\x00-\x1f]")
+CLIENT_ENVS = {"dev": "dev", "development": "dev", "stg": "stg", "staging": "stg",
+               "prod": "prod", "production": "prod"}  # fmt: skip
+STORAGE_MODES = ("hostpath", "node-local")
+MYSQL_ENGINES = ("auto", "5.7", "8.4")
+DOCKER_HUB = "https://index.docker.io/v1/"
+DEFAULT_CHART = "tracebloc/client"
+DEFAULT_REPO_NAME = "tracebloc"
+DEFAULT_REPO_URL = "https://tracebloc.github.io/client"
+
+
+@dataclass(frozen=True)
+class Proxy:
+    host: str
+    port: str
+    username: str | None = None
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class Registry:
+    mirror: str | None
+    username: str | None = None
+    password: str | None = None
+    server: str | None = None
+    email: str = ""
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    probe: ProbeConfig
+    client_id: str | None
+    client_password: str | None
+    cleaned: tuple[str, ...]  # names of credentials that had pasted terminal garbage removed
+    client_env: str | None
+    proxy: Proxy | None
+    no_proxy: str | None
+    registry: Registry
+    storage_mode: str
+    mysql_engine: str
+    chart: str
+    chart_is_default: bool
+    host_data_dir: str
+    values_path: str
+    values_given: bool  # TRACEBLOC_VALUES_FILE: use the caller's file as-is, render nothing
+
+    @property
+    def secrets(self) -> tuple[str | None, ...]:
+        proxy_password = self.proxy.password if self.proxy else None
+        return (self.client_password, self.registry.password, proxy_password)
+
+
+def clean_credential(raw: str) -> str:
+    """Strip bracketed-paste markers and C0 control characters; keep everything else,
+    leading and trailing spaces included: the stored string must be what the user typed."""
+    return _C0.sub("", _PASTE_MARKERS.sub("", raw))
+
+
+def parse_client_env(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    value = CLIENT_ENVS.get(raw.strip().lower())
+    if value is None:
+        raise BadInput(f"CLIENT_ENV={raw!r} is not one of dev, stg, prod "
+                       "(or development, staging, production)")  # fmt: skip
+    return value
+
+
+def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
+    """The first set of HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy, split into parts.
+
+    Credentials are split from the host on the LAST `@` and the username from the password
+    on the FIRST `:`, so `:` and `@` inside a password survive.
+    """
+    name, raw = next(((n, env[n]) for n in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                           "https_proxy") if env.get(n, "").strip()),
+                     ("", ""))  # fmt: skip
+    if not raw:
+        return None
+    text = raw.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "http", text
+    credentials, at, hostpart = rest.rpartition("@")
+    hostpart = re.split(r"[/?#]", hostpart, maxsplit=1)[0]
+    ipv6 = re.fullmatch(r"\[(?P<host>[^\]]+)\](?::(?P<port>[^:]*))?", hostpart)
+    if ipv6:
+        host, port = ipv6["host"], ipv6["port"] or ""
+    else:
+        host, _, port = hostpart.partition(":")
+    if not host:
+        raise BadInput(f"{name} has no host: expected http://[user:password@]host[:port]")
+    if not port:
+        port = {"https": "443"}.get(scheme.lower(), "80")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise BadInput(f"{name} has port {port!r}, which is not a number from 1 to 65535")
+    username = password = None
+    if at:
+        username, _, password = credentials.partition(":")
+    return Proxy(host=host, port=port, username=username or None, password=password or None)
+
+
+def bare_host(raw: str) -> str:
+    text = raw.strip()
+    text = text.split("://", 1)[1] if "://" in text else text
+    return text.rstrip("/")
+
+
+def parse_registry(env: Mapping[str, str]) -> Registry:
+    mirror = bare_host(env.get("TRACEBLOC_IMAGE_REGISTRY", "")) or None
+    username = env.get("TRACEBLOC_REGISTRY_USERNAME") or None
+    password = env.get("TRACEBLOC_REGISTRY_PASSWORD") or None
+    if (username is None) != (password is None):
+        missing = "TRACEBLOC_REGISTRY_PASSWORD" if password is None else "TRACEBLOC_REGISTRY_USERNAME"
+        raise BadInput(f"registry credentials are incomplete: {missing} is not set")
+    if username is None:
+        return Registry(mirror=mirror)
+    server = (env.get("TRACEBLOC_REGISTRY_SERVER", "").strip()
+              or (f"https://{mirror}" if mirror else DOCKER_HUB))  # fmt: skip
+    return Registry(mirror=mirror, username=clean_credential(username),
+                    password=clean_credential(password or ""), server=server,
+                    email=env.get("TRACEBLOC_REGISTRY_EMAIL", "").strip())  # fmt: skip
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = env.get(name, "").strip().lower() or default
+    if value not in allowed:
+        raise BadInput(f"{name}={env.get(name)!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def home_dir(env: Mapping[str, str], os_: str) -> str:
+    home = env.get("USERPROFILE") if os_ == "windows" else env.get("HOME")
+    if not home:
+        var = "USERPROFILE" if os_ == "windows" else "HOME"
+        raise BadInput(f"{var} is not set, so there is no default data directory",
+                       "set HOST_DATA_DIR to the directory the values file should live in")
+    return home
+
+
+def plan_config(
+    env: Mapping[str, str],
+    probe: ProbeConfig,
+    *,
+    os_: str,
+    chart: str | None = None,
+) -> PlanConfig:
+    """Existence checks (chart directory, caller's values file) are the caller's: no I/O here."""
+    join = ntpath.join if os_ == "windows" else posixpath.join
+    raw_id, raw_password = env.get("TRACEBLOC_CLIENT_ID"), env.get("TRACEBLOC_CLIENT_PASSWORD")
+    client_id = clean_credential(raw_id) if raw_id else None
+    client_password = clean_credential(raw_password) if raw_password else None
+    cleaned = tuple(name for name, raw, value in (
+        ("TRACEBLOC_CLIENT_ID", raw_id, client_id),
+        ("TRACEBLOC_CLIENT_PASSWORD", raw_password, client_password),
+    ) if raw is not None and raw != value)  # fmt: skip
+
+    chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
+    chart_ref = (chart or "").strip() or chart_path or None
+
+    host_data_dir = env.get("HOST_DATA_DIR", "").strip() or join(home_dir(env, os_), ".tracebloc")
+    values_file = env.get("TRACEBLOC_VALUES_FILE", "").strip()
+    return PlanConfig(
+        probe=probe,
+        client_id=client_id or None,
+        client_password=client_password or None,
+        cleaned=cleaned,
+        client_env=parse_client_env(env.get("CLIENT_ENV")),
+        proxy=parse_proxy(env),
+        no_proxy=(env.get("NO_PROXY") or env.get("no_proxy") or "").strip() or None,
+        registry=parse_registry(env),
+        storage_mode=_choice(env, "TB_STORAGE_MODE", "hostpath", STORAGE_MODES),
+        mysql_engine=_choice(env, "TB_MYSQL_ENGINE", "auto", MYSQL_ENGINES),
+        chart=chart_ref or DEFAULT_CHART,
+        chart_is_default=chart_ref is None,
+        host_data_dir=host_data_dir,
+        values_path=values_file or join(host_data_dir, "values.yaml"),
+        values_given=bool(values_file),
+    )

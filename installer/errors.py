@@ -1,0 +1,59 @@
+"""Every failure the engine expects, carrying what happened and what to do next.
+
+`cli.main` is the one handler: it prints `message` (and `remedy`) on one or two lines and
+exits with `exit_code`; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class InstallerError(Exception):
+    """A failure the user can act on. Exit code 1 unless a subclass says otherwise."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, remedy: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.remedy = remedy
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class BadInput(InstallerError):
+    """The user's flags or environment cannot be used as given."""
+
+    exit_code = 2
+
+
+class ToolNotFound(InstallerError):
+    def __init__(self, tool: str, remedy: str = "") -> None:
+        super().__init__(
+            f"{tool} was not found on PATH",
+            remedy or f"install {tool}, or name its binary with TRACEBLOC_{tool.upper()}",
+        )
+        self.tool = tool
+
+
+class ToolFailed(InstallerError):
+    def __init__(self, argv: Sequence[str], rc: int, out: str, err: str, remedy: str = "") -> None:
+        detail = (err or out).strip().splitlines()
+        last = detail[-1] if detail else "no output"
+        super().__init__(f"`{' '.join(argv)}` exited {rc}: {last}", remedy)
+        self.argv = list(argv)
+        self.rc = rc
+        self.out = out
+        self.err = err
+
+
+class ToolTimeout(InstallerError):
+    def __init__(self, argv: Sequence[str], seconds: float, remedy: str = "") -> None:
+        super().__init__(
+            f"`{' '.join(argv)}` did not finish within {seconds:g}s and was stopped",
+            remedy or "check that the cluster is reachable, or raise TB_PROBE_TIMEOUT_S",
+        )
+        self.argv = list(argv)
+        self.seconds = seconds

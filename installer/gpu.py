@@ -1,0 +1,32 @@
+"""GPU detection: `nvidia-smi -L` for NVIDIA, `/dev/kfd` for AMD on Linux.
+
+A GPU is claimed only on positive evidence: nvidia-smi listing at least one `GPU n:` line,
+or the ROCm kernel device existing. A missing, failing or wedged nvidia-smi means none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+from installer import proc
+from installer.errors import InstallerError
+from installer.model import Gpu
+
+_GPU_LINE = re.compile(r"^GPU \d+:", re.MULTILINE)
+
+
+def detect_gpu(env: Mapping[str, str], os_: str, *, timeout: float, kfd: str = "/dev/kfd") -> Gpu:
+    try:
+        tool = proc.find_tool("nvidia-smi", env, os_)
+        result = proc.run(tool, ["-L"], timeout=timeout, env=env)
+    except InstallerError as exc:
+        nvidia_reason = exc.message
+    else:
+        if result.rc == 0 and _GPU_LINE.search(result.stdout):
+            return Gpu("nvidia")
+        nvidia_reason = f"nvidia-smi -L listed no GPU ({proc.last_line(result.stderr, result.rc)})"
+    if os_ == "linux" and os.path.exists(kfd):
+        return Gpu("amd")
+    return Gpu(None, reason=nvidia_reason)

@@ -1,0 +1,126 @@
+"""Plain data passed between the stages. Frozen, so a stage cannot change what it was given."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def os_name(sys_platform: str) -> str:
+    """"linux", "darwin" or "windows" from a `sys.platform` value."""
+    if sys_platform.startswith("win"):
+        return "windows"
+    if sys_platform == "darwin":
+        return "darwin"
+    return "linux"
+
+
+class Provenance(str, enum.Enum):
+    """Who chose the training size."""
+
+    INSTALLER = "installer"
+    USER = "user"
+    UNKNOWN = "unknown"
+
+
+class Source(str, enum.Enum):
+    """Where the training size came from in this run."""
+
+    OVERRIDE = "override"
+    CARRIED = "carried"
+    MACHINE = "machine"
+    FALLBACK = "fallback"
+
+
+class ReleaseState(str, enum.Enum):
+    ABSENT = "absent"
+    PRESENT = "present"
+    UNREADABLE = "unreadable"
+    # Not asked: an override made the read unnecessary. Distinct from UNREADABLE so that a
+    # report never claims a read failed when none was tried.
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Which cluster to talk to; passed identically to kubectl and helm."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    def kubectl_flags(self) -> list[str]:
+        flags = ["--kubeconfig", self.kubeconfig] if self.kubeconfig else []
+        return flags + (["--context", self.context] if self.context else [])
+
+    def helm_flags(self) -> list[str]:
+        flags = ["--kubeconfig", self.kubeconfig] if self.kubeconfig else []
+        return flags + (["--kube-context", self.context] if self.context else [])
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    cpu_millicores: int | None
+    memory_bytes: int | None
+    schedulable: bool
+    parsed: bool
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        return self.schedulable and self.parsed
+
+
+@dataclass(frozen=True)
+class NodeRead:
+    """The result of one `kubectl get nodes` read. `readable` False means nothing was seen."""
+
+    readable: bool
+    nodes: tuple[Node, ...] = ()
+    reason: str = ""
+    skipped: bool = False
+
+    @property
+    def schedulable_count(self) -> int:
+        return sum(1 for n in self.nodes if n.schedulable)
+
+
+@dataclass(frozen=True)
+class ReleaseRead:
+    """The result of one `helm get values` read of the installed release's user values."""
+
+    name: str
+    namespace: str
+    state: ReleaseState
+    values: Mapping[str, Any] = field(default_factory=dict)
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    size: str
+    provenance: Provenance
+    source: Source
+    undersized: bool = False
+    unschedulable: bool = False
+    anchor: str | None = None
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    os: str
+    arch: str
+    cpu_count: int
+    memory_total_bytes: int
+    memory_available_bytes: int
+    wsl: bool
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """`vendor` is "nvidia", "amd" or None when no GPU was detected."""
+
+    vendor: str | None = None
+    reason: str = ""

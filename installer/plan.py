@@ -1,0 +1,100 @@
+"""`plan`: everything `install` will do, computed without changing anything.
+
+Reads (the probe, GPU detection, the existing values file and data directory) happen here;
+the decisions are the pure functions of resolve and render.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from installer import helm
+from installer.config import PlanConfig
+from installer.errors import BadInput, InstallerError
+from installer.gpu import detect_gpu
+from installer.model import Gpu, os_name
+from installer.probe import Facts, gather
+from installer.redact import Redactor
+from installer.render import to_yaml, values_document
+from installer.resolve import decide_mysql, mysql_tag
+
+
+@dataclass(frozen=True)
+class Plan:
+    cfg: PlanConfig
+    facts: Facts
+    gpu: Gpu
+    mysql: str
+    mysql_reason: str
+    values: dict[str, Any]
+    data: bytes | None  # the exact bytes install writes; None when the caller's file is used
+    argv: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
+    chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
+    if chart_path and not chart_flag and not os.path.isdir(chart_path):
+        raise BadInput(f"TRACEBLOC_CHART_PATH={chart_path!r} is not a chart directory")
+    if cfg.values_given and not os.path.isfile(cfg.values_path):
+        raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
+
+
+def make_plan(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None = None) -> Plan:
+    os_ = os_name(sys.platform)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu") as pool:
+        gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
+        facts = gather(cfg.probe, env, redactor)
+        gpu = gpu_future.result()
+    notes = [f"{name} had pasted terminal control characters; they were removed"
+             for name in cfg.cleaned]  # fmt: skip
+    argv = ["helm", *helm.upgrade_install_args(
+        cfg.probe.release, cfg.chart, cfg.probe.namespace, cfg.values_path, cfg.probe.conn)]
+    if cfg.values_given:
+        values = _load_yaml(cfg.values_path, required=True) or {}
+        return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",
+                    "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes)  # fmt: skip
+
+    file_tag = None
+    if cfg.mysql_engine == "auto":
+        file_tag = mysql_tag(_load_yaml(cfg.values_path, required=False))
+    data_present = any(_non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
+                       for parts in (("mysql",), (cfg.probe.namespace, "mysql")))  # fmt: skip
+    mysql, why = decide_mysql(cfg.mysql_engine, facts.machine.arch, file_tag, facts.release,
+                              data_present)  # fmt: skip
+    values = values_document(cfg, facts.training, facts.nodes, gpu, mysql)
+    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes)
+
+
+def _load_yaml(path: str, *, required: bool) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            return yaml.safe_load(handle)
+    except FileNotFoundError:
+        if required:
+            raise BadInput(f"{path} does not exist") from None
+        return None
+    except OSError as exc:
+        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise InstallerError(
+            f"{path} is not valid YAML{where}",
+            "fix or move it aside; or set TB_MYSQL_ENGINE so the engine need not be read from it",
+        ) from None
+
+
+def _non_empty_dir(path: str) -> bool:
+    try:
+        with os.scandir(path) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False

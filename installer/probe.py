@@ -1,0 +1,70 @@
+"""Gather the facts: machine, tools, the release's values and the nodes — reads only.
+
+The release read and the node read are independent, so they run at the same time and a
+fresh install pays one round trip. Expected failures come back as data (an unreadable read
+with a reason), never as exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from installer import helm, kubectl, proc
+from installer.config import ProbeConfig
+from installer.errors import ToolNotFound
+from installer.machine import read_machine
+from installer.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
+from installer.redact import Redactor
+from installer.resolve import resolve_training
+
+SKIP_REASON = "not read: TRACEBLOC_TRAINING_RESOURCES chooses the size"
+
+
+@dataclass(frozen=True)
+class Facts:
+    machine: MachineFacts
+    tools: Mapping[str, str | None]
+    tool_problems: Mapping[str, str]
+    nodes: NodeRead
+    release: ReleaseRead
+    training: Resolution
+
+
+def find_tools(env: Mapping[str, str], os_: str) -> tuple[dict[str, proc.Tool | None], dict[str, str]]:
+    found: dict[str, proc.Tool | None] = {}
+    problems: dict[str, str] = {}
+    for name in ("kubectl", "helm"):
+        try:
+            found[name] = proc.find_tool(name, env, os_)
+        except ToolNotFound as exc:
+            found[name] = None
+            problems[name] = f"{exc.message}; {exc.remedy}"
+    return found, problems
+
+
+def gather(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor | None = None) -> Facts:
+    machine = read_machine(env)
+    tools, problems = find_tools(env, machine.os)
+    if cfg.override:
+        # A human chose the size: the cluster is not asked anything at all.
+        nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
+        release = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED, reason=SKIP_REASON)
+    else:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="probe") as pool:
+            release_future = pool.submit(
+                helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
+                timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+            nodes_future = pool.submit(
+                kubectl.read_nodes, tools["kubectl"], cfg.conn,
+                timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+            release, nodes = release_future.result(), nodes_future.result()
+    return Facts(
+        machine=machine,
+        tools={name: tool.path if tool else None for name, tool in tools.items()},
+        tool_problems=problems,
+        nodes=nodes,
+        release=release,
+        training=resolve_training(cfg.override, release, nodes),
+    )

@@ -1,0 +1,209 @@
+"""The only module that starts processes.
+
+Every kubectl/helm/nvidia-smi call is an argv list (never a shell) run with a process-level
+deadline; on expiry the child's whole process tree is killed and reaped, so a wedged tool
+cannot outlive its deadline. Output is captured as bytes and decoded by the caller with
+`decode`, which never raises.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from installer.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.model import os_name as model_os_name
+from installer.redact import Redactor
+
+log = logging.getLogger(__name__)
+
+# After the kill, how long to wait for the pipes to drain before giving up on them.
+REAP_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class Tool:
+    """`name` is what plans and logs show ("helm"); `path` is the executable actually run."""
+
+    name: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    rc: int
+    out: bytes
+    err: bytes
+    seconds: float
+
+    @property
+    def stdout(self) -> str:
+        return decode(self.out)
+
+    @property
+    def stderr(self) -> str:
+        return decode(self.err)
+
+
+def decode(data: bytes | None) -> str:
+    """Bytes from a tool as text: UTF-8 (BOM tolerated), undecodable bytes replaced."""
+    if not data:
+        return ""
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def last_line(text: str, rc: int) -> str:
+    """A tool's failure in one line: its exit code and the last thing it said."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return f"exit {rc}: {lines[-1][:300]}" if lines else f"exit {rc} with no message"
+
+
+def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
+    """Locate `name`: `TRACEBLOC_<NAME>` when set, else the first match on PATH.
+
+    Raises ToolNotFound; callers that only probe turn that into a reported fact.
+    """
+    os_name = os_name or model_os_name(sys.platform)
+    explicit = env.get(f"TRACEBLOC_{name.upper().replace('-', '_')}", "").strip()
+    if explicit:
+        if _is_executable(explicit, os_name):
+            return Tool(name, explicit)
+        raise ToolNotFound(
+            name,
+            f"TRACEBLOC_{name.upper()} names {explicit!r}, which is not an executable file",
+        )
+    separator = ";" if os_name == "windows" else ":"
+    exe = name + ".exe" if os_name == "windows" and not name.endswith(".exe") else name
+    for directory in env.get("PATH", "").split(separator):
+        if directory:
+            candidate = os.path.join(directory.strip('"'), exe)
+            if _is_executable(candidate, os_name):
+                return Tool(name, candidate)
+    raise ToolNotFound(name)
+
+
+def _is_executable(path: str, os_name: str) -> bool:
+    if not os.path.isfile(path):
+        return False
+    return os_name == "windows" or os.access(path, os.X_OK)
+
+
+def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, str]:
+    """The environment for a child process.
+
+    A PyInstaller binary points LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on macOS) at its own
+    bundled libraries and keeps the user's in *_ORIG; a system helm or kubectl must see the
+    user's, or it may load our copies of libc-adjacent libraries.
+    """
+    out = dict(env)
+    if frozen if frozen is not None else getattr(sys, "frozen", False):
+        for var in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"):
+            original = out.pop(var + "_ORIG", None)
+            if original is not None:
+                out[var] = original
+            else:
+                out.pop(var, None)
+    return out
+
+
+def run(
+    tool: Tool,
+    args: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> Result:
+    """Run `tool args…` and return its result whatever the exit code.
+
+    Raises ToolTimeout after killing the process tree when `timeout` expires, ToolNotFound
+    when the executable cannot be started, and InstallerError before starting anything if
+    a known secret would appear in the argv.
+    """
+    shown = (tool.name, *args)
+    redactor = redactor or Redactor()
+    if redactor.leaks(args):
+        raise InstallerError(
+            f"refusing to run {tool.name}: a secret would appear on its command line",
+            "this is a bug in tracebloc-installer; please report it",
+        )
+    log.debug("run: %s (deadline %gs)", " ".join(shown), timeout)
+    started = time.monotonic()
+    try:
+        child = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            [tool.path, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_env(env if env is not None else os.environ),
+            **_group_kwargs(),
+        )
+    except OSError as exc:
+        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_tree(child)
+        log.debug("deadline: %s killed after %gs", tool.name, timeout)
+        raise ToolTimeout(shown, timeout) from None
+    except BaseException:
+        _kill_tree(child)
+        raise
+    elapsed = time.monotonic() - started
+    log.debug("exit %s: %s in %.2fs", child.returncode, tool.name, elapsed)
+    return Result(shown, child.returncode, out or b"", err or b"", elapsed)
+
+
+def _group_kwargs() -> dict[str, object]:
+    """Start the child as the leader of its own process group, so the tree can be killed."""
+    if sys.platform.startswith("win"):
+        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
+    return {"start_new_session": True}
+
+
+def _kill_tree(child: subprocess.Popen[bytes]) -> None:
+    """Kill the child and everything it started, then reap it. Never raises."""
+    if sys.platform.startswith("win"):
+        _kill_tree_windows(child.pid)
+    else:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+    try:
+        child.kill()
+    except OSError:
+        pass
+    try:
+        child.communicate(timeout=REAP_GRACE_S)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        # A grandchild that escaped the group may still hold a pipe open; stop reading it.
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+        try:
+            child.wait(timeout=REAP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _kill_tree_windows(pid: int) -> None:
+    # taskkill /T walks the tree by parent pid, which is how Windows records descendants.
+    try:
+        subprocess.run(  # noqa: S603
+            ["taskkill", "/F", "/T", "/PID", str(pid)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=REAP_GRACE_S * 2,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        pass

@@ -1,0 +1,80 @@
+"""Kubernetes resource quantities: exact parsing and the `cpu=N,memory=MGi` size form.
+
+The grammar is Kubernetes' own (apimachinery resource.Quantity):
+    <quantity> ::= <signedNumber><suffix>
+    <number>   ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+    <suffix>   ::= Ki|Mi|Gi|Ti|Pi|Ei | m|""|k|M|G|T|P|E | (e|E)<signedNumber>
+Values are exact `Fraction`s, so nothing rounds or overflows until the caller decides how.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+DECIMAL = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+# An exponent beyond this is no machine's allocatable; refusing it keeps `1e999999999`
+# from costing unbounded time and memory.
+MAX_EXPONENT = 64
+
+GIB = 2**30
+
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-]?)(?P<number>\d+(?:\.\d*)?|\.\d+)"
+    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)|[eE](?P<exp>[+-]?\d+))?"
+)
+_SIZE = re.compile(r"cpu=(?P<cpu>[^,=\s]+),memory=(?P<memory>[^,=\s]+)")
+
+
+class QuantityError(ValueError):
+    pass
+
+
+def parse_quantity(text: str) -> Fraction:
+    """Parse a Kubernetes quantity exactly; raise QuantityError for anything else."""
+    match = _QUANTITY.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise QuantityError(f"{text!r} is not a Kubernetes quantity")
+    value = Fraction(match["number"])
+    if match["sign"] == "-":
+        value = -value
+    suffix, exp = match["suffix"], match["exp"]
+    if exp is not None:
+        power = int(exp)
+        if abs(power) > MAX_EXPONENT:
+            raise QuantityError(f"{text!r} is out of range")
+        return value * Fraction(10) ** power
+    if suffix in BINARY:
+        return value * BINARY[suffix]
+    return value * Fraction(10) ** DECIMAL[suffix or ""]
+
+
+def to_millicores(text: str) -> int:
+    """CPU quantity in whole millicores, rounded down (never claim more than measured)."""
+    return int((parse_quantity(text) * 1000) // 1)
+
+
+def to_bytes(text: str) -> int:
+    """Memory quantity in whole bytes, rounded down."""
+    return int(parse_quantity(text) // 1)
+
+
+def render_size(cpu_millicores: int, memory_bytes: int) -> str:
+    """Whole cores and whole GiB, both rounded down: `cpu=<n>,memory=<m>Gi`."""
+    return f"cpu={max(0, cpu_millicores) // 1000},memory={max(0, memory_bytes) // GIB}Gi"
+
+
+def parse_size(text: str) -> tuple[Fraction, Fraction]:
+    """Validate a `cpu=<quantity>,memory=<quantity>` pair; return (cores, bytes).
+
+    Both must be positive: a size of nothing is not a size anyone meant to choose.
+    """
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise QuantityError(f"{text!r} is not of the form cpu=<quantity>,memory=<quantity>")
+    cpu = parse_quantity(match["cpu"])
+    memory = parse_quantity(match["memory"])
+    if cpu <= 0 or memory <= 0:
+        raise QuantityError(f"{text!r}: cpu and memory must both be greater than zero")
+    return cpu, memory

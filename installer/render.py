@@ -1,0 +1,120 @@
+"""The Helm values document, as a plain dict, and its YAML bytes. Pure.
+
+Only genuine per-install choices are written. Helm replays user-supplied values on every
+later `--reset-then-reuse-values` upgrade, so a chart default written here (an image tag,
+a digest) would freeze at today's value forever; chart defaults stay the chart's.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+
+from installer.config import PlanConfig
+from installer.model import Gpu, NodeRead, Resolution
+from installer.redact import MASK
+
+# Where each secret sits in the document, for redaction.
+SECRET_PATHS = (
+    ("clientPassword",),
+    ("dockerRegistry", "password"),
+    ("env", "HTTP_PROXY_PASSWORD"),
+)
+CREDENTIAL_KEYS = ("clientId", "clientPassword")
+
+
+def values_document(
+    cfg: PlanConfig, training: Resolution, nodes: NodeRead, gpu: Gpu, mysql: str
+) -> dict[str, Any]:
+    env: dict[str, str] = {
+        "RESOURCE_LIMITS": training.size,
+        "RESOURCE_REQUESTS": training.size,
+        "RESOURCE_PROVENANCE": training.provenance.value,
+        "GPU_LIMITS": "nvidia.com/gpu=1" if gpu.vendor == "nvidia" else "",
+        "GPU_REQUESTS": "nvidia.com/gpu=1" if gpu.vendor == "nvidia" else "",
+        "RUNTIME_CLASS_NAME": "",
+    }
+    if cfg.client_env:
+        env["CLIENT_ENV"] = cfg.client_env
+    if cfg.proxy:
+        env["HTTP_PROXY_HOST"] = cfg.proxy.host
+        env["HTTP_PROXY_PORT"] = cfg.proxy.port
+        if cfg.proxy.username:
+            env["HTTP_PROXY_USERNAME"] = cfg.proxy.username
+        if cfg.proxy.password:
+            env["HTTP_PROXY_PASSWORD"] = cfg.proxy.password
+        if cfg.no_proxy:
+            env["NO_PROXY"] = cfg.no_proxy
+    # Said only when measured: a cluster that was not read gets no claim either way.
+    if nodes.readable and nodes.schedulable_count:
+        env["SINGLE_NODE"] = "true" if nodes.schedulable_count == 1 else "false"
+
+    doc: dict[str, Any] = {"env": env}
+    if cfg.client_id is not None:
+        doc["clientId"] = cfg.client_id
+    if cfg.client_password is not None:
+        doc["clientPassword"] = cfg.client_password
+    doc.update(storage(cfg.storage_mode))
+    doc["pvc"] = {"mysql": "2Gi", "logs": "10Gi", "data": "50Gi"}
+    doc["pvcAccessMode"] = "ReadWriteOnce"
+    doc["clusterScope"] = True
+    if mysql == "8.4":
+        # The one image pin we write: 8.4 is a choice, and its digest is cleared so the tag
+        # is what resolves. 5.7 is the chart's default and so is left to the chart.
+        doc["images"] = {"mysqlClient": {"tag": "8.4", "digest": ""}}
+    if gpu.vendor:
+        doc["gpu"] = {"devicePlugin": {"enabled": True, "vendor": gpu.vendor}}
+    if cfg.registry.mirror:
+        doc["global"] = {"imageRegistry": cfg.registry.mirror}
+    if cfg.registry.username is not None:
+        doc["dockerRegistry"] = {
+            "create": True,
+            "server": cfg.registry.server,
+            "username": cfg.registry.username,
+            "password": cfg.registry.password,
+            "email": cfg.registry.email,
+        }
+    return doc
+
+
+def storage(mode: str) -> dict[str, Any]:
+    if mode == "node-local":
+        return {
+            "storageClass": {"create": False, "name": "local-path"},
+            "hostPath": {"enabled": False},
+            "singleNode": True,
+        }
+    return {
+        "storageClass": {
+            "create": True,
+            "name": "client-storage-class",
+            "provisioner": "manual",
+            "allowVolumeExpansion": True,
+            "parameters": {},
+        },
+        "hostPath": {"enabled": True},
+    }
+
+
+def missing_credentials(doc: dict[str, Any]) -> list[str]:
+    return [key for key in CREDENTIAL_KEYS if key not in doc]
+
+
+def redacted(doc: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    for path in SECRET_PATHS:
+        node: Any = out
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get(path[-1]):
+            node[path[-1]] = MASK
+    return out
+
+
+def to_yaml(doc: dict[str, Any]) -> bytes:
+    """The exact bytes of the values file. safe_dump quotes whatever YAML would misread."""
+    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                          width=2**16)  # fmt: skip
+    return text.encode("utf-8")

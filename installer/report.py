@@ -1,0 +1,143 @@
+"""What the user reads: JSON documents and human text built from the facts. Pure.
+
+Warnings are derived here from the data the resolver returned; the resolver never prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+__all__ = ["asdict"]
+from typing import Any
+
+from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig, ProbeConfig
+from installer.model import NodeRead, ReleaseRead, ReleaseState, Resolution, Source
+from installer.probe import Facts
+from installer.quantity import GIB
+from installer.resolve import HISTORIC_LITERAL
+
+
+def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "readable": nodes.readable,
+        "skipped": nodes.skipped,
+        "nodes": [
+            {"name": n.name, "cpu_millicores": n.cpu_millicores, "memory_bytes": n.memory_bytes,
+             "schedulable": n.schedulable, "parsed": n.parsed,
+             **({"reason": n.reason} if n.reason else {})}
+            for n in nodes.nodes
+        ],  # fmt: skip
+        "anchor": anchor,
+    }
+    if nodes.reason:
+        out["reason"] = nodes.reason
+    return out
+
+
+def release_json(release: ReleaseRead) -> dict[str, Any]:
+    out = {"name": release.name, "namespace": release.namespace, "state": release.state.value}
+    if release.reason:
+        out["reason"] = release.reason
+    return out
+
+
+def training_json(training: Resolution) -> dict[str, Any]:
+    return {
+        "size": training.size,
+        "provenance": training.provenance.value,
+        "source": training.source.value,
+        "undersized": training.undersized,
+        "unschedulable": training.unschedulable,
+    }
+
+
+def probe_json(facts: Facts) -> dict[str, Any]:
+    return {
+        "machine": asdict(facts.machine),
+        "tools": dict(facts.tools),
+        "cluster": cluster_json(facts.nodes, facts.training.anchor),
+        "release": release_json(facts.release),
+        "training": training_json(facts.training),
+        "warnings": warnings(facts),
+    }
+
+
+def warnings(facts: Facts) -> list[str]:
+    out = [problem for problem in facts.tool_problems.values()]
+    nodes, release, training = facts.nodes, facts.release, facts.training
+    if not nodes.readable and not nodes.skipped:
+        out.append(f"the cluster's nodes could not be read ({nodes.reason}); nothing is said "
+                   f"about its size and the default {HISTORIC_LITERAL} is used")  # fmt: skip
+    elif training.source is Source.FALLBACK and not nodes.skipped:
+        out.append("no schedulable node with a readable size was found; "
+                   f"the default {HISTORIC_LITERAL} is used")  # fmt: skip
+    if release.state is ReleaseState.UNREADABLE:
+        out.append(f"the installed release could not be read ({release.reason}); an install "
+                   "would refuse to change it until it can be read")  # fmt: skip
+    anchor = _anchor(facts)
+    if training.undersized and anchor:
+        out.append(f"node {anchor} is small: after the platform's overhead only "
+                   f"{training.size} is left, below the 1 core / 2 GiB a run needs to be useful")  # fmt: skip
+    if training.unschedulable and anchor:
+        out.append(f"node {anchor} is too small: after the platform's overhead not even 1 core "
+                   f"and 1 GiB are left; training jobs will not schedule there")  # fmt: skip
+    return out
+
+
+def _anchor(facts: Facts) -> str | None:
+    anchor = facts.training.anchor
+    node = next((n for n in facts.nodes.nodes if n.name == anchor), None)
+    if node is None:
+        return None
+    cpu = (node.cpu_millicores or 0) / 1000
+    mem = (node.memory_bytes or 0) / GIB
+    return f"{node.name} ({cpu:g} CPU, {mem:.1f} GiB allocatable)"
+
+
+def chooser(training: Resolution) -> str:
+    return {
+        Source.OVERRIDE: "chosen by you (TRACEBLOC_TRAINING_RESOURCES)",
+        Source.CARRIED: f"carried from the installed release, chosen by {training.provenance.value}",
+        Source.MACHINE: "sized by the installer from the largest schedulable node",
+        Source.FALLBACK: "the installer's default: no node could be measured",
+    }[training.source]
+
+
+def probe_text(facts: Facts) -> str:
+    m, nodes, release, t = facts.machine, facts.nodes, facts.release, facts.training
+    lines = [
+        f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, {m.cpu_count} CPUs, "
+        f"{m.memory_total_bytes / GIB:.1f} GiB memory ({m.memory_available_bytes / GIB:.1f} GiB free)",
+    ]
+    if nodes.skipped:
+        lines.append("cluster:  not read (the size was chosen by TRACEBLOC_TRAINING_RESOURCES)")
+    elif not nodes.readable:
+        lines.append(f"cluster:  unreadable: {nodes.reason}")
+    else:
+        lines.append(f"cluster:  {len(nodes.nodes)} node(s), {nodes.schedulable_count} schedulable")
+        for n in nodes.nodes:
+            mark = "*" if n.name == t.anchor else " "
+            if n.parsed:
+                size = f"{(n.cpu_millicores or 0) / 1000:g} CPU, {(n.memory_bytes or 0) / GIB:.1f} GiB"
+            else:
+                size = f"skipped: {n.reason}"
+            cordon = "" if n.schedulable else " (cordoned)"
+            lines.append(f"        {mark} {n.name}: {size}{cordon}")
+    state = release.state.value + (f": {release.reason}" if release.reason else "")
+    lines.append(f"release:  {release.name} in namespace {release.namespace}: {state}")
+    lines.append(f"training: {t.size} ({chooser(t)}; provenance {t.provenance.value})")
+    lines += [f"warning:  {w}" for w in warnings(facts)]
+    return "\n".join(lines)
+
+
+def helm_json(argv: list[str], cfg: PlanConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {"argv": argv}
+    if cfg.chart_is_default:
+        out["repo"] = {"name": DEFAULT_REPO_NAME, "url": DEFAULT_REPO_URL}
+    return out
+
+
+def namespace_note(cfg: ProbeConfig, raw: str | None) -> str | None:
+    if raw is not None and raw != cfg.namespace:
+        return f"namespace {raw!r} was sanitised to {cfg.namespace!r}"
+    return None
