@@ -22,7 +22,7 @@ from installer.errors import InstallerError
 from installer.model import os_name
 from installer.plan import Plan, check_paths, make_plan
 from installer.probe import gather
-from installer.redact import Redactor, RedactingFilter
+from installer.redact import RedactingFilter, Redactor
 from installer.render import missing_credentials, redacted
 from installer.valuesfile import write_values
 
@@ -46,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--context", help="kubeconfig context for kubectl and helm")
     common.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
 
-    commands.add_parser("probe", parents=[common], help="read the machine and cluster; change nothing")
+    commands.add_parser(
+        "probe", parents=[common], help="read the machine and cluster; change nothing"
+    )
     plan = commands.add_parser(
         "plan", parents=[common],
         help="show the values file and helm command an install would use; change nothing")  # fmt: skip
@@ -107,7 +109,8 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         document["values_out"] = {"path": written.path, "changed": written.changed,
                                   "backup": written.backup}  # fmt: skip
         text += f"\nvalues written to {written.path}" + (
-            f" (previous kept as {written.backup})" if written.backup else "")
+            f" (previous kept as {written.backup})" if written.backup else ""
+        )
     _emit(args.json, document, text)
     return 0
 

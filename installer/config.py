@@ -200,7 +200,9 @@ def parse_registry(env: Mapping[str, str]) -> Registry:
     username = env.get("TRACEBLOC_REGISTRY_USERNAME") or None
     password = env.get("TRACEBLOC_REGISTRY_PASSWORD") or None
     if (username is None) != (password is None):
-        missing = "TRACEBLOC_REGISTRY_PASSWORD" if password is None else "TRACEBLOC_REGISTRY_USERNAME"
+        missing = (
+            "TRACEBLOC_REGISTRY_PASSWORD" if password is None else "TRACEBLOC_REGISTRY_USERNAME"
+        )
         raise BadInput(f"registry credentials are incomplete: {missing} is not set")
     if username is None:
         return Registry(mirror=mirror)
@@ -222,8 +224,10 @@ def home_dir(env: Mapping[str, str], os_: str) -> str:
     home = env.get("USERPROFILE") if os_ == "windows" else env.get("HOME")
     if not home:
         var = "USERPROFILE" if os_ == "windows" else "HOME"
-        raise BadInput(f"{var} is not set, so there is no default data directory",
-                       "set HOST_DATA_DIR to the directory the values file should live in")
+        raise BadInput(
+            f"{var} is not set, so there is no default data directory",
+            "set HOST_DATA_DIR to the directory the values file should live in",
+        )
     return home
 
 

@@ -14,6 +14,7 @@ from installer.errors import InstallerError
 from installer.model import Connection, ReleaseRead, ReleaseState
 from installer.redact import Redactor
 
+
 def get_values_args(release: str, namespace: str, conn: Connection) -> list[str]:
     return ["get", "values", release, "-n", namespace, "-o", "json", *conn.helm_flags()]
 

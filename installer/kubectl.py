@@ -79,4 +79,3 @@ def parse_node(item: Any) -> Node:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-

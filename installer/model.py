@@ -9,7 +9,7 @@ from typing import Any
 
 
 def os_name(sys_platform: str) -> str:
-    """"linux", "darwin" or "windows" from a `sys.platform` value."""
+    """ "linux", "darwin" or "windows" from a `sys.platform` value."""
     if sys_platform.startswith("win"):
         return "windows"
     if sys_platform == "darwin":

@@ -55,8 +55,12 @@ def make_plan(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip
-    argv = ["helm", *helm.upgrade_install_args(
-        cfg.probe.release, cfg.chart, cfg.probe.namespace, cfg.values_path, cfg.probe.conn)]
+    argv = [
+        "helm",
+        *helm.upgrade_install_args(
+            cfg.probe.release, cfg.chart, cfg.probe.namespace, cfg.values_path, cfg.probe.conn
+        ),
+    ]
     if cfg.values_given:
         values = _load_yaml(cfg.values_path, required=True) or {}
         return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",

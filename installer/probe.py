@@ -32,7 +32,9 @@ class Facts:
     training: Resolution
 
 
-def find_tools(env: Mapping[str, str], os_: str) -> tuple[dict[str, proc.Tool | None], dict[str, str]]:
+def find_tools(
+    env: Mapping[str, str], os_: str
+) -> tuple[dict[str, proc.Tool | None], dict[str, str]]:
     found: dict[str, proc.Tool | None] = {}
     problems: dict[str, str] = {}
     for name in ("kubectl", "helm"):

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 # After the kill, how long to wait for the pipes to drain before giving up on them.
 REAP_GRACE_S = 2.0
+_WINDOWS = sys.platform.startswith("win")
+_NEW_PROCESS_GROUP = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
 
 
 @dataclass(frozen=True)
@@ -143,10 +145,14 @@ def run(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=child_env(env if env is not None else os.environ),
-            **_group_kwargs(),
+            # Its own process group (session on POSIX), so the whole tree can be killed.
+            start_new_session=not _WINDOWS,
+            creationflags=_NEW_PROCESS_GROUP if _WINDOWS else 0,
         )
     except OSError as exc:
-        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+        raise ToolNotFound(
+            tool.name, f"could not start {tool.path}: {exc.strerror or exc}"
+        ) from exc
     try:
         out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -161,16 +167,9 @@ def run(
     return Result(shown, child.returncode, out or b"", err or b"", elapsed)
 
 
-def _group_kwargs() -> dict[str, object]:
-    """Start the child as the leader of its own process group, so the tree can be killed."""
-    if sys.platform.startswith("win"):
-        return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)}
-    return {"start_new_session": True}
-
-
 def _kill_tree(child: subprocess.Popen[bytes]) -> None:
     """Kill the child and everything it started, then reap it. Never raises."""
-    if sys.platform.startswith("win"):
+    if _WINDOWS:
         _kill_tree_windows(child.pid)
     else:
         try:

@@ -22,9 +22,14 @@ def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:
         "readable": nodes.readable,
         "skipped": nodes.skipped,
         "nodes": [
-            {"name": n.name, "cpu_millicores": n.cpu_millicores, "memory_bytes": n.memory_bytes,
-             "schedulable": n.schedulable, "parsed": n.parsed,
-             **({"reason": n.reason} if n.reason else {})}
+            {
+                "name": n.name,
+                "cpu_millicores": n.cpu_millicores,
+                "memory_bytes": n.memory_bytes,
+                "schedulable": n.schedulable,
+                "parsed": n.parsed,
+                **({"reason": n.reason} if n.reason else {}),
+            }
             for n in nodes.nodes
         ],  # fmt: skip
         "anchor": anchor,
@@ -118,7 +123,9 @@ def probe_text(facts: Facts) -> str:
         for n in nodes.nodes:
             mark = "*" if n.name == t.anchor else " "
             if n.parsed:
-                size = f"{(n.cpu_millicores or 0) / 1000:g} CPU, {(n.memory_bytes or 0) / GIB:.1f} GiB"
+                size = (
+                    f"{(n.cpu_millicores or 0) / 1000:g} CPU, {(n.memory_bytes or 0) / GIB:.1f} GiB"
+                )
             else:
                 size = f"skipped: {n.reason}"
             cordon = "" if n.schedulable else " (cordoned)"

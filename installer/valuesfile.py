@@ -58,7 +58,9 @@ def _atomic_write(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -
     try:
         fd, temp = tempfile.mkstemp(prefix=".values-", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise _failure(path, f"cannot create a file in {directory}: {exc.strerror or exc}") from None
+        raise _failure(
+            path, f"cannot create a file in {directory}: {exc.strerror or exc}"
+        ) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             restrict(temp, env=env, os_=os_)

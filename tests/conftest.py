@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.cluster import REPO, FakeCluster
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> FakeCluster:
+    """Fake kubectl and helm on PATH, scripted per test; no rule means exit 97."""
+    return FakeCluster(tmp_path)
+
+
+def _real_helm() -> str | None:
+    explicit = os.environ.get("TRACEBLOC_TEST_HELM")
+    if explicit:
+        return explicit
+    cached = REPO / ".cache" / "bin" / "helm"
+    if cached.exists():
+        return str(cached)
+    return shutil.which("helm")
+
+
+@pytest.fixture(scope="session")
+def real_helm() -> str:
+    """The real helm binary, for offline `helm template`/`helm lint`.
+
+    Fetched by `.ci/run` (tests/tools/fetch_helm.py). Missing helm fails the test in CI and
+    skips it only on a developer machine that has not fetched it yet.
+    """
+    helm = _real_helm()
+    if helm is None:
+        if os.environ.get("CI"):
+            pytest.fail("the real helm binary is required in CI: run tests/tools/fetch_helm.py")
+        pytest.skip("real helm not available: run python tests/tools/fetch_helm.py")
+    return helm

@@ -1,0 +1,149 @@
+"""`FakeCluster`: fake tools on PATH that replay a scripted state, and a CLI runner.
+
+Tests drive the real CLI as a process (`python -m installer …`) and assert on its output
+and on the exact calls the fakes logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FAKES = Path(__file__).resolve().parent
+REPO = FAKES.parent.parent
+
+HELM_NOT_FOUND = "Error: release: not found\n"
+
+
+def node(
+    name: str,
+    cpu: str | None = "4",
+    memory: str | None = "16Gi",
+    *,
+    unschedulable: bool | None = None,
+) -> dict[str, Any]:
+    allocatable = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    item: dict[str, Any] = {
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": {**allocatable, "pods": "110"}},
+    }
+    if unschedulable is not None:
+        item["spec"] = {"unschedulable": unschedulable}
+    return item
+
+
+def nodes_json(*items: dict[str, Any]) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(items)})
+
+
+class FakeCluster:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.bin = root / "bin"
+        self.home = root / "home"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.scenario_path = root / "scenario.json"
+        self.log_path = root / "calls.jsonl"
+        self.scenario: dict[str, list[dict[str, Any]]] = {}
+        self._save()
+        for tool in ("kubectl", "helm"):
+            self.install(tool)
+
+    # --- scripting -------------------------------------------------------------------
+    def install(self, tool: str) -> Path:
+        """Put an executable named `tool` on the fake PATH."""
+        shim = self.bin / tool
+        shim.write_text(
+            f"#!{sys.executable}\n"
+            "import sys\n"
+            f"sys.path.insert(0, {str(FAKES)!r})\n"
+            "import fake_tool\n"
+            f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, {str(self.log_path)!r}))\n",
+            encoding="utf-8",
+        )
+        shim.chmod(0o755)
+        return shim
+
+    def remove(self, tool: str) -> None:
+        (self.bin / tool).unlink(missing_ok=True)
+
+    def on(
+        self,
+        tool: str,
+        *match: str,
+        stdout: str | bytes = "",
+        stderr: str = "",
+        rc: int = 0,
+        sleep: float = 0.0,
+        grandchild: bool = False,
+    ) -> FakeCluster:
+        rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
+                                "grandchild": grandchild}
+        if isinstance(stdout, bytes):
+            rule["stdout_b64"] = base64.b64encode(stdout).decode()
+        else:
+            rule["stdout"] = stdout
+        self.scenario.setdefault(tool, []).insert(0, rule)  # the latest rule wins
+        self._save()
+        return self
+
+    def nodes(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
+        return self.on("kubectl", "get", "nodes", stdout=nodes_json(*items), **kwargs)
+
+    def release_absent(self) -> FakeCluster:
+        return self.on("helm", "get", "values", stderr=HELM_NOT_FOUND, rc=1)
+
+    def release_values(self, values: dict[str, Any] | None, **kwargs: Any) -> FakeCluster:
+        return self.on("helm", "get", "values", stdout=json.dumps(values), **kwargs)
+
+    def _save(self) -> None:
+        self.scenario_path.write_text(json.dumps(self.scenario), encoding="utf-8")
+
+    # --- observing -------------------------------------------------------------------
+    def calls(self, tool: str | None = None) -> list[list[str]]:
+        return [entry["argv"] for entry in self.call_log() if tool is None or entry["tool"] == tool]
+
+    def call_log(self) -> list[dict[str, Any]]:
+        if not self.log_path.exists():
+            return []
+        lines = self.log_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    # --- running the CLI -------------------------------------------------------------
+    def env(self, **extra: str) -> dict[str, str]:
+        """A clean environment: only the fake tools on PATH, a private HOME."""
+        env = {
+            "PATH": str(self.bin),
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(REPO),
+            "TB_PROBE_TIMEOUT_S": "10",
+        }
+        for key in ("SYSTEMROOT", "TMPDIR"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+        env.update(extra)
+        return env
+
+    def run(self, *args: str, timeout: float = 60, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "installer", *args],
+            env=self.env(**extra),
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def run_json(self, *args: str, **extra: str) -> dict[str, Any]:
+        result = self.run(*args, "--json", **extra)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)

@@ -1,0 +1,53 @@
+"""A fake kubectl/helm/nvidia-smi/icacls: replays a scripted cluster state and logs each call.
+
+Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario is JSON:
+    {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stderr": "...",
+                 "rc": 0, "sleep": 0.0, "grandchild": false}, ...]}
+The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
+is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+
+LOGGED_ENV = ("KUBECONFIG", "LD_LIBRARY_PATH", "HOME")
+
+
+def _matches(tokens: list[str], argv: list[str]) -> bool:
+    position = 0
+    for token in tokens:
+        try:
+            position = argv.index(token, position) + 1
+        except ValueError:
+            return False
+    return True
+
+
+def main(tool: str, scenario_path: str, log_path: str) -> int:
+    argv = sys.argv[1:]
+    entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
+             "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ}}
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(json.dumps(entry) + "\n")
+    with open(scenario_path, encoding="utf-8") as handle:
+        rules = json.load(handle).get(tool, [])
+    rule = next((r for r in rules if _matches(r.get("match", []), argv)), None)
+    if rule is None:
+        sys.stderr.write(f"fake {tool}: no scripted answer for {argv}\n")
+        return 97
+    if rule.get("grandchild"):
+        # A descendant that would outlive us unless the caller kills the whole tree.
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    if rule.get("sleep"):
+        time.sleep(float(rule["sleep"]))
+    out = base64.b64decode(rule["stdout_b64"]) if "stdout_b64" in rule else rule.get("stdout", "").encode()
+    sys.stdout.buffer.write(out)
+    sys.stdout.flush()
+    sys.stderr.write(rule.get("stderr", ""))
+    return int(rule.get("rc", 0))
