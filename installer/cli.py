@@ -18,7 +18,7 @@ import yaml
 
 from installer import __version__, report
 from installer.config import plan_config, probe_config
-from installer.errors import InstallerError
+from installer.errors import BadInput, InstallerError
 from installer.model import os_name
 from installer.plan import Plan, check_paths, make_plan
 from installer.probe import gather
@@ -73,6 +73,10 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except KeyboardInterrupt:
         _fail("interrupted", "")
         return 130
+    except BrokenPipeError:
+        # stdout went away (`| head`): nothing left to tell anyone.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
         log.debug("internal error", exc_info=True)
         _fail(f"internal error: {redactor(repr(exc))}",
@@ -95,8 +99,6 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
     redactor.add(*cfg.secrets)
     check_paths(cfg, env, args.chart)
     if args.values_out and cfg.values_given:
-        from installer.errors import BadInput
-
         raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
                        "install would write no values file")  # fmt: skip
     plan = make_plan(cfg, env, redactor)

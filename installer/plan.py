@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ from installer.config import PlanConfig
 from installer.errors import BadInput, InstallerError
 from installer.gpu import detect_gpu
 from installer.model import Gpu, os_name
-from installer.probe import Facts, gather
+from installer.probe import Facts, concurrently, gather
 from installer.redact import Redactor
 from installer.render import to_yaml, values_document
 from installer.resolve import decide_mysql, mysql_tag
@@ -49,7 +48,7 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None)
 
 def make_plan(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None = None) -> Plan:
     os_ = os_name(sys.platform)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu") as pool:
+    with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
         facts = gather(cfg.probe, env, redactor)
         gpu = gpu_future.result()

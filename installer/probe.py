@@ -7,7 +7,8 @@ with a reason), never as exceptions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -20,6 +21,19 @@ from installer.redact import Redactor
 from installer.resolve import resolve_training
 
 SKIP_REASON = "not read: TRACEBLOC_TRAINING_RESOURCES chooses the size"
+
+
+@contextlib.contextmanager
+def concurrently(workers: int) -> Iterator[ThreadPoolExecutor]:
+    """A thread pool whose tool calls are killed, not awaited, when the caller is interrupted."""
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="probe")
+    try:
+        yield pool
+    except BaseException:
+        proc.terminate_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,7 @@ def gather(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor | None =
         nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
         release = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED, reason=SKIP_REASON)
     else:
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="probe") as pool:
+        with concurrently(2) as pool:
             release_future = pool.submit(
                 helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
                 timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip

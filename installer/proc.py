@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,11 @@ log = logging.getLogger(__name__)
 REAP_GRACE_S = 2.0
 _WINDOWS = sys.platform.startswith("win")
 _NEW_PROCESS_GROUP = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
+
+# Children still running, so an interrupt can stop them: they run in their own process
+# group, where the terminal's Ctrl-C does not reach them.
+_live: set[subprocess.Popen[bytes]] = set()
+_live_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -153,6 +159,8 @@ def run(
         raise ToolNotFound(
             tool.name, f"could not start {tool.path}: {exc.strerror or exc}"
         ) from exc
+    with _live_lock:
+        _live.add(child)
     try:
         out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -162,24 +170,40 @@ def run(
     except BaseException:
         _kill_tree(child)
         raise
+    finally:
+        with _live_lock:
+            _live.discard(child)
     elapsed = time.monotonic() - started
     log.debug("exit %s: %s in %.2fs", child.returncode, tool.name, elapsed)
     return Result(shown, child.returncode, out or b"", err or b"", elapsed)
 
 
-def _kill_tree(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything it started, then reap it. Never raises."""
+def terminate_all() -> None:
+    """Kill every child still running (on Ctrl-C); the threads waiting on them then reap."""
+    with _live_lock:
+        children = list(_live)
+    for child in children:
+        _signal_tree(child)
+
+
+def _signal_tree(child: subprocess.Popen[bytes]) -> None:
+    """Kill the child and everything it started. Never raises."""
     if _WINDOWS:
         _kill_tree_windows(child.pid)
     else:
         try:
             os.killpg(child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
+        except OSError:
             pass
     try:
         child.kill()
     except OSError:
         pass
+
+
+def _kill_tree(child: subprocess.Popen[bytes]) -> None:
+    """Kill the child's tree, then reap it. Never raises."""
+    _signal_tree(child)
     try:
         child.communicate(timeout=REAP_GRACE_S)
     except (subprocess.TimeoutExpired, ValueError, OSError):

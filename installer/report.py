@@ -10,7 +10,7 @@ from dataclasses import asdict
 __all__ = ["asdict"]
 from typing import Any
 
-from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig, ProbeConfig
+from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
 from installer.model import NodeRead, ReleaseRead, ReleaseState, Resolution, Source
 from installer.probe import Facts
 from installer.quantity import GIB
@@ -143,8 +143,3 @@ def helm_json(argv: list[str], cfg: PlanConfig) -> dict[str, Any]:
         out["repo"] = {"name": DEFAULT_REPO_NAME, "url": DEFAULT_REPO_URL}
     return out
 
-
-def namespace_note(cfg: ProbeConfig, raw: str | None) -> str | None:
-    if raw is not None and raw != cfg.namespace:
-        return f"namespace {raw!r} was sanitised to {cfg.namespace!r}"
-    return None
