@@ -74,6 +74,9 @@ def parse_node(item: Any) -> Node:
         missing = "cpu" if cpu is None else "memory"
         return Node(name, cpu, memory, schedulable, parsed=False,
                     reason=f"allocatable {missing} is missing")  # fmt: skip
+    if cpu < 0 or memory < 0:
+        # Grammatical, but no measurement of a real node: not evidence of its size.
+        return Node(name, None, None, schedulable, parsed=False, reason="allocatable is negative")
     return Node(name, cpu, memory, schedulable, parsed=True)
 
 
