@@ -174,7 +174,8 @@ def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
     hostpart = re.split(r"[/?#]", hostpart, maxsplit=1)[0]
     ipv6 = re.fullmatch(r"\[(?P<host>[^\]]+)\](?::(?P<port>[^:]*))?", hostpart)
     if ipv6:
-        host, port = ipv6["host"], ipv6["port"] or ""
+        # Brackets kept: the chart joins host and port back into a URL.
+        host, port = f"[{ipv6['host']}]", ipv6["port"] or ""
     else:
         host, _, port = hostpart.partition(":")
     if not host:

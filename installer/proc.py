@@ -79,14 +79,12 @@ def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> 
     Raises ToolNotFound; callers that only probe turn that into a reported fact.
     """
     os_name = os_name or model_os_name(sys.platform)
-    explicit = env.get(f"TRACEBLOC_{name.upper().replace('-', '_')}", "").strip()
+    variable = tool_variable(name)
+    explicit = env.get(variable, "").strip()
     if explicit:
         if _is_executable(explicit, os_name):
             return Tool(name, explicit)
-        raise ToolNotFound(
-            name,
-            f"TRACEBLOC_{name.upper()} names {explicit!r}, which is not an executable file",
-        )
+        raise ToolNotFound(name, f"{variable} names {explicit!r}, which is not an executable file")
     separator = ";" if os_name == "windows" else ":"
     exe = name + ".exe" if os_name == "windows" and not name.endswith(".exe") else name
     for directory in env.get("PATH", "").split(separator):
@@ -95,6 +93,11 @@ def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> 
             if _is_executable(candidate, os_name):
                 return Tool(name, candidate)
     raise ToolNotFound(name)
+
+
+def tool_variable(name: str) -> str:
+    """The variable naming an explicit binary: TRACEBLOC_KUBECTL, TRACEBLOC_NVIDIA_SMI, …"""
+    return "TRACEBLOC_" + name.upper().replace("-", "_")
 
 
 def _is_executable(path: str, os_name: str) -> bool:

@@ -22,8 +22,11 @@ GIB = 2**30
 
 _QUANTITY = re.compile(
     r"(?P<sign>[+-]?)(?P<number>\d+(?:\.\d*)?|\.\d+)"
-    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)|[eE](?P<exp>[+-]?\d+))?"
+    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)|[eE](?P<exp>[+-]?\d+))?",
+    re.ASCII,  # \d is [0-9] only: a node reporting "٣Gi" has not reported 3Gi
 )
+# Longer than any real quantity; also below Python's int-from-text digit limit.
+MAX_LENGTH = 128
 _SIZE = re.compile(r"cpu=(?P<cpu>[^,=\s]+),memory=(?P<memory>[^,=\s]+)")
 
 
@@ -34,8 +37,11 @@ class QuantityError(ValueError):
 def parse_quantity(text: str) -> Fraction:
     """Parse a Kubernetes quantity exactly; raise QuantityError for anything else."""
     match = _QUANTITY.fullmatch(text) if isinstance(text, str) else None
+    if match is not None and len(text) > MAX_LENGTH:
+        raise QuantityError(f"{text[:20]!r}… is too long to be a Kubernetes quantity")
     if match is None:
-        raise QuantityError(f"{text!r} is not a Kubernetes quantity")
+        shown = text if not isinstance(text, str) or len(text) <= 40 else text[:40] + "…"
+        raise QuantityError(f"{shown!r} is not a Kubernetes quantity")
     value = Fraction(match["number"])
     if match["sign"] == "-":
         value = -value

@@ -116,6 +116,13 @@ class FakeCluster:
         lines = self.log_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
+    def grandchild_pids(self) -> list[int]:
+        """Pids of the descendants started by rules with `grandchild=True`."""
+        path = Path(str(self.log_path) + ".grandchildren")
+        if not path.exists():
+            return []
+        return [int(line) for line in path.read_text(encoding="utf-8").split()]
+
     # --- running the CLI -------------------------------------------------------------
     def env(self, **extra: str) -> dict[str, str]:
         """A clean environment: only the fake tools on PATH, a private HOME."""

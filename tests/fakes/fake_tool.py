@@ -4,7 +4,8 @@ Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario
     {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stderr": "...",
                  "rc": 0, "sleep": 0.0, "grandchild": false}, ...]}
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
-is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}.
+is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
+a `grandchild` is appended to `<log>.grandchildren`, one per line.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         return 97
     if rule.get("grandchild"):
         # A descendant that would outlive us unless the caller kills the whole tree.
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        # Recorded beside the call log so a test can check the descendant did not survive.
+        with open(log_path + ".grandchildren", "a", encoding="utf-8") as pids:
+            pids.write(f"{grandchild.pid}\n")
     if rule.get("sleep"):
         time.sleep(float(rule["sleep"]))
     out = base64.b64decode(rule["stdout_b64"]) if "stdout_b64" in rule else rule.get("stdout", "").encode()

@@ -1,0 +1,463 @@
+"""installer.proc against real tiny executables written into tmp_path.
+
+The children are Python scripts with a `#!{sys.executable}` shebang, so what runs is a real
+process with real pipes, exit codes, process groups and grandchildren.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytest_mock import MockerFixture
+
+from installer import proc
+from installer.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.redact import Redactor
+
+# A deadline test may take the deadline, then REAP_GRACE_S per reaping step, plus slack.
+SLACK_S = 3.0
+
+
+def script(path: Path, body: str, *, mode: int = 0o755) -> Path:
+    path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    path.chmod(mode)
+    return path
+
+
+def tool(path: Path, name: str = "fake") -> proc.Tool:
+    return proc.Tool(name, str(path))
+
+
+def running(pid: int) -> bool:
+    """True while `pid` is a live process; a zombie awaiting its reaper counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+def gone_soon(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def read_pids(path: Path, count: int, within: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if path.exists():
+            pids = path.read_text(encoding="utf-8").split()
+            if len(pids) >= count:
+                return [int(p) for p in pids]
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never listed {count} pids")
+
+
+@pytest.fixture
+def pidfile(tmp_path: Path) -> Iterator[Path]:
+    """Where a child records its descendants; whatever is still alive afterwards is killed."""
+    path = tmp_path / "pids"
+    yield path
+    if path.exists():
+        for pid in (int(p) for p in path.read_text(encoding="utf-8").split()):
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def test_exit_code_and_both_streams_are_captured_as_bytes(tmp_path: Path) -> None:
+    child = script(
+        tmp_path / "talker",
+        "import sys\n"
+        "sys.stdout.buffer.write(b'out \\xff\\n')\n"
+        "sys.stderr.buffer.write(b'err: nope\\n')\n"
+        "sys.exit(3)\n",
+    )
+
+    result = proc.run(tool(child, "talker"), ["a"], timeout=30)
+
+    assert result.rc == 3
+    assert result.out == b"out \xff\n"
+    assert result.err == b"err: nope\n"
+    assert result.argv == ("talker", "a")
+    assert result.stdout == "out \ufffd\n"
+    assert result.stderr == "err: nope\n"
+
+
+def test_argv_reaches_the_child_verbatim_without_a_shell(tmp_path: Path) -> None:
+    child = script(tmp_path / "echo-argv", "import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    args = ["two words", "$HOME", "; rm -rf /", "`id`", "it's", "*", ""]
+
+    result = proc.run(tool(child), args, timeout=30)
+
+    assert result.rc == 0
+    assert json.loads(result.out) == args
+
+
+def test_environment_is_the_one_given(tmp_path: Path) -> None:
+    child = script(
+        tmp_path / "env",
+        "import json, os\nprint(json.dumps({k: os.environ.get(k) for k in ('TB_X', 'TB_Y')}))\n",
+    )
+
+    result = proc.run(tool(child), [], timeout=30, env={"TB_X": "1", "PATH": os.defpath})
+
+    assert json.loads(result.out) == {"TB_X": "1", "TB_Y": None}
+
+
+def test_stdin_is_not_inherited(tmp_path: Path) -> None:
+    # A tool that prompts must see end-of-file, not hang waiting for a terminal.
+    child = script(tmp_path / "reader", "import sys\nprint(repr(sys.stdin.read()))\n")
+
+    result = proc.run(tool(child), [], timeout=30)
+
+    assert result.stdout.strip() == "''"
+
+
+def test_executable_that_cannot_start_is_tool_not_found(tmp_path: Path) -> None:
+    with pytest.raises(ToolNotFound) as caught:
+        proc.run(proc.Tool("helm", str(tmp_path / "gone")), ["version"], timeout=30)
+    assert "helm" in caught.value.message
+
+
+def test_deadline_kills_child_and_grandchildren(tmp_path: Path, pidfile: Path) -> None:
+    child = script(
+        tmp_path / "wedged",
+        "import os, subprocess, sys, time\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'a').write(f'{{os.getpid()}} {{g.pid}}\\n')\n"
+        "time.sleep(600)\n",
+    )
+
+    started = time.monotonic()
+    with pytest.raises(ToolTimeout) as caught:
+        proc.run(tool(child, "kubectl"), ["get", "nodes"], timeout=1)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 1 + proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert caught.value.argv == ["kubectl", "get", "nodes"]
+    assert caught.value.seconds == 1
+    child_pid, grandchild_pid = read_pids(pidfile, 2)
+    assert gone_soon(child_pid), "the child survived its deadline"
+    assert gone_soon(grandchild_pid), "the grandchild survived its parent's deadline"
+
+
+def test_deadline_holds_when_a_descendant_escapes_the_group(tmp_path: Path, pidfile: Path) -> None:
+    # A descendant in its own session survives the group kill and keeps our pipes open;
+    # run must still return, having stopped reading them.
+    child = script(
+        tmp_path / "daemonising",
+        "import os, subprocess, sys, time\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
+        "                     start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'a').write(f'{{g.pid}}\\n')\n"
+        "time.sleep(600)\n",
+    )
+
+    started = time.monotonic()
+    with pytest.raises(ToolTimeout):
+        proc.run(tool(child), [], timeout=1)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 1 + 2 * proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert read_pids(pidfile, 1)  # it did start, and the fixture stops it
+
+
+def test_a_fast_child_is_not_disturbed_by_the_deadline(tmp_path: Path) -> None:
+    child = script(tmp_path / "quick", "print('done')\n")
+
+    result = proc.run(tool(child), [], timeout=30)
+
+    assert (result.rc, result.stdout) == (0, "done\n")
+    assert 0 <= result.seconds < 30
+
+
+def test_secret_in_argv_is_refused_before_starting(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    child = script(tmp_path / "helm", f"open({str(marker)!r}, 'w').write('ran')\n")
+    redactor = Redactor(["hunter2-s3cret"])
+
+    with pytest.raises(InstallerError) as caught:
+        proc.run(tool(child, "helm"), ["--set", "password=hunter2-s3cret"], timeout=30,
+                 redactor=redactor)  # fmt: skip
+
+    assert not marker.exists(), "the child was started with a secret on its command line"
+    assert "hunter2-s3cret" not in caught.value.message + caught.value.remedy
+    assert "refusing" in caught.value.message
+    # The same redactor lets an argv without the secret through.
+    proc.run(tool(child, "helm"), ["--set", "user=alice"], timeout=30, redactor=redactor)
+    assert marker.read_text() == "ran"
+
+
+# --- finding tools --------------------------------------------------------------------------
+
+
+def executable(path: Path, mode: int = 0o755) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return script(path, "pass\n", mode=mode)
+
+
+def test_find_tool_explicit_path_wins_over_path(tmp_path: Path) -> None:
+    on_path = executable(tmp_path / "bin" / "helm")
+    explicit = executable(tmp_path / "opt" / "helm-v4")
+    env = {"PATH": str(on_path.parent), "TRACEBLOC_HELM": str(explicit)}
+
+    assert proc.find_tool("helm", env, "linux") == proc.Tool("helm", str(explicit))
+
+
+def test_find_tool_explicit_path_that_is_missing_is_not_found(tmp_path: Path) -> None:
+    executable(tmp_path / "bin" / "helm")
+    missing = str(tmp_path / "nowhere" / "helm")
+    env = {"PATH": str(tmp_path / "bin"), "TRACEBLOC_HELM": missing}
+
+    with pytest.raises(ToolNotFound) as caught:
+        proc.find_tool("helm", env, "linux")
+    assert "TRACEBLOC_HELM" in caught.value.remedy and missing in caught.value.remedy
+
+
+def test_find_tool_first_on_path_wins(tmp_path: Path) -> None:
+    first = executable(tmp_path / "a" / "kubectl")
+    executable(tmp_path / "b" / "kubectl")
+    env = {
+        "PATH": os.pathsep.join([str(tmp_path / "empty"), str(first.parent), str(tmp_path / "b")])
+    }
+
+    assert proc.find_tool("kubectl", env, "linux").path == str(first)
+
+
+def test_find_tool_skips_a_non_executable_file(tmp_path: Path) -> None:
+    executable(tmp_path / "a" / "kubectl", mode=0o644)
+    second = executable(tmp_path / "b" / "kubectl")
+    env = {"PATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
+
+    assert proc.find_tool("kubectl", env, "linux").path == str(second)
+
+
+def test_find_tool_skips_a_directory_of_that_name(tmp_path: Path) -> None:
+    (tmp_path / "a" / "kubectl").mkdir(parents=True)
+    second = executable(tmp_path / "b" / "kubectl")
+    env = {"PATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
+
+    assert proc.find_tool("kubectl", env, "linux").path == str(second)
+
+
+def test_find_tool_not_on_path(tmp_path: Path) -> None:
+    with pytest.raises(ToolNotFound) as caught:
+        proc.find_tool("kubectl", {"PATH": str(tmp_path)}, "linux")
+    assert caught.value.message == "kubectl was not found on PATH"
+    assert "TRACEBLOC_KUBECTL" in caught.value.remedy
+
+
+def test_find_tool_without_path_at_all() -> None:
+    with pytest.raises(ToolNotFound):
+        proc.find_tool("helm", {}, "linux")
+
+
+def test_find_tool_windows_finds_exe_on_a_semicolon_path(tmp_path: Path) -> None:
+    # A file without the .exe suffix is not what Windows would run; the .exe one is.
+    executable(tmp_path / "Program Files" / "first" / "helm")
+    exe = tmp_path / "Program Files" / "helm" / "helm.exe"
+    exe.parent.mkdir(parents=True)
+    exe.write_bytes(b"MZ")  # no execute bit: Windows has none to check
+    env = {"PATH": ";".join([str(tmp_path / "Program Files" / "first"), f'"{exe.parent}"'])}
+
+    assert proc.find_tool("helm", env, "windows") == proc.Tool("helm", str(exe))
+
+
+def test_find_tool_windows_ignores_colon_separation(tmp_path: Path) -> None:
+    exe = tmp_path / "tools" / "kubectl.exe"
+    exe.parent.mkdir()
+    exe.write_bytes(b"MZ")
+    env = {"PATH": f"{tmp_path / 'nothing'}:{exe.parent}"}  # a POSIX PATH means nothing there
+
+    with pytest.raises(ToolNotFound):
+        proc.find_tool("kubectl", env, "windows")
+
+
+def test_find_tool_windows_explicit_path_needs_no_execute_bit(tmp_path: Path) -> None:
+    exe = tmp_path / "helm.exe"
+    exe.write_bytes(b"MZ")
+
+    found = proc.find_tool("helm", {"TRACEBLOC_HELM": str(exe), "PATH": ""}, "windows")
+
+    assert found.path == str(exe)
+
+
+def test_find_tool_hyphenated_name_uses_underscore_variable(tmp_path: Path) -> None:
+    smi = executable(tmp_path / "cuda" / "nvidia-smi")
+
+    found = proc.find_tool("nvidia-smi", {"TRACEBLOC_NVIDIA_SMI": str(smi), "PATH": ""}, "linux")
+
+    assert found == proc.Tool("nvidia-smi", str(smi))
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        pytest.param({"PATH": ""}, id="not-on-path"),
+        pytest.param({"PATH": "", "TRACEBLOC_NVIDIA_SMI": "/nonexistent/nvidia-smi"},
+                     id="explicit-path-missing"),
+    ],
+)  # fmt: skip
+def test_find_tool_hyphenated_name_messages_name_the_real_variable(env: dict[str, str]) -> None:
+    with pytest.raises(ToolNotFound) as caught:
+        proc.find_tool("nvidia-smi", env, "linux")
+    assert "TRACEBLOC_NVIDIA_SMI" in caught.value.remedy
+
+
+# --- the environment of a frozen binary -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        pytest.param(
+            {"LD_LIBRARY_PATH": "/tmp/_MEI1", "LD_LIBRARY_PATH_ORIG": "/opt/cuda/lib64", "A": "1"},
+            {"LD_LIBRARY_PATH": "/opt/cuda/lib64", "A": "1"},
+            id="restored-from-orig",
+        ),
+        pytest.param(
+            {"LD_LIBRARY_PATH": "/tmp/_MEI1", "A": "1"},
+            {"A": "1"},
+            id="removed-when-user-had-none",
+        ),
+        pytest.param(
+            {"DYLD_LIBRARY_PATH": "/tmp/_MEI1", "DYLD_LIBRARY_PATH_ORIG": "/usr/local/lib"},
+            {"DYLD_LIBRARY_PATH": "/usr/local/lib"},
+            id="macos-dyld-restored",
+        ),
+        pytest.param(
+            {"LD_LIBRARY_PATH_ORIG": ""},
+            {"LD_LIBRARY_PATH": ""},
+            id="empty-orig-is-still-the-users",
+        ),
+    ],
+)
+def test_child_env_of_a_frozen_binary(env: dict[str, str], expected: dict[str, str]) -> None:
+    assert proc.child_env(env, frozen=True) == expected
+
+
+def test_child_env_not_frozen_is_a_copy_unchanged() -> None:
+    env = {"LD_LIBRARY_PATH": "/x", "LD_LIBRARY_PATH_ORIG": "/y"}
+
+    out = proc.child_env(env, frozen=False)
+
+    assert out == env
+    out["NEW"] = "1"
+    assert "NEW" not in env
+
+
+def test_frozen_run_gives_the_child_the_users_library_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    child = script(
+        tmp_path / "ldpath",
+        "import json, os\n"
+        "print(json.dumps([os.environ.get('LD_LIBRARY_PATH'), "
+        "os.environ.get('LD_LIBRARY_PATH_ORIG')]))\n",
+    )
+    env = {"PATH": os.defpath, "LD_LIBRARY_PATH": str(tmp_path / "_MEI"),
+           "LD_LIBRARY_PATH_ORIG": str(tmp_path / "user-lib")}  # fmt: skip
+
+    result = proc.run(tool(child), [], timeout=30, env=env)
+
+    assert json.loads(result.out) == [str(tmp_path / "user-lib"), None]
+
+
+# --- decoding -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        pytest.param(None, "", id="none"),
+        pytest.param(b"", "", id="empty"),
+        pytest.param(b"\xef\xbb\xbf{}", "{}", id="utf8-bom-dropped"),
+        pytest.param(b"ok \xff\xfe end", "ok \ufffd\ufffd end", id="invalid-utf8-replaced"),
+        pytest.param(b"caf\xc3", "caf\ufffd", id="truncated-multibyte"),
+        pytest.param("nœud".encode(), "nœud", id="utf8"),
+    ],
+)
+def test_decode_never_raises(data: bytes | None, text: str) -> None:
+    assert proc.decode(data) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "rc", "line"),
+    [
+        pytest.param("", 1, "exit 1 with no message", id="silent"),
+        pytest.param("W0101 noise\nError: boom\n\n", 1, "exit 1: Error: boom", id="last-line"),
+        pytest.param("x" * 1000, 2, "exit 2: " + "x" * 300, id="long-line-cut"),
+    ],
+)
+def test_last_line(text: str, rc: int, line: str) -> None:
+    assert proc.last_line(text, rc) == line
+
+
+# --- Windows process-tree kill (the OS boundary is mocked) ----------------------------------
+
+
+def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> None:
+    run = mocker.patch("installer.proc.subprocess.run")
+
+    proc._kill_tree_windows(4242)
+
+    run.assert_called_once()
+    assert run.call_args.args[0] == ["taskkill", "/F", "/T", "/PID", "4242"]
+    assert run.call_args.kwargs.get("shell") in (None, False)
+    assert run.call_args.kwargs["timeout"] > 0
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param(FileNotFoundError("taskkill"), id="taskkill-missing"),
+        pytest.param(subprocess.TimeoutExpired(["taskkill"], 4), id="taskkill-hangs"),
+    ],
+)
+def test_kill_tree_windows_never_raises(mocker: MockerFixture, failure: Exception) -> None:
+    mocker.patch("installer.proc.subprocess.run", side_effect=failure)
+
+    proc._kill_tree_windows(4242)
+
+
+def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> None:
+    # Platform mocked to Windows; a real child stands in for the tree, so the reaping after
+    # taskkill (Popen.kill + communicate) is exercised for real.
+    mocker.patch.object(sys, "platform", "win32")
+    mocker.patch.object(proc, "_WINDOWS", True)
+    taskkill = mocker.patch("installer.proc.subprocess.run")
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        proc._kill_tree(child)
+        assert taskkill.call_args.args[0] == ["taskkill", "/F", "/T", "/PID", str(child.pid)]
+        assert child.returncode is not None
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
