@@ -19,6 +19,7 @@ import pytest
 
 from installer import __version__
 from tests.fakes.cluster import FakeCluster, node, nodes_json
+from tests.fakes.processes import gone_soon, running
 
 KUBECTL_ARGV = ["get", "nodes", "-o", "json", "--request-timeout=10s"]
 HELM_ARGV = ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]
@@ -52,30 +53,6 @@ def single_json_document(stdout: str) -> dict[str, Any]:
     assert isinstance(document, dict)
     return document
 
-
-def running(pid: int) -> bool:
-    """True while `pid` is a live process; a zombie awaiting its reaper counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True
-    # The state letter follows the parenthesised command name, which may itself hold spaces.
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
-
-
-def gone_soon(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.fixture
