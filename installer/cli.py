@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from installer import __version__, report
-from installer.config import plan_config, probe_config
+from installer.config import env_secrets, plan_config, probe_config
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
 from installer.plan import Plan, check_paths, make_plan
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     _tolerant_console()
     env = dict(os.environ if env is None else env)
     args = build_parser().parse_args(argv)
-    redactor = Redactor()
+    redactor = Redactor(env_secrets(env))
     _configure_logging(args.verbose, redactor)
     try:
         if args.command == "probe":
@@ -88,7 +88,7 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
     cfg = probe_config(env, namespace=args.namespace, kubeconfig=args.kubeconfig,
                        context=args.context)  # fmt: skip
     facts = gather(cfg, env, redactor)
-    _emit(args.json, report.probe_json(facts), report.probe_text(facts))
+    _emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor)
     return 0
 
 
@@ -113,7 +113,7 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         text += f"\nvalues written to {written.path}" + (
             f" (previous kept as {written.backup})" if written.backup else ""
         )
-    _emit(args.json, document, text)
+    _emit(args.json, document, text, redactor)
     return 0
 
 
@@ -156,12 +156,23 @@ def _quote(part: str) -> str:
     return part if part and all(c.isalnum() or c in "-_./:=,@\\" for c in part) else repr(part)
 
 
-def _emit(as_json: bool, document: dict[str, Any], text: str) -> None:
+def _emit(as_json: bool, document: dict[str, Any], text: str, redactor: Redactor) -> None:
+    """Everything printed passes the redactor: a tool's error may echo a proxy URL."""
     if as_json:
-        sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+        sys.stdout.write(json.dumps(_redact_all(document, redactor), indent=2) + "\n")
     else:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(redactor(text) + "\n")
     sys.stdout.flush()
+
+
+def _redact_all(value: Any, redactor: Redactor) -> Any:
+    if isinstance(value, str):
+        return redactor(value)
+    if isinstance(value, dict):
+        return {key: _redact_all(item, redactor) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_all(item, redactor) for item in value]
+    return value
 
 
 def _fail(message: str, remedy: str) -> None:

@@ -145,6 +145,20 @@ def clean_credential(raw: str) -> str:
     return _C0.sub("", _PASTE_MARKERS.sub("", raw))
 
 
+def env_secrets(env: Mapping[str, str]) -> set[str]:
+    """Every secret the environment holds, as typed and as cleaned, for redaction. Tolerant:
+    it runs before validation, so even a run that fails on bad input cannot print one."""
+    found: set[str] = set()
+    for name in ("TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD"):
+        if env.get(name):
+            found |= {env[name], clean_credential(env[name])}
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        credentials, at, _ = env.get(name, "").partition("://")[2].rpartition("@")
+        if at and ":" in credentials:
+            found.add(credentials.partition(":")[2])
+    return {secret for secret in found if secret}
+
+
 def parse_client_env(raw: str | None) -> str | None:
     if raw is None or not raw.strip():
         return None

@@ -8,6 +8,7 @@ a digest) would freeze at today's value forever; chart defaults stay the chart's
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import yaml
@@ -113,8 +114,29 @@ def redacted(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _Dumper(yaml.SafeDumper):
+    """safe_dump with one change: a string is left unquoted only when no YAML reader could
+    take it for anything but that string."""
+
+
+# Unquoted, these are strings to no YAML reader: identifier-like, and not a YAML 1.1/1.2
+# boolean or null (y, n, yes, off, null, ~ …). Everything else is double-quoted, because
+# PyYAML quotes only what YAML 1.1 would misread, and helm's reader differs (`1e3` is a
+# float to it), and a single-quoted scalar folds U+0085 into a space.
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+_AMBIGUOUS = frozenset("y n yes no true false on off null".split())
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    plain = _PLAIN.fullmatch(data) is not None and data.lower() not in _AMBIGUOUS
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=None if plain else '"')
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def to_yaml(doc: dict[str, Any]) -> bytes:
-    """The exact bytes of the values file. safe_dump quotes whatever YAML would misread."""
-    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                          width=2**16)  # fmt: skip
+    """The exact bytes of the values file: what helm reads back equals what we wrote."""
+    text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True, width=2**16)  # fmt: skip
     return text.encode("utf-8")
