@@ -14,8 +14,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
-
 from installer import __version__, report
 from installer.config import env_secrets, plan_config, probe_config
 from installer.errors import BadInput, InstallerError
@@ -23,7 +21,7 @@ from installer.model import os_name
 from installer.plan import Plan, check_paths, make_plan
 from installer.probe import gather
 from installer.redact import RedactingFilter, Redactor
-from installer.render import missing_credentials, redacted
+from installer.render import missing_credentials, redacted, to_yaml
 from installer.valuesfile import write_values
 
 log = logging.getLogger("installer")
@@ -143,7 +141,7 @@ def plan_text(plan: Plan) -> str:
                      "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
     lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
     lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
-    dumped = yaml.safe_dump(redacted(plan.values), sort_keys=False, allow_unicode=True)
+    dumped = to_yaml(redacted(plan.values)).decode("utf-8")
     lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]
     if plan.cfg.chart_is_default:
         lines.append("helm repository: helm repo add tracebloc https://tracebloc.github.io/client")

@@ -11,7 +11,7 @@ __all__ = ["asdict"]
 from typing import Any
 
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
-from installer.model import NodeRead, ReleaseRead, ReleaseState, Resolution, Source
+from installer.model import NodeRead, Provenance, ReleaseRead, ReleaseState, Resolution, Source
 from installer.probe import Facts
 from installer.quantity import GIB
 from installer.resolve import HISTORIC_LITERAL
@@ -102,7 +102,9 @@ def _anchor(facts: Facts) -> str | None:
 def chooser(training: Resolution) -> str:
     return {
         Source.OVERRIDE: "chosen by you (TRACEBLOC_TRAINING_RESOURCES)",
-        Source.CARRIED: f"carried from the installed release, chosen by {training.provenance.value}",
+        Source.CARRIED: "carried from the installed release"
+        + (", chosen by an unknown hand" if training.provenance is Provenance.UNKNOWN
+           else f", chosen by the {training.provenance.value}"),  # fmt: skip
         Source.MACHINE: "sized by the installer from the largest schedulable node",
         Source.FALLBACK: "the installer's default: no node could be measured",
     }[training.source]
