@@ -16,6 +16,7 @@ from typing import Any
 
 from installer import __version__, report
 from installer.config import env_secrets, plan_config, probe_config
+from installer.console import owns_console, pause
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
 from installer.plan import Plan, check_paths, make_plan
@@ -55,9 +56,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DEFAULT_COMMAND = "plan"  # what a bare run (a double-click) does: read-only, and shows everything
+
+
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     _tolerant_console()
-    env = dict(os.environ if env is None else env)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    bare = not argv
+    frozen = bool(getattr(sys, "frozen", False))
+    code = _main(argv or [DEFAULT_COMMAND], dict(os.environ if env is None else env))
+    if bare and owns_console(os_name(sys.platform), frozen):
+        pause()
+    return code
+
+
+def _main(argv: list[str], env: dict[str, str]) -> int:
     args = build_parser().parse_args(argv)
     redactor = Redactor(env_secrets(env))
     _configure_logging(args.verbose, redactor)

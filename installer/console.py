@@ -1,0 +1,39 @@
+"""The console around us: a Windows double-click gets a console of its own, which Windows
+closes the moment the process ends. Such a run waits for Enter so its answer can be read."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+
+def owns_console(os_: str, frozen: bool, process_list: Callable[[], int] | None = None) -> bool:
+    """True when no shell shares our console: Explorer started us in a fresh window.
+
+    A PyInstaller one-file binary is two processes (bootloader and Python) on one console,
+    so alone means at most two there.
+    """
+    if os_ != "windows":
+        return False
+    try:
+        count = (process_list or _console_process_count)()
+    except (OSError, AttributeError, ValueError):
+        return False
+    return 0 < count <= (2 if frozen else 1)
+
+
+def _console_process_count() -> int:
+    import ctypes
+
+    buffer = (ctypes.c_uint32 * 4)()
+    windll = ctypes.windll  # type: ignore[attr-defined]
+    return int(windll.kernel32.GetConsoleProcessList(buffer, 4))
+
+
+def pause(prompt: str = "Press Enter to close this window...") -> None:
+    try:
+        sys.stderr.write("\n" + prompt)
+        sys.stderr.flush()
+        input()
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass

@@ -1,0 +1,62 @@
+"""A bare run is `plan`; a Windows double-click waits for Enter before its window closes."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_mock import MockerFixture
+
+from installer import cli
+from installer.console import owns_console
+from tests.fakes.cluster import FakeCluster, node
+
+
+@pytest.mark.parametrize(
+    ("os_", "frozen", "count", "expected"),
+    [
+        pytest.param("windows", False, 1, True, id="double-clicked-script-alone-on-console"),
+        pytest.param("windows", True, 2, True, id="double-clicked-onefile-bootloader-and-python"),
+        pytest.param("windows", False, 2, False, id="started-from-cmd"),
+        pytest.param("windows", True, 3, False, id="onefile-started-from-powershell"),
+        pytest.param("windows", False, 0, False, id="no-console-at-all"),
+        pytest.param("linux", False, 1, False, id="posix-terminal-never-pauses"),
+        pytest.param("darwin", True, 1, False, id="macos-never-pauses"),
+    ],
+)
+def test_owns_console(os_: str, frozen: bool, count: int, expected: bool) -> None:
+    assert owns_console(os_, frozen, lambda: count) is expected
+
+
+def test_console_query_failing_means_no_pause() -> None:
+    def broken() -> int:
+        raise OSError("GetConsoleProcessList failed")
+
+    assert owns_console("windows", False, broken) is False
+
+
+def test_bare_run_is_plan(cluster: FakeCluster) -> None:
+    cluster.nodes(node("laptop", "8", "16Gi")).release_absent()
+    bare = cluster.run()
+    explicit = cluster.run("plan")
+    assert bare.returncode == 0, bare.stderr
+    assert "helm command:" in bare.stdout
+    # The first line holds the machine's free memory, which moves between runs.
+    assert bare.stdout.splitlines()[1:] == explicit.stdout.splitlines()[1:]
+
+
+@pytest.mark.parametrize(
+    ("argv", "owns", "pauses"),
+    [
+        pytest.param([], True, True, id="double-click-pauses"),
+        pytest.param(["plan"], True, False, id="explicit-command-never-pauses"),
+        pytest.param([], False, False, id="bare-run-in-a-shell-does-not-pause"),
+    ],
+)
+def test_pause_only_for_a_double_click(
+    mocker: MockerFixture, argv: list[str], owns: bool, pauses: bool
+) -> None:
+    mocker.patch.object(cli, "owns_console", return_value=owns)
+    pause = mocker.patch.object(cli, "pause")
+    run = mocker.patch.object(cli, "_main", return_value=0)
+    assert cli.main(argv, env={}) == 0
+    run.assert_called_once_with(argv or ["plan"], {})
+    assert pause.called is pauses
