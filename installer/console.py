@@ -26,8 +26,8 @@ def _console_process_count() -> int:
     import ctypes
 
     buffer = (ctypes.c_uint32 * 4)()
-    windll = ctypes.windll  # type: ignore[attr-defined]
-    return int(windll.kernel32.GetConsoleProcessList(buffer, 4))
+    kernel32 = getattr(ctypes, "windll").kernel32  # noqa: B009 - absent off Windows
+    return int(kernel32.GetConsoleProcessList(buffer, 4))
 
 
 def pause(prompt: str = "Press Enter to close this window...") -> None:

@@ -194,10 +194,7 @@ def _signal_tree(child: subprocess.Popen[bytes]) -> None:
     if _WINDOWS:
         _kill_tree_windows(child.pid)
     else:
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        _kill_group(child.pid)
     try:
         child.kill()
     except OSError:
@@ -217,6 +214,15 @@ def _kill_tree(child: subprocess.Popen[bytes]) -> None:
         try:
             child.wait(timeout=REAP_GRACE_S)
         except subprocess.TimeoutExpired:
+            pass
+
+
+def _kill_group(pid: int) -> None:
+    # The child leads its own session, so its group id is its pid.
+    if sys.platform != "win32":
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
             pass
 
 
