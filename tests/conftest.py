@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ def _real_helm() -> str | None:
     explicit = os.environ.get("TRACEBLOC_TEST_HELM")
     if explicit:
         return explicit
+    # tests/tools/fetch_helm.py fetches a Linux build; elsewhere helm comes from PATH (CI puts
+    # the same version there with azure/setup-helm).
     cached = REPO / ".cache" / "bin" / "helm"
-    if cached.exists():
+    if sys.platform.startswith("linux") and cached.exists():
         return str(cached)
     return shutil.which("helm")
 
@@ -35,6 +38,7 @@ def real_helm() -> str:
     helm = _real_helm()
     if helm is None:
         if os.environ.get("CI"):
-            pytest.fail("the real helm binary is required in CI: run tests/tools/fetch_helm.py")
+            pytest.fail("the real helm binary is required in CI: run tests/tools/fetch_helm.py "
+                        "(Linux) or put helm on PATH / in TRACEBLOC_TEST_HELM")
         pytest.skip("real helm not available: run python tests/tools/fetch_helm.py")
     return helm

@@ -19,6 +19,7 @@ import pytest
 
 from installer import __version__
 from tests.fakes.cluster import FakeCluster, node, nodes_json
+from tests.fakes.executables import executable_path
 from tests.fakes.processes import gone_soon, running
 
 KUBECTL_ARGV = ["get", "nodes", "-o", "json", "--request-timeout=10s"]
@@ -95,8 +96,8 @@ def test_fresh_install_on_a_laptop_is_sized_from_its_node_with_one_call_each(
     ]
     assert doc["release"] == {"name": "tracebloc", "namespace": "tracebloc", "state": "absent"}
     assert doc["tools"] == {
-        "kubectl": str(cluster.bin / "kubectl"),
-        "helm": str(cluster.bin / "helm"),
+        "kubectl": str(cluster.executable("kubectl")),
+        "helm": str(cluster.executable("helm")),
     }
     assert doc["warnings"] == []
     machine = doc["machine"]
@@ -376,8 +377,8 @@ def test_missing_helm_alone_still_sizes_from_the_nodes(cluster: FakeCluster) -> 
 def test_explicit_binaries_outside_path_are_used(cluster: FakeCluster, tmp_path: Path) -> None:
     elsewhere = tmp_path / "opt tools"
     elsewhere.mkdir()
-    kubectl = (cluster.bin / "kubectl").rename(elsewhere / "kubectl-1.30")
-    helm = (cluster.bin / "helm").rename(elsewhere / "helm4")
+    kubectl = cluster.executable("kubectl").rename(executable_path(elsewhere / "kubectl-1.30"))
+    helm = cluster.executable("helm").rename(executable_path(elsewhere / "helm4"))
     cluster.nodes(laptop()).release_absent()
 
     doc, _ = run_probe(cluster, TRACEBLOC_KUBECTL=str(kubectl), TRACEBLOC_HELM=str(helm))

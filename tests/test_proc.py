@@ -1,7 +1,8 @@
 """installer.proc against real tiny executables written into tmp_path.
 
-The children are Python scripts with a `#!{sys.executable}` shebang, so what runs is a real
-process with real pipes, exit codes, process groups and grandchildren.
+The children are Python programs made by tests/fakes/executables.py (a `#!{sys.executable}`
+script on POSIX, a pip-style .exe launcher on Windows), so what runs is a real process with
+real pipes, exit codes, process groups and grandchildren.
 """
 
 from __future__ import annotations
@@ -21,43 +22,26 @@ from pytest_mock import MockerFixture
 from installer import proc
 from installer.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.redact import Redactor
+from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
+from tests.fakes.processes import gone_soon, running
 
 # A deadline test may take the deadline, then REAP_GRACE_S per reaping step, plus slack.
 SLACK_S = 3.0
 
+# The find_tool tests that pass os_name="linux" build a ':'-separated PATH; on Windows every
+# directory in it has a drive letter's ':' (and no file has an execute bit to skip over).
+POSIX_PATH_ONLY = pytest.mark.skipif(
+    sys.platform == "win32", reason="a ':'-separated PATH cannot hold Windows paths"
+)
 
-def script(path: Path, body: str, *, mode: int = 0o755) -> Path:
-    path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
-    path.chmod(mode)
-    return path
+
+def script(path: Path, body: str) -> Path:
+    """A program this OS can start: `path`, or `path.exe` on Windows."""
+    return make_executable(path, body)
 
 
 def tool(path: Path, name: str = "fake") -> proc.Tool:
     return proc.Tool(name, str(path))
-
-
-def running(pid: int) -> bool:
-    """True while `pid` is a live process; a zombie awaiting its reaper counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
-
-
-def gone_soon(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def read_pids(path: Path, count: int, within: float = 10.0) -> list[int]:
@@ -114,6 +98,7 @@ def test_argv_reaches_the_child_verbatim_without_a_shell(tmp_path: Path) -> None
     assert json.loads(result.out) == args
 
 
+@CHILD_WITHOUT_SYSTEMROOT
 def test_environment_is_the_one_given(tmp_path: Path) -> None:
     child = script(
         tmp_path / "env",
@@ -213,8 +198,12 @@ def test_secret_in_argv_is_refused_before_starting(tmp_path: Path) -> None:
 
 
 def executable(path: Path, mode: int = 0o755) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return script(path, "pass\n", mode=mode)
+    """A file find_tool's POSIX branch accepts (never run): exactly `path`, with `mode`.
+
+    Windows-format programs are not wanted here: on a Windows host this is the extension-less
+    file that the Windows branch must pass over.
+    """
+    return make_executable(path, "pass\n", windows=False, mode=mode)
 
 
 def test_find_tool_explicit_path_wins_over_path(tmp_path: Path) -> None:
@@ -235,6 +224,7 @@ def test_find_tool_explicit_path_that_is_missing_is_not_found(tmp_path: Path) ->
     assert "TRACEBLOC_HELM" in caught.value.remedy and missing in caught.value.remedy
 
 
+@POSIX_PATH_ONLY
 def test_find_tool_first_on_path_wins(tmp_path: Path) -> None:
     first = executable(tmp_path / "a" / "kubectl")
     executable(tmp_path / "b" / "kubectl")
@@ -245,6 +235,7 @@ def test_find_tool_first_on_path_wins(tmp_path: Path) -> None:
     assert proc.find_tool("kubectl", env, "linux").path == str(first)
 
 
+@POSIX_PATH_ONLY
 def test_find_tool_skips_a_non_executable_file(tmp_path: Path) -> None:
     executable(tmp_path / "a" / "kubectl", mode=0o644)
     second = executable(tmp_path / "b" / "kubectl")
@@ -253,6 +244,7 @@ def test_find_tool_skips_a_non_executable_file(tmp_path: Path) -> None:
     assert proc.find_tool("kubectl", env, "linux").path == str(second)
 
 
+@POSIX_PATH_ONLY
 def test_find_tool_skips_a_directory_of_that_name(tmp_path: Path) -> None:
     (tmp_path / "a" / "kubectl").mkdir(parents=True)
     second = executable(tmp_path / "b" / "kubectl")
@@ -367,6 +359,7 @@ def test_child_env_not_frozen_is_a_copy_unchanged() -> None:
     assert "NEW" not in env
 
 
+@CHILD_WITHOUT_SYSTEMROOT
 def test_frozen_run_gives_the_child_the_users_library_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

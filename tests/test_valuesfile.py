@@ -19,10 +19,15 @@ import pytest
 from installer.errors import InstallerError
 from installer.valuesfile import Written, write_values
 from tests.fakes.cluster import FakeCluster
+from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
 
 OLD = b"clientPassword: old\n"
 NEW = b"clientPassword: new\n"
 real_replace = os.replace
+
+# Exact 0600 modes exist only on POSIX; on Windows the ACL branch (icacls, below) is the one
+# that runs, and is covered there with os_="windows".
+POSIX_MODES = pytest.mark.skipif(sys.platform == "win32", reason="no POSIX file modes on Windows")
 
 
 def mode(path: Path) -> int:
@@ -33,6 +38,7 @@ def listing(directory: Path) -> set[str]:
     return {p.name for p in directory.iterdir()}
 
 
+@POSIX_MODES
 def test_creates_the_directory_and_an_owner_only_file(tmp_path: Path) -> None:
     path = tmp_path / "home" / ".tracebloc" / "values.yaml"
     written = write_values(str(path), NEW, env={}, os_="linux")
@@ -42,6 +48,7 @@ def test_creates_the_directory_and_an_owner_only_file(tmp_path: Path) -> None:
     assert listing(path.parent) == {"values.yaml"}
 
 
+@POSIX_MODES
 def test_previous_content_is_kept_as_bak(tmp_path: Path) -> None:
     path = tmp_path / "values.yaml"
     path.write_bytes(OLD)
@@ -64,6 +71,7 @@ def test_bak_holds_the_version_just_replaced(tmp_path: Path) -> None:
     assert (tmp_path / "values.yaml.bak").read_bytes() == b"a: 2\n"
 
 
+@POSIX_MODES
 def test_unchanged_content_is_not_rewritten_and_makes_no_bak(tmp_path: Path) -> None:
     path = tmp_path / "values.yaml"
     path.write_bytes(NEW)
@@ -151,6 +159,8 @@ def test_failed_first_write_leaves_nothing(
     assert listing(tmp_path) == set()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="ENOTDIR's wording; Windows reports a file "
+                    "in the way as an existing file, and the write fails the same way")
 def test_directory_that_cannot_be_created(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_bytes(b"")
@@ -190,6 +200,7 @@ def windows_env(cluster: FakeCluster, **extra: str) -> dict[str, str]:
     return {"PATH": str(cluster.bin), **WINDOWS_ENV, **extra}
 
 
+@CHILD_WITHOUT_SYSTEMROOT
 def test_windows_restricts_the_unchanged_file_itself(cluster: FakeCluster, tmp_path: Path) -> None:
     cluster.install("icacls.exe")
     cluster.on("icacls.exe", stdout="processed file\nSuccessfully processed 1 files\n")
@@ -201,6 +212,7 @@ def test_windows_restricts_the_unchanged_file_itself(cluster: FakeCluster, tmp_p
     assert cluster.calls("icacls.exe") == [[str(path), "/inheritance:r", "/grant:r", "CORP\\ana:F"]]
 
 
+@CHILD_WITHOUT_SYSTEMROOT
 @pytest.mark.parametrize(
     ("extra", "principal"),
     [
@@ -226,21 +238,19 @@ def test_windows_acl_is_set_on_the_temp_file_before_the_rename(
     assert listing(path.parent) == {"values.yaml"}
 
 
+@CHILD_WITHOUT_SYSTEMROOT
 def test_windows_acl_comes_before_any_byte_is_written(tmp_path: Path) -> None:
     # A shim of our own: it records how many bytes the file held when icacls was called.
     bindir = tmp_path / "bin"
     bindir.mkdir()
     record = tmp_path / "icacls.json"
-    shim = bindir / "icacls.exe"
-    shim.write_text(
-        f"#!{sys.executable}\n"
+    make_executable(
+        bindir / "icacls.exe",
         "import json, os, sys\n"
         f"with open({str(record)!r}, 'a') as log:\n"
         "    log.write(json.dumps({'argv': sys.argv[1:], 'size': os.path.getsize(sys.argv[1])})"
         " + '\\n')\n",
-        encoding="utf-8",
     )
-    shim.chmod(0o755)
     path = tmp_path / "data" / "values.yaml"
     path.parent.mkdir()
     path.write_bytes(OLD)
@@ -255,6 +265,7 @@ def test_windows_acl_comes_before_any_byte_is_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("previous", [OLD, None], ids=["previous-file", "fresh"])
+@CHILD_WITHOUT_SYSTEMROOT
 def test_windows_icacls_failure_aborts_and_keeps_the_old_file(
     cluster: FakeCluster, tmp_path: Path, previous: bytes | None
 ) -> None:

@@ -14,10 +14,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.executables import executable_path, make_executable, on_windows
+
 FAKES = Path(__file__).resolve().parent
 REPO = FAKES.parent.parent
 
 HELM_NOT_FOUND = "Error: release: not found\n"
+
+# What a Windows child needs from the real environment (PATH and USERPROFILE are the fakes').
+_WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
+                 "USERNAME", "USERDOMAIN")  # fmt: skip
 
 
 def node(
@@ -58,21 +64,21 @@ class FakeCluster:
 
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
-        """Put an executable named `tool` on the fake PATH."""
-        shim = self.bin / tool
-        shim.write_text(
-            f"#!{sys.executable}\n"
+        """Put an executable named `tool` on the fake PATH (`tool.exe` on Windows)."""
+        return make_executable(
+            self.bin / tool,
             "import sys\n"
             f"sys.path.insert(0, {str(FAKES)!r})\n"
             "import fake_tool\n"
             f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, {str(self.log_path)!r}))\n",
-            encoding="utf-8",
         )
-        shim.chmod(0o755)
-        return shim
+
+    def executable(self, tool: str) -> Path:
+        """The file `install(tool)` wrote: what find_tool resolves `tool` to on this OS."""
+        return executable_path(self.bin / tool)
 
     def remove(self, tool: str) -> None:
-        (self.bin / tool).unlink(missing_ok=True)
+        self.executable(tool).unlink(missing_ok=True)
 
     def on(
         self,
@@ -125,7 +131,13 @@ class FakeCluster:
 
     # --- running the CLI -------------------------------------------------------------
     def env(self, **extra: str) -> dict[str, str]:
-        """A clean environment: only the fake tools on PATH, a private HOME."""
+        """A clean environment: only the fake tools on PATH, a private HOME.
+
+        On Windows the private home is USERPROFILE, and the variables a Windows process
+        cannot do without are kept: SYSTEMROOT (Python before 3.11 cannot even start
+        without it), TEMP, and the user's name and domain for icacls. icacls itself is the
+        real one, named by TRACEBLOC_ICACLS: System32 on PATH could bring a real nvidia-smi.
+        """
         env = {
             "PATH": str(self.bin),
             "HOME": str(self.home),
@@ -133,9 +145,12 @@ class FakeCluster:
             "PYTHONPATH": str(REPO),
             "TB_PROBE_TIMEOUT_S": "10",
         }
-        for key in ("SYSTEMROOT", "TMPDIR"):
-            if key in os.environ:
-                env[key] = os.environ[key]
+        kept = _WINDOWS_KEPT if on_windows() else ("SYSTEMROOT", "TMPDIR")
+        env.update({key: os.environ[key] for key in kept if key in os.environ})
+        if on_windows():
+            env["USERPROFILE"] = str(self.home)
+            system32 = Path(os.environ.get("SYSTEMROOT", r"C:\Windows")) / "System32"
+            env["TRACEBLOC_ICACLS"] = str(system32 / "icacls.exe")
         env.update(extra)
         return env
 

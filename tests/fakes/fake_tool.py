@@ -51,7 +51,9 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
     if rule.get("sleep"):
         time.sleep(float(rule["sleep"]))
     out = base64.b64decode(rule["stdout_b64"]) if "stdout_b64" in rule else rule.get("stdout", "").encode()
+    # Raw bytes, as a Go tool writes them: no newline translation or code page on Windows.
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
-    sys.stderr.write(rule.get("stderr", ""))
+    sys.stderr.buffer.write(rule.get("stderr", "").encode("utf-8"))
+    sys.stderr.flush()
     return int(rule.get("rc", 0))
