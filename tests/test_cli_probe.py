@@ -8,8 +8,6 @@ the exact calls (count and argv).
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 from installer import __version__
 from tests.fakes.cluster import FakeCluster, node, nodes_json
 from tests.fakes.executables import executable_path
-from tests.fakes.processes import gone_soon, running
+from tests.fakes.processes import gone_soon, kill_if_running
 
 KUBECTL_ARGV = ["get", "nodes", "-o", "json", "--request-timeout=10s"]
 HELM_ARGV = ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]
@@ -62,8 +60,7 @@ def reap(cluster: FakeCluster) -> Iterator[FakeCluster]:
     yield cluster
     pids = [entry["pid"] for entry in cluster.call_log()] + cluster.grandchild_pids()
     for pid in pids:
-        if running(pid):
-            os.kill(pid, signal.SIGKILL)
+        kill_if_running(pid)
 
 
 # --- the happy path -------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from installer import proc
 from installer.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.redact import Redactor
 from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
-from tests.fakes.processes import gone_soon, running
+from tests.fakes.processes import gone_soon, kill_if_running
 
 # A deadline test may take the deadline, then REAP_GRACE_S per reaping step, plus slack.
 SLACK_S = 3.0
@@ -62,8 +61,7 @@ def pidfile(tmp_path: Path) -> Iterator[Path]:
     yield path
     if path.exists():
         for pid in (int(p) for p in path.read_text(encoding="utf-8").split()):
-            if running(pid):
-                os.kill(pid, signal.SIGKILL)
+            kill_if_running(pid)
 
 
 # --- running --------------------------------------------------------------------------------
