@@ -152,10 +152,10 @@ def env_secrets(env: Mapping[str, str]) -> set[str]:
     for name in ("TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD"):
         if env.get(name):
             found |= {env[name], clean_credential(env[name])}
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        credentials, at, _ = env.get(name, "").partition("://")[2].rpartition("@")
-        if at and ":" in credentials:
-            found.add(credentials.partition(":")[2])
+    for name in PROXY_VARIABLES:
+        userinfo = split_proxy_url(env.get(name, ""))[1]
+        if userinfo is not None:
+            found.add(userinfo.partition(":")[2])
     return {secret for secret in found if secret}
 
 
@@ -169,22 +169,31 @@ def parse_client_env(raw: str | None) -> str | None:
     return value
 
 
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+
+
+def split_proxy_url(raw: str) -> tuple[str, str | None, str]:
+    """(scheme, userinfo or None, the rest) of a proxy URL, the scheme defaulting to http.
+
+    Userinfo ends at the LAST `@`: a password may hold `@`, `:` and `/`."""
+    text = raw.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "http", text
+    userinfo, at, hostpart = rest.rpartition("@")
+    return scheme, (userinfo if at else None), hostpart
+
+
 def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
     """The first set of HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy, split into parts.
 
     Credentials are split from the host on the LAST `@` and the username from the password
     on the FIRST `:`, so `:` and `@` inside a password survive.
     """
-    name, raw = next(((n, env[n]) for n in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                           "https_proxy") if env.get(n, "").strip()),
-                     ("", ""))  # fmt: skip
+    name, raw = next(((n, env[n]) for n in PROXY_VARIABLES if env.get(n, "").strip()), ("", ""))
     if not raw:
         return None
-    text = raw.strip()
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "http", text
-    credentials, at, hostpart = rest.rpartition("@")
+    scheme, userinfo, hostpart = split_proxy_url(raw)
     hostpart = re.split(r"[/?#]", hostpart, maxsplit=1)[0]
     ipv6 = re.fullmatch(r"\[(?P<host>[^\]]+)\](?::(?P<port>[^:]*))?", hostpart)
     if ipv6:
@@ -199,8 +208,8 @@ def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise BadInput(f"{name} has port {port!r}, which is not a number from 1 to 65535")
     username = password = None
-    if at:
-        username, _, password = credentials.partition(":")
+    if userinfo is not None:
+        username, _, password = userinfo.partition(":")
     return Proxy(host=host, port=port, username=username or None, password=password or None)
 
 

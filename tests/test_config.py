@@ -13,6 +13,7 @@ from installer.config import (
     Proxy,
     Registry,
     clean_credential,
+    env_secrets,
     parse_client_env,
     parse_override,
     parse_proxy,
@@ -543,3 +544,27 @@ def test_plan_config_carries_the_probe_config() -> None:
     cfg = plan(env)
     assert cfg.probe.namespace == "team-a"
     assert cfg.client_env == "stg"
+
+
+# --- env_secrets: what the redactor masks before anything is validated --------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        pytest.param({}, set(), id="nothing-set"),
+        pytest.param({"TRACEBLOC_CLIENT_PASSWORD": "hunter2"}, {"hunter2"}, id="client-password"),
+        pytest.param({"TRACEBLOC_CLIENT_PASSWORD": PASTE_START + "hunter2" + PASTE_END},
+                     {PASTE_START + "hunter2" + PASTE_END, "hunter2"},
+                     id="pasted-password-masked-as-typed-and-as-cleaned"),
+        pytest.param({"TRACEBLOC_REGISTRY_PASSWORD": "r3g"}, {"r3g"}, id="registry-password"),
+        pytest.param({"HTTPS_PROXY": "http://ana:p@ss:w0rd@proxy:3128"}, {"p@ss:w0rd"},
+                     id="proxy-password-with-at-and-colon"),
+        pytest.param({"http_proxy": "ana:pw@proxy:3128"}, {"pw"}, id="proxy-without-scheme"),
+        pytest.param({"HTTP_PROXY": "http://ana@proxy:3128"}, set(), id="proxy-user-only"),
+        pytest.param({"HTTP_PROXY": "http://ana:pa/ss@proxy:3128/"}, {"pa/ss"},
+                     id="slash-in-the-password"),
+    ],
+)  # fmt: skip
+def test_env_secrets(env: dict[str, str], expected: set[str]) -> None:
+    assert env_secrets(env) == expected

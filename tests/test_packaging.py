@@ -208,6 +208,17 @@ class Walker:
             raise Unresolved(f"`{func.name}` returns nothing")
         return set().union(*(self.values(callee_scope, r, depth + 1, inner) for r in returns))
 
+    @staticmethod
+    def _module_constant(scope: Scope, expr: ast.expr) -> ast.expr:
+        """A module-level `NAME = (…)` stands for its literal; anything else for itself."""
+        if isinstance(expr, ast.Name):
+            for node in scope.tree.body:
+                if (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List))
+                        and any(isinstance(t, ast.Name) and t.id == expr.id
+                                for t in node.targets)):  # fmt: skip
+                    return node.value
+        return expr
+
     def _name(self, scope: Scope, name: ast.Name, depth: int) -> set[str]:
         func = _enclosing_function(scope, name)
         search_root: ast.AST = func if func is not None else scope.tree
@@ -215,7 +226,7 @@ class Walker:
         for node in ast.walk(search_root):
             target, iterable = None, None
             if isinstance(node, (ast.For, ast.comprehension)):
-                target, iterable = node.target, node.iter
+                target, iterable = node.target, self._module_constant(scope, node.iter)
             if (isinstance(target, ast.Name) and target.id == name.id
                     and isinstance(iterable, (ast.Tuple, ast.List, ast.Set))):  # fmt: skip
                 return set().union(*(self.values(scope, e, depth + 1) for e in iterable.elts))
