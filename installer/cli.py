@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from installer import __version__, report
-from installer.config import env_secrets, plan_config, probe_config
+from installer.config import ProbeConfig, env_secrets, plan_config, probe_config
 from installer.console import owns_console, pause
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
@@ -95,17 +95,23 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         return 1
 
 
+def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
+    kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
+    if kubeconfig and not os.path.isfile(kubeconfig):
+        raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
+    return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
+                        context=args.context)  # fmt: skip
+
+
 def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    cfg = probe_config(env, namespace=args.namespace, kubeconfig=args.kubeconfig,
-                       context=args.context)  # fmt: skip
+    cfg = _probe_config(args, env)
     facts = gather(cfg, env, redactor)
     _emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor)
     return 0
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    probe_cfg = probe_config(env, namespace=args.namespace, kubeconfig=args.kubeconfig,
-                             context=args.context)  # fmt: skip
+    probe_cfg = _probe_config(args, env)
     cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
     redactor.add(*cfg.secrets)
     check_paths(cfg, env, args.chart)

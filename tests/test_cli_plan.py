@@ -94,6 +94,7 @@ def test_plan_never_writes_to_the_cluster(cluster: FakeCluster) -> None:
 def test_kubeconfig_and_context_reach_helm_argv(cluster: FakeCluster) -> None:
     fresh(cluster)
     kubeconfig = str(cluster.root / "kube config")
+    (cluster.root / "kube config").write_text("apiVersion: v1\nkind: Config\n", encoding="utf-8")
     doc = cluster.run_json(
         "plan", "--kubeconfig", kubeconfig, "--context", "prod-eu", **CREDENTIALS
     )

@@ -137,6 +137,7 @@ def test_kubeconfig_and_context_flags_reach_both_tools(
     cluster: FakeCluster, tmp_path: Path
 ) -> None:
     kubeconfig = str(tmp_path / "team config.yaml")
+    Path(kubeconfig).write_text("apiVersion: v1\nkind: Config\n", encoding="utf-8")
     cluster.nodes(laptop()).release_absent()
 
     doc, _ = run_probe(cluster, "--kubeconfig", kubeconfig, "--context", "ctx-a")
@@ -149,6 +150,14 @@ def test_kubeconfig_and_context_flags_reach_both_tools(
     assert cluster.calls("helm") == [
         [*HELM_ARGV, "--kubeconfig", kubeconfig, "--kube-context", "ctx-a"],
     ]
+
+
+def test_missing_kubeconfig_file_is_bad_input(cluster: FakeCluster, tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope" / "config")
+    result = cluster.run("probe", "--kubeconfig", missing)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: --kubeconfig {missing!r} is not a file"]
+    assert cluster.calls() == []
 
 
 def test_kubeconfig_env_is_inherited_by_both_tools(cluster: FakeCluster, tmp_path: Path) -> None:
