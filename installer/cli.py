@@ -19,10 +19,9 @@ from installer.config import ProbeConfig, env_secrets, plan_config, probe_config
 from installer.console import owns_console, pause
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
-from installer.plan import Plan, check_paths, make_plan
+from installer.plan import check_paths, make_plan
 from installer.probe import gather
 from installer.redact import RedactingFilter, Redactor
-from installer.render import missing_credentials, redacted, to_yaml
 from installer.valuesfile import write_values
 
 log = logging.getLogger("installer")
@@ -122,8 +121,8 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
     written = None
     if args.values_out and plan.data is not None:
         written = write_values(args.values_out, plan.data, env=env, os_=plan.facts.machine.os)
-    document = plan_json(plan)
-    text = plan_text(plan)
+    document = report.plan_json(plan)
+    text = report.plan_text(plan)
     if written is not None:
         document["values_out"] = {"path": written.path, "changed": written.changed,
                                   "backup": written.backup}  # fmt: skip
@@ -132,45 +131,6 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         )
     _emit(args.json, document, text, redactor)
     return 0
-
-
-def plan_json(plan: Plan) -> dict[str, Any]:
-    facts = plan.facts
-    return {
-        "training": report.training_json(facts.training),
-        "release": report.release_json(facts.release),
-        "cluster": report.cluster_json(facts.nodes, facts.training.anchor),
-        "machine": report.asdict(facts.machine),
-        "values": redacted(plan.values),
-        "values_path": plan.cfg.values_path,
-        "missing": missing_credentials(plan.values),
-        "mysql": {"engine": plan.mysql, "reason": plan.mysql_reason},
-        "gpu": {"vendor": plan.gpu.vendor},
-        "helm": report.helm_json(plan.argv, plan.cfg),
-        "warnings": report.warnings(facts) + plan.notes,
-    }
-
-
-def plan_text(plan: Plan) -> str:
-    lines = [report.probe_text(plan.facts)]
-    lines += [f"notice:   {note}" for note in plan.notes]
-    missing = missing_credentials(plan.values)
-    if missing:
-        lines.append(f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
-                     "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
-    lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
-    lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
-    dumped = to_yaml(redacted(plan.values)).decode("utf-8")
-    lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]
-    if plan.cfg.chart_is_default:
-        lines.append("helm repository: helm repo add tracebloc https://tracebloc.github.io/client")
-    lines.append("helm command:")
-    lines.append("  " + " ".join(_quote(part) for part in plan.argv))
-    return "\n".join(lines)
-
-
-def _quote(part: str) -> str:
-    return part if part and all(c.isalnum() or c in "-_./:=,@\\" for c in part) else repr(part)
 
 
 def _emit(as_json: bool, document: dict[str, Any], text: str, redactor: Redactor) -> None:

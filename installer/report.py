@@ -6,14 +6,14 @@ Warnings are derived here from the data the resolver returned; the resolver neve
 from __future__ import annotations
 
 from dataclasses import asdict
-
-__all__ = ["asdict"]
 from typing import Any
 
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
 from installer.model import NodeRead, Provenance, ReleaseRead, ReleaseState, Resolution, Source
+from installer.plan import Plan
 from installer.probe import Facts
 from installer.quantity import GIB
+from installer.render import missing_credentials, redacted, to_yaml
 from installer.resolve import HISTORIC_LITERAL
 
 
@@ -103,8 +103,11 @@ def chooser(training: Resolution) -> str:
     return {
         Source.OVERRIDE: "chosen by you (TRACEBLOC_TRAINING_RESOURCES)",
         Source.CARRIED: "carried from the installed release"
-        + (", chosen by an unknown hand" if training.provenance is Provenance.UNKNOWN
-           else f", chosen by the {training.provenance.value}"),  # fmt: skip
+        + (
+            ", chosen by an unknown hand"
+            if training.provenance is Provenance.UNKNOWN
+            else f", chosen by the {training.provenance.value}"
+        ),  # fmt: skip
         Source.MACHINE: "sized by the installer from the largest schedulable node",
         Source.FALLBACK: "the installer's default: no node could be measured",
     }[training.source]
@@ -145,3 +148,41 @@ def helm_json(argv: list[str], cfg: PlanConfig) -> dict[str, Any]:
         out["repo"] = {"name": DEFAULT_REPO_NAME, "url": DEFAULT_REPO_URL}
     return out
 
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    facts = plan.facts
+    return {
+        "training": training_json(facts.training),
+        "release": release_json(facts.release),
+        "cluster": cluster_json(facts.nodes, facts.training.anchor),
+        "machine": asdict(facts.machine),
+        "values": redacted(plan.values),
+        "values_path": plan.cfg.values_path,
+        "missing": missing_credentials(plan.values),
+        "mysql": {"engine": plan.mysql, "reason": plan.mysql_reason},
+        "gpu": {"vendor": plan.gpu.vendor},
+        "helm": helm_json(plan.argv, plan.cfg),
+        "warnings": warnings(facts) + plan.notes,
+    }
+
+
+def plan_text(plan: Plan) -> str:
+    lines = [probe_text(plan.facts)]
+    lines += [f"notice:   {note}" for note in plan.notes]
+    missing = missing_credentials(plan.values)
+    if missing:
+        lines.append(f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
+                     "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
+    lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
+    lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
+    dumped = to_yaml(redacted(plan.values)).decode("utf-8")
+    lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]
+    if plan.cfg.chart_is_default:
+        lines.append("helm repository: helm repo add tracebloc https://tracebloc.github.io/client")
+    lines.append("helm command:")
+    lines.append("  " + " ".join(_quote(part) for part in plan.argv))
+    return "\n".join(lines)
+
+
+def _quote(part: str) -> str:
+    return part if part and all(c.isalnum() or c in "-_./:=,@\\" for c in part) else repr(part)
