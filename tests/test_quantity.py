@@ -110,35 +110,15 @@ def test_valid_quantities(text: str, expected: Fraction) -> None:
         pytest.param("1,5", id="comma-decimal"),
         pytest.param("inf", id="inf"),
         pytest.param("nan", id="nan"),
-    ],
-)
-def test_invalid_quantities(text: str) -> None:
-    with pytest.raises(QuantityError):
-        parse_quantity(text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
         pytest.param("\u0663", id="arabic-indic-three"),
         pytest.param("\uff11Gi", id="fullwidth-one-gibi"),
         pytest.param("1\u0660", id="ascii-then-arabic-indic-zero"),
-    ],
-)
-def test_unicode_digits_are_not_quantity_digits(text: str) -> None:
-    with pytest.raises(QuantityError):
-        parse_quantity(text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
         pytest.param("1" * 5000, id="5000-digit-number"),
         pytest.param("0." + "1" * 5000, id="5000-digit-fraction"),
         pytest.param("1e" + "9" * 5000, id="5000-digit-exponent"),
     ],
 )
-def test_absurdly_long_numbers_are_quantity_errors(text: str) -> None:
+def test_invalid_quantities(text: str) -> None:
     with pytest.raises(QuantityError):
         parse_quantity(text)
 
