@@ -38,17 +38,6 @@ class ToolNotFound(InstallerError):
         self.tool = tool
 
 
-class ToolFailed(InstallerError):
-    def __init__(self, argv: Sequence[str], rc: int, out: str, err: str, remedy: str = "") -> None:
-        detail = (err or out).strip().splitlines()
-        last = detail[-1] if detail else "no output"
-        super().__init__(f"`{' '.join(argv)}` exited {rc}: {last}", remedy)
-        self.argv = list(argv)
-        self.rc = rc
-        self.out = out
-        self.err = err
-
-
 class ToolTimeout(InstallerError):
     def __init__(self, argv: Sequence[str], seconds: float, remedy: str = "") -> None:
         super().__init__(
