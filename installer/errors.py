@@ -33,7 +33,7 @@ class ToolNotFound(InstallerError):
     def __init__(self, tool: str, remedy: str = "") -> None:
         super().__init__(
             f"{tool} was not found on PATH",
-            remedy or f"install {tool}, or name its binary with TRACEBLOC_{tool.upper().replace('-', '_')}",
+            remedy or f"install {tool}",
         )
         self.tool = tool
 

@@ -92,7 +92,7 @@ def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> 
             candidate = os.path.join(directory.strip('"'), exe)
             if _is_executable(candidate, os_name):
                 return Tool(name, candidate)
-    raise ToolNotFound(name)
+    raise ToolNotFound(name, f"install {name}, or name its binary with {variable}")
 
 
 def tool_variable(name: str) -> str:

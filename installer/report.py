@@ -31,7 +31,7 @@ def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:
                 **({"reason": n.reason} if n.reason else {}),
             }
             for n in nodes.nodes
-        ],  # fmt: skip
+        ],
         "anchor": anchor,
     }
     if nodes.reason:
@@ -107,7 +107,7 @@ def chooser(training: Resolution) -> str:
             ", chosen by an unknown hand"
             if training.provenance is Provenance.UNKNOWN
             else f", chosen by the {training.provenance.value}"
-        ),  # fmt: skip
+        ),
         Source.MACHINE: "sized by the installer from the largest schedulable node",
         Source.FALLBACK: "the installer's default: no node could be measured",
     }[training.source]
@@ -178,7 +178,7 @@ def plan_text(plan: Plan) -> str:
     dumped = to_yaml(redacted(plan.values)).decode("utf-8")
     lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]
     if plan.cfg.chart_is_default:
-        lines.append("helm repository: helm repo add tracebloc https://tracebloc.github.io/client")
+        lines.append(f"helm repository: helm repo add {DEFAULT_REPO_NAME} {DEFAULT_REPO_URL}")
     lines.append("helm command:")
     lines.append("  " + " ".join(_quote(part) for part in plan.argv))
     return "\n".join(lines)
