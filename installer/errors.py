@@ -29,6 +29,13 @@ class BadInput(InstallerError):
     exit_code = 2
 
 
+class Refused(InstallerError):
+    """Installing would risk what is already installed (another client, or a release that
+    could not be read): nothing was changed."""
+
+    exit_code = 3
+
+
 class ToolNotFound(InstallerError):
     def __init__(self, tool: str, remedy: str = "") -> None:
         super().__init__(

@@ -26,6 +26,15 @@ _WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "T
                  "USERNAME", "USERDOMAIN")  # fmt: skip
 
 
+def installer_command() -> list[str]:
+    """How tests start the CLI: the frozen binary named by TB_INSTALLER_BIN (the binary-level
+    suite), else the source tree as `python -m installer`."""
+    binary = os.environ.get("TB_INSTALLER_BIN", "").strip()
+    if binary:
+        return [str(Path(binary).resolve())]
+    return [sys.executable, "-m", "installer"]
+
+
 def node(
     name: str,
     cpu: str | None = "4",
@@ -154,15 +163,31 @@ class FakeCluster:
         env.update(extra)
         return env
 
-    def run(self, *args: str, timeout: float = 60, **extra: str) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, timeout: float = 60, input: str | None = None, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "installer", *args],
+            [*installer_command(), *args],
             env=self.env(**extra),
             cwd=self.root,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
+        )
+
+    def start(self, *args: str, **extra: str) -> subprocess.Popen[str]:
+        """The CLI as a running process (for interrupting it); stdin is closed."""
+        return subprocess.Popen(
+            [*installer_command(), *args],
+            env=self.env(**extra),
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     def run_json(self, *args: str, **extra: str) -> dict[str, Any]:
