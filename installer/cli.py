@@ -12,17 +12,26 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from installer import __version__, report
-from installer.config import ProbeConfig, env_secrets, plan_config, probe_config
+from installer import __version__
+from installer.config import (
+    ProbeConfig,
+    env_secrets,
+    install_settings,
+    plan_config,
+    probe_config,
+)
 from installer.console import owns_console, pause
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
-from installer.plan import check_paths, make_plan
-from installer.probe import gather
 from installer.redact import RedactingFilter, Redactor
-from installer.valuesfile import write_values
+
+if TYPE_CHECKING:
+    from installer.ui import Ui
+
+# Each command imports what it needs when it runs: `--version` and `--help` stay instant in
+# the frozen binary, which unpacks every module it imports.
 
 log = logging.getLogger("installer")
 
@@ -52,10 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the values file and helm command an install would use; change nothing")  # fmt: skip
     plan.add_argument("--values-out", metavar="PATH", help="also write the values file here")
     plan.add_argument("--chart", metavar="REF", help="chart reference or directory")
+    install = commands.add_parser(
+        "install", parents=[common],
+        help="install or upgrade the client (the default: what a bare run does)")  # fmt: skip
+    install.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
+                         help="never prompt (automation): missing input is an error")  # fmt: skip
+    install.add_argument("--chart", metavar="REF", help="chart reference or directory")
     return parser
 
 
-DEFAULT_COMMAND = "plan"  # what a bare run (a double-click) does: read-only, and shows everything
+DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
@@ -64,9 +79,16 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     bare = not argv
     frozen = bool(getattr(sys, "frozen", False))
     code = _main(argv or [DEFAULT_COMMAND], dict(os.environ if env is None else env))
-    if bare and owns_console(os_name(sys.platform), frozen):
+    if bare and owns_console(os_name(sys.platform), frozen) and _stdin_is_terminal():
         pause()
     return code
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
@@ -76,12 +98,17 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     try:
         if args.command == "probe":
             return run_probe(args, env, redactor)
+        if args.command == "install":
+            return run_install(args, env, redactor)
         return run_plan(args, env, redactor)
     except InstallerError as exc:
         _fail(redactor(exc.message), redactor(exc.remedy))
         return exc.exit_code
     except KeyboardInterrupt:
-        _fail("interrupted", "")
+        from installer import proc
+
+        proc.terminate_all()
+        _fail("interrupted", RESUME if args.command == "install" else "")
         return 130
     except BrokenPipeError:
         # stdout went away (`| head`): nothing left to tell anyone.
@@ -103,6 +130,9 @@ def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
 
 
 def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer import report
+    from installer.probe import gather
+
     cfg = _probe_config(args, env)
     facts = gather(cfg, env, redactor)
     _emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor)
@@ -110,6 +140,10 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer import report
+    from installer.plan import check_paths, make_plan
+    from installer.valuesfile import write_values
+
     probe_cfg = _probe_config(args, env)
     cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
     redactor.add(*cfg.secrets)
@@ -133,6 +167,78 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
     return 0
 
 
+RESUME = ("the values file is intact; run tracebloc-installer again to resume "
+          "(it recovers a half-finished helm release first)")  # fmt: skip
+
+
+def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.install import install, install_json, log_path_for, summary
+    from installer.plan import check_paths
+    from installer.ui import Ui
+
+    probe_cfg = _probe_config(args, env)
+    cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
+    redactor.add(*cfg.secrets)
+    check_paths(cfg, env, args.chart)
+    settings = install_settings(env)
+    _stop_cleanly_on_termination()
+    # --verbose writes log lines to stderr, which a spinner on the same stream would garble.
+    ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=False if args.verbose else None)
+    log_path = log_path_for(cfg)
+    handler = _log_to_file(log_path, redactor, ui)
+    log.info("tracebloc-installer %s: install (%s)", __version__,
+             "non-interactive" if args.yes else "interactive")  # fmt: skip
+    try:
+        outcome = install(cfg, env, redactor, ui, interactive=not args.yes, settings=settings)
+    except InstallerError as exc:
+        log.info("install failed: %s", exc.message)
+        if handler is not None:
+            exc.remedy = (exc.remedy + "\n" if exc.remedy else "") + f"log file: {log_path}"
+        raise
+    except KeyboardInterrupt:
+        log.info("install interrupted")
+        raise
+    finally:
+        if handler is not None:
+            logging.getLogger("installer").removeHandler(handler)
+            handler.close()
+    shown_log = log_path if handler is not None else None
+    _emit(args.json, install_json(outcome, shown_log), summary(outcome, shown_log), redactor)
+    return 0
+
+
+def _stop_cleanly_on_termination() -> None:
+    """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop an install
+    the way Ctrl-C does: helm is asked to stop, so no release is left pending."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            try:
+                signal.signal(number, interrupt)
+            except (ValueError, OSError):  # not the main thread, or not allowed here
+                pass
+
+
+def _log_to_file(path: str, redactor: Redactor, ui: Ui) -> logging.Handler | None:
+    """The install log; an install still runs when the log cannot be written."""
+    from installer.ui import open_log
+
+    try:
+        handler = open_log(path, redactor)
+    except InstallerError as exc:
+        ui.warn(f"{exc.message}; continuing without a log file")
+        return None
+    root = logging.getLogger("installer")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    return handler
+
+
 def _emit(as_json: bool, document: dict[str, Any], text: str, redactor: Redactor) -> None:
     """Everything printed passes the redactor: a tool's error may echo a proxy URL."""
     if as_json:
@@ -154,8 +260,8 @@ def _redact_all(value: Any, redactor: Redactor) -> Any:
 
 def _fail(message: str, remedy: str) -> None:
     sys.stderr.write(f"error: {message}\n")
-    if remedy:
-        sys.stderr.write(f"  {remedy}\n")
+    for line in remedy.splitlines():
+        sys.stderr.write(f"  {line}\n")
     sys.stderr.flush()
 
 
@@ -163,6 +269,8 @@ def _configure_logging(verbose: bool, redactor: Redactor) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter(redactor))
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    # The console shows warnings (debug with --verbose) even when the log file takes all.
+    handler.setLevel(logging.DEBUG if verbose else logging.WARNING)
     root = logging.getLogger("installer")
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.WARNING)

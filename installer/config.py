@@ -27,11 +27,12 @@ class ProbeConfig:
     conn: Connection
     timeout: float
     override: str | None
+    release_name: str | None = None  # an installed release found under another name
 
     @property
     def release(self) -> str:
         # The Helm release is named after its namespace, as both historic installers did.
-        return self.namespace
+        return self.release_name or self.namespace
 
 
 def sanitise_namespace(raw: str) -> str:
@@ -293,4 +294,38 @@ def plan_config(
         host_data_dir=host_data_dir,
         values_path=values_file or join(host_data_dir, "values.yaml"),
         values_given=bool(values_file),
+    )
+
+
+# --- install-only settings ---------------------------------------------------------------
+
+DEFAULT_HELM_TIMEOUT_MIN = 10.0
+DEFAULT_METRICS_WAIT_S = 120.0
+
+
+@dataclass(frozen=True)
+class InstallSettings:
+    helm_timeout_s: float
+    metrics_wait_s: float
+
+
+def _number(env: Mapping[str, str], name: str, default: float, *, zero_ok: bool) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (value >= 0 if zero_ok else value > 0) or value == float("inf"):
+        kind = "a number >= 0" if zero_ok else "a positive number"
+        raise BadInput(f"{name}={raw!r} is not {kind}")
+    return value
+
+
+def install_settings(env: Mapping[str, str]) -> InstallSettings:
+    return InstallSettings(
+        helm_timeout_s=_number(env, "TB_HELM_TIMEOUT_MIN", DEFAULT_HELM_TIMEOUT_MIN,
+                               zero_ok=False) * 60,  # fmt: skip
+        metrics_wait_s=_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S, zero_ok=True),
     )

@@ -53,3 +53,4 @@ class ToolTimeout(InstallerError):
         )
         self.argv = list(argv)
         self.seconds = seconds
+        self.output = ""  # what the tool said before it was stopped, when it was captured

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from installer import proc
 from installer.errors import InstallerError
@@ -78,3 +79,134 @@ def upgrade_install_args(
         "--namespace", namespace, "--create-namespace", "--cleanup-on-fail",
         "--values", values_path, *conn.helm_flags(),
     ]  # fmt: skip
+
+
+# --- what is installed: one list, then each client release's values once ---------------
+
+CLIENT_CHART = "client"
+# Every state a release can be in while it still exists. Helm 3 lists only deployed and
+# failed by default, helm 4 everything; naming the filters means the same on both.
+LIST_STATES = ("--deployed", "--failed", "--pending", "--uninstalling")
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One row of `helm list -A`."""
+
+    name: str
+    namespace: str
+    chart: str  # "client-1.4.2"
+    status: str
+
+    @property
+    def chart_name(self) -> str:
+        return chart_name(self.chart)
+
+    @property
+    def is_client(self) -> bool:
+        return self.chart_name == CLIENT_CHART
+
+
+@dataclass(frozen=True)
+class ListRead:
+    readable: bool
+    releases: tuple[Installed, ...] = ()
+    reason: str = ""
+
+
+def chart_name(chart: str) -> str:
+    """`client-1.4.2` → `client`; helm joins name and SemVer version with a dash."""
+    match = re.fullmatch(r"(?P<name>.+?)-v?\d+\.\d+\.\d+(?:[-+].*)?", chart)
+    return match["name"] if match else chart
+
+
+def list_args(conn: Connection) -> list[str]:
+    # --max 0: no page limit (the default stops at 256 releases).
+    return ["list", "--all-namespaces", *LIST_STATES, "--max", "0", "-o", "json",
+            *conn.helm_flags()]  # fmt: skip
+
+
+def parse_list(rc: int, out: bytes, err: bytes) -> ListRead:
+    if rc != 0:
+        return ListRead(False, reason=proc.last_line(proc.decode(err), rc))
+    try:
+        rows = json.loads(proc.decode(out) or "[]")
+    except (ValueError, RecursionError):
+        return ListRead(False, reason="helm list printed output that is not JSON")
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        return ListRead(False, reason="helm list printed JSON that is not a list")
+    releases = []
+    for row in rows:
+        if not isinstance(row, dict) or not all(
+            isinstance(row.get(key), str) for key in ("name", "namespace", "chart")
+        ):
+            return ListRead(False, reason=f"helm list printed a row it did not explain: {row!r:.120}")
+        releases.append(Installed(row["name"], row["namespace"], row["chart"],
+                                  str(row.get("status", ""))))  # fmt: skip
+    return ListRead(True, tuple(releases))
+
+
+def status_args(release: str, namespace: str, conn: Connection) -> list[str]:
+    return ["status", release, "-n", namespace, "-o", "json", *conn.helm_flags()]
+
+
+def parse_status(rc: int, out: bytes, err: bytes, namespace: str) -> str | None:
+    """The release's state (`deployed`, `pending-upgrade`, …); None when it does not exist.
+
+    Raises InstallerError when the state could not be read."""
+    stderr = proc.decode(err)
+    if rc != 0:
+        if _says_absent(stderr, namespace):
+            return None
+        raise InstallerError(f"could not read the release's state: {proc.last_line(stderr, rc)}")
+    try:
+        document = json.loads(proc.decode(out))
+        status = document["info"]["status"]
+    except (ValueError, RecursionError, KeyError, TypeError):
+        raise InstallerError("helm status printed output without a release state") from None
+    if not isinstance(status, str):
+        raise InstallerError("helm status printed output without a release state")
+    return status
+
+
+RECOVERY_TIMEOUT = "5m"
+
+
+def rollback_args(release: str, namespace: str, conn: Connection) -> list[str]:
+    return ["rollback", release, "-n", namespace, "--wait", "--timeout", RECOVERY_TIMEOUT,
+            *conn.helm_flags()]  # fmt: skip
+
+
+def uninstall_args(release: str, namespace: str, conn: Connection) -> list[str]:
+    return ["uninstall", release, "-n", namespace, "--wait", "--timeout", RECOVERY_TIMEOUT,
+            *conn.helm_flags()]  # fmt: skip
+
+
+def repo_list_args() -> list[str]:
+    return ["repo", "list", "-o", "json"]
+
+
+def parse_repo_list(rc: int, out: bytes, err: bytes) -> dict[str, str]:
+    """name → URL. Helm answers "no repositories to show" with exit 1: that is an empty list."""
+    stderr = proc.decode(err)
+    if rc != 0:
+        if "no repositories" in stderr:
+            return {}
+        raise InstallerError(f"could not list helm repositories: {proc.last_line(stderr, rc)}")
+    try:
+        rows = json.loads(proc.decode(out) or "[]") or []
+    except (ValueError, RecursionError):
+        raise InstallerError("helm repo list printed output that is not JSON") from None
+    if not isinstance(rows, list):
+        raise InstallerError("helm repo list printed JSON that is not a list")
+    return {str(row.get("name")): str(row.get("url", "")) for row in rows if isinstance(row, dict)}
+
+
+def repo_add_args(name: str, url: str, ca_file: str | None) -> list[str]:
+    return ["repo", "add", name, url, *(["--ca-file", ca_file] if ca_file else [])]
+
+
+def repo_update_args(name: str) -> list[str]:
+    return ["repo", "update", name]

@@ -1,4 +1,9 @@
-"""The local machine: OS, architecture, CPUs, memory, WSL. The only psutil importer."""
+"""The local machine: OS, architecture, CPUs, memory, WSL, free disk. The only psutil importer.
+
+psutil is imported on first use, not at import time: `tracebloc-installer --version` (and
+every start of the frozen binary) should not pay for loading a native extension it never
+calls.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,30 @@ import os
 import platform
 import sys
 from collections.abc import Mapping
-
-import psutil
+from types import ModuleType
+from typing import Any
 
 from installer.model import MachineFacts, os_name
+
+
+def _psutil() -> ModuleType:
+    # Looked up in the module globals first, so `mocker.patch.object(machine, "psutil")`
+    # replaces what every function here uses.
+    cached: ModuleType | None = globals().get("psutil")
+    if cached is not None:
+        return cached
+    import psutil
+
+    globals()["psutil"] = psutil
+    return psutil
+
+
+def __getattr__(name: str) -> Any:
+    """`machine.psutil` loads psutil on first access (PEP 562)."""
+    if name == "psutil":
+        return _psutil()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _ARCH = {
     "x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64",
@@ -39,6 +64,7 @@ def _read_osrelease(path: str = "/proc/sys/kernel/osrelease") -> str | None:
 
 
 def read_machine(env: Mapping[str, str]) -> MachineFacts:
+    psutil = _psutil()
     os_ = os_name(sys.platform)
     memory = psutil.virtual_memory()
     return MachineFacts(
@@ -49,3 +75,31 @@ def read_machine(env: Mapping[str, str]) -> MachineFacts:
         memory_available_bytes=int(memory.available),
         wsl=is_wsl(os_, env, _read_osrelease() if os_ == "linux" else None),
     )
+
+
+def disk_free(path: str) -> int | None:
+    """Free bytes (for an unprivileged user) on the filesystem holding `path`, or None when
+    it cannot be read.
+
+    `path` need not exist yet (HOST_DATA_DIR is created by the install): the nearest existing
+    ancestor directory is measured, since that is where the new directories will live.
+    """
+    directory = _nearest_existing_dir(path)
+    if directory is None:
+        return None
+    try:
+        return int(_psutil().disk_usage(directory).free)
+    except (OSError, ValueError):
+        return None
+
+
+def _nearest_existing_dir(path: str) -> str | None:
+    if not path.strip() or "\0" in path:  # no path, or one no filesystem can hold
+        return None
+    current = os.path.abspath(path)
+    while not os.path.isdir(current):
+        parent = os.path.dirname(current)
+        if parent == current:  # the root (or drive) itself is not there
+            return None
+        current = parent
+    return current

@@ -18,7 +18,7 @@ from installer import helm
 from installer.config import PlanConfig
 from installer.errors import BadInput, InstallerError
 from installer.gpu import detect_gpu
-from installer.model import Gpu, os_name
+from installer.model import Gpu, ReleaseRead, os_name
 from installer.probe import Facts, concurrently, gather
 from installer.redact import Redactor
 from installer.render import to_yaml, values_document
@@ -46,11 +46,16 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None)
         raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
 
 
-def make_plan(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None = None) -> Plan:
+def make_plan(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor | None = None,
+    release: ReleaseRead | None = None,
+) -> Plan:
     os_ = os_name(sys.platform)
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor)
+        facts = gather(cfg.probe, env, redactor, release)
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip
@@ -61,13 +66,13 @@ def make_plan(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None
         ),
     ]
     if cfg.values_given:
-        values = _load_yaml(cfg.values_path, required=True) or {}
+        values = load_yaml(cfg.values_path, required=True) or {}
         return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",
                     "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes)  # fmt: skip
 
     file_tag = None
     if cfg.mysql_engine == "auto":
-        file_tag = mysql_tag(_load_yaml(cfg.values_path, required=False))
+        file_tag = mysql_tag(load_yaml(cfg.values_path, required=False))
     data_present = any(_non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
                        for parts in (("mysql",), (cfg.probe.namespace, "mysql")))  # fmt: skip
     mysql, why = decide_mysql(cfg.mysql_engine, facts.machine.arch, file_tag, facts.release,
@@ -76,7 +81,7 @@ def make_plan(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None
     return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes)
 
 
-def _load_yaml(path: str, *, required: bool) -> Any:
+def load_yaml(path: str, *, required: bool) -> Any:
     try:
         with open(path, "rb") as handle:
             return yaml.safe_load(handle)

@@ -60,13 +60,25 @@ def find_tools(
     return found, problems
 
 
-def gather(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor | None = None) -> Facts:
+def gather(
+    cfg: ProbeConfig,
+    env: Mapping[str, str],
+    redactor: Redactor | None = None,
+    release: ReleaseRead | None = None,
+) -> Facts:
+    """`release`, when given, is a read already made (install reads every client release
+    once for its guard); it is used as-is, never read a second time."""
     machine = read_machine(env)
     tools, problems = find_tools(env, machine.os)
     if cfg.override:
-        # A human chose the size: the cluster is not asked anything at all.
+        # A human chose the size: the cluster is not asked anything about it.
         nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
-        release = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED, reason=SKIP_REASON)
+        if release is None:
+            release = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED,
+                                  reason=SKIP_REASON)  # fmt: skip
+    elif release is not None:
+        nodes = kubectl.read_nodes(tools["kubectl"], cfg.conn, timeout=cfg.timeout, env=env,
+                                   redactor=redactor)  # fmt: skip
     else:
         with concurrently(2) as pool:
             release_future = pool.submit(

@@ -131,12 +131,17 @@ def run(
     timeout: float,
     env: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
+    grace: float = 0.0,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
     Raises ToolTimeout after killing the process tree when `timeout` expires, ToolNotFound
     when the executable cannot be started, and InstallerError before starting anything if
     a known secret would appear in the argv.
+
+    With `grace` > 0 the child is first asked to stop (SIGTERM; CTRL_BREAK on Windows) at
+    the deadline or on Ctrl-C, and killed only if it is still running `grace` seconds
+    later: helm, asked, marks its release failed instead of leaving it pending.
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -167,18 +172,57 @@ def run(
     try:
         out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_tree(child)
-        log.debug("deadline: %s killed after %gs", tool.name, timeout)
-        raise ToolTimeout(shown, timeout) from None
+        out, err = _stop(child, tool.name, grace)
+        log.debug("deadline: %s stopped after %gs", tool.name, timeout)
+        timed_out = ToolTimeout(shown, timeout)
+        timed_out.output = decode(out) + decode(err)
+        raise timed_out from None
     except BaseException:
-        _kill_tree(child)
+        _stop(child, tool.name, grace)
         raise
     finally:
         with _live_lock:
             _live.discard(child)
     elapsed = time.monotonic() - started
-    log.debug("exit %s: %s in %.2fs", child.returncode, tool.name, elapsed)
+    if child.returncode:
+        said = last_line(decode(err), child.returncode)
+        log.debug("%s: %s in %.2fs", tool.name, redactor(said), elapsed)
+    else:
+        log.debug("exit 0: %s in %.2fs", tool.name, elapsed)
     return Result(shown, child.returncode, out or b"", err or b"", elapsed)
+
+
+def _stop(child: subprocess.Popen[bytes], name: str, grace: float) -> tuple[bytes, bytes]:
+    """Ask first when there is a grace period, then kill the tree; returns what the child
+    said while stopping. A second Ctrl-C during the grace period skips to the kill."""
+    out = err = b""
+    try:
+        if grace > 0 and child.poll() is None:
+            _ask_to_stop(child)
+            log.debug("asked %s (pid %s) to stop; killing it in %gs", name, child.pid, grace)
+            try:
+                # communicate, not wait: a child blocked on a full pipe could never exit.
+                out, err = child.communicate(timeout=grace)
+            except subprocess.TimeoutExpired:
+                log.debug("%s did not stop within %gs", name, grace)
+            except (ValueError, OSError):
+                pass
+    except KeyboardInterrupt:
+        _kill_tree(child)
+        raise
+    _kill_tree(child)
+    return out or b"", err or b""
+
+
+def _ask_to_stop(child: subprocess.Popen[bytes]) -> None:
+    try:
+        if _WINDOWS:
+            # Delivered to the child's process group (CREATE_NEW_PROCESS_GROUP above).
+            child.send_signal(getattr(signal, "CTRL_BREAK_EVENT", signal.SIGTERM))
+        else:
+            child.send_signal(signal.SIGTERM)
+    except OSError:
+        pass
 
 
 def terminate_all() -> None:

@@ -33,30 +33,33 @@ def test_console_query_failing_means_no_pause() -> None:
     assert owns_console("windows", False, broken) is False
 
 
-def test_bare_run_is_plan(cluster: FakeCluster) -> None:
+def test_bare_run_is_an_interactive_install(cluster: FakeCluster) -> None:
+    """A bare run installs; with no terminal to ask on and no credentials it stops at once,
+    naming the two variables, before touching the cluster."""
     cluster.nodes(node("laptop", "8", "16Gi")).release_absent()
-    bare = cluster.run()
-    explicit = cluster.run("plan")
-    assert bare.returncode == 0, bare.stderr
-    assert "helm command:" in bare.stdout
-    # The first line holds the machine's free memory, which moves between runs.
-    assert bare.stdout.splitlines()[1:] == explicit.stdout.splitlines()[1:]
+    bare = cluster.run(TRACEBLOC_SKIP_PREFLIGHT="1")
+    assert bare.returncode == 2, bare.stderr
+    assert "TRACEBLOC_CLIENT_ID" in bare.stderr and "TRACEBLOC_CLIENT_PASSWORD" in bare.stderr
+    assert cluster.calls("helm") == []
 
 
 @pytest.mark.parametrize(
-    ("argv", "owns", "pauses"),
+    ("argv", "owns", "tty", "pauses"),
     [
-        pytest.param([], True, True, id="double-click-pauses"),
-        pytest.param(["plan"], True, False, id="explicit-command-never-pauses"),
-        pytest.param([], False, False, id="bare-run-in-a-shell-does-not-pause"),
+        pytest.param([], True, True, True, id="double-click-pauses"),
+        pytest.param(["plan"], True, True, False, id="explicit-command-never-pauses"),
+        pytest.param(["install", "--yes"], True, True, False, id="automation-never-pauses"),
+        pytest.param([], False, True, False, id="bare-run-in-a-shell-does-not-pause"),
+        pytest.param([], True, False, False, id="stdin-not-a-terminal-does-not-pause"),
     ],
 )
 def test_pause_only_for_a_double_click(
-    mocker: MockerFixture, argv: list[str], owns: bool, pauses: bool
+    mocker: MockerFixture, argv: list[str], owns: bool, tty: bool, pauses: bool
 ) -> None:
     mocker.patch.object(cli, "owns_console", return_value=owns)
+    mocker.patch.object(cli, "_stdin_is_terminal", return_value=tty)
     pause = mocker.patch.object(cli, "pause")
     run = mocker.patch.object(cli, "_main", return_value=0)
     assert cli.main(argv, env={}) == 0
-    run.assert_called_once_with(argv or ["plan"], {})
+    run.assert_called_once_with(argv or ["install"], {})
     assert pause.called is pauses

@@ -137,3 +137,85 @@ def test_read_machine_on_this_host_is_consistent() -> None:
     assert facts.os in ("linux", "darwin", "windows")
     assert facts.cpu_count >= 1
     assert 0 < facts.memory_available_bytes <= facts.memory_total_bytes
+
+
+# --- free disk ------------------------------------------------------------------------------
+
+
+def test_disk_free_measures_nearest_existing_ancestor(
+    tmp_path: Path, mocker: MockerFixture
+) -> None:
+    psutil = mocker.patch.object(machine, "psutil")
+    psutil.disk_usage.return_value = SimpleNamespace(free=42 * GiB, total=100 * GiB)
+    assert machine.disk_free(str(tmp_path / "not" / "yet" / "there")) == 42 * GiB
+    psutil.disk_usage.assert_called_once_with(str(tmp_path))
+
+
+def test_disk_free_of_a_file_measures_its_directory(tmp_path: Path, mocker: MockerFixture) -> None:
+    (tmp_path / "values.yaml").write_text("{}\n", encoding="utf-8")
+    psutil = mocker.patch.object(machine, "psutil")
+    psutil.disk_usage.return_value = SimpleNamespace(free=7)
+    assert machine.disk_free(str(tmp_path / "values.yaml")) == 7
+    psutil.disk_usage.assert_called_once_with(str(tmp_path))
+
+
+def test_disk_free_on_this_host_matches_the_tmp_filesystem(tmp_path: Path) -> None:
+    import shutil
+
+    measured = machine.disk_free(str(tmp_path / "data" / "dir"))
+    expected = shutil.disk_usage(tmp_path).free
+    assert measured is not None
+    # Other processes write meanwhile: the same filesystem, not the same byte.
+    assert abs(measured - expected) < GiB
+
+
+@pytest.mark.parametrize(
+    "error",
+    [pytest.param(PermissionError(13, "Permission denied"), id="permission-denied"),
+     pytest.param(OSError(5, "Input/output error"), id="io-error")],
+)  # fmt: skip
+def test_disk_free_unreadable_is_none(
+    tmp_path: Path, mocker: MockerFixture, error: OSError
+) -> None:
+    psutil = mocker.patch.object(machine, "psutil")
+    psutil.disk_usage.side_effect = error
+    assert machine.disk_free(str(tmp_path / "data")) is None
+
+
+@pytest.mark.parametrize(
+    "path", [pytest.param("", id="empty"), pytest.param("   ", id="blank"),
+             pytest.param("/data\0dir", id="embedded-nul")],
+)  # fmt: skip
+def test_disk_free_of_no_path_is_none(path: str, mocker: MockerFixture) -> None:
+    psutil = mocker.patch.object(machine, "psutil")
+    assert machine.disk_free(path) is None
+    psutil.disk_usage.assert_not_called()
+
+
+def test_disk_free_when_not_even_the_root_exists(mocker: MockerFixture) -> None:
+    # A Windows path on a drive letter that is not mounted: no ancestor exists.
+    mocker.patch.object(machine.os.path, "isdir", return_value=False)
+    psutil = mocker.patch.object(machine, "psutil")
+    assert machine.disk_free("/no/such/drive") is None
+    psutil.disk_usage.assert_not_called()
+
+
+def test_version_does_not_load_psutil() -> None:
+    # The frozen binary's start-up time: `--version` must not import the native extension.
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom installer import cli\ntry:\n    cli.main(['--version'])\n"
+            "except SystemExit:\n    pass\nprint('psutil' in sys.modules)")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, check=True)  # fmt: skip
+    assert result.stdout.splitlines()[-1] == "False"
+    assert "tracebloc-installer" in result.stdout
+
+
+def test_psutil_attribute_loads_on_first_use() -> None:
+    import psutil
+
+    assert machine.psutil is psutil
+    with pytest.raises(AttributeError):
+        machine.no_such_attribute  # noqa: B018

@@ -53,6 +53,14 @@ def node(
     return item
 
 
+def release_row(name: str = "tracebloc", namespace: str | None = None, *,
+                status: str = "deployed", chart: str = "client-1.4.2") -> dict[str, Any]:
+    """One row of `helm list -A -o json`."""
+    return {"name": name, "namespace": namespace or name, "revision": "3",
+            "updated": "2026-11-01 10:00:00.0 +0000 UTC", "status": status, "chart": chart,
+            "app_version": "1.4.2"}  # fmt: skip
+
+
 def nodes_json(*items: dict[str, Any]) -> str:
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(items)})
 
@@ -98,9 +106,10 @@ class FakeCluster:
         rc: int = 0,
         sleep: float = 0.0,
         grandchild: bool = False,
+        on_term: int = 0,
     ) -> FakeCluster:
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
-                                "grandchild": grandchild}
+                                "grandchild": grandchild, "on_term": on_term}
         if isinstance(stdout, bytes):
             rule["stdout_b64"] = base64.b64encode(stdout).decode()
         else:
@@ -117,6 +126,42 @@ class FakeCluster:
 
     def release_values(self, values: dict[str, Any] | None, **kwargs: Any) -> FakeCluster:
         return self.on("helm", "get", "values", stdout=json.dumps(values), **kwargs)
+
+    # --- what `install` reads and runs -------------------------------------------------
+    def installed(self, *rows: dict[str, Any], **kwargs: Any) -> FakeCluster:
+        """`helm list -A` answers with these rows (see `release_row`)."""
+        return self.on("helm", "list", stdout=json.dumps(list(rows)), **kwargs)
+
+    def values_of(self, name: str, namespace: str, values: dict[str, Any] | None,
+                  **kwargs: Any) -> FakeCluster:  # fmt: skip
+        return self.on("helm", "get", "values", name, "-n", namespace,
+                       stdout=json.dumps(values), **kwargs)  # fmt: skip
+
+    def status_of(self, name: str, status: str) -> FakeCluster:
+        return self.on("helm", "status", name,
+                       stdout=json.dumps({"name": name, "info": {"status": status}}))  # fmt: skip
+
+    def installable(self) -> FakeCluster:
+        """Everything an install runs after its reads succeeds: repo, metrics API, helm
+        upgrade, rollback/uninstall, kube context."""
+        self.on("helm", "repo", "list", stderr="Error: no repositories to show\n", rc=1)
+        self.on("helm", "repo", "add", stdout='"tracebloc" has been added\n')
+        self.on("helm", "repo", "update", stdout="Update Complete.\n")
+        self.on("helm", "upgrade", "--install", stdout="Release has been upgraded.\n")
+        self.on("helm", "rollback", stdout="Rollback was a success!\n")
+        self.on("helm", "uninstall", stdout="release uninstalled\n")
+        self.on("kubectl", "get", "apiservice", stdout=json.dumps(
+            {"status": {"conditions": [{"type": "Available", "status": "True"}]}}))  # fmt: skip
+        self.on("kubectl", "config", "set-context", stdout="Context modified.\n")
+        return self
+
+    def signals(self) -> list[tuple[int, int]]:
+        """(pid, signal) of each fake that was asked to stop (rules with `on_term`)."""
+        path = Path(str(self.log_path) + ".signals")
+        if not path.exists():
+            return []
+        return [(int(a), int(b)) for a, b in
+                (line.split() for line in path.read_text(encoding="utf-8").splitlines() if line)]
 
     def _save(self) -> None:
         self.scenario_path.write_text(json.dumps(self.scenario), encoding="utf-8")

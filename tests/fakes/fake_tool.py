@@ -2,7 +2,8 @@
 
 Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario is JSON:
     {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stderr": "...",
-                 "rc": 0, "sleep": 0.0, "grandchild": false}, ...]}
+                 "rc": 0, "sleep": 0.0, "grandchild": false, "on_term": 0}, ...]}
+`on_term` (an exit code): stop on SIGTERM/CTRL_BREAK, noting "<pid> <signal>" in `<log>.signals`.
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
 is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
 a `grandchild` is appended to `<log>.grandchildren`, one per line.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -48,6 +50,19 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         # Recorded beside the call log so a test can check the descendant did not survive.
         with open(log_path + ".grandchildren", "a", encoding="utf-8") as pids:
             pids.write(f"{grandchild.pid}\n")
+    if rule.get("on_term"):
+        # Asked to stop (SIGTERM, or CTRL_BREAK on Windows): say so in the log, as helm
+        # marks its release failed, and exit.
+        def stopped(signum: int, frame: object) -> None:
+            with open(log_path + ".signals", "a", encoding="utf-8") as signals:
+                signals.write(f"{os.getpid()} {signum}\n")
+            sys.stderr.write("fake: asked to stop; release marked failed\n")
+            sys.stderr.flush()
+            os._exit(int(rule["on_term"]))
+
+        signal.signal(getattr(signal, "SIGBREAK", signal.SIGTERM), stopped)
+        if hasattr(signal, "SIGBREAK"):
+            signal.signal(signal.SIGTERM, stopped)
     if rule.get("sleep"):
         time.sleep(float(rule["sleep"]))
     out = base64.b64decode(rule["stdout_b64"]) if "stdout_b64" in rule else rule.get("stdout", "").encode()

@@ -1,0 +1,213 @@
+"""Changing the cluster: recover a wedged release, make the chart repo available, wait for
+the metrics API, run the planned `helm upgrade --install`, point the kube context.
+
+Each function runs its tool through `proc` with a deadline and turns failure into an
+`InstallerError` whose remedy names the commands an operator can run by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from installer import helm, proc
+from installer.errors import InstallerError, Refused, ToolTimeout
+from installer.model import Connection
+from installer.redact import Redactor
+
+log = logging.getLogger(__name__)
+
+READ_TIMEOUT_S = 30.0
+REPO_TIMEOUT_S = 120.0
+RECOVERY_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
+STOP_GRACE_S = 10.0  # after SIGTERM/CTRL_BREAK, how long helm gets to mark the release failed
+METRICS_APISERVICE = "v1beta1.metrics.k8s.io"
+METRICS_POLL_S = 5.0
+TAIL_LINES = 15
+
+
+@dataclass(frozen=True)
+class Tools:
+    helm: proc.Tool
+    kubectl: proc.Tool
+    env: Mapping[str, str]
+    redactor: Redactor
+
+    def run(self, tool: proc.Tool, args: Sequence[str], timeout: float,
+            grace: float = 0.0) -> proc.Result:  # fmt: skip
+        return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor,
+                        grace=grace)  # fmt: skip
+
+
+def tail(text: str, lines: int = TAIL_LINES) -> str:
+    kept = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
+
+
+def manual_commands(release: str, namespace: str) -> str:
+    return (
+        f"to inspect: helm status {release} -n {namespace}; helm history {release} -n {namespace}\n"
+        f"to unwedge: helm rollback {release} -n {namespace} (an upgrade), or "
+        f"helm uninstall {release} -n {namespace} (a first install; the data volumes are kept)\n"
+        "then run tracebloc-installer again"
+    )
+
+
+# --- recovery --------------------------------------------------------------------------
+
+ROLLBACK_STATES = ("pending-upgrade", "pending-rollback")
+UNINSTALL_STATES = ("pending-install", "uninstalling")
+
+
+def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
+    result = tools.run(tools.helm, helm.status_args(release, namespace, conn), READ_TIMEOUT_S)
+    try:
+        return helm.parse_status(result.rc, result.out, result.err, namespace)
+    except InstallerError as exc:
+        # A state that cannot be seen is never guessed at: recovering or upgrading blind
+        # could undo someone's half-finished change.
+        raise Refused(exc.message, "nothing was changed\n" + manual_commands(release, namespace)) from None
+
+
+def recovery_for(status: str | None) -> str | None:
+    """The helm verb that unwedges a release in `status`, or None when none is needed."""
+    if status in ROLLBACK_STATES:
+        return "rollback"
+    if status in UNINSTALL_STATES:
+        return "uninstall"
+    return None
+
+
+def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: str) -> None:
+    args = (helm.rollback_args if verb == "rollback" else helm.uninstall_args)(
+        release, namespace, conn
+    )
+    try:
+        result = tools.run(tools.helm, args, RECOVERY_TIMEOUT_S, grace=STOP_GRACE_S)
+    except ToolTimeout as exc:
+        raise InstallerError(f"helm {verb} of the wedged release did not finish in time",
+                             manual_commands(release, namespace)) from exc  # fmt: skip
+    if result.rc != 0:
+        raise InstallerError(
+            f"helm {verb} of the wedged release failed: "
+            f"{proc.last_line(result.stderr, result.rc)}",
+            manual_commands(release, namespace),
+        )
+
+
+# --- the chart repository --------------------------------------------------------------
+
+def ensure_repo(tools: Tools, name: str, url: str, ca_file: str | None) -> str:
+    """Add the repo only when it is missing, then update it. Returns what was done."""
+    result = tools.run(tools.helm, helm.repo_list_args(), READ_TIMEOUT_S)
+    repos = helm.parse_repo_list(result.rc, result.out, result.err)
+    done = f"repo {name} already configured"
+    if name not in repos:
+        added = tools.run(tools.helm, helm.repo_add_args(name, url, ca_file), REPO_TIMEOUT_S)
+        if added.rc != 0:
+            raise InstallerError(
+                f"could not add the chart repository {url}: "
+                f"{proc.last_line(added.stderr, added.rc)}",
+                _repo_remedy(),
+            )
+        done = f"added repo {name} ({url})"
+    elif repos[name].rstrip("/") != url.rstrip("/"):
+        done = f"repo {name} is configured as {repos[name]} (kept)"
+    updated = tools.run(tools.helm, helm.repo_update_args(name), REPO_TIMEOUT_S)
+    if updated.rc != 0:
+        raise InstallerError(
+            f"could not update the chart repository {name}: "
+            f"{proc.last_line(updated.stderr, updated.rc)}",
+            _repo_remedy(),
+        )
+    return done
+
+
+def _repo_remedy() -> str:
+    return ("check network access to the repository (HTTPS_PROXY/NO_PROXY behind a proxy; "
+            "TRACEBLOC_CA_BUNDLE for a TLS-inspecting proxy), or set TRACEBLOC_CHART_PATH to "
+            "a local copy of the chart")  # fmt: skip
+
+
+# --- the metrics API -------------------------------------------------------------------
+
+def metrics_available(tools: Tools, conn: Connection) -> bool | None:
+    """True/False from the APIService's Available condition; None when it does not exist
+    or could not be read (nothing to wait for)."""
+    args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
+    try:
+        result = tools.run(tools.kubectl, args, READ_TIMEOUT_S)
+    except ToolTimeout:
+        return None
+    if result.rc != 0:
+        return None
+    try:
+        conditions = json.loads(result.stdout).get("status", {}).get("conditions", [])
+        return any(c.get("type") == "Available" and c.get("status") == "True"
+                   for c in conditions)  # fmt: skip
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return None
+
+
+def wait_for_metrics(
+    tools: Tools,
+    conn: Connection,
+    seconds: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str:
+    """Best effort, bounded: returns one line saying what was seen."""
+    deadline = clock() + seconds
+    while True:
+        state = metrics_available(tools, conn)
+        if state is None:
+            return f"the metrics API ({METRICS_APISERVICE}) is not installed or not readable; not waiting"
+        if state:
+            return "the metrics API is available"
+        if clock() + METRICS_POLL_S > deadline:
+            return (f"the metrics API is not available after {seconds:g}s; continuing "
+                    "(resource metrics appear once metrics-server is ready)")  # fmt: skip
+        sleep(METRICS_POLL_S)
+
+
+# --- the install itself ----------------------------------------------------------------
+
+def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: str,
+                    timeout_s: float) -> proc.Result:  # fmt: skip
+    """Run the planned helm command (argv[0] is "helm"). Raises InstallerError on failure,
+    with the tail of helm's output and the commands that unwedge the release."""
+    try:
+        result = tools.run(tools.helm, list(argv[1:]), timeout_s, grace=STOP_GRACE_S)
+    except ToolTimeout as exc:
+        said = tail(exc.output)
+        log.info("helm output before it was stopped:\n%s", said)
+        raise InstallerError(
+            f"helm did not finish within {timeout_s / 60:g} min and was stopped"
+            + (f"; it said:\n{said}" if said else ""),
+            "raise TB_HELM_TIMEOUT_MIN for a slow cluster or image registry\n"
+            + manual_commands(release, namespace),
+        ) from None
+    if result.rc != 0:
+        said = tail(result.stderr + "\n" + result.stdout)
+        log.info("helm output:\n%s", said)
+        raise InstallerError(
+            f"helm upgrade --install failed (exit {result.rc})" + (f":\n{said}" if said else ""),
+            manual_commands(release, namespace),
+        )
+    log.info("helm output:\n%s", tail(result.stdout))
+    return result
+
+
+def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:
+    """Make kubectl default to the namespace (best effort)."""
+    target = [conn.context] if conn.context else ["--current"]
+    args = ["config", "set-context", *target, "--namespace", namespace,
+            *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])]  # fmt: skip
+    try:
+        return tools.run(tools.kubectl, args, READ_TIMEOUT_S).rc == 0
+    except InstallerError:
+        return False

@@ -1,0 +1,402 @@
+"""The one HTTP call the installer makes: does the backend accept this client id and password?
+
+The only module that imports `requests`, and only inside `verify` (importing it costs the
+frozen binary ~0.25 s at startup). TLS is always verified, against the operating system's
+trust store (`truststore`, so a TLS-inspecting proxy's enterprise root CA works as in the
+browser) plus `TRACEBLOC_CA_BUNDLE`. Proxies come from the `env` passed in, never from
+`os.environ`. Nothing here logs, returns or raises the password.
+"""
+
+from __future__ import annotations
+
+import enum
+import http.client
+import ipaddress
+import logging
+import os
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from installer import __version__
+from installer.config import split_proxy_url
+from installer.errors import BadInput
+from installer.redact import Redactor
+
+if TYPE_CHECKING:
+    from requests import Response
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BACKEND = "https://api.tracebloc.io/"
+BACKENDS = {"dev": "https://dev-api.tracebloc.io/", "stg": "https://stg-api.tracebloc.io/"}
+ENDPOINT = "api-token-auth/"
+OVERRIDE = "TRACEBLOC_BACKEND_URL"
+CA_BUNDLE = "TRACEBLOC_CA_BUNDLE"
+# The installer has one proxy (the chart gets one too, see config.parse_proxy): a URL's own
+# scheme's variables first, then the other scheme's.
+_PROXY_NAMES = {
+    "https": ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"),
+    "http": ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"),
+}
+
+
+class Verdict(str, enum.Enum):
+    VALID = "valid"  # 200
+    REJECTED = "rejected"  # 400: wrong client id or password
+    INACTIVE = "inactive"  # 401: the account exists but is not active
+    UNVERIFIED = "unverified"  # anything else: the check could not be made
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: Verdict
+    detail: str = ""  # one line saying why, for UNVERIFIED
+
+
+# --- where ---------------------------------------------------------------------------------
+
+
+def backend_url(client_env: str | None, env: Mapping[str, str]) -> str:
+    """The backend base URL (ending in `/`) for a parsed `CLIENT_ENV`; `TRACEBLOC_BACKEND_URL`
+    overrides it: https only, except plain http to a loopback host (the tests' server)."""
+    raw = env.get(OVERRIDE, "").strip()
+    if not raw:
+        key = (client_env or "").strip().lower()
+        key = {"development": "dev", "staging": "stg"}.get(key, key)
+        return BACKENDS.get(key, DEFAULT_BACKEND)
+    parts = urlsplit(raw)
+    scheme = parts.scheme.lower()
+    try:
+        host, _ = parts.hostname, parts.port  # .port raises on a port that is not a number
+    except ValueError:
+        host = None
+    if scheme not in ("https", "http") or not host or parts.query or parts.fragment:
+        raise BadInput(f"{OVERRIDE}={raw!r} is not a URL like https://host[:port]/[path/]")
+    if parts.username is not None:
+        raise BadInput(f"{OVERRIDE} must not contain a user name or password")
+    if scheme == "http" and not is_loopback(host):
+        raise BadInput(f"{OVERRIDE}={raw!r} must use https:// (plain http only to localhost)")
+    return raw if raw.endswith("/") else raw + "/"
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def endpoint(url: str) -> str:
+    return url.rstrip("/") + "/" + ENDPOINT
+
+
+# --- trust ---------------------------------------------------------------------------------
+
+
+def ca_bundle(env: Mapping[str, str]) -> str | None:
+    """`TRACEBLOC_CA_BUNDLE` as an absolute path, once it is known to hold PEM certificates."""
+    raw = env.get(CA_BUNDLE, "").strip()
+    if not raw:
+        return None
+    path = os.path.abspath(raw)
+    if not os.path.isfile(path):
+        raise BadInput(f"{CA_BUNDLE}={raw!r} is not a file",
+                       "point it at a PEM file holding your organisation's root CA")  # fmt: skip
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=path)
+    except OSError as exc:  # ssl.SSLError is an OSError too
+        reason = "holds no PEM certificate" if isinstance(exc, ssl.SSLError) else "cannot be read"
+        raise BadInput(f"{CA_BUNDLE}={raw!r} {reason}",
+                       "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
+                       "holding your organisation's root CA") from None  # fmt: skip
+    return path
+
+
+def ssl_context(cafile: str | None) -> ssl.SSLContext:
+    """The OS trust store (truststore) plus `cafile`; certifi's bundle where truststore
+    cannot be used. Hostname checking and CERT_REQUIRED are the defaults of both."""
+    context: ssl.SSLContext
+    try:
+        import truststore
+
+        context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    except (ImportError, OSError, RuntimeError) as exc:
+        log.debug("truststore unavailable (%s): using certifi's CA bundle", exc)
+        try:
+            import certifi
+
+            context = ssl.create_default_context(cafile=certifi.where())
+        except (ImportError, OSError):
+            context = ssl.create_default_context()
+    if cafile:
+        context.load_verify_locations(cafile=cafile)
+    return context
+
+
+# --- proxies -------------------------------------------------------------------------------
+
+
+def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
+    """The proxy URL to reach `url` through, from `env`; None to go direct."""
+    parts = urlsplit(url)
+    names = _PROXY_NAMES.get(parts.scheme.lower(), ())
+    raw = next((env[n].strip() for n in names if env.get(n, "").strip()), "")
+    if not raw:
+        return None
+    no_proxy = (env.get("NO_PROXY") or env.get("no_proxy") or "").strip()
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    if bypass_proxy(parts.hostname or "", port, no_proxy):
+        return None
+    scheme, userinfo, hostpart = split_proxy_url(raw)
+    hostpart = hostpart.split("/", 1)[0]
+    if userinfo is None:
+        return f"{scheme}://{hostpart}"
+    # Taken literally, as the chart takes it (config.parse_proxy): quoted here because
+    # requests unquotes the user and password of a proxy URL.
+    user, _, password = userinfo.partition(":")
+    return f"{scheme}://{quote(user, safe='')}:{quote(password, safe='')}@{hostpart}"
+
+
+def bypass_proxy(host: str, port: int, no_proxy: str) -> bool:
+    """Does NO_PROXY exempt `host`:`port`? Entries separated by commas (or spaces): `*`;
+    a domain (`example.com`, `.example.com`, `*.example.com`: itself and its subdomains);
+    an IP or CIDR range (`10.0.0.0/8`, `::1`, `[::1]`); any of these with `:port`."""
+    host = host.strip("[]").lower().rstrip(".")
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for entry in no_proxy.replace(" ", ",").split(","):
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        name, entry_port = _split_entry(entry)
+        if entry_port is not None and entry_port != port:
+            continue
+        try:
+            network = ipaddress.ip_network(name, strict=False)
+        except ValueError:
+            network = None
+        if network is not None:
+            if address is not None and address.version == network.version and address in network:
+                return True
+            continue
+        domain = name.removeprefix("*").lstrip(".").rstrip(".")
+        if domain and address is None and (host == domain or host.endswith("." + domain)):
+            return True
+    return False
+
+
+def _split_entry(entry: str) -> tuple[str, int | None]:
+    """(host, port or None) of a NO_PROXY entry; a bare IPv6 address has no port."""
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":")
+        return host, int(port) if port.isdigit() else None
+    if entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+        if port.isdigit():
+            return host, int(port)
+    return entry, None
+
+
+# --- the check -----------------------------------------------------------------------------
+
+_VERDICTS = {200: Verdict.VALID, 400: Verdict.REJECTED, 401: Verdict.INACTIVE}
+
+
+def verify(
+    url: str, username: str, password: str, *, env: Mapping[str, str], timeout: float = 20.0
+) -> Check:
+    """POST the form fields `username` and `password` to `<url>api-token-auth/`.
+
+    200 VALID, 400 REJECTED, 401 INACTIVE; anything else (another status, no network, a
+    timeout, a TLS or proxy failure) UNVERIFIED with a one-line reason. The whole call is
+    bounded by `timeout`, name resolution included. Raises BadInput only for a bad
+    `TRACEBLOC_CA_BUNDLE`.
+    """
+    target = endpoint(url)
+    context = ssl_context(ca_bundle(env))
+    proxy = proxy_for(target, env)
+    log.debug("backend: POST %s%s", target, f" via proxy {_netloc(proxy)}" if proxy else "")
+
+    outcome: list[Response | BaseException] = []
+
+    def call() -> None:
+        try:
+            outcome.append(_post(target, username, password, context, proxy, timeout))
+        except BaseException as exc:  # handed to the waiting thread
+            outcome.append(exc)
+
+    # requests bounds each socket operation, not name resolution nor a trickling answer:
+    # the thread makes the bound hold for the whole call.
+    worker = threading.Thread(target=call, name="backend-check", daemon=True)
+    worker.start()
+    deadline = time.monotonic() + timeout + 1.0
+    while worker.is_alive() and time.monotonic() < deadline:
+        worker.join(0.1)  # short waits: Ctrl-C is delivered between them on every platform
+    if not outcome:
+        check = Check(Verdict.UNVERIFIED, f"no answer from {_site(target)} within {timeout:g}s")
+    elif isinstance(outcome[0], BaseException):
+        # A library's words may end up in the detail: no secret may pass with them.
+        redact = Redactor([password, quote(password, safe=""), *_proxy_userinfo(env)])
+        check = _failure(outcome[0], target, proxy, timeout, redact)
+    else:
+        check = _answer(outcome[0])
+    check = Check(check.verdict, _one_line(check.detail))
+    log.debug("backend: %s%s", check.verdict.value, f" ({check.detail})" if check.detail else "")
+    return check
+
+
+def _post(
+    target: str,
+    username: str,
+    password: str,
+    context: ssl.SSLContext,
+    proxy: str | None,
+    timeout: float,
+) -> Response:
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    class Adapter(HTTPAdapter):
+        """Every connection, direct or through a proxy, uses our SSL context."""
+
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["ssl_context"] = context
+            super().init_poolmanager(*args, **kwargs)
+
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+            kwargs["ssl_context"] = context
+            return super().proxy_manager_for(proxy, **kwargs)
+
+        def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+            # Trust is the context's alone: requests would load certifi's bundle into it.
+            conn.cert_reqs = "CERT_REQUIRED"
+
+    with requests.Session() as session:
+        session.trust_env = False  # no ~/.netrc, no os.environ proxies or CA bundle
+        session.mount("https://", Adapter())
+        session.mount("http://", Adapter())
+        response = session.post(
+            target,
+            data={"username": username, "password": password},
+            headers={"User-Agent": f"tracebloc-installer/{__version__}"},
+            proxies={"http": proxy, "https": proxy} if proxy else {},
+            timeout=(timeout, timeout),  # per socket operation; `verify` bounds the whole
+            allow_redirects=False,  # the password goes to this URL and nowhere else
+            stream=True,  # the status is the answer; the body is never read
+        )
+        response.close()
+        return response
+
+
+def _answer(response: Response) -> Check:
+    status = response.status_code
+    if status in _VERDICTS:
+        return Check(_VERDICTS[status])
+    reason = f"HTTP {status}" + (f" {response.reason}" if response.reason else "")
+    if 300 <= status < 400 and response.headers.get("Location"):
+        reason += f" (redirect to {response.headers['Location']}, not followed)"
+    return Check(Verdict.UNVERIFIED, f"{reason} from {response.url}")
+
+
+def _failure(
+    exc: BaseException, target: str, proxy: str | None, timeout: float, redact: Redactor
+) -> Check:
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        raise exc
+    import requests
+
+    site = _site(target)
+    chain = _chain(exc)
+    if isinstance(exc, requests.exceptions.Timeout):
+        detail = f"no answer from {site} within {timeout:g}s"
+    elif isinstance(exc, requests.exceptions.ProxyError):
+        detail = f"could not use the proxy {_netloc(proxy or '')}: {_reason(chain, redact)}"
+    elif any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
+        detail = (f"the TLS certificate of {site} is not trusted: {_reason(chain, redact)} "
+                  f"(behind a TLS-inspecting proxy, set {CA_BUNDLE} to its root CA's PEM file)")  # fmt: skip
+    elif isinstance(exc, requests.exceptions.RequestException):
+        detail = f"could not reach {site}: {_reason(chain, redact)}"
+    else:  # a bug in the layers below must not stop the install: the check is advisory
+        log.debug("backend: unexpected failure", exc_info=exc)
+        detail = f"could not check with {site}: {type(exc).__name__}"
+    return Check(Verdict.UNVERIFIED, detail)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and everything it wraps (urllib3's `reason`, causes, contexts, args)."""
+    seen: set[int] = set()
+    chain: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        chain.append(current)
+        nested = [getattr(current, "reason", None), current.__cause__, current.__context__,
+                  *(a for a in current.args if isinstance(a, BaseException))]  # fmt: skip
+        todo.extend(n for n in nested if isinstance(n, BaseException))
+    return chain
+
+
+def _reason(chain: list[BaseException], redact: Redactor) -> str:
+    """The innermost cause of a requests/urllib3 failure, in a few words."""
+    for item in chain:
+        if isinstance(item, ssl.SSLCertVerificationError):
+            return str(item.verify_message or item.reason or "certificate verify failed")
+    for item in chain:
+        if isinstance(item, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(item, socket.gaierror):
+            return "the host name could not be resolved"
+        if isinstance(item, http.client.RemoteDisconnected):
+            return "the connection was closed without an answer"
+        if isinstance(item, http.client.BadStatusLine):
+            return "the answer was not HTTP"
+        if isinstance(item, ssl.SSLError) and item.reason:
+            return f"TLS failed ({item.reason})"
+    for item in reversed(chain):
+        if isinstance(item, OSError) and item.strerror:
+            return item.strerror[:1].lower() + item.strerror[1:]
+    # Not ours to word: a library's text, printable characters only, and no secret in it.
+    text = redact("".join(c for c in str(chain[-1]) if c.isprintable()).strip())
+    return text[:200] or type(chain[-1]).__name__
+
+
+def _one_line(text: str) -> str:
+    """One line of printable text, whatever a server or a library put in it."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def _site(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/"
+
+
+def _netloc(url: str) -> str:
+    """host[:port] of a URL, without any user name or password."""
+    return urlsplit(url).netloc.rpartition("@")[2]
+
+
+def _proxy_userinfo(env: Mapping[str, str]) -> list[str]:
+    """Every proxy `user:password@` in `env`, as typed and as quoted for requests."""
+    found = []
+    for name in _PROXY_NAMES["https"]:
+        userinfo = split_proxy_url(env.get(name, ""))[1]
+        if userinfo:
+            user, _, password = userinfo.partition(":")
+            found += [userinfo + "@", f"{quote(user, safe='')}:{quote(password, safe='')}@"]
+    return found

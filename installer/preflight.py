@@ -1,0 +1,193 @@
+"""Preflight: is this machine big enough to run the client? Pure: facts in, findings out.
+
+Every problem is reported (`check` returns all findings); the caller prints them all and
+stops once if any `failed`. Nothing here reads the machine: `machine.read_machine` and
+`machine.disk_free` do, and their answers are passed in.
+
+Units: every "GB" here, including in the `PF_*_GB` variable names, is a GiB (2**30 bytes).
+Memory is configured in GiB (a VM's or Docker Desktop's "8 GB", the chart's `memory=8Gi`,
+the training size we render as `memory=<n>Gi`), and `free -g`/`df -BG` print GiB, so a
+GiB floor measures what the user set and sees. Decimal GB would make every floor ~7% lower
+than the number the user reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from installer.errors import BadInput
+from installer.model import MachineFacts
+
+GIB = 2**30
+MIB = 2**20
+
+# A VM given N GiB reports a little less as its total (firmware and kernel reservations,
+# ~100-400 MiB), so a machine sized exactly at a floor must not be measured as under it.
+# The grace applies to the memory total only (its minimum and its recommended size alike):
+# available memory and free disk are what they are.
+VM_GRACE_BYTES = 512 * MIB
+
+CPU_TRAINING = 4  # below this: a note that training wants more cores
+DISK_WARN_GIB = 20  # below this: a warning that datasets and images fill the disk quickly
+TRAINING_MEM_GIB = 16  # what training wants, quoted in the memory warning
+
+Level = Literal["fail", "warn", "note"]
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: Level
+    message: str  # one line: what was measured, and what is wanted
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_mem_gib: float = 5
+    warn_mem_gib: float = 8
+    min_cpu: int = 2
+    min_disk_gib: float = 10
+
+
+def thresholds(env: Mapping[str, str]) -> Thresholds:
+    """The floors, from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`.
+
+    Unset or empty → the default. Any non-negative number is accepted (a value above the
+    default raises that floor: the user asked for it); anything else is `BadInput`.
+    """
+    default = Thresholds()
+    return Thresholds(
+        min_mem_gib=_number(env, "PF_MIN_MEM_GB", default.min_mem_gib),
+        warn_mem_gib=_number(env, "PF_WARN_MEM_GB", default.warn_mem_gib),
+        min_cpu=_whole(env, "PF_MIN_CPU", default.min_cpu),
+        min_disk_gib=_number(env, "PF_MIN_DISK_GB", default.min_disk_gib),
+    )
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise BadInput(
+            f"{name}={raw!r} is not a number of GB (GiB)",
+            f"set {name} to a number such as {default:g}, or unset it",
+        )
+    return value
+
+
+def _whole(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()):
+        raise BadInput(
+            f"{name}={raw!r} is not a whole number of CPUs",
+            f"set {name} to a whole number such as {default}, or unset it",
+        )
+    return int(raw)
+
+
+def skipped(env: Mapping[str, str]) -> bool:
+    """`TRACEBLOC_SKIP_PREFLIGHT`: 1/true/yes/on skip (any case); unset, empty, 0/false/no/off
+    run the checks. Anything else is `BadInput`: a typo must not silently decide either way."""
+    raw = env.get("TRACEBLOC_SKIP_PREFLIGHT", "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise BadInput(
+        f"TRACEBLOC_SKIP_PREFLIGHT={env['TRACEBLOC_SKIP_PREFLIGHT']!r} is not understood",
+        "set TRACEBLOC_SKIP_PREFLIGHT=1 to skip the machine checks, or unset it",
+    )
+
+
+def check(
+    machine: MachineFacts, disk_free_bytes: int | None, data_dir: str, limits: Thresholds
+) -> list[Finding]:
+    """Every finding about memory, CPU and disk; at most one per measurement, the most
+    severe. Linux is where the client's cluster runs on this machine, so a floor there fails;
+    on macOS/Windows the cluster lives in a VM whose size we do not see, so it warns."""
+    return [
+        *_memory(machine, limits),
+        *_cpu(machine.cpu_count, limits),
+        *_disk(machine.os, disk_free_bytes, data_dir, limits),
+    ]
+
+
+def failed(findings: Iterable[Finding]) -> bool:
+    return any(f.level == "fail" for f in findings)
+
+
+def _gib(value: float) -> str:
+    return f"{value:g} GiB"
+
+
+def _measured(n_bytes: int) -> str:
+    # Rounded down, so 4.97 GiB reads "4.9 GiB" next to a 5 GiB floor, never "5.0 GiB".
+    return f"{math.floor(n_bytes * 10 / GIB) / 10:.1f} GiB"
+
+
+def _memory(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
+    linux = machine.os == "linux"
+    total = machine.memory_total_bytes
+    findings = []
+    under_floor = total + VM_GRACE_BYTES < limits.min_mem_gib * GIB
+    if under_floor:
+        findings.append(Finding(
+            "fail" if linux else "warn",
+            f"memory: {_measured(total)} total, the client needs at least "
+            f"{_gib(limits.min_mem_gib)} (PF_MIN_MEM_GB lowers this floor)",
+        ))  # fmt: skip
+    elif total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
+        findings.append(Finding(
+            "warn",
+            f"memory: {_measured(total)} total, below the recommended "
+            f"{_gib(limits.warn_mem_gib)}; training wants about {TRAINING_MEM_GIB} GiB",
+        ))  # fmt: skip
+    # Available memory matters only on Linux (elsewhere the cluster's VM has its own), and
+    # adds nothing when the total is already under the floor.
+    available = machine.memory_available_bytes
+    if linux and not under_floor and available < limits.min_mem_gib * GIB:
+        findings.append(Finding(
+            "warn",
+            f"memory: {_measured(available)} available of {_measured(total)}, below "
+            f"{_gib(limits.min_mem_gib)}; other programs may leave the client too little",
+        ))  # fmt: skip
+    return findings
+
+
+def _cpu(count: int, limits: Thresholds) -> list[Finding]:
+    if count < limits.min_cpu:
+        return [Finding("warn", f"CPU: {count} logical CPUs, the client wants at least "
+                                f"{limits.min_cpu} (PF_MIN_CPU lowers this floor)")]  # fmt: skip
+    if count < CPU_TRAINING:
+        return [Finding("note", f"CPU: {count} logical CPUs; training runs faster with "
+                                f"{CPU_TRAINING} or more")]  # fmt: skip
+    return []
+
+
+def _disk(os_: str, free: int | None, data_dir: str, limits: Thresholds) -> list[Finding]:
+    if free is None:
+        return [Finding("warn", f"disk: could not measure the free space for {data_dir}; "
+                                f"the client wants at least {_gib(limits.min_disk_gib)} "
+                                f"there")]  # fmt: skip
+    if free < limits.min_disk_gib * GIB:
+        return [Finding(
+            "fail" if os_ == "linux" else "warn",
+            f"disk: {_measured(free)} free for {data_dir}, the client needs at least "
+            f"{_gib(limits.min_disk_gib)} (PF_MIN_DISK_GB lowers this floor)",
+        )]  # fmt: skip
+    if free < DISK_WARN_GIB * GIB:
+        return [Finding("warn", f"disk: {_measured(free)} free for {data_dir}, below the "
+                                f"recommended {DISK_WARN_GIB} GiB")]  # fmt: skip
+    return []

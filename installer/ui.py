@@ -1,0 +1,323 @@
+"""What the user watches while `install` runs, and the install log file.
+
+On a terminal: a spinner with the elapsed seconds on the step's line, replaced by
+`✓ title (3.2s)` or `✗ title (3.2s)` when the step ends, and colour. Anywhere else — a pipe,
+CI, `NO_COLOR`, `TB_PLAIN`, `TERM=dumb` — one timestamped line when a step starts and one
+when it ends, which reads well in a CI log and never fills it with spinner frames.
+
+Every text passes the redactor before it is written, to the screen or to the log file.
+While a step's spinner is on screen, all output to that stream must go through the `Ui`
+(it clears the spinner line first, then redraws it).
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import datetime
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TextIO
+
+from installer.errors import InstallerError
+from installer.redact import RedactingFilter, Redactor
+
+log = logging.getLogger("installer.ui")
+
+TICK_S = 0.1  # spinner frame interval: ~10 Hz
+SPINNER_THREAD = "tracebloc-spinner"
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # keeps \t and \n; drops ESC, \r, ...
+_FALSE = ("", "0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Glyphs:
+    frames: str
+    ok: str
+    fail: str
+
+
+UNICODE = Glyphs(frames="⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏", ok="✓", fail="✗")
+ASCII = Glyphs(frames="|/-\\", ok="[ok]", fail="[failed]")
+
+_GREEN, _YELLOW, _RED, _RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
+
+
+def wants_fancy(env: Mapping[str, str]) -> bool:
+    """Spinner and colour are allowed by the environment (the stream must also be a tty).
+
+    `NO_COLOR` and `TB_PLAIN`: any non-empty value means plain. `CI`: set to anything but
+    an empty/false-like value (`CI=true`, `CI=1`) means plain. `TERM=dumb` cannot move the
+    cursor back, so it is plain too."""
+    if env.get("NO_COLOR") or env.get("TB_PLAIN"):
+        return False
+    if env.get("CI", "").strip().lower() not in _FALSE:
+        return False
+    return env.get("TERM", "") != "dumb"
+
+
+class Ui:
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        env: Mapping[str, str],
+        redactor: Redactor,
+        is_tty: bool | None = None,
+    ) -> None:
+        self.stream = stream
+        self.redactor = redactor
+        tty = _isatty(stream) if is_tty is None else is_tty
+        self.fancy = tty and wants_fancy(env)
+        self.colour = self.fancy and _enable_colour(stream)
+        self.glyphs = UNICODE if _can_encode(stream, UNICODE) else ASCII
+        self._lock = threading.Lock()
+        # The step whose spinner is on screen: (title, started); `_drawn` is how many
+        # characters of it are on the current line.
+        self._spinning: tuple[str, float] | None = None
+        self._drawn = 0
+        self._width = _width(stream)
+
+    # --- steps -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def step(self, title: str) -> Iterator[None]:
+        """Show `title` while the body runs; mark it done/failed/interrupted when it ends.
+
+        Exceptions (KeyboardInterrupt too) propagate after the line is finished and the
+        spinner thread has stopped."""
+        title = " ".join(self._clean(title).split())
+        started = time.monotonic()
+        log.info("step: %s", title)
+        stop: threading.Event | None = None
+        thread: threading.Thread | None = None
+        if self.fancy and self._spinning is None:
+            stop = threading.Event()
+            self._spinning = (title, started)
+            thread = threading.Thread(
+                target=self._spin, args=(stop,), name=SPINNER_THREAD, daemon=True
+            )
+            thread.start()
+        elif not self.fancy:
+            self._write(f"{_clock()} {title} ...\n")
+        outcome = "failed"
+        try:
+            yield
+            outcome = "done"
+        except KeyboardInterrupt:
+            outcome = "interrupted"
+            raise
+        finally:
+            elapsed = time.monotonic() - started
+            if stop is not None and thread is not None:
+                stop.set()
+                thread.join(timeout=5 * TICK_S + 1)
+                with self._lock:
+                    self._clear_spinner()
+                    self._spinning = None
+            self._finish(title, outcome, elapsed)
+            log.info("step %s: %s (%.1fs)", outcome, title, elapsed)
+
+    def _finish(self, title: str, outcome: str, elapsed: float) -> None:
+        took = f"({elapsed:.1f}s)"
+        if not self.fancy:
+            self._line(f"{_clock()} {title}: {outcome} {took}")
+        elif outcome == "done":
+            self._line(f"{self._paint(self.glyphs.ok, _GREEN)} {title} {took}")
+        else:
+            suffix = ": interrupted" if outcome == "interrupted" else ""
+            self._line(f"{self._paint(self.glyphs.fail, _RED)} {title}{suffix} {took}")
+
+    def _spin(self, stop: threading.Event) -> None:
+        frame = 0
+        while True:
+            with self._lock:
+                # Checked under the lock: once `step` has cleared the line, never redraw.
+                if stop.is_set() or self._spinning is None:
+                    return
+                title, started = self._spinning
+                glyph = self.glyphs.frames[frame % len(self.glyphs.frames)]
+                text = f"{glyph} {title} ({int(time.monotonic() - started)}s)"
+                text = text[: max(self._width - 1, 1)]  # a wrapped line cannot be redrawn
+                try:
+                    self._raw(f"\r{text}{' ' * max(self._drawn - len(text), 0)}")
+                    self.stream.flush()
+                except (OSError, ValueError):  # the stream went away: stop drawing
+                    return
+                self._drawn = len(text)
+            frame += 1
+            if stop.wait(TICK_S):
+                return
+
+    def _clear_spinner(self) -> None:
+        """Blank the spinner line and return to its start. Caller holds the lock."""
+        if self._drawn:
+            self._raw(f"\r{' ' * self._drawn}\r")
+            self._drawn = 0
+
+    # --- messages ------------------------------------------------------------------------
+
+    def info(self, text: str) -> None:
+        self._message("info", "", text)
+
+    def ok(self, text: str) -> None:
+        self._message("ok", self._paint(self.glyphs.ok, _GREEN) + " " if self.fancy else "", text)
+
+    def warn(self, text: str) -> None:
+        self._message("warning", self._paint("warning:", _YELLOW) + " ", text)
+
+    def error(self, text: str) -> None:
+        self._message("error", self._paint("error:", _RED) + " ", text)
+
+    def _message(self, kind: str, prefix: str, text: str) -> None:
+        text = self._clean(text)
+        log.info("%s: %s", kind, text)
+        lines = text.split("\n")
+        if self.fancy:
+            self._line(prefix + "\n".join(lines))
+        else:
+            stamp = _clock()
+            self._line("\n".join(f"{stamp} {prefix}{line}" for line in lines))
+
+    # --- output ----------------------------------------------------------------------------
+
+    def _clean(self, text: str) -> str:
+        return _CONTROL.sub("", self.redactor(str(text)))
+
+    def _paint(self, text: str, colour: str) -> str:
+        return f"{colour}{text}{_RESET}" if self.colour else text
+
+    def _line(self, text: str) -> None:
+        self._write(text + "\n")
+
+    def _write(self, text: str) -> None:
+        """Write whole lines; a spinner on screen is cleared first and redraws next tick."""
+        with self._lock:
+            try:
+                self._clear_spinner()
+                self._raw(text)
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass  # a closed or broken stream must not turn progress into a failure
+
+    def _raw(self, text: str) -> None:
+        encoding = getattr(self.stream, "encoding", None)
+        if encoding:
+            text = text.encode(encoding, "replace").decode(encoding, "replace")
+        self.stream.write(text)
+
+
+def _clock() -> str:
+    return time.strftime("[%H:%M:%S]")
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _width(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
+def _can_encode(stream: TextIO, glyphs: Glyphs) -> bool:
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:  # an in-memory text stream holds any str
+        return True
+    try:
+        codecs.encode(glyphs.frames + glyphs.ok + glyphs.fail, encoding)
+    except (UnicodeError, LookupError):
+        return False
+    return True
+
+
+def _enable_colour(stream: TextIO) -> bool:
+    """ANSI colour works on POSIX terminals; a Windows console must be switched to VT mode
+    (Windows 10+), and without it colour stays off rather than printing escape codes."""
+    if sys.platform == "win32":
+        try:
+            import ctypes
+            import msvcrt
+
+            handle = msvcrt.get_osfhandle(stream.fileno())
+            kernel32 = getattr(ctypes, "windll").kernel32  # noqa: B009 - absent off Windows
+            mode = ctypes.c_uint32()
+            if not kernel32.GetConsoleMode(handle, ctypes.byref(mode)):
+                return False
+            return bool(kernel32.SetConsoleMode(handle, mode.value | 0x0004))
+        except (AttributeError, OSError, ValueError):
+            return False
+    return True
+
+
+# --- the log file --------------------------------------------------------------------------
+
+LOG_FILE = "install.log"
+
+
+class _RedactingFormatter(logging.Formatter):
+    """Timestamped with the local UTC offset; redacts the whole formatted record, so a
+    traceback (`exc_info`) cannot carry a secret past the filter either."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+        self.redactor = redactor
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        moment = datetime.datetime.fromtimestamp(record.created).astimezone()
+        return moment.isoformat(timespec="milliseconds")
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.redactor(super().format(record))
+
+
+class _LogFile(logging.StreamHandler):
+    """A StreamHandler that owns (and closes) its file."""
+
+    def close(self) -> None:
+        self.acquire()
+        try:
+            with contextlib.suppress(OSError, ValueError):
+                self.flush()
+                self.stream.close()
+        finally:
+            self.release()
+        super().close()
+
+
+def open_log(path: str, redactor: Redactor) -> logging.Handler:
+    """A DEBUG handler appending timestamped, redacted lines to `path` (usually
+    HOST_DATA_DIR/install.log). Creates the directory owner-only (0700) and the file 0600 on
+    POSIX; an existing file that others could read is narrowed to 0600. The caller attaches
+    it to the "installer" logger and closes it at the end."""
+    directory = os.path.dirname(os.path.abspath(path))
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        raise InstallerError(
+            f"cannot open the log file {path}: {exc.strerror or exc}",
+            "set HOST_DATA_DIR to a directory you can write to",
+        ) from None
+    if sys.platform != "win32":
+        with contextlib.suppress(OSError):  # not ours to change: keep logging anyway
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)
+    stream = open(fd, "a", encoding="utf-8", errors="replace")  # the handler owns and closes it
+    handler = _LogFile(stream)
+    handler.setLevel(logging.DEBUG)
+    handler.addFilter(RedactingFilter(redactor))
+    handler.setFormatter(_RedactingFormatter(redactor))
+    return handler

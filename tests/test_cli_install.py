@@ -1,0 +1,556 @@
+"""`install` end to end: the CLI as a process, fake kubectl/helm on PATH, and a loopback HTTP
+server standing in for the tracebloc backend.
+
+Each test scripts a cluster state, runs the CLI, and asserts the exit code, what the operator
+reads, the files on disk, and the exact helm/kubectl calls — in order where order matters.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.fakes.backend_server import BackendServer, Reply
+from tests.fakes.cluster import FakeCluster, node, release_row
+from tests.fakes.processes import gone_soon
+
+CLIENT_ID = "client-7f3a"
+PASSWORD = "Cl1ent-P4ss:#w0rd"
+REGISTRY_PASSWORD = "Reg1stry-S3cret@x"
+PROXY_PASSWORD = "Pr0xy-S3cret:@y"
+SECRETS = (PASSWORD, REGISTRY_PASSWORD, PROXY_PASSWORD)
+# A self-signed root, as an enterprise CA would be handed out (certificate only, no key).
+CA_PEM = """\
+-----BEGIN CERTIFICATE-----
+MIIDGzCCAgOgAwIBAgIUENB8QUmY+kKVsVKc4clplG7pBa0wDQYJKoZIhvcNAQEL
+BQAwHDEaMBgGA1UEAwwRQ29ycCBUZXN0IFJvb3QgQ0EwIBcNMjYxMTI5MjMxNDE5
+WhgPMjEyNjExMDUyMzE0MTlaMBwxGjAYBgNVBAMMEUNvcnAgVGVzdCBSb290IENB
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAviDXnTG1XBE66l0RhG8a
+UthsEFvsRwZ8cZhWD50l7jddTyF1gw7CFyfW7lEm1GfZRh7Qa4ocM/18Hf6Rz1a6
+D1ssraad8r+lwtntZpAf9vpw+Hrsd0qiaqoU7nF1ATvzvR+W7BZCN2aL+HfdtthG
+B2sw2hV38HAr0oCtrD5kYgt+qpBywkJ0v1uNaXlYEq/++C7TcwXKfqy1a+bF6wyx
+uRYTPCuL45xH97kfZaSbNnt7g7pyqdG2YrKl+bVrx7Sb4Ya8inIRdnZgV17sTaiw
+nMnfWN55OX7PWIatYLubeZ05parklb0kAQ3NYWGURt36OZVwYczh8R5EW5q5vl74
+hQIDAQABo1MwUTAdBgNVHQ4EFgQUsjL1gpxdg14nEXmrPCLfXo5Y2l0wHwYDVR0j
+BBgwFoAUsjL1gpxdg14nEXmrPCLfXo5Y2l0wDwYDVR0TAQH/BAUwAwEB/zANBgkq
+hkiG9w0BAQsFAAOCAQEAgANwy6MXui5ODnMXdic4ciSla7Om+5qxY1/eh+bgN1gf
+xTkqaUTeUIWZ/ONZVvwqqm01Nar2PgDgTCZ9x9AUgbo8GH3FsrkXPpl1CcgvecmO
+OEpUaXMz8y+ITDesxmt/diZ1dY2sdHgIBsf6RvGAnRDdvQOIS/ObX8BT12RBp831
+WtgalSBOcJJl0FZCMgUJa62wgcgFs8Xt7FCNZU3BmGSDeacZyEAeFt0eUrsUYWVm
+5VYQ55q3wsQATUrVErfE4kEd4IF/aMcXcr7zjfznlPfQsoPXcVyR6TzSt9EiUv7i
+dH20Qs2+9QrXa6FohJgN0wGGMwzMen859hqAvKEJlA==
+-----END CERTIFICATE-----
+"""
+
+
+@pytest.fixture
+def backend() -> Iterator[BackendServer]:
+    with BackendServer(default=200) as server:
+        yield server
+
+
+def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
+    """Credentials from the environment, the loopback backend, quick metrics wait."""
+    base = {
+        "TRACEBLOC_CLIENT_ID": CLIENT_ID,
+        "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
+        "TRACEBLOC_BACKEND_URL": backend.url,
+        "TRACEBLOC_SKIP_PREFLIGHT": "1",
+        "TB_METRICS_WAIT_S": "5",
+        "TB_PLAIN": "1",
+    }
+    base.update(extra)
+    return base
+
+
+def fresh(cluster: FakeCluster) -> FakeCluster:
+    return cluster.nodes(node("laptop", "8", "16Gi")).installed().installable()
+
+
+def values_file(cluster: FakeCluster) -> Path:
+    return cluster.home / ".tracebloc" / "values.yaml"
+
+
+def log_file(cluster: FakeCluster) -> Path:
+    return cluster.home / ".tracebloc" / "install.log"
+
+
+def verbs(cluster: FakeCluster) -> list[str]:
+    """Each call as "<tool> <first two args>", in the order they were made."""
+    return [f"{e['tool']} {' '.join(e['argv'][:2])}" for e in cluster.call_log()]
+
+
+def upgrade_calls(cluster: FakeCluster) -> list[list[str]]:
+    return [argv for argv in cluster.calls("helm") if argv[:2] == ["upgrade", "--install"]]
+
+
+def mutations(cluster: FakeCluster) -> list[list[str]]:
+    changing = {"upgrade", "rollback", "uninstall", "install", "repo"}
+    return [argv for argv in cluster.calls("helm") if argv and argv[0] in changing]
+
+
+def assert_no_secret_leaked(cluster: FakeCluster, *texts: str) -> None:
+    argvs = [" ".join(argv) for argv in cluster.calls()]
+    log = log_file(cluster).read_text(encoding="utf-8") if log_file(cluster).exists() else ""
+    for secret in SECRETS:
+        for argv in argvs:
+            assert secret not in argv
+        assert secret not in log
+        for text in texts:
+            assert secret not in text
+
+
+# --- a fresh machine -------------------------------------------------------------------
+
+
+def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster)
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    assert verbs(cluster) == [
+        "helm list --all-namespaces",
+        "kubectl get nodes",
+        "helm repo list",
+        "helm repo add",
+        "helm repo update",
+        "kubectl get apiservice",
+        "helm upgrade --install",
+        "kubectl config set-context",
+    ]
+    # Nothing was installed, so no release values were read: the list is the evidence.
+    assert not [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]]
+    written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
+    assert written["clientId"] == CLIENT_ID
+    assert written["clientPassword"] == PASSWORD
+    assert written["env"]["RESOURCE_PROVENANCE"] == "installer"
+    assert stat.S_IMODE(values_file(cluster).stat().st_mode) == 0o600 or sys.platform == "win32"
+    assert upgrade_calls(cluster) == [[
+        "upgrade", "--install", "tracebloc", "tracebloc/client", "--namespace", "tracebloc",
+        "--create-namespace", "--cleanup-on-fail", "--values", str(values_file(cluster))]]
+    assert [r.fields["username"] for r in backend.requests] == [CLIENT_ID]
+    assert "The tracebloc client is installed." in result.stdout
+    assert "namespace:      tracebloc" in result.stdout
+    assert "(measured by the installer; installer)" in result.stdout
+    assert str(log_file(cluster)) in result.stdout
+    assert_no_secret_leaked(cluster, result.stdout, result.stderr)
+
+
+def test_fresh_install_json_reports_the_outcome(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster)
+    result = cluster.run("install", "--yes", "--json", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["namespace"] == "tracebloc"
+    assert doc["training"]["provenance"] == "installer"
+    assert doc["values_file"] == str(values_file(cluster))
+    assert doc["log_file"] == str(log_file(cluster))
+
+
+def test_log_file_records_every_command_and_no_secret(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster)
+    proxy = f"http://ana:{PROXY_PASSWORD}@127.0.0.1:9"
+    result = cluster.run("install", "--yes", **env_for(
+        backend, TRACEBLOC_REGISTRY_USERNAME="robot", TRACEBLOC_REGISTRY_PASSWORD=REGISTRY_PASSWORD,
+        HTTPS_PROXY=proxy, NO_PROXY="127.0.0.1,localhost"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = log_file(cluster).read_text(encoding="utf-8")
+    for command in ("helm list", "kubectl get nodes", "helm repo add", "helm upgrade --install",
+                    "kubectl config set-context"):  # fmt: skip
+        assert command in log, command
+    assert "exit 0" in log
+    assert_no_secret_leaked(cluster, result.stdout, result.stderr)
+    # The helm child got the proxy through its environment, never its argv.
+    assert all(PROXY_PASSWORD not in " ".join(a) for a in cluster.calls())
+
+
+def test_second_run_appends_to_the_log(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster)
+    assert cluster.run("install", "--yes", **env_for(backend)).returncode == 0
+    first = log_file(cluster).read_text(encoding="utf-8")
+    assert cluster.run("install", "--yes", **env_for(backend)).returncode == 0
+    second = log_file(cluster).read_text(encoding="utf-8")
+    assert second.startswith(first) and len(second) > len(first)
+
+
+# --- re-install ------------------------------------------------------------------------
+
+
+def test_reinstall_keeps_a_user_marker_and_size(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster).installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {
+        "clientId": CLIENT_ID,
+        "env": {"RESOURCE_LIMITS": "cpu=3,memory=12Gi", "RESOURCE_REQUESTS": "cpu=3,memory=12Gi",
+                "RESOURCE_PROVENANCE": "user"}})  # fmt: skip
+    cluster.status_of("tracebloc", "deployed")
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
+    assert written["env"]["RESOURCE_LIMITS"] == "cpu=3,memory=12Gi"
+    assert written["env"]["RESOURCE_PROVENANCE"] == "user"
+    # One read of the installed release serves both the guard and the sizing.
+    assert [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
+        ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]]
+    assert "cpu=3,memory=12Gi (chosen by a person; user)" in result.stdout
+    assert not [a for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall")]
+
+
+def test_reinstall_keeps_an_unknown_marker(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster).installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {
+        "clientId": CLIENT_ID,
+        "env": {"RESOURCE_LIMITS": "cpu=2,memory=6Gi", "RESOURCE_PROVENANCE": "unknown"}})
+    cluster.status_of("tracebloc", "deployed")
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
+    assert written["env"]["RESOURCE_PROVENANCE"] == "unknown"
+    assert written["env"]["RESOURCE_LIMITS"] == "cpu=2,memory=6Gi"
+
+
+def test_same_client_in_another_namespace_is_upgraded_in_place(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).installed(release_row("edge", "ml-edge"), release_row("web", "web", chart="nginx-1.0.0"))
+    cluster.values_of("edge", "ml-edge", {"clientId": CLIENT_ID})
+    cluster.status_of("edge", "deployed")
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    [upgrade] = upgrade_calls(cluster)
+    assert upgrade[2:4] == ["edge", "tracebloc/client"]
+    assert upgrade[upgrade.index("--namespace") + 1] == "ml-edge"
+    assert "upgrading it there" in result.stderr
+    # Only the client release's values were read; the nginx release is none of our business.
+    assert [a[2:5] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
+        ["edge", "-n", "ml-edge"]]
+
+
+# --- the one-client guard: refusals ---------------------------------------------------
+
+
+def test_a_different_client_is_refused_and_nothing_changes(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": "someone-else"})
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 3, result.stderr
+    assert "someone-else" in result.stderr
+    assert "helm uninstall tracebloc -n tracebloc" in result.stderr
+    assert "another machine" in result.stderr
+    assert mutations(cluster) == []
+    assert not values_file(cluster).exists()
+
+
+def test_release_list_failing_is_refused_and_nothing_written(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).on("helm", "list", stderr="Error: Kubernetes cluster unreachable\n", rc=1)
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 3, result.stderr
+    assert "could not list the installed Helm releases" in result.stderr
+    assert "cluster unreachable" in result.stderr
+    assert mutations(cluster) == []
+    assert not values_file(cluster).exists()
+
+
+def test_unreadable_client_values_are_refused(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster).installed(release_row())
+    cluster.on("helm", "get", "values", stderr="Error: secrets is forbidden\n", rc=1)
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 3, result.stderr
+    assert "could not read the values" in result.stderr
+    assert "forbidden" in result.stderr
+    assert mutations(cluster) == []
+
+
+def test_another_chart_under_our_release_name_is_refused(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).installed(release_row(chart="postgresql-15.2.0"))
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 3, result.stderr
+    assert "postgresql-15.2.0" in result.stderr
+    assert mutations(cluster) == []
+
+
+# --- recovery of a wedged release -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("status", "verb"), [
+    pytest.param("pending-upgrade", "rollback", id="pending-upgrade-rolls-back"),
+    pytest.param("pending-rollback", "rollback", id="pending-rollback-rolls-back"),
+    pytest.param("pending-install", "uninstall", id="pending-install-uninstalls"),
+    pytest.param("uninstalling", "uninstall", id="uninstalling-uninstalls"),
+])  # fmt: skip
+def test_wedged_release_is_recovered_before_the_upgrade(
+    cluster: FakeCluster, backend: BackendServer, status: str, verb: str
+) -> None:
+    fresh(cluster).installed(release_row(status=status))
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": CLIENT_ID})
+    cluster.status_of("tracebloc", status)
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    helm_verbs = [a[0] for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall", "upgrade")]
+    assert helm_verbs == [verb, "upgrade"]
+    [recovery] = [a for a in cluster.calls("helm") if a[0] == verb]
+    assert recovery == [verb, "tracebloc", "-n", "tracebloc", "--wait", "--timeout", "5m"]
+
+
+def test_recovery_failing_stops_with_the_manual_commands(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).installed(release_row(status="pending-upgrade"))
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": CLIENT_ID})
+    cluster.status_of("tracebloc", "pending-upgrade")
+    cluster.on("helm", "rollback", stderr="Error: no revision to roll back to\n", rc=1)
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 1
+    assert "rollback of the wedged release failed" in result.stderr
+    assert "helm uninstall tracebloc -n tracebloc" in result.stderr
+    assert upgrade_calls(cluster) == []
+
+
+def test_deployed_release_needs_no_recovery(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster).installed(release_row(status="failed"))
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": CLIENT_ID})
+    cluster.status_of("tracebloc", "failed")
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    assert not [a for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall")]
+
+
+# --- the chart repository -------------------------------------------------------------
+
+
+def test_existing_repo_is_not_added_again(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster).on("helm", "repo", "list", stdout=json.dumps(
+        [{"name": "tracebloc", "url": "https://tracebloc.github.io/client"}]))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    repo = [a[:2] for a in cluster.calls("helm") if a[0] == "repo"]
+    assert repo == [["repo", "list"], ["repo", "update"]]
+
+
+def test_local_chart_needs_no_repo(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster)
+    chart = Path(__file__).parent / "chart"
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_CHART_PATH=str(chart)))
+    assert result.returncode == 0, result.stderr
+    assert not [a for a in cluster.calls("helm") if a[0] == "repo"]
+    [upgrade] = upgrade_calls(cluster)
+    assert upgrade[3] == str(chart)
+
+
+def test_ca_bundle_reaches_helm_repo_add(cluster: FakeCluster, backend: BackendServer,
+                                         tmp_path: Path) -> None:  # fmt: skip
+    ca = tmp_path / "corp-root.pem"
+    ca.write_text(CA_PEM, encoding="ascii")
+    fresh(cluster)
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_CA_BUNDLE=str(ca)))
+    assert result.returncode == 0, result.stderr
+    [add] = [a for a in cluster.calls("helm") if a[:2] == ["repo", "add"]]
+    assert add == ["repo", "add", "tracebloc", "https://tracebloc.github.io/client",
+                   "--ca-file", str(ca)]  # fmt: skip
+
+
+# --- helm failing, timing out, interrupted ---------------------------------------------
+
+
+def test_helm_failure_exits_1_and_keeps_the_previous_values(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster)
+    previous = b"clientId: client-7f3a\nenv: {RESOURCE_LIMITS: cpu=1}\n"
+    values_file(cluster).parent.mkdir(parents=True)
+    values_file(cluster).write_bytes(previous)
+    cluster.on("helm", "upgrade", "--install", rc=1,
+               stderr="Error: UPGRADE FAILED: context deadline exceeded\n")  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 1
+    assert "UPGRADE FAILED: context deadline exceeded" in result.stderr
+    assert str(log_file(cluster)) in result.stderr
+    assert "helm rollback tracebloc -n tracebloc" in result.stderr
+    assert Path(str(values_file(cluster)) + ".bak").read_bytes() == previous
+
+
+def test_helm_past_its_deadline_is_asked_to_stop_then_reported(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).on("helm", "upgrade", "--install", sleep=60, on_term=1)
+    started = time.monotonic()
+    result = cluster.run("install", "--yes", **env_for(backend, TB_HELM_TIMEOUT_MIN="0.03"))
+
+    assert result.returncode == 1
+    assert time.monotonic() - started < 40
+    assert "did not finish within 0.03 min" in result.stderr
+    assert "TB_HELM_TIMEOUT_MIN" in result.stderr
+    [upgrade_pid] = [e["pid"] for e in cluster.call_log() if e["argv"][:1] == ["upgrade"]]
+    assert [pid for pid, _ in cluster.signals()] == [upgrade_pid]
+    assert gone_soon(upgrade_pid)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="signals to a child process are POSIX")
+@pytest.mark.parametrize("signum", [
+    pytest.param("SIGINT", id="ctrl-c"),
+    pytest.param("SIGTERM", id="terminated-by-a-service-manager"),
+    pytest.param("SIGHUP", id="terminal-closed"),
+])  # fmt: skip
+def test_interrupt_during_helm_exits_130_and_leaves_values_intact(
+    cluster: FakeCluster, backend: BackendServer, signum: str
+) -> None:
+    fresh(cluster).on("helm", "upgrade", "--install", sleep=60, on_term=1)
+    running = cluster.start("install", "--yes", **env_for(backend))
+    upgrade_pid = _wait_for_call(cluster, "upgrade")
+    written = values_file(cluster).read_bytes()
+    running.send_signal(getattr(signal, signum))
+    out, err = running.communicate(timeout=30)
+
+    assert running.returncode == 130, err
+    assert "interrupted" in err
+    assert "run tracebloc-installer again" in err
+    assert [pid for pid, _ in cluster.signals()] == [upgrade_pid]
+    assert gone_soon(upgrade_pid)
+    assert values_file(cluster).read_bytes() == written
+
+
+def _wait_for_call(cluster: FakeCluster, verb: str, timeout: float = 30) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in cluster.call_log():
+            if entry["argv"][:1] == [verb]:
+                time.sleep(0.3)  # let the fake install its signal handler
+                return int(entry["pid"])
+        time.sleep(0.05)
+    raise AssertionError(f"helm {verb} was never called: {cluster.calls()}")
+
+
+# --- credentials -----------------------------------------------------------------------
+
+
+def test_no_terminal_and_no_credentials_exits_2_quickly(cluster: FakeCluster,
+                                                         backend: BackendServer) -> None:  # fmt: skip
+    fresh(cluster)
+    env = env_for(backend)
+    del env["TRACEBLOC_CLIENT_ID"], env["TRACEBLOC_CLIENT_PASSWORD"]
+    started = time.monotonic()
+    result = cluster.run("install", timeout=30, **env)  # interactive, but stdin is /dev/null
+
+    assert result.returncode == 2
+    assert time.monotonic() - started < 20
+    assert "TRACEBLOC_CLIENT_ID" in result.stderr and "TRACEBLOC_CLIENT_PASSWORD" in result.stderr
+    assert mutations(cluster) == []
+
+
+def test_rejected_environment_credentials_stop_before_the_cluster(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster)
+    backend.script.append(Reply(400, b'{"non_field_errors": ["Unable to log in"]}'))
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 2
+    assert "TRACEBLOC_CLIENT_PASSWORD" in result.stderr
+    assert cluster.calls("helm") == []
+
+
+def test_inactive_account_stops(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster)
+    backend.script.append(Reply(401))
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 1
+    assert "not active" in result.stderr
+    assert mutations(cluster) == []
+
+
+def test_unreachable_backend_warns_and_continues(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster)
+    result = cluster.run("install", "--yes", **env_for(
+        backend, TRACEBLOC_BACKEND_URL="http://127.0.0.1:9/"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "could not verify" in result.stderr
+    assert len(upgrade_calls(cluster)) == 1
+
+
+def test_non_interactive_rerun_reuses_the_saved_credentials(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster)
+    assert cluster.run("install", "--yes", **env_for(backend)).returncode == 0
+    env = env_for(backend)
+    del env["TRACEBLOC_CLIENT_ID"], env["TRACEBLOC_CLIENT_PASSWORD"]
+    result = cluster.run("install", "--yes", **env)
+    assert result.returncode == 0, result.stderr
+    assert [r.fields["username"] for r in backend.requests] == [CLIENT_ID, CLIENT_ID]
+    assert backend.requests[1].fields["password"] == PASSWORD
+
+
+# --- preflight --------------------------------------------------------------------------
+
+
+def test_preflight_failure_lists_problems_and_changes_nothing(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster)
+    env = env_for(backend, PF_MIN_DISK_GB="1000000000")
+    del env["TRACEBLOC_SKIP_PREFLIGHT"]
+    result = cluster.run("install", "--yes", **env)
+    if sys.platform.startswith("linux"):
+        assert result.returncode == 1, result.stderr
+        assert "below the minimum" in result.stderr
+        assert "TRACEBLOC_SKIP_PREFLIGHT" in result.stderr
+        assert cluster.calls() == []
+    else:  # a disk shortfall only warns on macOS and Windows
+        assert result.returncode == 0, result.stderr
+
+
+# --- the interactive prompt, through a pseudo-terminal --------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_rejected_password_is_asked_again_on_the_terminal(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    from tests.fakes.terminal import Pty
+
+    fresh(cluster)
+    backend.script.append(Reply(400, b'{"non_field_errors": ["Unable to log in"]}'))
+    env = cluster.env(**env_for(backend))
+    del env["TRACEBLOC_CLIENT_ID"], env["TRACEBLOC_CLIENT_PASSWORD"]
+    with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
+        term.expect(r"(?i)client id")
+        term.send(CLIENT_ID)
+        term.expect(r"(?i)password")
+        term.send("wrong-password")
+        term.expect(r"(?i)not correct")
+        term.expect(r"(?i)client id \[client-7f3a\]")
+        term.send("")  # Enter keeps the id typed before
+        term.expect(r"(?i)password")
+        term.send(PASSWORD)
+        code = term.wait(timeout=60)
+        screen = term.screen()
+
+    assert code == 0, screen
+    assert [r.fields["password"] == PASSWORD for r in backend.requests] == [False, True]
+    assert PASSWORD not in screen and "wrong-password" not in screen  # never echoed
+    assert len(upgrade_calls(cluster)) == 1
+    written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
+    assert written["clientPassword"] == PASSWORD
+
