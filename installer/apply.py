@@ -192,7 +192,8 @@ def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: 
             + manual_commands(release, namespace),
         ) from None
     if result.rc != 0:
-        said = tail(result.stderr + "\n" + result.stdout)
+        # stderr last: helm's own "Error: …" line is the one that must survive the tail.
+        said = tail(result.stdout + "\n" + result.stderr)
         log.info("helm output:\n%s", said)
         raise InstallerError(
             f"helm upgrade --install failed (exit {result.rc})" + (f":\n{said}" if said else ""),

@@ -10,7 +10,6 @@ browser) plus `TRACEBLOC_CA_BUNDLE`. Proxies come from the `env` passed in, neve
 from __future__ import annotations
 
 import enum
-import http.client
 import ipaddress
 import logging
 import os
@@ -38,12 +37,6 @@ BACKENDS = {"dev": "https://dev-api.tracebloc.io/", "stg": "https://stg-api.trac
 ENDPOINT = "api-token-auth/"
 OVERRIDE = "TRACEBLOC_BACKEND_URL"
 CA_BUNDLE = "TRACEBLOC_CA_BUNDLE"
-# The installer has one proxy (the chart gets one too, see config.parse_proxy): a URL's own
-# scheme's variables first, then the other scheme's.
-_PROXY_NAMES = {
-    "https": ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"),
-    "http": ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"),
-}
 
 
 class Verdict(str, enum.Enum):
@@ -65,7 +58,7 @@ class Check:
 def backend_url(client_env: str | None, env: Mapping[str, str]) -> str:
     """The backend base URL (ending in `/`) for a parsed `CLIENT_ENV`; `TRACEBLOC_BACKEND_URL`
     overrides it: https only, except plain http to a loopback host (the tests' server)."""
-    raw = env.get(OVERRIDE, "").strip()
+    raw = env.get("TRACEBLOC_BACKEND_URL", "").strip()
     if not raw:
         key = (client_env or "").strip().lower()
         key = {"development": "dev", "staging": "stg"}.get(key, key)
@@ -103,7 +96,7 @@ def endpoint(url: str) -> str:
 
 def ca_bundle(env: Mapping[str, str]) -> str | None:
     """`TRACEBLOC_CA_BUNDLE` as an absolute path, once it is known to hold PEM certificates."""
-    raw = env.get(CA_BUNDLE, "").strip()
+    raw = env.get("TRACEBLOC_CA_BUNDLE", "").strip()
     if not raw:
         return None
     path = os.path.abspath(raw)
@@ -147,12 +140,18 @@ def ssl_context(cafile: str | None) -> ssl.SSLContext:
 def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
     """The proxy URL to reach `url` through, from `env`; None to go direct."""
     parts = urlsplit(url)
-    names = _PROXY_NAMES.get(parts.scheme.lower(), ())
-    raw = next((env[n].strip() for n in names if env.get(n, "").strip()), "")
+    scheme = parts.scheme.lower()
+    if scheme not in ("https", "http"):
+        return None
+    # The installer has one proxy (the chart gets one too, see config.parse_proxy): the
+    # URL's own scheme's variables first, then the other scheme's.
+    given = [env.get(n, "").strip()
+             for n in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")]  # fmt: skip
+    raw = next((v for v in (given if scheme == "https" else given[2:] + given[:2]) if v), "")
     if not raw:
         return None
     no_proxy = (env.get("NO_PROXY") or env.get("no_proxy") or "").strip()
-    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    port = parts.port or (443 if scheme == "https" else 80)
     if bypass_proxy(parts.hostname or "", port, no_proxy):
         return None
     scheme, userinfo, hostpart = split_proxy_url(raw)
@@ -277,7 +276,7 @@ def _post(
             super().init_poolmanager(*args, **kwargs)
 
         def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
-            kwargs["ssl_context"] = context
+            kwargs["ssl_context"] = context  # urllib3 uses it for an https:// proxy too
             return super().proxy_manager_for(proxy, **kwargs)
 
         def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
@@ -354,6 +353,8 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def _reason(chain: list[BaseException], redact: Redactor) -> str:
     """The innermost cause of a requests/urllib3 failure, in a few words."""
+    import http.client  # loaded by requests already; not at startup
+
     for item in chain:
         if isinstance(item, ssl.SSLCertVerificationError):
             return str(item.verify_message or item.reason or "certificate verify failed")
@@ -394,7 +395,7 @@ def _netloc(url: str) -> str:
 def _proxy_userinfo(env: Mapping[str, str]) -> list[str]:
     """Every proxy `user:password@` in `env`, as typed and as quoted for requests."""
     found = []
-    for name in _PROXY_NAMES["https"]:
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
         userinfo = split_proxy_url(env.get(name, ""))[1]
         if userinfo:
             user, _, password = userinfo.partition(":")

@@ -19,6 +19,9 @@ from installer.resolve import validate_override
 
 DEFAULT_NAMESPACE = "tracebloc"
 DEFAULT_TIMEOUT_S = 10.0
+# No wait is longer than a week: beyond that a value is a typo, and an unbounded one would
+# overflow the operating system's timer (Python raises OverflowError past ~24 days).
+MAX_WAIT_S = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,9 @@ def parse_timeout(raw: str | None) -> float:
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise BadInput(f"TB_PROBE_TIMEOUT_S={raw!r} is not a positive number of seconds")
+    if not 0 < value <= MAX_WAIT_S:
+        raise BadInput(f"TB_PROBE_TIMEOUT_S={raw!r} is not a number of seconds from 0 to "
+                       f"{MAX_WAIT_S:g}")  # fmt: skip
     return value
 
 
@@ -309,23 +313,26 @@ class InstallSettings:
     metrics_wait_s: float
 
 
-def _number(env: Mapping[str, str], name: str, default: float, *, zero_ok: bool) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
+def _number(raw: str | None, name: str, default: float, *, zero_ok: bool,
+            most: float) -> float:  # fmt: skip
+    if raw is None or not raw.strip():
         return default
     try:
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not (value >= 0 if zero_ok else value > 0) or value == float("inf"):
-        kind = "a number >= 0" if zero_ok else "a positive number"
-        raise BadInput(f"{name}={raw!r} is not {kind}")
+    least_ok = value >= 0 if zero_ok else value > 0
+    if not (least_ok and value <= most):
+        low = "0" if zero_ok else "more than 0"
+        raise BadInput(f"{name}={raw!r} is not a number from {low} to {most:g}")
     return value
 
 
 def install_settings(env: Mapping[str, str]) -> InstallSettings:
+    minutes = _number(env.get("TB_HELM_TIMEOUT_MIN"), "TB_HELM_TIMEOUT_MIN",
+                      DEFAULT_HELM_TIMEOUT_MIN, zero_ok=False, most=MAX_WAIT_S / 60)  # fmt: skip
     return InstallSettings(
-        helm_timeout_s=_number(env, "TB_HELM_TIMEOUT_MIN", DEFAULT_HELM_TIMEOUT_MIN,
-                               zero_ok=False) * 60,  # fmt: skip
-        metrics_wait_s=_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S, zero_ok=True),
+        helm_timeout_s=minutes * 60,
+        metrics_wait_s=_number(env.get("TB_METRICS_WAIT_S"), "TB_METRICS_WAIT_S",
+                               DEFAULT_METRICS_WAIT_S, zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
     )

@@ -71,7 +71,8 @@ def obtain(
     variables. REJECTED stops with BadInput (exit 2) unless a person can type again;
     INACTIVE stops with InstallerError; UNVERIFIED warns through `say` and goes on.
     """
-    raw_id, raw_password = env.get(ID_VAR) or None, env.get(PASSWORD_VAR) or None
+    raw_id = env.get("TRACEBLOC_CLIENT_ID") or None
+    raw_password = env.get("TRACEBLOC_CLIENT_PASSWORD") or None
     if raw_id or raw_password:
         if not (raw_id and raw_password):
             missing, given = (ID_VAR, PASSWORD_VAR) if raw_password else (PASSWORD_VAR, ID_VAR)
@@ -124,12 +125,12 @@ def _prompt(
 ) -> Credentials:
     default_id, saved_password = previous_id, previous_password
     for attempt in range(1, MAX_TRIES + 1):
-        client_id = _answer(terminal.ask, "Client ID" + (f" [{default_id}]" if default_id else "") + ": ",
-                            default_id, strip=True)  # fmt: skip
+        shown = f" [{default_id}]" if default_id else ""
+        client_id = _answer(terminal.ask, f"Client ID{shown}: ", default_id, strip=True)
         # The saved password belongs to the saved id: offered for that id only.
         keep = saved_password if client_id == previous_id else None
-        password = _answer(terminal.secret, "Client password" + (
-            " (press Enter to keep the saved one)" if keep else "") + ": ", keep)  # fmt: skip
+        hint = " (press Enter to keep the saved one)" if keep else ""
+        password = _answer(terminal.secret, f"Client password{hint}: ", keep)
         creds = Credentials(client_id, password, PROMPT)
         result = check(client_id, password)
         if result.verdict is not Verdict.REJECTED:

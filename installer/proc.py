@@ -210,8 +210,9 @@ def _stop(child: subprocess.Popen[bytes], name: str, grace: float) -> tuple[byte
     except KeyboardInterrupt:
         _kill_tree(child)
         raise
-    _kill_tree(child)
-    return out or b"", err or b""
+    late_out, late_err = _kill_tree(child)
+    # communicate() keeps what it read before a timeout and returns all of it at the end.
+    return (out or late_out), (err or late_err)
 
 
 def _ask_to_stop(child: subprocess.Popen[bytes]) -> None:
@@ -245,11 +246,12 @@ def _signal_tree(child: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _kill_tree(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child's tree, then reap it. Never raises."""
+def _kill_tree(child: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """Kill the child's tree, then reap it; returns what it had still to say. Never raises."""
     _signal_tree(child)
     try:
-        child.communicate(timeout=REAP_GRACE_S)
+        out, err = child.communicate(timeout=REAP_GRACE_S)
+        return out or b"", err or b""
     except (subprocess.TimeoutExpired, ValueError, OSError):
         # A grandchild that escaped the group may still hold a pipe open; stop reading it.
         for stream in (child.stdout, child.stderr):
@@ -259,6 +261,7 @@ def _kill_tree(child: subprocess.Popen[bytes]) -> None:
             child.wait(timeout=REAP_GRACE_S)
         except subprocess.TimeoutExpired:
             pass
+    return b"", b""
 
 
 def _kill_group(pid: int) -> None:

@@ -452,3 +452,162 @@ def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> 
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+# --- asking before killing (grace) ----------------------------------------------------------
+
+POSIX_SIGNALS = pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="the children trap SIGTERM; Windows asks with CTRL_BREAK (the CLI install test)",
+)
+
+
+def stoppable(path: Path, pidfile: Path, marker: Path, *, exits: bool) -> Path:
+    """A child that says something, then sleeps; on SIGTERM (CTRL_BREAK on Windows) it notes
+    the signal in `marker`, says so on both streams and exits 1 if `exits`, else carries on."""
+    return script(
+        path,
+        "import os, signal, sys, time\n"
+        "def stop(signum, frame):\n"
+        f"    open({str(marker)!r}, 'w').write(signal.Signals(signum).name)\n"
+        "    print('marking the release failed', flush=True)\n"
+        "    sys.stderr.write('stopped cleanly\\n'); sys.stderr.flush()\n"
+        f"    if {exits!r}:\n"
+        "        os._exit(1)\n"
+        "signal.signal(getattr(signal, 'SIGBREAK', signal.SIGTERM), stop)\n"
+        "print('installing', flush=True)\n"
+        f"open({str(pidfile)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+        "for _ in range(600):\n"
+        "    time.sleep(1)\n",
+    )
+
+
+@POSIX_SIGNALS
+def test_grace_asks_the_child_to_stop_and_it_exits_before_the_kill(
+    tmp_path: Path, pidfile: Path
+) -> None:
+    marker = tmp_path / "asked"
+    child = stoppable(tmp_path / "helm", pidfile, marker, exits=True)
+    grace = 30.0
+
+    started = time.monotonic()
+    with pytest.raises(ToolTimeout) as caught:
+        proc.run(tool(child, "helm"), ["upgrade"], timeout=2, grace=grace)
+    elapsed = time.monotonic() - started
+
+    assert marker.read_text() == "SIGTERM", "the child was not asked with SIGTERM"
+    assert elapsed < 2 + grace / 2, f"took {elapsed:.1f}s: the grace period was waited out"
+    assert caught.value.argv == ["helm", "upgrade"]
+    (child_pid,) = read_pids(pidfile, 1)
+    assert gone_soon(child_pid)
+
+
+@POSIX_SIGNALS
+def test_grace_output_holds_what_the_child_said_while_stopping(
+    tmp_path: Path, pidfile: Path
+) -> None:
+    child = stoppable(tmp_path / "helm", pidfile, tmp_path / "asked", exits=True)
+
+    with pytest.raises(ToolTimeout) as caught:
+        proc.run(tool(child, "helm"), [], timeout=2, grace=30)
+
+    output = caught.value.output
+    assert "installing" in output  # said before the deadline
+    assert "marking the release failed" in output  # stdout while stopping
+    assert "stopped cleanly" in output  # stderr while stopping
+
+
+@POSIX_SIGNALS
+def test_grace_kills_a_child_that_does_not_stop_when_asked(tmp_path: Path, pidfile: Path) -> None:
+    marker = tmp_path / "asked"
+    child = stoppable(tmp_path / "helm", pidfile, marker, exits=False)
+    grace = 1.0
+
+    started = time.monotonic()
+    with pytest.raises(ToolTimeout):
+        proc.run(tool(child, "helm"), [], timeout=2, grace=grace)
+    elapsed = time.monotonic() - started
+
+    assert marker.read_text() == "SIGTERM", "it was killed without being asked first"
+    assert elapsed < 2 + grace + 2 * proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    (child_pid,) = read_pids(pidfile, 1)
+    assert gone_soon(child_pid), "the child survived the kill after its grace period"
+
+
+@POSIX_SIGNALS
+def test_grace_kills_a_child_that_ignores_sigterm(tmp_path: Path, pidfile: Path) -> None:
+    child = script(
+        tmp_path / "deaf",
+        "import os, signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        f"open({str(pidfile)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+        "time.sleep(600)\n",
+    )
+
+    started = time.monotonic()
+    with pytest.raises(ToolTimeout):
+        proc.run(tool(child), [], timeout=2, grace=1)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 2 + 1 + 2 * proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    (child_pid,) = read_pids(pidfile, 1)
+    assert gone_soon(child_pid)
+
+
+@POSIX_SIGNALS
+def test_grace_still_kills_what_the_stopped_child_left_running(
+    tmp_path: Path, pidfile: Path
+) -> None:
+    child = script(
+        tmp_path / "parent",
+        "import os, signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda s, f: os._exit(1))\n"
+        "g = subprocess.Popen([sys.executable, '-c',\n"
+        "    'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)'],\n"
+        "    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # not holding our pipes\n"
+        f"open({str(pidfile)!r}, 'a').write(f'{{os.getpid()}} {{g.pid}}\\n')\n"
+        "time.sleep(600)\n",
+    )
+
+    with pytest.raises(ToolTimeout):
+        proc.run(tool(child), [], timeout=2, grace=10)
+
+    child_pid, grandchild_pid = read_pids(pidfile, 2)
+    assert gone_soon(child_pid)
+    assert gone_soon(grandchild_pid), "the grandchild outlived a parent that stopped when asked"
+
+
+@POSIX_SIGNALS
+def test_grace_output_keeps_what_a_child_killed_after_grace_had_said(
+    tmp_path: Path, pidfile: Path
+) -> None:
+    marker = tmp_path / "asked"
+    child = stoppable(tmp_path / "helm", pidfile, marker, exits=False)
+
+    with pytest.raises(ToolTimeout) as caught:
+        proc.run(tool(child, "helm"), [], timeout=2, grace=1)
+
+    assert "installing" in caught.value.output
+
+
+def test_no_grace_kills_at_once_without_asking(tmp_path: Path, pidfile: Path) -> None:
+    marker = tmp_path / "asked"
+    child = stoppable(tmp_path / "helm", pidfile, marker, exits=True)
+
+    started = time.monotonic()
+    with pytest.raises(ToolTimeout):
+        proc.run(tool(child, "helm"), [], timeout=2, grace=0)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 2 + proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    (child_pid,) = read_pids(pidfile, 1)
+    assert gone_soon(child_pid)
+    assert not marker.exists(), "with no grace the child must not be asked, only killed"
+
+
+def test_grace_does_not_disturb_a_child_that_finishes(tmp_path: Path) -> None:
+    child = script(tmp_path / "quick", "print('done')\n")
+
+    result = proc.run(tool(child), [], timeout=30, grace=10)
+
+    assert (result.rc, result.stdout) == (0, "done\n")

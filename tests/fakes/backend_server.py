@@ -19,7 +19,6 @@ from __future__ import annotations
 import ssl
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -177,8 +176,3 @@ def _handler(server: BackendServer) -> type[BaseHTTPRequestHandler]:
 
     return Handler
 
-
-def serve(*replies: Reply | int, **kwargs: Any) -> Iterator[BackendServer]:
-    """For a fixture: `yield from serve(...)` starts the server and stops it afterwards."""
-    with BackendServer(*replies, **kwargs) as backend:
-        yield backend
