@@ -15,19 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from installer import __version__
-from installer.config import (
-    ProbeConfig,
-    env_secrets,
-    install_settings,
-    plan_config,
-    probe_config,
-)
 from installer.console import owns_console, pause
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
 from installer.redact import RedactingFilter, Redactor
 
 if TYPE_CHECKING:
+    from installer.config import ProbeConfig
     from installer.ui import Ui
 
 # Each command imports what it needs when it runs: `--version` and `--help` stay instant in
@@ -92,7 +86,11 @@ def _stdin_is_terminal() -> bool:
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # --version and --help exit here, before any import
+    from installer.config import env_secrets
+    from installer.frozen import prepare_children
+
+    prepare_children()
     redactor = Redactor(env_secrets(env))
     _configure_logging(args.verbose, redactor)
     try:
@@ -122,6 +120,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
 
 
 def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
+    from installer.config import probe_config
+
     kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
     if kubeconfig and not os.path.isfile(kubeconfig):
         raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
@@ -141,6 +141,7 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer import report
+    from installer.config import plan_config
     from installer.plan import check_paths, make_plan
     from installer.valuesfile import write_values
 
@@ -172,6 +173,7 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.config import install_settings, plan_config
     from installer.install import install, install_json, log_path_for, summary
     from installer.plan import check_paths
     from installer.ui import Ui

@@ -68,17 +68,17 @@ def decide(
                 "clientId in its values, so it cannot be told apart from another client",
                 _ways_forward(release),
             )
+    # Without an id of our own (a caller's values file may carry none), every installed
+    # client counts as someone else's.
     others = [r for r in clients if installed_id(reads[(r.name, r.namespace)]) != client_id]
-    if client_id is None or others:
-        if others:
-            first = others[0]
-            raise Refused(
-                f"another tracebloc client ({installed_id(reads[(first.name, first.namespace)])})"
-                f" is installed as release {first.name!r} in namespace {first.namespace!r}; "
-                "one machine runs one client",
-                _ways_forward(first),
-            )
-        raise Refused("no client id to compare with what is installed", "set TRACEBLOC_CLIENT_ID")
+    if others:
+        first = others[0]
+        raise Refused(
+            f"another tracebloc client ({installed_id(reads[(first.name, first.namespace)])})"
+            f" is installed as release {first.name!r} in namespace {first.namespace!r}; "
+            "one machine runs one client",
+            _ways_forward(first),
+        )
     if here is not None:
         return Target(name, namespace, reads[(name, namespace)])
     if len(clients) == 1:

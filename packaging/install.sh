@@ -1,22 +1,27 @@
 #!/bin/sh
-# Download, verify and run tracebloc-installer on Linux or macOS.
+# Download tracebloc-installer for Linux or macOS, verify it, install it, run it.
 #
-#   curl -fsSL https://github.com/tracebloc/tracebloc-installer/releases/latest/download/install.sh | sh
-#   curl -fsSL .../install.sh | sh -s -- plan --json      # pass arguments after `--`
+#   curl --proto '=https' --tlsv1.2 -fsSL https://github.com/tracebloc/tracebloc-installer/releases/latest/download/install.sh | sh
+#   curl ... | sh -s -- --yes          # arguments after `--` go to tracebloc-installer
 #
-# Settings (environment):
-#   TRACEBLOC_INSTALLER_BASE_URL  where the release files live (default: the latest GitHub
-#                                 release); file:// URLs work, for mirrors and tests
-#   TRACEBLOC_INSTALL_DIR         where the binary goes (default: ~/.local/bin)
+# Settings (environment), all optional:
+#   TRACEBLOC_INSTALLER_VERSION       a release to pin, e.g. 1.2.0 (default: the latest release)
+#   TRACEBLOC_INSTALLER_INSTALL_DIR   where the binary goes (default: ~/.local/bin)
+#   TRACEBLOC_INSTALLER_DOWNLOAD_URL  a mirror: an https:// URL or a local directory holding
+#                                     the release files; with a pinned version they are read
+#                                     from its v<VERSION>/ subdirectory
+#   TRACEBLOC_INSTALLER_NO_RUN        1: install only, do not run it
 #
-# Everything happens inside main(), called on the last line: a download cut short never
-# runs half a script. Nothing is installed unless the SHA-256 matches.
+# The binary runs only if its SHA-256 matches its line in the release's SHA256SUMS. Plain
+# http:// is accepted for a loopback address only (127.x.x.x, localhost, [::1]): traffic
+# that never leaves the machine, which is how the tests serve a release.
+# Everything happens inside main(), called on the last line: a download cut short runs nothing.
 set -eu
 
-DEFAULT_BASE_URL="https://github.com/tracebloc/tracebloc-installer/releases/latest/download"
+RELEASES="https://github.com/tracebloc/tracebloc-installer/releases"
 
 say() {
-    printf 'tracebloc: %s\n' "$*" >&2
+    printf 'tracebloc-installer: %s\n' "$*" >&2
 }
 
 die() {
@@ -24,98 +29,244 @@ die() {
     exit 1
 }
 
+# True for a musl C library (Alpine and friends): the binaries are built against glibc.
+# Without ldd, the musl loader's presence decides; with a glibc ldd, a musl loader that
+# merely sits beside it (Debian's musl package) does not.
+is_musl() {
+    if command -v ldd >/dev/null 2>&1; then
+        case "$(ldd --version 2>&1 || true)" in
+            *musl*) return 0 ;;
+            *) return 1 ;;
+        esac
+    fi
+    for loader in /lib/ld-musl-*.so.1; do
+        [ -e "$loader" ] && return 0
+    done
+    return 1
+}
+
 detect_os() {
-    case "$(uname -s)" in
-        Linux) echo linux ;;
+    kernel="$(uname -s)"
+    case "$kernel" in
+        Linux)
+            if is_musl; then
+                die "this Linux uses the musl C library (e.g. Alpine); tracebloc-installer is built for glibc: use a glibc distribution (Debian, Ubuntu, RHEL...) or a glibc container"
+            fi
+            echo linux
+            ;;
         Darwin) echo darwin ;;
-        *) die "unsupported operating system $(uname -s): use install.ps1 on Windows" ;;
+        MINGW* | MSYS* | CYGWIN* | Windows_NT)
+            die "this is Windows ($kernel): use install.ps1 in PowerShell instead"
+            ;;
+        *) die "unsupported operating system '$kernel': builds exist for Linux, macOS and Windows" ;;
     esac
 }
 
 detect_arch() {
-    case "$(uname -m)" in
-        x86_64 | amd64) echo x86_64 ;;
-        aarch64 | arm64) echo arm64 ;;
-        *) die "unsupported processor $(uname -m): builds exist for x86_64 and arm64" ;;
-    esac
-}
-
-# fetch URL FILE: file:// is copied (wget cannot read it), anything else downloaded.
-fetch() {
-    case "$1" in
-        file://*)
-            cp "${1#file://}" "$2" || die "cannot read $1"
-            ;;
-        *)
-            if command -v curl >/dev/null 2>&1; then
-                curl -fsSL --retry 3 -o "$2" "$1" || die "download failed: $1"
-            elif command -v wget >/dev/null 2>&1; then
-                wget -q -O "$2" "$1" || die "download failed: $1"
+    machine="$(uname -m)"
+    case "$machine" in
+        x86_64 | amd64)
+            # Under Rosetta 2 an x86_64 shell on Apple silicon reports x86_64: the native
+            # build is the better one, and the kernel tells the truth through sysctl.
+            if [ "$1" = darwin ] && [ "$(sysctl -n hw.optional.arm64 2>/dev/null || true)" = 1 ]; then
+                echo arm64
             else
-                die "neither curl nor wget is installed"
+                echo x86_64
             fi
             ;;
+        aarch64 | arm64) echo arm64 ;;
+        *) die "unsupported processor architecture '$machine': builds exist for x86_64 and arm64" ;;
     esac
 }
 
+# The only plain-http URLs accepted point at this machine (the tests' local server): the host
+# must be exactly localhost, [::1] or a dotted 127.x address, so 127.0.0.1.example.com or
+# http://127.0.0.1@example.com/ do not pass.
+is_loopback_http() {
+    rest="${1#http://}"
+    [ "$rest" != "$1" ] || return 1
+    authority="${rest%%/*}"
+    case "$authority" in
+        "[::1]") return 0 ;;
+        "[::1]:"*) port="${authority#"[::1]:"}" host=loopback ;;
+        *:*) port="${authority#*:}" host="${authority%%:*}" ;;
+        *) port=80 host="$authority" ;;
+    esac
+    case "$port" in
+        "" | *[!0-9]*) return 1 ;;
+    esac
+    case "$host" in
+        loopback | localhost) return 0 ;;
+        127.*[!0-9.]*) return 1 ;;
+        127.*) return 0 ;;
+    esac
+    return 1
+}
+
+# download SOURCE NAME FILE: copy SOURCE/NAME into FILE. Returns 0, or 2 when the file does
+# not exist there (HTTP 404, or absent from a local directory); other failures are fatal.
+download() {
+    src="$1" name="$2" dest="$3"
+    case "$src" in
+        https://* | http://*) ;;
+        *)
+            [ -f "$src/$name" ] || return 2
+            cp "$src/$name" "$dest" || die "cannot copy $src/$name"
+            return 0
+            ;;
+    esac
+    url="$src/$name"
+    errors="$dest.err"
+    if command -v curl >/dev/null 2>&1; then
+        if is_loopback_http "$url"; then
+            set -- --proto '=http' --proto-redir '=http'
+        else
+            # --proto-redir too: a redirect must not downgrade to plain http either.
+            set -- --proto '=https' --proto-redir '=https' --tlsv1.2
+        fi
+        status=0
+        code="$(curl "$@" -fsSL --retry 3 --connect-timeout 30 -w '%{http_code}' -o "$dest" "$url" 2>"$errors")" || status=$?
+        [ "$status" -eq 0 ] && return 0
+        [ "$code" = 404 ] && return 2
+        sed "s/^/  /" "$errors" >&2
+        die "download failed: $url (curl exit $status, HTTP ${code:-none})"
+    elif command -v wget >/dev/null 2>&1; then
+        if is_loopback_http "$url"; then
+            set --
+        else
+            set -- --https-only
+        fi
+        status=0
+        wget "$@" --tries=3 --timeout=30 -nv -S -O "$dest" "$url" 2>"$errors" || status=$?
+        [ "$status" -eq 0 ] && return 0
+        if grep -q 'HTTP/[0-9.]* 404' "$errors"; then
+            return 2
+        fi
+        sed "s/^/  /" "$errors" >&2
+        die "download failed: $url (wget exit $status)"
+    fi
+    die "neither curl nor wget is installed: install one of them and run this again"
+}
+
+# The SHA-256 of a file, read through stdin so no file name can disturb the output format.
+# No tool is a failure, never a reason to skip the check.
 sha256_of() {
     if command -v sha256sum >/dev/null 2>&1; then
-        sha256sum "$1" | cut -d ' ' -f 1
+        digest="$(sha256sum <"$1" | awk '{ print $1 }')"
     elif command -v shasum >/dev/null 2>&1; then
-        shasum -a 256 "$1" | cut -d ' ' -f 1
+        digest="$(shasum -a 256 <"$1" | awk '{ print $1 }')"
+    elif command -v openssl >/dev/null 2>&1; then
+        digest="$(openssl dgst -sha256 <"$1" | awk '{ print $NF }')"
     else
-        die "neither sha256sum nor shasum is installed: cannot verify the download"
+        die "no SHA-256 tool found (sha256sum, shasum or openssl): cannot verify the download, so nothing was installed"
     fi
+    printf '%s\n' "$digest" | tr 'A-F' 'a-f'
+}
+
+# The checksum SHA256SUMS (lines `<hex>  <name>`, or `<hex> *<name>`) holds for NAME:
+# empty when there is none, "conflicting" when two lines disagree.
+expected_sha256() {
+    tr -d '\r' <"$1" | awk -v name="$2" '
+        $2 == name || $2 == "*" name {
+            sum = tolower($1)
+            if (found == "") found = sum; else if (found != sum) bad = 1
+        }
+        END { if (bad) print "conflicting"; else print found }'
 }
 
 main() {
-    base_url="${TRACEBLOC_INSTALLER_BASE_URL:-$DEFAULT_BASE_URL}"
-    base_url="${base_url%/}"
-    install_dir="${TRACEBLOC_INSTALL_DIR:-${HOME:?HOME is not set}/.local/bin}"
-    os="$(detect_os)"
-    arch="$(detect_arch)"
-    asset="tracebloc-installer-$os-$arch"
+    version="${TRACEBLOC_INSTALLER_VERSION:-latest}"
+    [ "$version" = latest ] || version="${version#v}"
+    case "$version" in
+        "" | *[!0-9A-Za-z.+-]*) die "TRACEBLOC_INSTALLER_VERSION='$TRACEBLOC_INSTALLER_VERSION' is not a version (e.g. 1.2.0)" ;;
+    esac
+    install_dir="${TRACEBLOC_INSTALLER_INSTALL_DIR:-${HOME:?HOME is not set}/.local/bin}"
+    install_dir="${install_dir%/}"
+    [ -n "$install_dir" ] || install_dir=/
 
-    tmp="$(mktemp -d 2>/dev/null || mktemp -d -t tracebloc)"
-    trap 'rm -rf "$tmp"' EXIT
+    # Where the release's files are: GitHub's own layout, or a mirror (URL or directory)
+    # holding them flat, with one v<VERSION>/ subdirectory per pinned release.
+    mirror="${TRACEBLOC_INSTALLER_DOWNLOAD_URL:-}"
+    mirror="${mirror%/}"
+    case "$mirror" in
+        file://*%*) die "TRACEBLOC_INSTALLER_DOWNLOAD_URL: give the directory as a plain path, not a file:// URL with %-escapes: $mirror" ;;
+        file://*) mirror="${mirror#file://}" ;;
+    esac
+    case "$mirror" in
+        "") origin="" ;;
+        https://*) origin="$mirror" ;;
+        http://*)
+            is_loopback_http "$mirror/" || die "TRACEBLOC_INSTALLER_DOWNLOAD_URL must be an https:// URL (plain http:// only for 127.0.0.1, localhost or [::1]) or a local directory: $mirror"
+            origin="$mirror"
+            ;;
+        *://*) die "TRACEBLOC_INSTALLER_DOWNLOAD_URL must be an https:// URL or a local directory: $mirror" ;;
+        *)
+            [ -d "$mirror" ] || die "TRACEBLOC_INSTALLER_DOWNLOAD_URL: no such directory: $mirror"
+            origin="$mirror"
+            ;;
+    esac
+    if [ -z "$origin" ]; then
+        if [ "$version" = latest ]; then
+            origin="$RELEASES/latest/download"
+        else
+            origin="$RELEASES/download/v$version"
+        fi
+    elif [ "$version" != latest ]; then
+        origin="$origin/v$version"
+    fi
+    if [ "$version" = latest ]; then shown="(latest release)"; else shown="v$version"; fi
+
+    os="$(detect_os)" || exit 1
+    arch="$(detect_arch "$os")" || exit 1
+    asset="tracebloc-installer-$os-$arch"
+    target="$install_dir/tracebloc-installer"
+
+    mkdir -p "$install_dir" || die "cannot create $install_dir"
+    # Everything lands in a scratch directory inside the install directory first, so the
+    # final step is a rename on one filesystem: the target is replaced whole or not at all.
+    work="$(mktemp -d "$install_dir/.tracebloc-installer.XXXXXX")" || die "cannot write to $install_dir"
+    trap 'rm -rf "$work"' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
 
-    say "downloading $asset from $base_url"
-    fetch "$base_url/$asset" "$tmp/$asset"
-    fetch "$base_url/$asset.sha256" "$tmp/$asset.sha256"
+    say "downloading $asset $shown from $origin"
+    download "$origin" "$asset" "$work/$asset" || die "no build for $os-$arch $shown at $origin"
+    download "$origin" SHA256SUMS "$work/SHA256SUMS" || die "the release $shown has no SHA256SUMS at $origin: refusing to install an unverified binary"
 
-    # The checksum file is `<hex>  <name>` (sha256sum's format) or just `<hex>`.
-    expected="$(cut -d ' ' -f 1 <"$tmp/$asset.sha256" | head -n 1 | tr 'A-F' 'a-f' | tr -d '\r\n')"
-    actual="$(sha256_of "$tmp/$asset")"
+    expected="$(expected_sha256 "$work/SHA256SUMS" "$asset")"
     case "$expected" in
-        *[!0-9a-f]* | "") die "$asset.sha256 does not hold a SHA-256 checksum" ;;
+        "") die "SHA256SUMS has no entry for $asset: refusing to install an unverified binary" ;;
+        conflicting) die "SHA256SUMS has different entries for $asset: refusing to guess" ;;
+        *[!0-9a-f]*) die "SHA256SUMS holds no SHA-256 for $asset ('$expected')" ;;
     esac
-    [ "${#expected}" -eq 64 ] || die "$asset.sha256 does not hold a SHA-256 checksum"
-    if [ "$expected" != "$actual" ]; then
-        die "checksum mismatch for $asset (expected $expected, got $actual): nothing was installed"
+    [ "${#expected}" -eq 64 ] || die "SHA256SUMS holds no SHA-256 for $asset ('$expected')"
+    actual="$(sha256_of "$work/$asset")" || exit 1
+    if [ "$actual" != "$expected" ]; then
+        die "checksum mismatch for $asset (SHA256SUMS says $expected, the download is $actual): nothing was installed"
     fi
 
-    mkdir -p "$install_dir" || die "cannot create $install_dir"
-    target="$install_dir/tracebloc-installer"
-    # Copy beside the target, then rename: a running or half-written binary is never replaced.
-    cp "$tmp/$asset" "$target.partial.$$" || die "cannot write to $install_dir"
-    chmod 755 "$target.partial.$$"
-    mv -f "$target.partial.$$" "$target" || die "cannot replace $target"
-    say "installed $target"
+    chmod 755 "$work/$asset"
+    mv -f "$work/$asset" "$target" || die "cannot replace $target"
+    rm -rf "$work"
+    trap - EXIT
+    say "installed $target ($shown, SHA-256 verified)"
 
     case ":${PATH:-}:" in
         *":$install_dir:"*) ;;
-        *) say "note: $install_dir is not on your PATH; add it to run tracebloc-installer directly" ;;
+        *) say "note: $install_dir is not on your PATH; add it to run tracebloc-installer by name" ;;
     esac
 
-    rm -rf "$tmp"
-    trap - EXIT
-    if [ "$#" -eq 0 ]; then
-        set -- plan
-    fi
-    # Under `curl | sh` stdin is the script itself: give the installer the terminal instead.
-    if [ ! -t 0 ] && (: </dev/tty) 2>/dev/null; then
+    case "${TRACEBLOC_INSTALLER_NO_RUN:-}" in
+        "" | 0 | false | no) ;;
+        *)
+            say "not running it (TRACEBLOC_INSTALLER_NO_RUN); start it with: $target"
+            exit 0
+            ;;
+    esac
+    # Under `curl | sh` stdin is the pipe that carried this script: give the installer the
+    # user's terminal instead, so its questions can be answered. Any other stdin (a file,
+    # /dev/null in CI) was chosen by the caller and stays.
+    if [ -p /dev/stdin ] && (: </dev/tty) 2>/dev/null; then
         exec "$target" "$@" </dev/tty
     fi
     exec "$target" "$@"
