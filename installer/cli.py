@@ -79,9 +79,13 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
 
 def _stdin_is_terminal() -> bool:
+    return _is_terminal(sys.stdin)
+
+
+def _is_terminal(stream: Any) -> bool:
     try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (ValueError, OSError):
+        return stream is not None and bool(stream.isatty())
+    except (ValueError, OSError, AttributeError):
         return False
 
 
@@ -184,8 +188,10 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     check_paths(cfg, env, args.chart)
     settings = install_settings(env)
     _stop_cleanly_on_termination()
-    # --verbose writes log lines to stderr, which a spinner on the same stream would garble.
-    ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=False if args.verbose else None)
+    # The spinner only when a person watches both streams (stdout piped to a file or `jq`
+    # means a script is reading), and not under --verbose, whose log lines would garble it.
+    watched = not args.verbose and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
+    ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
     log_path = log_path_for(cfg)
     handler = _log_to_file(log_path, redactor, ui)
     log.info("tracebloc-installer %s: install (%s)", __version__,

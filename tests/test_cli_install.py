@@ -554,3 +554,34 @@ def test_rejected_password_is_asked_again_on_the_terminal(
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
     assert written["clientPassword"] == PASSWORD
 
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize(("extra", "fancy"), [
+    pytest.param({}, True, id="terminal-gets-spinner-marks-and-colour"),
+    pytest.param({"NO_COLOR": "1"}, False, id="no-color-gets-plain-lines"),
+    pytest.param({"TB_PLAIN": "1"}, False, id="tb-plain-gets-plain-lines"),
+])  # fmt: skip
+def test_progress_on_a_terminal(cluster: FakeCluster, backend: BackendServer,
+                                extra: dict[str, str], fancy: bool) -> None:  # fmt: skip
+    from tests.fakes.terminal import Pty
+
+    fresh(cluster).on("helm", "upgrade", "--install", sleep=0.5)  # long enough to spin
+    env = cluster.env(**env_for(backend))
+    del env["TB_PLAIN"]
+    env.update(extra)
+    with Pty.spawn(["install", "--yes"], env=env, cwd=cluster.root) as term:
+        code = term.wait(timeout=60)
+        screen = term.screen()
+
+    assert code == 0, screen
+    assert "The tracebloc client is installed." in screen
+    timestamped = [line for line in screen.splitlines()
+                   if line[:1] == "[" and line[3:4] == ":" and "Installing" in line]  # fmt: skip
+    if fancy:
+        assert "\x1b[32m✓\x1b[0m Installing the tracebloc client" in screen  # a green mark
+        assert "⠋ Installing the tracebloc client" in screen  # the spinner ran
+        assert timestamped == []
+    else:
+        assert "\x1b[" not in screen
+        assert timestamped, screen
