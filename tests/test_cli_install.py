@@ -585,3 +585,78 @@ def test_progress_on_a_terminal(cluster: FakeCluster, backend: BackendServer,
     else:
         assert "\x1b[" not in screen
         assert timestamped, screen
+
+
+# --- missing tools and bad settings stop before anything happens -----------------------
+
+
+@pytest.mark.parametrize("tool", ["helm", "kubectl"])
+def test_a_missing_tool_stops_before_credentials_are_asked(
+    cluster: FakeCluster, backend: BackendServer, tool: str
+) -> None:
+    fresh(cluster).remove(tool)
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 1
+    assert f"{tool} was not found" in result.stderr
+    assert backend.requests == []
+    assert mutations(cluster) == []
+
+
+@pytest.mark.parametrize(("variable", "raw"), [
+    pytest.param("TB_HELM_TIMEOUT_MIN", "ten", id="helm-timeout-not-a-number"),
+    pytest.param("TB_METRICS_WAIT_S", "-1", id="negative-metrics-wait"),
+    pytest.param("PF_MIN_MEM_GB", "lots", id="preflight-floor-not-a-number"),
+    pytest.param("TRACEBLOC_CA_BUNDLE", "/nonexistent/ca.pem", id="ca-bundle-missing"),
+    pytest.param("TRACEBLOC_BACKEND_URL", "http://api.example.com/", id="backend-over-plain-http"),
+])  # fmt: skip
+def test_bad_settings_are_one_line_errors_and_nothing_runs(
+    cluster: FakeCluster, backend: BackendServer, variable: str, raw: str
+) -> None:
+    fresh(cluster)
+    env = env_for(backend, **{variable: raw})
+    env.pop("TRACEBLOC_SKIP_PREFLIGHT")
+    result = cluster.run("install", "--yes", **env)
+    assert result.returncode == 2, result.stderr
+    assert variable in result.stderr
+    assert "Traceback" not in result.stderr
+    assert backend.requests == []
+    assert mutations(cluster) == []
+
+
+def test_metrics_api_not_ready_is_waited_for_then_the_install_goes_on(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).on("kubectl", "get", "apiservice", stdout=json.dumps(
+        {"status": {"conditions": [{"type": "Available", "status": "False"}]}}))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="1"))
+    assert result.returncode == 0, result.stderr
+    assert "not available after 1s" in result.stderr
+    assert len(upgrade_calls(cluster)) == 1
+
+
+def test_metrics_api_absent_is_not_waited_for(cluster: FakeCluster, backend: BackendServer) -> None:
+    fresh(cluster).on("kubectl", "get", "apiservice", rc=1, stderr=(
+        'Error from server (NotFound): apiservices.apiregistration.k8s.io '
+        '"v1beta1.metrics.k8s.io" not found\n'))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="600"))
+    assert result.returncode == 0, result.stderr
+    assert "not installed or not readable" in result.stderr
+    assert len([a for a in cluster.calls("kubectl") if a[:2] == ["get", "apiservice"]]) == 1
+
+
+def test_override_sizes_without_reading_nodes_but_still_guards(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    fresh(cluster).installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": CLIENT_ID, "env": {
+        "RESOURCE_LIMITS": "cpu=3,memory=12Gi", "RESOURCE_PROVENANCE": "installer"}})  # fmt: skip
+    cluster.status_of("tracebloc", "deployed")
+    result = cluster.run("install", "--yes", **env_for(
+        backend, TRACEBLOC_TRAINING_RESOURCES="cpu=6,memory=20Gi"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
+    assert written["env"]["RESOURCE_LIMITS"] == "cpu=6,memory=20Gi"
+    assert written["env"]["RESOURCE_PROVENANCE"] == "user"
+    assert not [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
+    assert [a[:2] for a in cluster.calls("helm")][:2] == [["list", "--all-namespaces"],
+                                                          ["get", "values"]]  # fmt: skip
