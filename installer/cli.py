@@ -107,9 +107,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         _fail(redactor(exc.message), redactor(exc.remedy))
         return exc.exit_code
     except KeyboardInterrupt:
-        from installer import proc
-
-        proc.terminate_all()
+        # The child that was running has already been stopped by proc (asked first, for
+        # helm) or by probe.concurrently for reads in worker threads.
         _fail("interrupted", RESUME if args.command == "install" else "")
         return 130
     except BrokenPipeError:

@@ -112,7 +112,7 @@ def _not_rejected(result: Check, creds: Credentials, say: Callable[[str], None])
         raise InstallerError(f"the tracebloc account of client {creds.client_id!r} is not active",
                              "contact tracebloc support to activate it, then re-run")  # fmt: skip
     if result.verdict is Verdict.UNVERIFIED:
-        say(f"warning: could not verify the client id and password ({result.detail}); "
+        say(f"could not verify the client id and password ({result.detail}); "
             "continuing with them")  # fmt: skip
 
 
