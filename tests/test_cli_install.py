@@ -662,3 +662,19 @@ def test_override_sizes_without_reading_nodes_but_still_guards(
     assert not [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
     assert [a[:2] for a in cluster.calls("helm")][:2] == [["list", "--all-namespaces"],
                                                           ["get", "values"]]  # fmt: skip
+
+
+def test_install_writes_and_runs_exactly_what_plan_showed(
+    cluster: FakeCluster, backend: BackendServer, tmp_path: Path
+) -> None:
+    fresh(cluster).release_absent()
+    planned_values = tmp_path / "planned.yaml"
+    plan = cluster.run("plan", "--json", "--values-out", str(planned_values), **env_for(backend))
+    assert plan.returncode == 0, plan.stderr
+    planned_argv = json.loads(plan.stdout)["helm"]["argv"]
+
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    assert values_file(cluster).read_bytes() == planned_values.read_bytes()
+    [upgrade] = upgrade_calls(cluster)
+    assert ["helm", *upgrade] == planned_argv
