@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from installer import __version__
-from installer.console import owns_console, pause
+from installer.console import is_terminal, owns_console, pause
 from installer.errors import BadInput, InstallerError
 from installer.model import os_name
 from installer.redact import RedactingFilter, Redactor
@@ -79,14 +79,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
 
 def _stdin_is_terminal() -> bool:
-    return _is_terminal(sys.stdin)
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return stream is not None and bool(stream.isatty())
-    except (ValueError, OSError, AttributeError):
-        return False
+    return is_terminal(sys.stdin)
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
@@ -189,7 +182,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     _stop_cleanly_on_termination()
     # The spinner only when a person watches both streams (stdout piped to a file or `jq`
     # means a script is reading), and not under --verbose, whose log lines would garble it.
-    watched = not args.verbose and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
+    watched = not args.verbose and is_terminal(sys.stdout) and is_terminal(sys.stderr)
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
     log_path = log_path_for(cfg)
     handler = _log_to_file(log_path, redactor, ui)

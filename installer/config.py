@@ -6,6 +6,7 @@ would be accepted; nothing here touches the disk or the cluster.
 
 from __future__ import annotations
 
+import math
 import ntpath
 import posixpath
 import re
@@ -48,17 +49,35 @@ def sanitise_namespace(raw: str) -> str:
     return text or "default"
 
 
-def parse_timeout(raw: str | None) -> float:
-    if raw is None or not raw.strip():
-        return DEFAULT_TIMEOUT_S
+def env_number(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    *,
+    zero_ok: bool,
+    most: float = math.inf,
+) -> float:
+    """The number in variable `name` (unset or empty: `default`), which must be finite, more
+    than 0 (or 0 too when `zero_ok`) and at most `most`; anything else is BadInput."""
+    raw = env.get(name, "")
+    if not raw.strip():
+        return default
     try:
         value = float(raw)
     except ValueError:
-        value = float("nan")
-    if not 0 < value <= MAX_WAIT_S:
-        raise BadInput(f"TB_PROBE_TIMEOUT_S={raw!r} is not a number of seconds from 0 to "
-                       f"{MAX_WAIT_S:g}")  # fmt: skip
+        value = math.nan
+    least_ok = value >= 0 if zero_ok else value > 0
+    if not (least_ok and math.isfinite(value) and value <= most):
+        low = "0" if zero_ok else "more than 0"
+        wanted = f"from {low} to {most:g}" if math.isfinite(most) else f"of {low} or more"
+        raise BadInput(f"{name}={raw!r} is not a number {wanted}",
+                       f"set {name} to a number such as {default:g}, or unset it")  # fmt: skip
     return value
+
+
+def parse_timeout(env: Mapping[str, str]) -> float:
+    return env_number(env, "TB_PROBE_TIMEOUT_S", DEFAULT_TIMEOUT_S, zero_ok=False,
+                      most=MAX_WAIT_S)  # fmt: skip
 
 
 def parse_override(raw: str | None) -> str | None:
@@ -84,7 +103,7 @@ def probe_config(
     return ProbeConfig(
         namespace=sanitise_namespace(raw_ns),
         conn=Connection(kubeconfig=kubeconfig or None, context=context or None),
-        timeout=parse_timeout(env.get("TB_PROBE_TIMEOUT_S")),
+        timeout=parse_timeout(env),
         override=parse_override(env.get("TRACEBLOC_TRAINING_RESOURCES")),
     )
 
@@ -313,26 +332,11 @@ class InstallSettings:
     metrics_wait_s: float
 
 
-def _number(raw: str | None, name: str, default: float, *, zero_ok: bool,
-            most: float) -> float:  # fmt: skip
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    least_ok = value >= 0 if zero_ok else value > 0
-    if not (least_ok and value <= most):
-        low = "0" if zero_ok else "more than 0"
-        raise BadInput(f"{name}={raw!r} is not a number from {low} to {most:g}")
-    return value
-
-
 def install_settings(env: Mapping[str, str]) -> InstallSettings:
-    minutes = _number(env.get("TB_HELM_TIMEOUT_MIN"), "TB_HELM_TIMEOUT_MIN",
-                      DEFAULT_HELM_TIMEOUT_MIN, zero_ok=False, most=MAX_WAIT_S / 60)  # fmt: skip
+    minutes = env_number(env, "TB_HELM_TIMEOUT_MIN", DEFAULT_HELM_TIMEOUT_MIN, zero_ok=False,
+                         most=MAX_WAIT_S / 60)  # fmt: skip
     return InstallSettings(
         helm_timeout_s=minutes * 60,
-        metrics_wait_s=_number(env.get("TB_METRICS_WAIT_S"), "TB_METRICS_WAIT_S",
-                               DEFAULT_METRICS_WAIT_S, zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
+        metrics_wait_s=env_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S,
+                                  zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Any
 
 
 def owns_console(os_: str, frozen: bool, process_list: Callable[[], int] | None = None) -> bool:
@@ -37,3 +38,11 @@ def pause(prompt: str = "Press Enter to close this window...") -> None:
         input()
     except (EOFError, OSError, KeyboardInterrupt):
         pass
+
+
+def is_terminal(stream: Any) -> bool:
+    """Is `stream` an interactive terminal? False for None, a pipe, or a closed stream."""
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False

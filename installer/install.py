@@ -19,7 +19,7 @@ from installer import apply, backend, credentials, guard, helm, preflight, proc
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.errors import InstallerError
 from installer.machine import disk_free, read_machine
-from installer.model import ReleaseRead, ReleaseState, Resolution, os_name
+from installer.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
 from installer.plan import load_yaml, make_plan
 from installer.probe import concurrently
 from installer.redact import Redactor
@@ -37,12 +37,13 @@ class Outcome:
     notes: tuple[str, ...] = ()
 
 
-def run_preflight(cfg: PlanConfig, env: Mapping[str, str], ui: Ui) -> None:
+def run_preflight(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
+) -> None:
     if preflight.skipped(env):
         ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT)")
         return
     limits = preflight.thresholds(env)
-    machine = read_machine(env)
     findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir, limits)
     for finding in findings:
         {"fail": ui.error, "warn": ui.warn}.get(finding.level, ui.info)(finding.message)
@@ -114,7 +115,8 @@ def install(
     settings: InstallSettings,
 ) -> Outcome:
     notes: list[str] = []
-    run_preflight(cfg, env, ui)
+    machine = read_machine(env)  # once: the preflight and the sizing read the same facts
+    run_preflight(cfg, env, ui, machine)
     # Before anyone types a password: the tools the install cannot do without.
     tools = apply.Tools(helm=proc.find_tool("helm", env, os_name(sys.platform)),
                         kubectl=proc.find_tool("kubectl", env, os_name(sys.platform)),
@@ -142,7 +144,7 @@ def install(
             notes.append(f"release {release} was {status}; recovered with helm {verb}")
 
     with ui.step("Sizing the training workload"):
-        plan = make_plan(cfg, env, redactor, release=target.release)
+        plan = make_plan(cfg, env, redactor, release=target.release, machine=machine)
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
             apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env))

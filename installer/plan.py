@@ -18,7 +18,7 @@ from installer import helm
 from installer.config import PlanConfig
 from installer.errors import BadInput, InstallerError
 from installer.gpu import detect_gpu
-from installer.model import Gpu, ReleaseRead, os_name
+from installer.model import Gpu, MachineFacts, ReleaseRead, os_name
 from installer.probe import Facts, concurrently, gather
 from installer.redact import Redactor
 from installer.render import to_yaml, values_document
@@ -51,11 +51,12 @@ def make_plan(
     env: Mapping[str, str],
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
+    machine: MachineFacts | None = None,
 ) -> Plan:
     os_ = os_name(sys.platform)
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor, release)
+        facts = gather(cfg.probe, env, redactor, release, machine)
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip

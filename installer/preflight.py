@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from installer.config import env_number
 from installer.errors import BadInput
 from installer.model import MachineFacts
 
@@ -62,27 +63,11 @@ def thresholds(env: Mapping[str, str]) -> Thresholds:
     """
     default = Thresholds()
     return Thresholds(
-        min_mem_gib=_number(env, "PF_MIN_MEM_GB", default.min_mem_gib),
-        warn_mem_gib=_number(env, "PF_WARN_MEM_GB", default.warn_mem_gib),
+        min_mem_gib=env_number(env, "PF_MIN_MEM_GB", default.min_mem_gib, zero_ok=True),
+        warn_mem_gib=env_number(env, "PF_WARN_MEM_GB", default.warn_mem_gib, zero_ok=True),
         min_cpu=_whole(env, "PF_MIN_CPU", default.min_cpu),
-        min_disk_gib=_number(env, "PF_MIN_DISK_GB", default.min_disk_gib),
+        min_disk_gib=env_number(env, "PF_MIN_DISK_GB", default.min_disk_gib, zero_ok=True),
     )
-
-
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise BadInput(
-            f"{name}={raw!r} is not a number of GB (GiB)",
-            f"set {name} to a number such as {default:g}, or unset it",
-        )
-    return value
 
 
 def _whole(env: Mapping[str, str], name: str, default: int) -> int:

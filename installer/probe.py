@@ -65,10 +65,12 @@ def gather(
     env: Mapping[str, str],
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
+    machine: MachineFacts | None = None,
 ) -> Facts:
-    """`release`, when given, is a read already made (install reads every client release
-    once for its guard); it is used as-is, never read a second time."""
-    machine = read_machine(env)
+    """`release` and `machine`, when given, are reads already made (install reads every
+    client release once for its guard, and the machine for its preflight); they are used
+    as-is, never read a second time."""
+    machine = machine or read_machine(env)
     tools, problems = find_tools(env, machine.os)
     if cfg.override:
         # A human chose the size: the cluster is not asked anything about it.

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
+from installer.console import is_terminal
 from installer.errors import InstallerError
 from installer.redact import RedactingFilter, Redactor
 
@@ -73,7 +74,7 @@ class Ui:
     ) -> None:
         self.stream = stream
         self.redactor = redactor
-        tty = _isatty(stream) if is_tty is None else is_tty
+        tty = is_terminal(stream) if is_tty is None else is_tty
         self.fancy = tty and wants_fancy(env)
         self.colour = self.fancy and _enable_colour(stream)
         self.glyphs = UNICODE if _can_encode(stream, UNICODE) else ASCII
@@ -215,13 +216,6 @@ class Ui:
 
 def _clock() -> str:
     return time.strftime("[%H:%M:%S]")
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, OSError, ValueError):
-        return False
 
 
 def _width(stream: TextIO) -> int:

@@ -139,13 +139,13 @@ def test_probe_config_bad_input(env: dict[str, str]) -> None:
     ],
 )
 def test_parse_timeout(raw: str | None, expected: float) -> None:
-    assert parse_timeout(raw) == expected
+    assert parse_timeout({} if raw is None else {"TB_PROBE_TIMEOUT_S": raw}) == expected
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "abc", "nan", "inf", "-inf", "1e400", "10s"])
 def test_parse_timeout_rejects(raw: str) -> None:
     with pytest.raises(BadInput) as info:
-        parse_timeout(raw)
+        parse_timeout({"TB_PROBE_TIMEOUT_S": raw})
     assert info.value.exit_code == 2
     assert "TB_PROBE_TIMEOUT_S" in info.value.message
 

@@ -5,12 +5,10 @@ terminal here and through a real pseudo-terminal in a child process below."""
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from installer.credentials import (
 from installer.errors import BadInput, InstallerError
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO
+from tests.fakes.terminal import Pty
 
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 BOTH = "set TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD"
@@ -409,72 +408,21 @@ json.dump(result, open(out, "w"))
 """
 
 
-class Pty:
-    """A child process whose controlling terminal is a pseudo-terminal we drive, with its
-    stdin, stdout and stderr NOT the terminal (stdin at EOF, as under `curl … | sh`)."""
-
-    def __init__(self, code: str, *args: str, log: Path) -> None:
-        import pty
-
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: exec at once, nothing else (the parent has threads)
-            try:
-                # fd 10 keeps the terminal open, as the user's shell does; unused by the code.
-                os.dup2(0, 10)
-                null = os.open(os.devnull, os.O_RDWR)
-                err = os.open(str(log), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                os.dup2(null, 0)
-                os.dup2(null, 1)
-                os.dup2(err, 2)
-                os.chdir(REPO)
-                os.execv(sys.executable, [sys.executable, "-c", code, *args])
-            finally:
-                os._exit(127)
-        self.pid, self.fd, self.seen, self.cursor = pid, fd, b"", 0
-
-    def expect(self, text: str, timeout: float = 30.0) -> None:
-        """Wait for `text` to show after what the previous expect matched."""
-        deadline = time.monotonic() + timeout
-        while (found := self.seen.find(text.encode(), self.cursor)) < 0:
-            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                raise AssertionError(f"no {text!r} on the terminal; it shows {self.seen!r}")
-            try:
-                chunk = os.read(self.fd, 4096)
-            except OSError:  # EIO: the child has gone
-                chunk = b""
-            if not chunk:
-                raise AssertionError(f"the child ended before {text!r}; it showed {self.seen!r}")
-            self.seen += chunk
-        self.cursor = found + len(text)
-
-    def type(self, text: str) -> None:
-        os.write(self.fd, text.encode())
-
-    def finish(self, timeout: float = 30.0) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                try:
-                    self.seen += os.read(self.fd, 4096)
-                except OSError:
-                    pass
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                os.close(self.fd)
-                return os.waitstatus_to_exitcode(status)
-        os.kill(self.pid, 9)
-        os.waitpid(self.pid, 0)
-        raise AssertionError(f"the child did not finish; the terminal shows {self.seen!r}")
-
-
 @pytest.fixture
-def pty_child(tmp_path: Path) -> Callable[..., Pty]:
-    def start(code: str, *args: str) -> Pty:
-        return Pty(code, *args, log=tmp_path / "child-stderr.txt")
+def pty_child(tmp_path: Path) -> Iterator[Callable[..., Pty]]:
+    """A Python child whose only way to the user is its controlling terminal (stdin at EOF,
+    as under `curl … | sh`); its stderr goes to child-stderr.txt."""
+    started: list[Pty] = []
 
-    return start
+    def start(code: str, *args: str) -> Pty:
+        child = Pty.start([sys.executable, "-c", code, *args], cwd=REPO,
+                          stdio_log=tmp_path / "child-stderr.txt")  # fmt: skip
+        started.append(child)
+        return child
+
+    yield start
+    for child in started:
+        child.close()
 
 
 @posix_only
@@ -488,7 +436,7 @@ def test_a_real_terminal_reads_the_answers_and_hides_the_password(
     child.expect("Client password: ")
     child.type("Hunter2-Secret\n")
     child.expect("done.")
-    assert child.finish() == 0, (tmp_path / "child-stderr.txt").read_text()
+    assert child.wait() == 0, (tmp_path / "child-stderr.txt").read_text()
     assert json.loads(out.read_text()) == {"id": "client-1", "password": "Hunter2-Secret"}
     assert b"client-1" in child.seen  # the id is echoed as typed
     assert b"Hunter2-Secret" not in child.seen  # the password is not
@@ -507,7 +455,7 @@ def test_a_real_terminal_rejected_then_accepted(pty_child: Callable[..., Pty], t
         child.type("\n")
         child.expect("Client password: ")
         child.type("Pw-Right-2\n")
-        assert child.finish() == 0, (tmp_path / "child-stderr.txt").read_text()
+        assert child.wait() == 0, (tmp_path / "child-stderr.txt").read_text()
         sent = [(r.fields["username"], r.fields["password"]) for r in backend.requests]
     assert sent == [("client-1", "Pw-Wrong-1"), ("client-1", "Pw-Right-2")]
     assert json.loads(out.read_text()) == {"id": "client-1", "password": "Pw-Right-2",
@@ -522,7 +470,7 @@ def test_ctrl_d_at_a_real_prompt_is_bad_input(pty_child: Callable[..., Pty], tmp
     child = pty_child(CHILD_OBTAIN, "http://127.0.0.1:9/", str(out))
     child.expect("Client ID: ")
     child.type("\x04")
-    assert child.finish() == 0, (tmp_path / "child-stderr.txt").read_text()
+    assert child.wait() == 0, (tmp_path / "child-stderr.txt").read_text()
     assert json.loads(out.read_text())["error"] == "BadInput"
 
 
@@ -536,7 +484,7 @@ def test_ctrl_c_at_the_password_prompt_restores_echo(
     child.type("client-1\n")
     child.expect("Client password: ")
     child.type("half-typed\x03")
-    assert child.finish() == 0, (tmp_path / "child-stderr.txt").read_text()
+    assert child.wait() == 0, (tmp_path / "child-stderr.txt").read_text()
     assert json.loads(out.read_text()) == {"interrupted": True, "echo": True}
     assert b"half-typed" not in child.seen
 

@@ -475,23 +475,14 @@ def test_pipe_is_plain() -> None:
 
 @posix_only
 def test_real_terminal_shows_the_spinner() -> None:
-    import pty
+    from tests.fakes.terminal import Pty
 
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: stdout is the pseudo-terminal
-        os.execv(sys.executable, [sys.executable, "-c", SCRIPT])
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.waitpid(pid, 0)
-    os.close(fd)
-    out = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    child = Pty.start([sys.executable, "-c", SCRIPT], cwd=os.getcwd())  # stdout: the pty
+    try:
+        assert child.wait() == 0, child.screen()
+    finally:
+        child.close()
+    out = child.screen().replace("\r\n", "\n")
     assert out.startswith("fancy\n")
     assert any(f"{frame} Installing the client (0s)" in out for frame in UNICODE.frames)
     assert re.fullmatch(rf"✓ Installing the client {TOOK}", screen(out)[-1])

@@ -1,23 +1,25 @@
-"""Drive the CLI through a real pseudo-terminal, as a person at a keyboard would (POSIX).
+"""Drive a process through a real pseudo-terminal, as a person at a keyboard would (POSIX).
 
-    with Pty.spawn(["install"], env=env, cwd=root) as term:
-        term.expect(r"Client ID")
+    with Pty.spawn(["install"], env=env, cwd=root) as term:   # the CLI, stdio on the pty
+        term.expect("Client ID")
         term.send("client-7f3a")
         code = term.wait()
 
-The child gets the pty as its controlling terminal (stdin, stdout, stderr and /dev/tty),
-so hidden password input and `/dev/tty` prompts behave as they do for a user.
+The child gets the pty as its controlling terminal, so hidden password input and `/dev/tty`
+prompts behave as they do for a user. With `stdio_log`, the child's stdin and stdout are
+/dev/null and its stderr goes to that file, while the pty stays its controlling terminal:
+the shape of `curl … | sh`, where only /dev/tty reaches the user.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 from tests.fakes.cluster import installer_command
 
@@ -26,35 +28,59 @@ class Pty:
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd = fd
-        self.buffer = b""
-        self.position = 0
+        self.seen = b""  # everything the child wrote to the terminal
+        self.cursor = 0  # where the next expect starts looking
         self.returncode: int | None = None
+
+    @classmethod
+    def start(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: object,
+        env: Mapping[str, str] | None = None,
+        stdio_log: Path | None = None,
+    ) -> Pty:
+        """Start `argv` on a new pty; `close()` it when done."""
+        import pty
+
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: exec at once, nothing else (the parent has threads)
+            try:
+                if stdio_log is not None:
+                    os.dup2(0, 10)  # keeps the terminal open, as the user's shell does
+                    null = os.open(os.devnull, os.O_RDWR)
+                    err = os.open(str(stdio_log), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    os.dup2(null, 0)
+                    os.dup2(null, 1)
+                    os.dup2(err, 2)
+                os.chdir(str(cwd))
+                os.execve(argv[0], list(argv), dict(os.environ if env is None else env))
+            finally:
+                os._exit(127)
+        return cls(pid, fd)
 
     @classmethod
     @contextlib.contextmanager
     def spawn(cls, args: Sequence[str], *, env: Mapping[str, str], cwd: object) -> Iterator[Pty]:
-        import pty
-
-        argv = [*installer_command(), *args]
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: never return into pytest
-            try:
-                os.chdir(str(cwd))
-                os.execve(argv[0], argv, dict(env))
-            finally:
-                os._exit(127)
-        term = cls(pid, fd)
+        """The CLI (source or frozen binary) with `args`, all its stdio on the terminal."""
+        term = cls.start([*installer_command(), *args], cwd=cwd, env=env)
         try:
             yield term
         finally:
-            if term.returncode is None:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                with contextlib.suppress(OSError):
-                    os.waitpid(pid, 0)
-            os.close(fd)
+            term.close()
+
+    def close(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(self.pid, 0)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
 
     def _read(self, timeout: float) -> bool:
+        """Read what is there within `timeout`; False once the child has closed the pty."""
         ready, _, _ = select.select([self.fd], [], [], timeout)
         if not ready:
             return True
@@ -64,29 +90,31 @@ class Pty:
             return False
         if not chunk:
             return False
-        self.buffer += chunk
+        self.seen += chunk
         return True
 
-    def expect(self, pattern: str, timeout: float = 30) -> str:
-        """Wait for `pattern` in what the child printed since the last match."""
-        regex = re.compile(pattern)
+    def expect(self, text: str, timeout: float = 30) -> None:
+        """Wait for `text` to show after what the previous expect matched."""
         deadline = time.monotonic() + timeout
-        while True:
-            text = self.buffer.decode("utf-8", errors="replace")
-            match = regex.search(text, self.position)
-            if match:
-                self.position = match.end()
-                return match.group(0)
+        while (found := self.seen.find(text.encode(), self.cursor)) < 0:
             if time.monotonic() > deadline or not self._read(0.1):
-                raise AssertionError(f"never saw {pattern!r}; the terminal shows:\n{text}")
+                raise AssertionError(f"never saw {text!r}; the terminal shows:\n{self.screen()}")
+        self.cursor = found + len(text.encode())
+
+    def type(self, text: str) -> None:
+        """Keystrokes as they are (`\\x03` is Ctrl-C, `\\x04` Ctrl-D)."""
+        os.write(self.fd, text.encode("utf-8"))
 
     def send(self, line: str) -> None:
-        os.write(self.fd, line.encode("utf-8") + b"\r")
+        """A line, ended by Enter."""
+        self.type(line + "\r")
 
     def wait(self, timeout: float = 60) -> int:
+        """The child's exit code, reading the terminal meanwhile: a chatty child must not
+        block on a full terminal."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            self._read(0.1)  # keep draining, or a chatty child blocks on a full terminal
+            self._read(0.1)
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 while self._read(0.05) and select.select([self.fd], [], [], 0)[0]:
@@ -96,4 +124,4 @@ class Pty:
         raise AssertionError(f"still running after {timeout}s:\n{self.screen()}")
 
     def screen(self) -> str:
-        return self.buffer.decode("utf-8", errors="replace")
+        return self.seen.decode("utf-8", errors="replace")
