@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from installer import __version__
-from installer.console import is_terminal, owns_console, pause
-from installer.errors import BadInput, InstallerError
-from installer.model import os_name
-from installer.redact import RedactingFilter, Redactor
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.model import os_name
+from installer.present.console import is_terminal, owns_console, pause
+from installer.present.redact import RedactingFilter, Redactor
 
 if TYPE_CHECKING:
     from installer.config import ProbeConfig
-    from installer.ui import Ui
+    from installer.present.ui import Ui
 
 # Each command imports what it needs when it runs: `--version` and `--help` stay instant in
 # the frozen binary, which unpacks every module it imports.
@@ -85,7 +85,7 @@ def _stdin_is_terminal() -> bool:
 def _main(argv: list[str], env: dict[str, str]) -> int:
     args = build_parser().parse_args(argv)  # --version and --help exit here, before any import
     from installer.config import env_secrets
-    from installer.frozen import prepare_children
+    from installer.edges.frozen import prepare_children
 
     prepare_children()
     redactor = Redactor(env_secrets(env))
@@ -126,8 +126,8 @@ def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
 
 
 def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer import report
-    from installer.probe import gather
+    from installer.commands.probe import gather
+    from installer.present import report
 
     cfg = _probe_config(args, env)
     facts = gather(cfg, env, redactor)
@@ -136,10 +136,10 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer import report
+    from installer.commands.plan import check_paths, make_plan
     from installer.config import plan_config
-    from installer.plan import check_paths, make_plan
-    from installer.valuesfile import write_values
+    from installer.edges.valuesfile import write_values
+    from installer.present import report
 
     probe_cfg = _probe_config(args, env)
     cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
@@ -169,10 +169,10 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands.install import install, install_json, log_path_for, summary
+    from installer.commands.plan import check_paths
     from installer.config import install_settings, plan_config
-    from installer.install import install, install_json, log_path_for, summary
-    from installer.plan import check_paths
-    from installer.ui import Ui
+    from installer.present.ui import Ui
 
     probe_cfg = _probe_config(args, env)
     cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
@@ -226,7 +226,7 @@ def _stop_cleanly_on_termination() -> None:
 
 def _log_to_file(path: str, redactor: Redactor, ui: Ui) -> logging.Handler | None:
     """The install log; an install still runs when the log cannot be written."""
-    from installer.ui import open_log
+    from installer.present.ui import open_log
 
     try:
         handler = open_log(path, redactor)

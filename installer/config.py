@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer.errors import BadInput
-from installer.model import Connection
-from installer.quantity import QuantityError
-from installer.resolve import validate_override
+from installer.decide.errors import BadInput
+from installer.decide.model import Connection
+from installer.decide.quantity import QuantityError
+from installer.decide.resolve import validate_override
 
 DEFAULT_NAMESPACE = "tracebloc"
 DEFAULT_TIMEOUT_S = 10.0

@@ -1,4 +1,4 @@
-"""installer.apply against fake helm/kubectl executables on PATH (tests/fakes/cluster.py).
+"""installer.edges.apply against fake helm/kubectl executables on PATH (tests/fakes/cluster.py).
 
 Each test scripts the tools' answers, calls one apply function, and asserts what it returned
 or raised and the exact calls the fakes logged. Time in wait_for_metrics is a fake clock.
@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from installer import apply, proc
-from installer.errors import InstallerError, Refused
-from installer.model import Connection
-from installer.redact import Redactor
+from installer.decide.errors import InstallerError, Refused
+from installer.decide.model import Connection
+from installer.edges import apply, proc
+from installer.present.redact import Redactor
 from tests.fakes.cluster import HELM_NOT_FOUND, FakeCluster
 
 REPO_URL = "https://tracebloc.github.io/client"

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from installer.backend import (
+from installer.decide.errors import BadInput
+from installer.edges.backend import (
     Check,
     Verdict,
     backend_url,
@@ -29,7 +30,6 @@ from installer.backend import (
     ssl_context,
     verify,
 )
-from installer.errors import BadInput
 from tests.fakes.backend_server import GARBAGE, HANG_UP, BackendServer, Reply
 
 PASSWORD = "s3cr&t=%20 pässwörd+/?#"
@@ -256,7 +256,7 @@ def test_debug_log_names_url_and_verdict_never_the_password(
 
 
 def test_importing_the_module_does_not_import_requests() -> None:
-    code = "import sys, installer.backend; print('requests' in sys.modules)"
+    code = "import sys, installer.edges.backend; print('requests' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)  # fmt: skip
     assert out.stdout.strip() == "False"

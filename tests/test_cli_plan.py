@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from installer.config import plan_config, probe_config
-from installer.helm import upgrade_install_args
-from installer.model import os_name
-from installer.redact import MASK
-from installer.render import to_yaml
+from installer.decide.model import os_name
+from installer.decide.render import to_yaml
+from installer.edges.helm import upgrade_install_args
+from installer.present.redact import MASK
 from tests.fakes.cluster import REPO, FakeCluster, node
 
 CLIENT_PASSWORD = "Cl1ent-P4ss:#w0rd"

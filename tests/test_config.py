@@ -23,8 +23,8 @@ from installer.config import (
     probe_config,
     sanitise_namespace,
 )
-from installer.errors import BadInput
-from installer.model import Connection
+from installer.decide.errors import BadInput
+from installer.decide.model import Connection
 
 DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"

@@ -6,7 +6,7 @@ import pytest
 from pytest_mock import MockerFixture
 
 from installer import cli
-from installer.console import owns_console
+from installer.present.console import owns_console
 from tests.fakes.cluster import FakeCluster, node
 
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from installer.backend import Check, Verdict
-from installer.credentials import (
+from installer.commands.credentials import (
     MAX_TRIES,
     Credentials,
     obtain,
     previous_credentials,
 )
-from installer.errors import BadInput, InstallerError
+from installer.decide.errors import BadInput, InstallerError
+from installer.edges.backend import Check, Verdict
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO
 from tests.fakes.terminal import Pty
@@ -379,7 +379,7 @@ posix_only = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminal
 
 CHILD_PROMPTS = """
 import json, sys
-from installer.credentials import open_terminal
+from installer.commands.credentials import open_terminal
 terminal = open_terminal("linux" if sys.platform != "darwin" else "darwin")
 client_id = terminal.ask("Client ID: ")
 password = terminal.secret("Client password: ")
@@ -389,9 +389,9 @@ json.dump({"id": client_id, "password": password}, open(sys.argv[1], "w"))
 
 CHILD_OBTAIN = """
 import json, sys
-from installer.backend import verify
-from installer.credentials import obtain, open_terminal
-from installer.errors import InstallerError
+from installer.edges.backend import verify
+from installer.commands.credentials import obtain, open_terminal
+from installer.decide.errors import InstallerError
 url, out = sys.argv[1], sys.argv[2]
 result = {}
 try:
@@ -491,8 +491,8 @@ def test_ctrl_c_at_the_password_prompt_restores_echo(
 
 CHILD_NO_TERMINAL = """
 import json, sys
-from installer.credentials import obtain, open_terminal
-from installer.errors import BadInput
+from installer.commands.credentials import obtain, open_terminal
+from installer.decide.errors import BadInput
 terminal = open_terminal("linux")
 try:
     obtain({}, previous=(None, None), interactive=True, terminal=terminal,

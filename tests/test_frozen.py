@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import installer
-from installer import frozen
+from installer.edges import frozen
 from tests.fakes.cluster import REPO, FakeCluster, node
 
 BINARY = os.environ.get("TB_INSTALLER_BIN", "").strip()

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from installer.errors import Refused
-from installer.guard import Target, decide
-from installer.helm import Installed, ListRead
-from installer.model import ReleaseRead, ReleaseState
+from installer.decide.errors import Refused
+from installer.decide.guard import Target, decide
+from installer.decide.model import ReleaseRead, ReleaseState
+from installer.edges.helm import Installed, ListRead
 
 ME = "client-7f3a"
 OTHER = "client-0b1d"

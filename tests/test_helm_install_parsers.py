@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from installer import helm
-from installer.errors import InstallerError
-from installer.helm import Installed, ListRead
-from installer.model import Connection
+from installer.decide.errors import InstallerError
+from installer.decide.model import Connection
+from installer.edges import helm
+from installer.edges.helm import Installed, ListRead
 from tests.fakes.cluster import HELM_NOT_FOUND, release_row
 
 CONN = Connection(kubeconfig="/home/ana/.kube/config", context="prod-eu")

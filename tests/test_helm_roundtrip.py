@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from installer.config import plan_config, probe_config
-from installer.kubectl import parse_nodes
-from installer.model import Gpu, ReleaseRead, ReleaseState
-from installer.render import to_yaml, values_document
-from installer.resolve import resolve_training
-from installer.valuesfile import write_values
+from installer.decide.model import Gpu, ReleaseRead, ReleaseState
+from installer.decide.render import to_yaml, values_document
+from installer.decide.resolve import resolve_training
+from installer.edges.kubectl import parse_nodes
+from installer.edges.valuesfile import write_values
 from tests.fakes.cluster import REPO, node, nodes_json
 
 pytestmark = pytest.mark.helm

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from installer import proc
 from installer.config import InstallSettings, install_settings
-from installer.errors import BadInput
+from installer.decide.errors import BadInput
+from installer.edges import proc
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pytest_mock import MockerFixture
 
-from installer import machine
-from installer.machine import arch_name, is_wsl, read_machine
-from installer.model import MachineFacts
+from installer.decide.model import MachineFacts
+from installer.edges import machine
+from installer.edges.machine import arch_name, is_wsl, read_machine
 
 GiB = 2**30
 WSL2_KERNEL = "5.15.153.1-microsoft-standard-WSL2\n"
@@ -80,7 +80,7 @@ def fake_platform(
 def test_read_machine_windows_amd64(mocker: MockerFixture) -> None:
     psutil = fake_platform(mocker, "win32", "AMD64", cpus=16, total=32 * GiB, available=20 * GiB)
     # A Windows host is never WSL, and /proc is not read there.
-    opened = mocker.patch("installer.machine.open", side_effect=AssertionError, create=True)
+    opened = mocker.patch("installer.edges.machine.open", side_effect=AssertionError, create=True)
     facts = read_machine({"WSL_DISTRO_NAME": "Ubuntu"})
     assert facts == MachineFacts(os="windows", arch="x86_64", cpu_count=16,
                                  memory_total_bytes=32 * GiB, memory_available_bytes=20 * GiB,
@@ -91,7 +91,7 @@ def test_read_machine_windows_amd64(mocker: MockerFixture) -> None:
 
 def test_read_machine_darwin_arm64(mocker: MockerFixture) -> None:
     fake_platform(mocker, "darwin", "arm64", cpus=10, total=16 * GiB, available=3 * GiB)
-    opened = mocker.patch("installer.machine.open", side_effect=AssertionError, create=True)
+    opened = mocker.patch("installer.edges.machine.open", side_effect=AssertionError, create=True)
     facts = read_machine({})
     assert facts == MachineFacts(os="darwin", arch="arm64", cpu_count=10,
                                  memory_total_bytes=16 * GiB, memory_available_bytes=3 * GiB,
@@ -108,7 +108,7 @@ def test_read_machine_linux_reads_osrelease(
     mocker: MockerFixture, osrelease: str, wsl: bool
 ) -> None:
     fake_platform(mocker, "linux", "aarch64", cpus=4, total=8 * GiB, available=6 * GiB)
-    opened = mocker.patch("installer.machine.open", mocker.mock_open(read_data=osrelease),
+    opened = mocker.patch("installer.edges.machine.open", mocker.mock_open(read_data=osrelease),
                           create=True)  # fmt: skip
     facts = read_machine({})
     assert facts == MachineFacts(os="linux", arch="arm64", cpu_count=4,
@@ -119,7 +119,7 @@ def test_read_machine_linux_reads_osrelease(
 
 def test_read_machine_linux_without_proc(mocker: MockerFixture) -> None:
     fake_platform(mocker, "linux", "x86_64", cpus=2, total=4 * GiB, available=GiB)
-    mocker.patch("installer.machine.open", side_effect=PermissionError, create=True)
+    mocker.patch("installer.edges.machine.open", side_effect=PermissionError, create=True)
     assert read_machine({}).wsl is False
     assert read_machine({"WSL_DISTRO_NAME": "Ubuntu"}).wsl is True
 

@@ -76,10 +76,10 @@ class Unresolved(Exception):
 
 def _modules() -> list[Scope]:
     scopes = []
-    for path in sorted(INSTALLER.glob("*.py")):
+    for path in sorted(INSTALLER.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        scopes.append(Scope(path.name, tree, parents))
+        scopes.append(Scope(path.relative_to(INSTALLER).as_posix(), tree, parents))
     return scopes
 
 

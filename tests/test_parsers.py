@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from installer.helm import get_values_args, parse_release, upgrade_install_args
-from installer.kubectl import get_nodes_args, parse_nodes
-from installer.model import Connection, Node, ReleaseState
+from installer.decide.model import Connection, Node, ReleaseState
+from installer.edges.helm import get_values_args, parse_release, upgrade_install_args
+from installer.edges.kubectl import get_nodes_args, parse_nodes
 from tests.fakes.cluster import node, nodes_json
 
 GiB = 2**30

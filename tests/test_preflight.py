@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from installer.errors import BadInput
-from installer.model import MachineFacts
-from installer.preflight import (
+from installer.decide.errors import BadInput
+from installer.decide.model import MachineFacts
+from installer.decide.preflight import (
     VM_GRACE_BYTES,
     Finding,
     Thresholds,

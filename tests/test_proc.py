@@ -1,4 +1,4 @@
-"""installer.proc against real tiny executables written into tmp_path.
+"""installer.edges.proc against real tiny executables written into tmp_path.
 
 The children are Python programs made by tests/fakes/executables.py (a `#!{sys.executable}`
 script on POSIX, a pip-style .exe launcher on Windows), so what runs is a real process with
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from pytest_mock import MockerFixture
 
-from installer import proc
-from installer.errors import InstallerError, ToolNotFound, ToolTimeout
-from installer.redact import Redactor
+from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.edges import proc
+from installer.present.redact import Redactor
 from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
 from tests.fakes.processes import gone_soon, kill_if_running
 
@@ -410,7 +410,7 @@ def test_last_line(text: str, rc: int, line: str) -> None:
 
 
 def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> None:
-    run = mocker.patch("installer.proc.subprocess.run")
+    run = mocker.patch("installer.edges.proc.subprocess.run")
 
     proc._kill_tree_windows(4242)
 
@@ -428,7 +428,7 @@ def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> N
     ],
 )
 def test_kill_tree_windows_never_raises(mocker: MockerFixture, failure: Exception) -> None:
-    mocker.patch("installer.proc.subprocess.run", side_effect=failure)
+    mocker.patch("installer.edges.proc.subprocess.run", side_effect=failure)
 
     proc._kill_tree_windows(4242)
 
@@ -438,7 +438,7 @@ def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> 
     # taskkill (Popen.kill + communicate) is exercised for real.
     mocker.patch.object(sys, "platform", "win32")
     mocker.patch.object(proc, "_WINDOWS", True)
-    taskkill = mocker.patch("installer.proc.subprocess.run")
+    taskkill = mocker.patch("installer.edges.proc.subprocess.run")
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(600)"],
         stdout=subprocess.PIPE,

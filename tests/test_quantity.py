@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from installer.quantity import (
+from installer.decide.quantity import (
     QuantityError,
     parse_quantity,
     parse_size,
@@ -20,7 +20,7 @@ from installer.quantity import (
 )
 
 GiB = 2**30
-# Written out independently of installer.quantity's tables, so a wrong table fails here.
+# Written out independently of installer.decide.quantity's tables, so a wrong table fails here.
 MULTIPLIERS: dict[str, Fraction] = {
     "": Fraction(1),
     "m": Fraction(1, 1000),

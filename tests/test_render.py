@@ -21,11 +21,11 @@ import pytest
 import yaml
 
 from installer.config import plan_config, probe_config
-from installer.kubectl import parse_nodes
-from installer.model import Gpu, NodeRead, ReleaseRead, ReleaseState
-from installer.redact import MASK
-from installer.render import missing_credentials, redacted, to_yaml, values_document
-from installer.resolve import decide_mysql, resolve_training
+from installer.decide.model import Gpu, NodeRead, ReleaseRead, ReleaseState
+from installer.decide.render import missing_credentials, redacted, to_yaml, values_document
+from installer.decide.resolve import decide_mysql, resolve_training
+from installer.edges.kubectl import parse_nodes
+from installer.present.redact import MASK
 from tests.fakes.cluster import node, nodes_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

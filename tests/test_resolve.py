@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from installer.model import (
+from installer.decide.model import (
     Node,
     NodeRead,
     Provenance,
@@ -17,7 +17,7 @@ from installer.model import (
     Resolution,
     Source,
 )
-from installer.resolve import decide_mysql, resolve_training
+from installer.decide.resolve import decide_mysql, resolve_training
 
 GiB = 2**30
 LITERAL = "cpu=2,memory=8Gi"

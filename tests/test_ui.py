@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from installer.errors import InstallerError
-from installer.redact import MASK, Redactor
-from installer.ui import ASCII, SPINNER_THREAD, TICK_S, UNICODE, Ui, open_log
+from installer.decide.errors import InstallerError
+from installer.present.redact import MASK, Redactor
+from installer.present.ui import ASCII, SPINNER_THREAD, TICK_S, UNICODE, Ui, open_log
 
 SECRET = "hunter2-s3cret"
 STAMP = r"\[\d\d:\d\d:\d\d\]"
@@ -358,14 +358,14 @@ def test_log_records_commands_timestamped_and_redacted(
     path = tmp_path / "data" / "install.log"
     handler = attach(installer_log, path, (SECRET,))
     assert handler.level == logging.DEBUG
-    proc_log = logging.getLogger("installer.proc")
+    proc_log = logging.getLogger("installer.edges.proc")
     proc_log.debug("run: %s", ["helm", "upgrade", "--set", f"password={SECRET}"])
     proc_log.debug("exit %d: %s", 1, f"Error: bad password {SECRET}")
     detach(installer_log, handler)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
-    assert re.fullmatch(rf"{TIMESTAMP} DEBUG +installer\.proc: run: .*helm.*", lines[0])
-    assert re.fullmatch(rf"{TIMESTAMP} DEBUG +installer\.proc: exit 1: Error: .*", lines[1])
+    assert re.fullmatch(rf"{TIMESTAMP} DEBUG +installer\.edges\.proc: run: .*helm.*", lines[0])
+    assert re.fullmatch(rf"{TIMESTAMP} DEBUG +installer\.edges\.proc: exit 1: Error: .*", lines[1])
     assert SECRET not in path.read_text(encoding="utf-8")
     assert MASK in lines[0] and MASK in lines[1]
 
@@ -392,9 +392,9 @@ def test_ui_steps_and_messages_reach_the_log(tmp_path: Path, installer_log: logg
         raise RuntimeError
     detach(installer_log, handler)
     content = path.read_text(encoding="utf-8")
-    assert "installer.ui: step: Installing" in content
-    assert f"installer.ui: warning: slow {MASK}" in content
-    assert re.search(r"installer\.ui: step failed: Installing \(\d+\.\ds\)", content)
+    assert "installer.present.ui: step: Installing" in content
+    assert f"installer.present.ui: warning: slow {MASK}" in content
+    assert re.search(r"installer\.present\.ui: step failed: Installing \(\d+\.\ds\)", content)
     assert SECRET not in content
 
 
@@ -455,8 +455,8 @@ def test_unwritable_log_location_is_an_installer_error(tmp_path: Path) -> None:
 SCRIPT = textwrap.dedent(
     """
     import sys, time
-    from installer.redact import Redactor
-    from installer.ui import Ui
+    from installer.present.redact import Redactor
+    from installer.present.ui import Ui
     ui = Ui(sys.stdout, env={}, redactor=Redactor())
     print("fancy" if ui.fancy else "plain", flush=True)
     with ui.step("Installing the client"):

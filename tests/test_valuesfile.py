@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from installer.errors import InstallerError
-from installer.valuesfile import Written, write_values
+from installer.decide.errors import InstallerError
+from installer.edges.valuesfile import Written, write_values
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
 
@@ -109,13 +109,13 @@ def _raising(exc: OSError) -> Any:
 @pytest.mark.parametrize(
     ("target", "failure", "why"),
     [
-        pytest.param("installer.valuesfile.os.replace", _replace_failing_on(1),
+        pytest.param("installer.edges.valuesfile.os.replace", _replace_failing_on(1),
                      "No space left on device", id="disk-full-at-first-rename"),
-        pytest.param("installer.valuesfile.os.replace", _replace_failing_on(2),
+        pytest.param("installer.edges.valuesfile.os.replace", _replace_failing_on(2),
                      "No space left on device", id="disk-full-after-bak-was-written"),
-        pytest.param("installer.valuesfile.os.fsync", _raising(OSError(5, "Input/output error")),
+        pytest.param("installer.edges.valuesfile.os.fsync", _raising(OSError(5, "Input/output error")),
                      "Input/output error", id="fsync-fails"),
-        pytest.param("installer.valuesfile.tempfile.mkstemp",
+        pytest.param("installer.edges.valuesfile.tempfile.mkstemp",
                      _raising(PermissionError(13, "Permission denied")), "Permission denied",
                      id="directory-not-writable"),
     ],
@@ -144,9 +144,9 @@ def test_failed_write_leaves_previous_file_as_it_was(
 @pytest.mark.parametrize(
     ("target", "failure"),
     [
-        pytest.param("installer.valuesfile.os.replace", OSError(28, "No space left on device"),
+        pytest.param("installer.edges.valuesfile.os.replace", OSError(28, "No space left on device"),
                      id="disk-full"),
-        pytest.param("installer.valuesfile.os.fsync", OSError(5, "Input/output error"),
+        pytest.param("installer.edges.valuesfile.os.fsync", OSError(5, "Input/output error"),
                      id="fsync-fails"),
     ],
 )  # fmt: skip

@@ -14,15 +14,15 @@ from typing import Any
 
 import yaml
 
-from installer import helm
+from installer.commands.probe import Facts, concurrently, gather
 from installer.config import PlanConfig
-from installer.errors import BadInput, InstallerError
-from installer.gpu import detect_gpu
-from installer.model import Gpu, MachineFacts, ReleaseRead, os_name
-from installer.probe import Facts, concurrently, gather
-from installer.redact import Redactor
-from installer.render import to_yaml, values_document
-from installer.resolve import decide_mysql, mysql_tag
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.model import Gpu, MachineFacts, ReleaseRead, os_name
+from installer.decide.render import to_yaml, values_document
+from installer.decide.resolve import decide_mysql, mysql_tag
+from installer.edges import helm
+from installer.edges.gpu import detect_gpu
+from installer.present.redact import Redactor
 
 
 @dataclass(frozen=True)

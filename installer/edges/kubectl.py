@@ -11,11 +11,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from installer import proc
-from installer.errors import InstallerError
-from installer.model import Connection, Node, NodeRead
-from installer.quantity import QuantityError, to_bytes, to_millicores
-from installer.redact import Redactor
+from installer.decide.errors import InstallerError
+from installer.decide.model import Connection, Node, NodeRead
+from installer.decide.quantity import QuantityError, to_bytes, to_millicores
+from installer.edges import proc
+from installer.present.redact import Redactor
 
 
 def get_nodes_args(conn: Connection, timeout: float) -> list[str]:

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from installer.backend import Check, Verdict
 from installer.config import clean_credential
-from installer.errors import BadInput, InstallerError
+from installer.decide.errors import BadInput, InstallerError
+from installer.edges.backend import Check, Verdict
 
 ID_VAR = "TRACEBLOC_CLIENT_ID"
 PASSWORD_VAR = "TRACEBLOC_CLIENT_PASSWORD"

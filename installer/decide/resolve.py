@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from installer.model import (
+from installer.decide.model import (
     Node,
     NodeRead,
     Provenance,
@@ -18,7 +18,7 @@ from installer.model import (
     Resolution,
     Source,
 )
-from installer.quantity import GIB, parse_size, render_size
+from installer.decide.quantity import GIB, parse_size, render_size
 
 OVERHEAD_MILLICORES = 1000
 OVERHEAD_BYTES = 3 * GIB

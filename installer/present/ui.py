@@ -25,11 +25,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from installer.console import is_terminal
-from installer.errors import InstallerError
-from installer.redact import RedactingFilter, Redactor
+from installer.decide.errors import InstallerError
+from installer.present.console import is_terminal
+from installer.present.redact import RedactingFilter, Redactor
 
-log = logging.getLogger("installer.ui")
+log = logging.getLogger("installer.present.ui")
 
 TICK_S = 0.1  # spinner frame interval: ~10 Hz
 SPINNER_THREAD = "tracebloc-spinner"

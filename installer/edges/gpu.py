@@ -10,9 +10,9 @@ import os
 import re
 from collections.abc import Mapping
 
-from installer import proc
-from installer.errors import InstallerError
-from installer.model import Gpu
+from installer.decide.errors import InstallerError
+from installer.decide.model import Gpu
+from installer.edges import proc
 
 _GPU_LINE = re.compile(r"^GPU \d+:", re.MULTILINE)
 

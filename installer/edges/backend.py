@@ -24,8 +24,8 @@ from urllib.parse import quote, urlsplit
 
 from installer import __version__
 from installer.config import split_proxy_url
-from installer.errors import BadInput
-from installer.redact import Redactor
+from installer.decide.errors import BadInput
+from installer.present.redact import Redactor
 
 if TYPE_CHECKING:
     from requests import Response

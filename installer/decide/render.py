@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from installer.config import PlanConfig
-from installer.model import Gpu, NodeRead, Resolution
-from installer.redact import MASK
+from installer.decide.model import Gpu, NodeRead, Resolution
+from installer.present.redact import MASK
 
 # Where each secret sits in the document, for redaction.
 SECRET_PATHS = (

@@ -13,8 +13,8 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer import proc
-from installer.errors import InstallerError
+from installer.decide.errors import InstallerError
+from installer.edges import proc
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from installer.model import MachineFacts, os_name
+from installer.decide.model import MachineFacts, os_name
 
 
 def _psutil() -> ModuleType:

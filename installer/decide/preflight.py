@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from installer.config import env_number
-from installer.errors import BadInput
-from installer.model import MachineFacts
+from installer.decide.errors import BadInput
+from installer.decide.model import MachineFacts
 
 GIB = 2**30
 MIB = 2**20

@@ -8,13 +8,20 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from installer.commands.plan import Plan
+from installer.commands.probe import Facts
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
-from installer.model import NodeRead, Provenance, ReleaseRead, ReleaseState, Resolution, Source
-from installer.plan import Plan
-from installer.probe import Facts
-from installer.quantity import GIB
-from installer.render import missing_credentials, redacted, to_yaml
-from installer.resolve import HISTORIC_LITERAL
+from installer.decide.model import (
+    NodeRead,
+    Provenance,
+    ReleaseRead,
+    ReleaseState,
+    Resolution,
+    Source,
+)
+from installer.decide.quantity import GIB
+from installer.decide.render import missing_credentials, redacted, to_yaml
+from installer.decide.resolve import HISTORIC_LITERAL
 
 
 def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:

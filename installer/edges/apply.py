@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from installer import helm, proc
-from installer.errors import InstallerError, Refused, ToolTimeout
-from installer.model import Connection
-from installer.redact import Redactor
+from installer.decide.errors import InstallerError, Refused, ToolTimeout
+from installer.decide.model import Connection
+from installer.edges import helm, proc
+from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,13 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from installer import helm, kubectl, proc
 from installer.config import ProbeConfig
-from installer.errors import ToolNotFound
-from installer.machine import read_machine
-from installer.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
-from installer.redact import Redactor
-from installer.resolve import resolve_training
+from installer.decide.errors import ToolNotFound
+from installer.decide.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
+from installer.decide.resolve import resolve_training
+from installer.edges import helm, kubectl, proc
+from installer.edges.machine import read_machine
+from installer.present.redact import Redactor
 
 SKIP_REASON = "not read: TRACEBLOC_TRAINING_RESOURCES chooses the size"
 

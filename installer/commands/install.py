@@ -15,16 +15,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from installer import apply, backend, credentials, guard, helm, preflight, proc
+from installer.commands import credentials
+from installer.commands.plan import load_yaml, make_plan
+from installer.commands.probe import concurrently
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
-from installer.errors import InstallerError
-from installer.machine import disk_free, read_machine
-from installer.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
-from installer.plan import load_yaml, make_plan
-from installer.probe import concurrently
-from installer.redact import Redactor
-from installer.ui import Ui
-from installer.valuesfile import Written, write_values
+from installer.decide import guard, preflight
+from installer.decide.errors import InstallerError
+from installer.decide.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
+from installer.edges import apply, backend, helm, proc
+from installer.edges.machine import disk_free, read_machine
+from installer.edges.valuesfile import Written, write_values
+from installer.present.redact import Redactor
+from installer.present.ui import Ui
 
 
 @dataclass(frozen=True)

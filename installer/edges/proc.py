@@ -18,9 +18,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from installer.errors import InstallerError, ToolNotFound, ToolTimeout
-from installer.model import os_name as model_os_name
-from installer.redact import Redactor
+from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.model import os_name as model_os_name
+from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 

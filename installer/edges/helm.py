@@ -10,10 +10,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer import proc
-from installer.errors import InstallerError
-from installer.model import Connection, ReleaseRead, ReleaseState
-from installer.redact import Redactor
+from installer.decide.errors import InstallerError
+from installer.decide.model import Connection, ReleaseRead, ReleaseState
+from installer.edges import proc
+from installer.present.redact import Redactor
 
 
 def get_values_args(release: str, namespace: str, conn: Connection) -> list[str]:

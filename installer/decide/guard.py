@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer.errors import Refused
-from installer.helm import Installed, ListRead
-from installer.model import ReleaseRead, ReleaseState
+from installer.decide.errors import Refused
+from installer.decide.model import ReleaseRead, ReleaseState
+from installer.edges.helm import Installed, ListRead
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Commands: each sequences the steps of one thing the user asked for."""

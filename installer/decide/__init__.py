@@ -1,0 +1,1 @@
+"""Pure decisions and data: no I/O, no processes, no network."""

@@ -1,0 +1,1 @@
+"""Everything that touches the world: processes, the machine, the network, files."""

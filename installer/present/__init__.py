@@ -1,0 +1,1 @@
+"""What the user sees: progress, reports, colour, redaction of secrets."""
