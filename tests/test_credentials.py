@@ -556,7 +556,7 @@ def test_windows_console_hidden_prompt(
 ) -> None:
     import io
 
-    from installer import credentials
+    from installer.commands import credentials
 
     fake = _Keys(keys)
     monkeypatch.setitem(sys.modules, "msvcrt", fake)
