@@ -165,6 +165,10 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
     """Create, start or adopt the cluster; returns the config (the data directory may have
     changed at the leftover question)."""
     s = local.settings
+    if local.decision.manage is None:
+        raise InstallerError(f"cannot tell which cluster to install into: "
+                             f"{local.decision.reason}", "fix the kubeconfig, or name the "
+                             "cluster with --kubeconfig/--context")  # fmt: skip
     if s is None or not local.managed:
         return cfg
     for message, remedy in local.problems:
