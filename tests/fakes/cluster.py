@@ -128,9 +128,18 @@ class FakeCluster:
         sleep: float = 0.0,
         grandchild: bool = False,
         on_term: int = 0,
+        after: str | None = None,
+        before: str | None = None,
+        mark: str | None = None,
+        write: list[tuple[str, str]] | None = None,
     ) -> FakeCluster:
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
                                 "grandchild": grandchild, "on_term": on_term}
+        for key, value in (("after", after), ("before", before), ("mark", mark)):
+            if value:
+                rule[key] = value
+        if write:
+            rule["write"] = [list(pair) for pair in write]
         if isinstance(stdout, bytes):
             rule["stdout_b64"] = base64.b64encode(stdout).decode()
         else:
