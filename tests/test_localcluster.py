@@ -246,3 +246,13 @@ def test_a_host_too_small_for_the_floor_is_told_so() -> None:
     notes = [f.message for f in preflight.check(machine, 100 * GIB, DATA, preflight.Thresholds())
              if f.level == "note"]  # fmt: skip
     assert any("use a larger machine" in n for n in notes)
+
+
+def test_proxy_config_carries_the_same_variables_as_the_values_file() -> None:
+    from installer.config import PROXY_VARIABLES
+
+    env = {name: f"http://{name.lower()}:1" for name in PROXY_VARIABLES}
+    doc = lc.proxy_config(env)
+    assert doc is not None
+    names = [e["envVar"].split("=", 1)[0] for e in doc["env"]]  # type: ignore[index]
+    assert names == [*PROXY_VARIABLES, "NO_PROXY", "no_proxy"]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer.config import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
+from installer.config import MAX_WAIT_S, STORAGE_MODES, env_number
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
 
@@ -115,7 +115,11 @@ def settings(env: Mapping[str, str]) -> Settings:
     if dataset and mode == "node-local":
         raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
                        "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
-    ca_variable = next((v for v in CA_VARIABLES if env.get(v, "").strip()), None)
+    ca_variable = ca_bundle = None
+    for variable in CA_VARIABLES:
+        if env.get(variable, "").strip():
+            ca_variable, ca_bundle = variable, env.get(variable, "").strip()
+            break
     action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
     if action is not None and action not in LEFTOVER_ACTIONS:
         raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
@@ -132,7 +136,7 @@ def settings(env: Mapping[str, str]) -> Settings:
                               most=MAX_WAIT_S),  # fmt: skip
         storage_mode=mode,
         dataset_dir=dataset,
-        ca_bundle=env[ca_variable].strip() if ca_variable else None,
+        ca_bundle=ca_bundle,
         ca_variable=ca_variable,
         autostart=not _flag(env, "TRACEBLOC_NO_AUTOSTART"),
         leftover_action=action,
@@ -269,11 +273,14 @@ def proxy_config(env: Mapping[str, str]) -> dict[str, object] | None:
     """A k3d config carrying the proxy variables into every node, or None without a proxy.
 
     A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
-    present = [name for name in PROXY_VARIABLES if env.get(name, "").strip()]
-    if not present:
+    entries = []
+    # The same four names, in the same order, as config.PROXY_VARIABLES.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        if env.get(name, "").strip():
+            entries.append(f"{name}={env.get(name, '')}")
+    if not entries:
         return None
     augmented = no_proxy(env)
-    entries = [f"{name}={env[name]}" for name in present]
     entries += [f"NO_PROXY={augmented}", f"no_proxy={augmented}"]
     return {"apiVersion": "k3d.io/v1alpha5", "kind": "Simple",
             "env": [{"envVar": entry, "nodeFilters": ["all"]} for entry in entries]}  # fmt: skip

@@ -29,7 +29,7 @@ def paths(env: Mapping[str, str], os_: str) -> list[str]:
     listed = [p for p in env.get("KUBECONFIG", "").split(separator) if p.strip()]
     if listed:
         return [os.path.expanduser(p.strip()) for p in listed]
-    home = env.get("USERPROFILE" if os_ == "windows" else "HOME", "")
+    home = env.get("USERPROFILE", "") if os_ == "windows" else env.get("HOME", "")
     return [os.path.join(home or os.path.expanduser("~"), ".kube", "config")]
 
 
