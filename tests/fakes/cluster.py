@@ -26,6 +26,22 @@ _WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "T
                  "USERNAME", "USERDOMAIN")  # fmt: skip
 
 
+KUBECONFIG_OF_A_CLUSTER = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: office
+  cluster: {server: "https://10.1.2.3:6443"}
+contexts:
+- name: office
+  context: {cluster: office, user: me}
+users:
+- name: me
+  user: {token: not-a-secret}
+current-context: office
+"""
+
+
 def installer_command() -> list[str]:
     """How tests start the CLI: the frozen binary named by TB_INSTALLER_BIN (the binary-level
     suite), else the source tree as `python -m installer`."""
@@ -78,6 +94,11 @@ class FakeCluster:
         self._save()
         for tool in ("kubectl", "helm"):
             self.install(tool)
+        # The user's own cluster is current, as on any machine where kubectl already works;
+        # tests of the local k3d cluster remove it (`no_kubeconfig`).
+        self.kubeconfig = self.home / ".kube" / "config"
+        self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        self.kubeconfig.write_text(KUBECONFIG_OF_A_CLUSTER, encoding="utf-8")
 
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
@@ -107,9 +128,18 @@ class FakeCluster:
         sleep: float = 0.0,
         grandchild: bool = False,
         on_term: int = 0,
+        after: str | None = None,
+        before: str | None = None,
+        mark: str | None = None,
+        write: list[tuple[str, str]] | None = None,
     ) -> FakeCluster:
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
                                 "grandchild": grandchild, "on_term": on_term}
+        for key, value in (("after", after), ("before", before), ("mark", mark)):
+            if value:
+                rule[key] = value
+        if write:
+            rule["write"] = [list(pair) for pair in write]
         if isinstance(stdout, bytes):
             rule["stdout_b64"] = base64.b64encode(stdout).decode()
         else:
