@@ -20,6 +20,7 @@ from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import Gpu, MachineFacts, ReleaseRead, os_name
 from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
+from installer.decide.site import Site, node_arch
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
 from installer.present.redact import Redactor
@@ -36,6 +37,7 @@ class Plan:
     data: bytes | None  # the exact bytes install writes; None when the caller's file is used
     argv: list[str]
     notes: list[str] = field(default_factory=list)
+    site: Site = field(default_factory=Site)
 
 
 def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
@@ -56,7 +58,7 @@ def make_plan(
     os_ = os_name(sys.platform)
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor, release, machine)
+        facts = gather(cfg.probe, env, redactor, release, machine, sizing_only=False)
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip
@@ -71,15 +73,23 @@ def make_plan(
         return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",
                     "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes)  # fmt: skip
 
+    from installer.commands.site import decide_site
+
+    site = decide_site(cfg, env, facts, gpu, redactor)
+    gpu = site.gpu.gpu
+    notes += list(site.notes)
     file_tag = None
     if cfg.mysql_engine == "auto":
         file_tag = mysql_tag(load_yaml(cfg.values_path, required=False))
     data_present = any(_non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
                        for parts in (("mysql",), (cfg.probe.namespace, "mysql")))  # fmt: skip
-    mysql, why = decide_mysql(cfg.mysql_engine, facts.machine.arch, file_tag, facts.release,
+    arch, arch_from = node_arch(facts.nodes, facts.machine.arch)
+    mysql, why = decide_mysql(cfg.mysql_engine, arch, file_tag, facts.release,
                               data_present)  # fmt: skip
-    values = values_document(cfg, facts.training, facts.nodes, gpu, mysql)
-    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes)
+    if arch_from != "this machine" and why.startswith("fresh install"):
+        why += " (the nodes' kubernetes.io/arch)"
+    values = values_document(cfg, facts.training, facts.nodes, gpu, mysql, site)
+    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, site)
 
 
 def load_yaml(path: str, *, required: bool) -> Any:
