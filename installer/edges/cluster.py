@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from installer.decide.errors import InstallerError
@@ -130,9 +130,10 @@ def parse_plugins(out: bytes) -> Plugins:
         if not (isinstance(name, str) and isinstance(namespace, str)):
             continue
         pod = _mapping(_mapping(_mapping(item.get("spec")).get("template")).get("spec"))
-        containers = pod.get("containers") if isinstance(pod.get("containers"), list) else []
-        images = [c.get("image") for c in containers
-                  if isinstance(c, dict) and isinstance(c.get("image"), str)]  # fmt: skip
+        containers = pod.get("containers")
+        images: list[str] = [c["image"] for c in containers
+                             if isinstance(c, dict) and isinstance(c.get("image"), str)] \
+            if isinstance(containers, list) else []  # fmt: skip
         vendor = _vendor(name, images)
         if vendor is None:
             continue
@@ -159,3 +160,17 @@ def adopt_args(plugin: PluginSet, release: str, namespace: str,
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def adopt_plugin(run: Callable[[list[str]], proc.Result], plugin: PluginSet, release: str,
+                 namespace: str, conn: Connection) -> None:  # fmt: skip
+    """Hand the orphaned plugin to the release (both calls), or raise with the way out."""
+    for args in adopt_args(plugin, release, namespace, conn):
+        result = run(args)
+        if result.rc != 0:
+            raise InstallerError(
+                f"could not adopt the device plugin {plugin.namespace}/{plugin.name} into "
+                f"release {release}: {proc.last_line(result.stderr, result.rc)}",
+                f"remove it and run again: kubectl delete daemonset {plugin.name} "
+                f"-n {plugin.namespace} (the chart brings its own)",
+            )
