@@ -6,6 +6,7 @@ the decisions are the pure functions of resolve and render.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -46,6 +47,12 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None)
         raise BadInput(f"TRACEBLOC_CHART_PATH={chart_path!r} is not a chart directory")
     if cfg.values_given and not os.path.isfile(cfg.values_path):
         raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
+    # Before anything changes, and in plan too: plan refuses what install would refuse.
+    from installer.edges import hostdirs
+
+    for warning in hostdirs.check(env, os_name(sys.platform), cfg.host_data_dir,
+                                  cfg.host_dataset_dir, cfg.storage_mode):  # fmt: skip
+        logging.getLogger("installer").warning("%s", warning)
 
 
 def make_plan(
