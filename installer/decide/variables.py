@@ -51,9 +51,9 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("HOST_DATA_DIR", H, "the data directory, checked before anything changes"),
     Upstream("HOST_DATASET_DIR", H, "datasets on their own mount: `hostPath.datasetPath`, "
              "`env.HOST_UID`/`env.HOST_GID`"),  # fmt: skip
-    Upstream("TB_STORAGE_MODE", H, "`hostpath` or `node-local`"),
-    Upstream("TB_MYSQL_ENGINE", H, "`auto`, `5.7` or `8.4`"),
-    Upstream("TRACEBLOC_VALUES_FILE", H, "use this values file as it is"),
+    Upstream("TB_STORAGE_MODE", H, "`hostpath` or `node-local`", twins="bash"),
+    Upstream("TB_MYSQL_ENGINE", H, "`auto`, `5.7` or `8.4`", twins="bash"),
+    Upstream("TRACEBLOC_VALUES_FILE", H, "use this values file as it is", twins="bash"),
     Upstream("TRACEBLOC_CHART_PATH", H, "install a local chart directory"),
     Upstream("TRACEBLOC_IMAGE_REGISTRY", H, "image mirror, written as `global.imageRegistry`"),
     Upstream("TRACEBLOC_REGISTRY_USERNAME", H, "mirror pull secret"),
@@ -69,7 +69,7 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("no_proxy", H, "hosts reached directly, written as `env.NO_PROXY`"),
     Upstream("KUBECONFIG", H, "passed to kubectl and helm"),
     # --- waits and checks ----------------------------------------------------------------
-    Upstream("TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes"),
+    Upstream("TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"),
     Upstream("TB_METRICS_WAIT_S", H, "wait for the metrics API, seconds (default 120)"),
     Upstream("TRACEBLOC_SKIP_PREFLIGHT", H, "skip the machine checks"),
     Upstream("TRACEBLOC_ALLOW_NETWORK_FS", H, "allow HOST_DATA_DIR on a network or FUSE filesystem"),
@@ -84,7 +84,7 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("PF_REC_CPU", D, "the recommendation is a fixed note; PF_MIN_CPU sets the floor"),
     Upstream("PF_VM_MEM_GRACE_MIB", D, "the 512 MiB grace for VM-reported memory is fixed"),
     Upstream("PF_OS_RESERVE_GB", D, "the engine does not size a Docker Desktop VM", twins="bash"),
-    Upstream("NO_COLOR", H, "plain output"),
+    Upstream("NO_COLOR", H, "plain output", twins="bash"),
     Upstream("TB_PLAIN", H, "plain output", twins="bash"),
     # --- the local cluster (created or adopted on this machine) ---------------------------
     Upstream("CLUSTER_NAME", H, "name of the local k3d cluster", by=LOCAL_CLUSTER),
@@ -93,7 +93,7 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_LEFTOVER_ACTION", H, "`reuse` or `wipe` data a previous install left",
              by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_SKIP_LEFTOVER_GUARD", H, "do not stop for leftover data",
-             by=LOCAL_CLUSTER, twins="bash"),  # fmt: skip
+             by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_K3S_CUDA_IMAGE", H, "node image of a GPU cluster", by=LOCAL_CLUSTER,
              twins="powershell"),  # fmt: skip
     Upstream("TRACEBLOC_CUDA_BASE_TAG", H, "CUDA base of the GPU node image", by=LOCAL_CLUSTER,
@@ -108,15 +108,20 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_API_WAIT_S", D, "the API wait has its own deadline", twins="bash"),
     Upstream("READY_TIMEOUT", D, "the readiness wait has its own deadline"),
     Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
+    Upstream("TB_DOCKER_WAIT_MIN", D, "the engine neither installs nor starts Docker Desktop",
+             twins="powershell"),  # fmt: skip
+    Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
+    Upstream("TB_WSL_MIN_VERSION", D, "the engine does not install or update WSL",
+             twins="powershell"),  # fmt: skip
     # --- what the engine no longer does --------------------------------------------------
     Upstream("TRACEBLOC_FORCE_REINSTALL", D, "there is no \"already set up\" stop: every run "
-             "checks and applies everything"),  # fmt: skip
+             "checks and applies everything", twins="bash"),  # fmt: skip
     Upstream("TB_FORCE_REINSTALL", D, "there is no \"already set up\" stop: every run checks "
              "and applies everything", twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so it never "
              "asks for a reboot", twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture, "
-             "so no amd64-only image is forced onto an arm64 node", twins="bash"),  # fmt: skip
+             "so no amd64-only image is forced onto an arm64 node"),  # fmt: skip
     Upstream("TRACEBLOC_NO_AUTOSTART", D, "the engine neither installs Docker nor registers "
              "it to start at login"),  # fmt: skip
     Upstream("TRACEBLOC_CLIENT_NAME", D, "the engine installs a client that exists; create "
@@ -162,8 +167,9 @@ def by_name(name: str) -> Upstream | None:
 def notices(env: Mapping[str, str]) -> list[str]:
     """One line for each variable that is set and no longer does anything here."""
     lines = []
+    set_now = {name for name, value in env.items() if value.strip()}
     for item in VARIABLES:
-        if item.fate is Fate.HONOURED or not env.get(item.name, "").strip():
+        if item.fate is Fate.HONOURED or item.name not in set_now:
             continue
         if item.fate is Fate.REPLACED:
             lines.append(f"{item.name} is not read any more: use {item.note}")

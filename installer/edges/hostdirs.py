@@ -44,12 +44,12 @@ def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | No
           storage_mode: str) -> list[str]:  # fmt: skip
     """BadInput for a directory the install must not use; warnings otherwise."""
     windows = os_ == "windows"
-    home = env.get("USERPROFILE" if windows else "HOME", "")
+    home = env.get("USERPROFILE", "") if windows else env.get("HOME", "")
     home = os.path.realpath(home) if home else home
     if windows:
         home = ntpath.normpath(home)
     system = _system_dirs(env, windows)
-    allow = env.get(hostdirs.ALLOW, "").strip() not in ("", "0")
+    allow = env.get("TRACEBLOC_ALLOW_NETWORK_FS", "").strip() not in ("", "0")
     warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
                                        system, windows=windows, allow_network=allow)  # fmt: skip
     if dataset_dir:
