@@ -11,7 +11,6 @@ deliberate and explained in MIGRATION.md ("What the chart sees differently").
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fakes.cluster import FakeCluster, daemonset, node
+from tests.fakes.cluster import FakeCluster, node
 
 HERE = Path(__file__).resolve().parent
 CHART = HERE / "upstream" / "client"
@@ -166,7 +165,7 @@ def _first_path(x: Any, y: Any, path: str = "") -> str:
             if x.get(key) != y.get(key):
                 return _first_path(x.get(key), y.get(key), f"{path}.{key}")
     if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-        for i, (p, q) in enumerate(zip(x, y)):
+        for i, (p, q) in enumerate(zip(x, y, strict=True)):
             if p != q:
                 return _first_path(p, q, f"{path}[{i}]")
     return path or "."
@@ -228,5 +227,3 @@ def test_the_comparison_sees_a_difference_the_chart_acts_on(tmp_path: Path) -> N
     assert "Deployment/tracebloc-jobs-manager env SINGLE_NODE" in found
 
 
-def test_helm_is_the_real_one() -> None:
-    assert shutil.which(str(HELM)) or HELM.exists()
