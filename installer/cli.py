@@ -1,7 +1,7 @@
 """Command line: options → configuration → pipeline → output and exit code.
 
 The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed,
-2 bad input, 130 interrupted.
+2 bad input, 3 refused, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM; 129 for SIGHUP).
 """
 
 from __future__ import annotations
@@ -61,28 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
                          help="never prompt (automation): missing input is an error")  # fmt: skip
     install.add_argument("--chart", metavar="REF", help="chart reference or directory")
-    for sub in (plan, install):
-        _data_flags(sub)
     return parser
-
-
-def _data_flags(sub: argparse.ArgumentParser) -> None:
-    """The local cluster's data directory, and what to do with an earlier client's data."""
-    sub.add_argument("--data-dir", metavar="PATH", help="data directory (HOST_DATA_DIR)")
-    choice = sub.add_mutually_exclusive_group()
-    choice.add_argument("--reuse-data", dest="leftover", action="store_const", const="reuse",
-                        help="keep an earlier client's data (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
-    choice.add_argument("--wipe-data", dest="leftover", action="store_const", const="wipe",
-                        help="delete an earlier client's data (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
-
-
-def _with_flags(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
-    """Flags win over the variables they stand for."""
-    if getattr(args, "data_dir", None):
-        env = {**env, "HOST_DATA_DIR": os.path.expanduser(args.data_dir)}
-    if getattr(args, "leftover", None):
-        env = {**env, "TB_LEFTOVER_ACTION": args.leftover}
-    return env
 
 
 DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
@@ -104,8 +83,17 @@ def _stdin_is_terminal() -> bool:
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
-    args = build_parser().parse_args(argv)  # --version and --help exit here, before any import
-    env = _with_flags(args, env)
+    from installer.decide.variables import notices, translate_argv
+
+    # The twins' flags mean what they meant, or stop here naming what replaced them.
+    old = translate_argv(argv)
+    if old.refused:
+        _fail(old.refused, "")
+        return 2
+    env.update(old.env)
+    for note in old.notes + notices(env):
+        sys.stderr.write(f"note: {note}\n")
+    args = build_parser().parse_args(old.argv or [DEFAULT_COMMAND])  # --version, --help exit here
     from installer.config import env_secrets
     from installer.edges.frozen import prepare_children
 
@@ -121,11 +109,13 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     except InstallerError as exc:
         _fail(redactor(exc.message), redactor(exc.remedy))
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
         # helm) or by probe.concurrently for reads in worker threads.
-        _fail("interrupted", RESUME if args.command == "install" else "")
-        return 130
+        _fail("terminated" if isinstance(exc, Terminated) else "interrupted",
+              RESUME if args.command == "install" else "")  # fmt: skip
+        # The shell's convention, which the twins kept: 128 + the signal's number.
+        return 128 + exc.signum if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
         # stdout went away (`| head`): nothing left to tell anyone.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -233,13 +223,21 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stopped like Ctrl-C, but the exit code names the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+
 def _stop_cleanly_on_termination() -> None:
     """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop an install
     the way Ctrl-C does: helm is asked to stop, so no release is left pending."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise Terminated(signum)
 
     for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)

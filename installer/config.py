@@ -156,6 +156,7 @@ class PlanConfig:
     host_data_dir: str
     values_path: str
     values_given: bool  # TRACEBLOC_VALUES_FILE: use the caller's file as-is, render nothing
+    host_dataset_dir: str | None = None  # HOST_DATASET_DIR, as given; checked by hostdirs
 
     @property
     def secrets(self) -> tuple[str | None, ...]:
@@ -317,6 +318,7 @@ def plan_config(
         host_data_dir=host_data_dir,
         values_path=values_file or join(host_data_dir, "values.yaml"),
         values_given=bool(values_file),
+        host_dataset_dir=env.get("HOST_DATASET_DIR", "").strip() or None,
     )
 
 

@@ -119,6 +119,7 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     assert verbs(cluster) == [
         "helm list --all-namespaces",
         "kubectl get nodes",
+        "kubectl config view",
         "helm repo list",
         "helm repo add",
         "helm repo update",
@@ -409,13 +410,14 @@ def test_helm_past_its_deadline_is_asked_to_stop_then_reported(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="signals to a child process are POSIX")
-@pytest.mark.parametrize("signum", [
-    pytest.param("SIGINT", id="ctrl-c"),
-    pytest.param("SIGTERM", id="terminated-by-a-service-manager"),
-    pytest.param("SIGHUP", id="terminal-closed"),
+@pytest.mark.parametrize(("signum", "code", "said"), [
+    pytest.param("SIGINT", 130, "interrupted", id="ctrl-c"),
+    # 128 + the signal's number, as the bash twin's traps exited: wrappers read it.
+    pytest.param("SIGTERM", 143, "terminated", id="terminated-by-a-service-manager"),
+    pytest.param("SIGHUP", 129, "terminated", id="terminal-closed"),
 ])  # fmt: skip
-def test_interrupt_during_helm_exits_130_and_leaves_values_intact(
-    cluster: FakeCluster, backend: BackendServer, signum: str
+def test_interrupt_during_helm_exits_128_plus_signal_and_leaves_values_intact(
+    cluster: FakeCluster, backend: BackendServer, signum: str, code: int, said: str
 ) -> None:
     fresh(cluster).on("helm", "upgrade", "--install", sleep=60, on_term=1)
     running = cluster.start("install", "--yes", **env_for(backend))
@@ -424,8 +426,8 @@ def test_interrupt_during_helm_exits_130_and_leaves_values_intact(
     running.send_signal(getattr(signal, signum))
     out, err = running.communicate(timeout=30)
 
-    assert running.returncode == 130, err
-    assert "interrupted" in err
+    assert running.returncode == code, err
+    assert f"error: {said}" in err
     assert "run tracebloc-installer again" in err
     assert [pid for pid, _ in cluster.signals()] == [upgrade_pid]
     assert gone_soon(upgrade_pid)
@@ -632,21 +634,26 @@ def test_metrics_api_not_ready_is_waited_for_then_the_install_goes_on(
         {"status": {"conditions": [{"type": "Available", "status": "False"}]}}))  # fmt: skip
     result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="1"))
     assert result.returncode == 0, result.stderr
-    assert "not available after 1s" in result.stderr
+    assert "is registered but not Available after 1s" in result.stderr
     assert len(upgrade_calls(cluster)) == 1
 
 
-def test_metrics_api_absent_is_not_waited_for(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_metrics_api_not_registered_yet_is_waited_for_to_the_bound(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    # A fresh cluster whose metrics-server has not registered yet (#553 upstream): waited
+    # for, as the twins did, not taken for "absent".
     fresh(cluster).on("kubectl", "get", "apiservice", rc=1, stderr=(
         'Error from server (NotFound): apiservices.apiregistration.k8s.io '
         '"v1beta1.metrics.k8s.io" not found\n'))  # fmt: skip
-    result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="600"))
+    result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="6"))
     assert result.returncode == 0, result.stderr
-    assert "not installed or not readable" in result.stderr
-    assert len([a for a in cluster.calls("kubectl") if a[:2] == ["get", "apiservice"]]) == 1
+    assert "is not registered after 6s; continuing" in result.stderr
+    assert len([a for a in cluster.calls("kubectl") if a[:2] == ["get", "apiservice"]]) == 2
+    assert len(upgrade_calls(cluster)) == 1
 
 
-def test_override_sizes_without_reading_nodes_but_still_guards(
+def test_override_replaces_the_size_only_and_still_guards(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     fresh(cluster).installed(release_row())
@@ -659,7 +666,8 @@ def test_override_sizes_without_reading_nodes_but_still_guards(
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
     assert written["env"]["RESOURCE_LIMITS"] == "cpu=6,memory=20Gi"
     assert written["env"]["RESOURCE_PROVENANCE"] == "user"
-    assert not [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
+    # The other decisions still come from what the cluster shows: its nodes are read.
+    assert [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
     assert [a[:2] for a in cluster.calls("helm")][:2] == [["list", "--all-namespaces"],
                                                           ["get", "values"]]  # fmt: skip
 

@@ -160,8 +160,16 @@ def install(
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_name(sys.platform))
+    if plan.site.gpu.adopt is not None:
+        from installer.edges.cluster import adopt_plugin
+
+        plugin = plan.site.gpu.adopt
+        with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
+            adopt_plugin(lambda args: tools.run(tools.kubectl, args, apply.READ_TIMEOUT_S),
+                         plugin, release, namespace, conn)  # fmt: skip
+    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note]
     if settings.metrics_wait_s > 0:
-        with ui.step("Waiting for the metrics API"):
+        with ui.step(f"Waiting for the metrics API (up to {settings.metrics_wait_s:g}s)"):
             seen = apply.wait_for_metrics(tools, conn, settings.metrics_wait_s)
         ui.info(seen)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):

@@ -6,6 +6,7 @@ the decisions are the pure functions of resolve and render.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import Gpu, MachineFacts, ReleaseRead, os_name
 from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
+from installer.decide.site import Site, node_arch
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
 from installer.present.redact import Redactor
@@ -40,6 +42,7 @@ class Plan:
     argv: list[str]
     notes: list[str] = field(default_factory=list)
     local: Local | None = None  # the local k3d cluster step, when the engine considered one
+    site: Site = field(default_factory=Site)
 
 
 def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
@@ -48,6 +51,12 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None)
         raise BadInput(f"TRACEBLOC_CHART_PATH={chart_path!r} is not a chart directory")
     if cfg.values_given and not os.path.isfile(cfg.values_path):
         raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
+    # Before anything changes, and in plan too: plan refuses what install would refuse.
+    from installer.edges import hostdirs
+
+    for warning in hostdirs.check(env, os_name(sys.platform), cfg.host_data_dir,
+                                  cfg.host_dataset_dir, cfg.storage_mode):  # fmt: skip
+        logging.getLogger("installer").warning("%s", warning)
 
 
 def make_plan(
@@ -62,7 +71,7 @@ def make_plan(
     machine = local.machine if local is not None else machine
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor, release, machine)
+        facts = gather(cfg.probe, env, redactor, release, machine, sizing_only=False)
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip
@@ -78,15 +87,24 @@ def make_plan(
                     "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes,
                     local)  # fmt: skip
 
+    from installer.commands.site import decide_site
+
+    site = decide_site(cfg, env, facts, gpu, redactor)
+    gpu = site.gpu.gpu
+    notes += list(site.notes)
     file_tag = None
     if cfg.mysql_engine == "auto":
         file_tag = mysql_tag(load_yaml(cfg.values_path, required=False))
     data_present = any(_non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
                        for parts in (("mysql",), (cfg.probe.namespace, "mysql")))  # fmt: skip
-    mysql, why = decide_mysql(cfg.mysql_engine, facts.machine.arch, file_tag, facts.release,
+    arch, arch_from = node_arch(facts.nodes, facts.machine.arch)
+    mysql, why = decide_mysql(cfg.mysql_engine, arch, file_tag, facts.release,
                               data_present)  # fmt: skip
-    values = values_document(cfg, facts.training, facts.nodes, gpu, mysql)
-    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, local)
+    if arch_from != "this machine" and why.startswith("fresh install"):
+        why += " (the nodes' kubernetes.io/arch)"
+    values = values_document(cfg, facts.training, facts.nodes, gpu, mysql, site)
+    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, local,
+                site)  # fmt: skip
 
 
 def load_yaml(path: str, *, required: bool) -> Any:

@@ -66,13 +66,16 @@ def gather(
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
+    *,
+    sizing_only: bool = True,
 ) -> Facts:
     """`release` and `machine`, when given, are reads already made (install reads every
     client release once for its guard, and the machine for its preflight); they are used
-    as-is, never read a second time."""
+    as-is, never read a second time. `sizing_only` False (plan, install): the cluster is
+    read even under a size override, which replaces the size decision and nothing else."""
     machine = machine or read_machine(env)
     tools, problems = find_tools(env, machine.os)
-    if cfg.override:
+    if cfg.override and sizing_only:
         # A human chose the size: the cluster is not asked anything about it.
         nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
         if release is None:

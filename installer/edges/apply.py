@@ -134,22 +134,35 @@ def _repo_remedy() -> str:
 
 # --- the metrics API -------------------------------------------------------------------
 
-def metrics_available(tools: Tools, conn: Connection) -> bool | None:
-    """True/False from the APIService's Available condition; None when it does not exist
-    or could not be read (nothing to wait for)."""
+def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
+    """("available" | "registered" | "not-registered" | "unreadable", detail).
+
+    "not-registered" only when kubectl says NotFound: on a fresh cluster metrics-server
+    registers its APIService a little while after the API server answers (#553 upstream),
+    so "not registered yet" is a state to wait out, never a verdict that it is absent."""
     args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
     try:
         result = tools.run(tools.kubectl, args, READ_TIMEOUT_S)
-    except ToolTimeout:
-        return None
+    except InstallerError as exc:
+        return "unreadable", exc.message
     if result.rc != 0:
-        return None
+        if "NotFound" in result.stderr or "not found" in result.stderr:
+            return "not-registered", ""
+        return "unreadable", proc.last_line(result.stderr, result.rc)
     try:
         conditions = json.loads(result.stdout).get("status", {}).get("conditions", [])
-        return any(c.get("type") == "Available" and c.get("status") == "True"
-                   for c in conditions)  # fmt: skip
+        available = any(c.get("type") == "Available" and c.get("status") == "True"
+                        for c in conditions)  # fmt: skip
     except (ValueError, AttributeError, TypeError, RecursionError):
-        return None
+        return "unreadable", "kubectl printed an APIService that could not be read"
+    return ("available", "") if available else ("registered", "")
+
+
+def metrics_available(tools: Tools, conn: Connection) -> bool | None:
+    """True/False from the APIService's Available condition; None when it is not
+    registered or could not be read."""
+    state, _ = metrics_state(tools, conn)
+    return {"available": True, "registered": False}.get(state)
 
 
 def wait_for_metrics(
@@ -160,17 +173,22 @@ def wait_for_metrics(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
-    """Best effort, bounded: returns one line saying what was seen."""
+    """Until the APIService is registered and Available, at most `seconds` (the twins'
+    TB_METRICS_WAIT_S); returns one line saying what was seen last. Never fails the
+    install: when metrics-server is really missing, the chart says so at render time."""
     deadline = clock() + seconds
     while True:
-        state = metrics_available(tools, conn)
-        if state is None:
-            return f"the metrics API ({METRICS_APISERVICE}) is not installed or not readable; not waiting"
-        if state:
+        state, detail = metrics_state(tools, conn)
+        if state == "available":
             return "the metrics API is available"
         if clock() + METRICS_POLL_S > deadline:
-            return (f"the metrics API is not available after {seconds:g}s; continuing "
-                    "(resource metrics appear once metrics-server is ready)")  # fmt: skip
+            seen = {
+                "registered": "is registered but not Available",
+                "not-registered": "is not registered",
+                "unreadable": f"could not be read ({detail})",
+            }[state]
+            return (f"the metrics API ({METRICS_APISERVICE}) {seen} after {seconds:g}s; "
+                    "continuing (raise TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
         sleep(METRICS_POLL_S)
 
 

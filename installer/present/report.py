@@ -168,7 +168,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "values_path": plan.cfg.values_path,
         "missing": missing_credentials(plan.values),
         "mysql": {"engine": plan.mysql, "reason": plan.mysql_reason},
-        "gpu": {"vendor": plan.gpu.vendor},
+        "gpu": {"vendor": plan.gpu.vendor, "reason": plan.site.gpu.source},
+        "site": {"local": plan.site.where.local, "evidence": plan.site.where.evidence},
         "helm": helm_json(plan.argv, plan.cfg),
         "local_cluster": local_json(plan),
         "warnings": warnings(facts) + plan.notes,
@@ -229,6 +230,10 @@ def plan_text(plan: Plan) -> str:
         lines.append(f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
                      "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
     lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
+    where = plan.site.where
+    lines.append("site:     " + {True: "the cluster runs on this machine", False: "the cluster "
+                 "does not run (only) here", None: "unknown"}[where.local] + f" ({where.evidence})")  # fmt: skip
+    lines.append(f"gpu:      {plan.gpu.vendor or 'none'} ({plan.site.gpu.source})")
     lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
     dumped = to_yaml(redacted(plan.values)).decode("utf-8")
     lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]

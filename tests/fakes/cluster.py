@@ -57,16 +57,44 @@ def node(
     memory: str | None = "16Gi",
     *,
     unschedulable: bool | None = None,
+    arch: str | None = None,
+    gpus: dict[str, str] | None = None,
+    kernel: str | None = None,
+    provider_id: str | None = None,
 ) -> dict[str, Any]:
     allocatable = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     item: dict[str, Any] = {
         "kind": "Node",
         "metadata": {"name": name},
-        "status": {"allocatable": {**allocatable, "pods": "110"}},
+        "status": {"allocatable": {**allocatable, "pods": "110", **(gpus or {})}},
     }
+    if arch is not None:
+        item["metadata"]["labels"] = {"kubernetes.io/arch": arch, "kubernetes.io/os": "linux"}
+    if kernel is not None:
+        item["status"]["nodeInfo"] = {"kernelVersion": kernel}
     if unschedulable is not None:
-        item["spec"] = {"unschedulable": unschedulable}
+        item.setdefault("spec", {})["unschedulable"] = unschedulable
+    if provider_id is not None:
+        item.setdefault("spec", {})["providerID"] = provider_id
     return item
+
+
+def kubeconfig_view(context: str, server: str) -> dict[str, Any]:
+    """What `kubectl config view --minify -o json` prints for one context."""
+    return {"apiVersion": "v1", "kind": "Config", "current-context": context,
+            "clusters": [{"name": context, "cluster": {"server": server}}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}]}
+
+
+def daemonset(name: str, namespace: str, image: str,
+              release: tuple[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    if release is not None:
+        metadata["annotations"] = {"meta.helm.sh/release-name": release[0],
+                                   "meta.helm.sh/release-namespace": release[1]}  # fmt: skip
+        metadata["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    return {"kind": "DaemonSet", "metadata": metadata,
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}}
 
 
 def release_row(name: str = "tracebloc", namespace: str | None = None, *,
@@ -150,6 +178,20 @@ class FakeCluster:
 
     def nodes(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
         return self.on("kubectl", "get", "nodes", stdout=nodes_json(*items), **kwargs)
+
+    def view(self, context: str, server: str) -> FakeCluster:
+        return self.on("kubectl", "config", "view",
+                       stdout=json.dumps(kubeconfig_view(context, server)))  # fmt: skip
+
+    def runtime_class(self, present: bool) -> FakeCluster:
+        if present:
+            return self.on("kubectl", "get", "runtimeclass", stdout="runtimeclass.node.k8s.io/nvidia\n")
+        return self.on("kubectl", "get", "runtimeclass", rc=1, stderr='Error from server '
+                       '(NotFound): runtimeclasses.node.k8s.io "nvidia" not found\n')  # fmt: skip
+
+    def daemonsets(self, *items: dict[str, Any]) -> FakeCluster:
+        return self.on("kubectl", "get", "daemonsets",
+                       stdout=json.dumps({"kind": "List", "items": list(items)}))  # fmt: skip
 
     def release_absent(self) -> FakeCluster:
         return self.on("helm", "get", "values", stderr=HELM_NOT_FOUND, rc=1)
