@@ -94,18 +94,20 @@ VARIABLES: tuple[Upstream, ...] = (
              by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_SKIP_LEFTOVER_GUARD", H, "do not stop for leftover data",
              by=LOCAL_CLUSTER),  # fmt: skip
-    Upstream("TRACEBLOC_K3S_CUDA_IMAGE", H, "node image of a GPU cluster", by=LOCAL_CLUSTER,
+    Upstream("TRACEBLOC_K3S_CUDA_IMAGE", D, "the engine builds and uses no CUDA node image; "
+             "a GPU local cluster gets `--gpus=all` on the stock k3s image",
              twins="powershell"),  # fmt: skip
-    Upstream("TRACEBLOC_CUDA_BASE_TAG", H, "CUDA base of the GPU node image", by=LOCAL_CLUSTER,
-             twins="powershell"),  # fmt: skip
-    Upstream("K8S_VERSION", D, "the engine creates clusters from the k3s image it was built "
-             "and tested with"),  # fmt: skip
+    Upstream("TRACEBLOC_CUDA_BASE_TAG", D, "as TRACEBLOC_K3S_CUDA_IMAGE", twins="powershell"),
+    Upstream("K8S_VERSION", H, "the k3s version of a new local cluster's node image",
+             by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("K3D_VERSION", D, "the engine brings the k3d it verified; a version variable "
              "would fetch one nobody checked"),  # fmt: skip
     Upstream("HELM_VERSION", D, "the engine brings the helm it verified"),
-    Upstream("TB_CREATE_TIMEOUT_MIN", D, "cluster creation has its own deadline"),
+    Upstream("TB_CREATE_TIMEOUT_MIN", H, "deadline of `k3d cluster create --wait`",
+             by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TB_CLUSTER_START_TIMEOUT_MIN", D, "cluster start has its own deadline", twins="bash"),
-    Upstream("TB_API_WAIT_S", D, "the API wait has its own deadline", twins="bash"),
+    Upstream("TB_API_WAIT_S", H, "how long to wait for a new local cluster's API",
+             by=LOCAL_CLUSTER, twins="bash"),  # fmt: skip
     Upstream("READY_TIMEOUT", D, "the readiness wait has its own deadline"),
     Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
     Upstream("TB_DOCKER_WAIT_MIN", D, "the engine neither installs nor starts Docker Desktop",
@@ -122,8 +124,9 @@ VARIABLES: tuple[Upstream, ...] = (
              "asks for a reboot", twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture, "
              "so no amd64-only image is forced onto an arm64 node"),  # fmt: skip
-    Upstream("TRACEBLOC_NO_AUTOSTART", D, "the engine neither installs Docker nor registers "
-             "it to start at login"),  # fmt: skip
+    Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
+             "containers (the engine never registers Docker itself to start)",
+             by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_CLIENT_NAME", D, "the engine installs a client that exists; create "
              "one at https://ai.tracebloc.io/clients"),  # fmt: skip
     Upstream("TRACEBLOC_CLIENT_LOCATION", D, "as TRACEBLOC_CLIENT_NAME"),
