@@ -103,3 +103,11 @@ def _nearest_existing_dir(path: str) -> str | None:
             return None
         current = parent
     return current
+
+
+def process_exists(pid: int) -> bool:
+    """True while a process with this pid exists on this machine (any user's)."""
+    try:
+        return bool(_psutil().pid_exists(pid))
+    except (OSError, ValueError, OverflowError):
+        return True  # unknown: never claim a lock's holder has gone
