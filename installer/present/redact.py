@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 MASK = "********"
 # A cut-off password is masked once this much of it (or all but its last character) shows.
@@ -59,21 +59,30 @@ def forms(secret: str) -> list[str]:
     """Every way a tool may print `secret`, longest first."""
     import yaml  # here, not at the top: `--version` imports this module and stays instant
 
-    bases = {secret, secret.strip()} - {""}
+    def yaml_double_quoted(text: str, unicode_ok: bool) -> str:
+        dumped = yaml.safe_dump(text, default_style='"', allow_unicode=unicode_ok,
+                                width=1 << 30)  # fmt: skip
+        return dumped[dumped.index('"') + 1 : dumped.rindex('"')]
+
+    printers: list[Callable[[str], str]] = [
+        lambda text: text,
+        lambda text: json.dumps(text)[1:-1],
+        lambda text: json.dumps(text, ensure_ascii=False)[1:-1],
+        lambda text: repr(text)[1:-1],
+        lambda text: text.replace("'", "''"),  # YAML single-quoted
+        lambda text: yaml_double_quoted(text, True),
+        lambda text: yaml_double_quoted(text, False),
+        lambda text: urllib.parse.quote(text, safe=""),
+        lambda text: urllib.parse.quote_plus(text, safe=""),
+        urllib.parse.quote,
+    ]
     found: set[str] = set()
-    for base in bases:
-        found.add(base)
-        found.add(json.dumps(base)[1:-1])
-        found.add(json.dumps(base, ensure_ascii=False)[1:-1])
-        found.add(repr(base)[1:-1])
-        found.add(base.replace("'", "''"))  # YAML single-quoted
-        for unicode_ok in (True, False):
-            dumped = yaml.safe_dump(base, default_style='"', allow_unicode=unicode_ok,
-                                    width=1 << 30)  # fmt: skip
-            found.add(dumped[dumped.index('"') + 1 : dumped.rindex('"')])
-        for quote in (urllib.parse.quote, urllib.parse.quote_plus):
-            found.add(quote(base, safe=""))
-        found.add(urllib.parse.quote(base))
+    for base in {secret, secret.strip()} - {""}:
+        for printer in printers:
+            try:
+                found.add(printer(base))
+            except (UnicodeError, ValueError, yaml.YAMLError):
+                continue  # text no printer could have printed (lone surrogates)
     return sorted(found - {""}, key=len, reverse=True)
 
 

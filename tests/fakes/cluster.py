@@ -107,9 +107,10 @@ class FakeCluster:
         sleep: float = 0.0,
         grandchild: bool = False,
         on_term: int = 0,
+        outlive: bool = False,
     ) -> FakeCluster:
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
-                                "grandchild": grandchild, "on_term": on_term}
+                                "grandchild": grandchild, "on_term": on_term, "outlive": outlive}
         if isinstance(stdout, bytes):
             rule["stdout_b64"] = base64.b64encode(stdout).decode()
         else:
