@@ -115,7 +115,7 @@ def _acquire(path: str, what: str) -> int:
 
 
 def _try_lock(fd: int) -> bool:
-    if _WINDOWS:
+    if sys.platform == "win32":
         import msvcrt
 
         os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
@@ -128,13 +128,14 @@ def _try_lock(fd: int) -> bool:
                 return False
             raise
         return True
-    import fcntl
+    else:
+        import fcntl
 
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
 
 
 def _write_holder(fd: int, what: str) -> None:
@@ -178,8 +179,8 @@ def describe(holder: Mapping[str, object]) -> str:
     where = f" on {str(host)[:100]}" if host and host != socket.gethostname() else ""
     text = f"{what} (pid {pid}{where}, since {since})"
     if not where and not _running(pid):
-        text += (f"; that process has ended, but a tool it started (helm) is still running "
-                 f"and holds the lock")  # fmt: skip
+        text += ("; that process has ended, but a tool it started (helm) is still running "
+                 "and holds the lock")  # fmt: skip
     return text
 
 

@@ -87,7 +87,7 @@ def remove_stale_temps(directory: str) -> list[str]:
     those of a process that no longer runs, or older than STALE_TEMP_S. Returns their names."""
     from installer.edges.machine import process_exists
 
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(directory)
     except OSError:
