@@ -20,6 +20,8 @@ import signal
 import sys
 from collections.abc import Callable
 
+# ctypes is part of every build (build/tracebloc-installer.spec keeps it on every OS).
+
 _PR_SET_PDEATHSIG = 1
 
 
