@@ -172,9 +172,11 @@ def check_text(env: Mapping[str, str], names: tuple[str, ...]) -> None:
     """Each variable is text: bytes that are not UTF-8 (a Latin-1 terminal) reach Python as
     lone surrogates, which no file or request can carry. BadInput names the variable only:
     its value may be a password."""
-    for name in names:
+    for name, value in env.items():
+        if name not in names:
+            continue
         try:
-            env.get(name, "").encode("utf-8")
+            value.encode("utf-8")
         except UnicodeEncodeError:
             raise BadInput(f"{name} is not valid UTF-8 text",
                            f"set {name} again from a UTF-8 terminal (or locale)") from None

@@ -51,12 +51,8 @@ def parse_release(release: str, namespace: str, rc: int, out: bytes, err: bytes)
             return ReleaseRead(release, namespace, ReleaseState.ABSENT)
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
                            reason=proc.last_line(stderr, rc))  # fmt: skip
-    text = proc.decode(out)
-    if not text.strip():
-        return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
-                           reason="helm get values exited 0 but printed nothing")  # fmt: skip
     try:
-        values = json.loads(text)
+        values = json.loads(proc.decode(out))  # no output at all is not JSON: unreadable
     except (ValueError, RecursionError):
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
                            reason="helm printed output that is not JSON")  # fmt: skip
