@@ -11,8 +11,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from installer.edges import helm
 from installer.decide.model import Connection
+from installer.edges import helm
 from installer.present.redact import MASK, Redactor
 
 # Passwords a person may choose: any text, but at least a few characters that are letters or
