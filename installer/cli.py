@@ -290,6 +290,7 @@ def _fail(message: str, remedy: str) -> None:
 
 
 def _configure_logging(verbose: bool, redactor: Redactor) -> None:
+    logging.raiseExceptions = False  # a log that cannot be written is not worth a traceback
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter(redactor))
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))

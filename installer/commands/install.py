@@ -22,7 +22,7 @@ from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSetting
 from installer.decide import guard, preflight
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
-from installer.edges import apply, backend, helm, proc
+from installer.edges import apply, backend, helm, lock, proc
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
 from installer.present.redact import Redactor
@@ -116,6 +116,25 @@ def install(
     interactive: bool,
     settings: InstallSettings,
 ) -> Outcome:
+    """The whole install under the lock (edges/lock.py): one install at a time per data
+    directory and per release; a second one is refused before it asks or changes anything."""
+    locks = lock.scope(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release)
+    what = f"install of release {cfg.probe.release} in namespace {cfg.probe.namespace}"
+    with lock.hold(locks, what=what) as held:
+        return _install(cfg, env, redactor, ui, interactive=interactive, settings=settings,
+                        held=held)  # fmt: skip
+
+
+def _install(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    *,
+    interactive: bool,
+    settings: InstallSettings,
+    held: lock.Held,
+) -> Outcome:
     notes: list[str] = []
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
@@ -125,7 +144,7 @@ def install(
     # Before anyone types a password: the tools the install cannot do without.
     tools = apply.Tools(helm=proc.find_tool("helm", env, os_name(sys.platform)),
                         kubectl=proc.find_tool("kubectl", env, os_name(sys.platform)),
-                        env=env, redactor=redactor)  # fmt: skip
+                        env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
     cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
     cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                 os_=os_name(sys.platform))  # fmt: skip
@@ -140,6 +159,7 @@ def install(
         probe = dataclasses.replace(cfg.probe, namespace=target.namespace,
                                     release_name=target.name)  # fmt: skip
         cfg = dataclasses.replace(cfg, probe=probe)
+        held.add(lock.release_lock(env, cfg.host_data_dir, target.namespace, target.name))
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
 
     if target.release.state is ReleaseState.PRESENT:

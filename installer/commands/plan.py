@@ -24,6 +24,7 @@ from installer.decide.resolve import decide_mysql, mysql_tag
 from installer.decide.site import Site, node_arch
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
+from installer.edges.valuesfile import read_regular
 from installer.present.redact import Redactor
 
 if TYPE_CHECKING:
@@ -49,8 +50,10 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None)
     chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
     if chart_path and not chart_flag and not os.path.isdir(chart_path):
         raise BadInput(f"TRACEBLOC_CHART_PATH={chart_path!r} is not a chart directory")
-    if cfg.values_given and not os.path.isfile(cfg.values_path):
+    if cfg.values_given and not os.path.lexists(cfg.values_path):
         raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
+    if cfg.values_given and not os.path.isfile(cfg.values_path):
+        raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} is not a regular file")
     # Before anything changes, and in plan too: plan refuses what install would refuse.
     from installer.edges import hostdirs
 
@@ -108,15 +111,13 @@ def make_plan(
 
 
 def load_yaml(path: str, *, required: bool) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return yaml.safe_load(handle)
-    except FileNotFoundError:
+    data = read_regular(path)  # a regular file or nothing: a FIFO or a device is an error
+    if data is None:
         if required:
-            raise BadInput(f"{path} does not exist") from None
+            raise BadInput(f"{path} does not exist")
         return None
-    except OSError as exc:
-        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return yaml.safe_load(data)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

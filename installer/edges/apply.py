@@ -20,7 +20,7 @@ from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 
-READ_TIMEOUT_S = 30.0
+READ_TIMEOUT_S = 30.0  # when the caller names none; install passes TB_PROBE_TIMEOUT_S
 REPO_TIMEOUT_S = 120.0
 RECOVERY_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 STOP_GRACE_S = 10.0  # after SIGTERM/CTRL_BREAK, how long helm gets to mark the release failed
@@ -35,6 +35,7 @@ class Tools:
     kubectl: proc.Tool
     env: Mapping[str, str]
     redactor: Redactor
+    read_timeout: float = READ_TIMEOUT_S  # every read: status, repo list, APIService, context
 
     def run(self, tool: proc.Tool, args: Sequence[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
@@ -43,8 +44,15 @@ class Tools:
 
 
 def tail(text: str, lines: int = TAIL_LINES) -> str:
-    kept = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
-    return "\n".join(kept[-lines:])
+    """The last `lines` non-empty lines, each cut to proc.LINE_CAP characters: a tool's
+    10 MB line reaches neither the terminal nor the log whole."""
+    kept: list[str] = []
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            kept.append(proc.cap(line.rstrip()))
+            if len(kept) == lines:
+                break
+    return "\n".join(reversed(kept))
 
 
 def manual_commands(release: str, namespace: str) -> str:
@@ -63,8 +71,9 @@ UNINSTALL_STATES = ("pending-install", "uninstalling")
 
 
 def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
-    result = tools.run(tools.helm, helm.status_args(release, namespace, conn), READ_TIMEOUT_S)
     try:
+        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
+                           tools.read_timeout)  # fmt: skip
         return helm.parse_status(result.rc, result.out, result.err, namespace)
     except InstallerError as exc:
         # A state that cannot be seen is never guessed at: recovering or upgrading blind
@@ -102,7 +111,7 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
 
 def ensure_repo(tools: Tools, name: str, url: str, ca_file: str | None) -> str:
     """Add the repo only when it is missing, then update it. Returns what was done."""
-    result = tools.run(tools.helm, helm.repo_list_args(), READ_TIMEOUT_S)
+    result = tools.run(tools.helm, helm.repo_list_args(), tools.read_timeout)
     repos = helm.parse_repo_list(result.rc, result.out, result.err)
     done = f"repo {name} already configured"
     if name not in repos:
@@ -142,7 +151,7 @@ def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
     so "not registered yet" is a state to wait out, never a verdict that it is absent."""
     args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
     try:
-        result = tools.run(tools.kubectl, args, READ_TIMEOUT_S)
+        result = tools.run(tools.kubectl, args, tools.read_timeout)
     except InstallerError as exc:
         return "unreadable", exc.message
     if result.rc != 0:
@@ -227,6 +236,6 @@ def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:
     args = ["config", "set-context", *target, "--namespace", namespace,
             *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])]  # fmt: skip
     try:
-        return tools.run(tools.kubectl, args, READ_TIMEOUT_S).rc == 0
+        return tools.run(tools.kubectl, args, tools.read_timeout).rc == 0
     except InstallerError:
         return False

@@ -129,3 +129,11 @@ def filesystem_type(path: str) -> str | None:
     if "remote" in str(getattr(best, "opts", "")).split(","):
         return "network"
     return str(best.fstype) or None
+
+
+def process_exists(pid: int) -> bool:
+    """True while a process with this pid exists on this machine (any user's)."""
+    try:
+        return bool(_psutil().pid_exists(pid))
+    except (OSError, ValueError, OverflowError):
+        return True  # unknown: never claim a lock's holder has gone

@@ -160,9 +160,10 @@ class FakeCluster:
         before: str | None = None,
         mark: str | None = None,
         write: list[tuple[str, str]] | None = None,
+        outlive: bool = False,
     ) -> FakeCluster:
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
-                                "grandchild": grandchild, "on_term": on_term}
+                                "grandchild": grandchild, "on_term": on_term, "outlive": outlive}
         for key, value in (("after", after), ("before", before), ("mark", mark)):
             if value:
                 rule[key] = value
