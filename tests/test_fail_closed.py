@@ -120,7 +120,7 @@ def test_installs_with_another_data_dir_still_share_the_release_lock(
     cleanup.append(wait_for_call(cluster, "upgrade"))
 
     second = cluster.run("install", "--yes",
-                         **env_for(backend, HOST_DATA_DIR=str(tmp_path / "other")))  # fmt: skip
+                         **env_for(backend, HOST_DATA_DIR=str(cluster.home / "other")))  # fmt: skip
 
     first.send_signal(signal.SIGTERM)
     first.communicate(timeout=30)
