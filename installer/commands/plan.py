@@ -22,6 +22,7 @@ from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
+from installer.edges.tools import ToolChoice
 from installer.present.redact import Redactor
 
 
@@ -52,11 +53,12 @@ def make_plan(
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
+    tool_choices: Mapping[str, ToolChoice] | None = None,
 ) -> Plan:
     os_ = os_name(sys.platform)
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor, release, machine)
+        facts = gather(cfg.probe, env, redactor, release, machine, tool_choices)
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip
