@@ -58,21 +58,21 @@ def install_tool(
     suffix = ".exe" if cfg.os == "windows" else ""
     # A bare binary is run where it was downloaded: on Windows it needs its .exe name.
     first = suffix if artifact.archive == "none" else ".download"
-    with _temporary(directory, first) as download:
+    with _temporary(directory, first) as (download, download_path):
         _receive(artifact, cfg.mirror, download, env, cfg.deadline_s, progress_for)
+        download.close()
         if artifact.archive == "none":
-            download.close()
-            _put_in_place(choice.name, artifact, download.name, final, env, timeout)
+            _put_in_place(choice.name, artifact, download_path, final, env, timeout)
         else:
-            with _temporary(directory, suffix) as binary:
-                extract_member(download.name, artifact.archive, artifact.member,
+            with _temporary(directory, suffix) as (binary, binary_path):
+                extract_member(download_path, artifact.archive, artifact.member,
                                artifact.others, binary)  # fmt: skip
                 binary.close()
-                _put_in_place(choice.name, artifact, binary.name, final, env, timeout)
+                _put_in_place(choice.name, artifact, binary_path, final, env, timeout)
     log.info("%s %s installed at %s (sha256 %s)", choice.name, artifact.version, final,
              artifact.sha256)  # fmt: skip
     return ToolChoice(choice.name, final, artifact.version, "download", choice.url,
-                      artifact.sha256, note=choice.note)  # fmt: skip
+                      artifact.sha256, note=choice.note, fetched=True)  # fmt: skip
 
 
 def _put_in_place(
@@ -121,10 +121,10 @@ def download_to(
                 out.append(Carried(artifact, target, "already there"))
                 continue
             folder = writable_dir(os.path.dirname(target), "--download-to")
-            with _temporary(folder, ".download") as part:
+            with _temporary(folder, ".download") as (part, part_path):
                 _receive(artifact, cfg.mirror, part, env, cfg.deadline_s, progress_for)
                 part.close()
-                os.replace(part.name, target)
+                os.replace(part_path, target)
             out.append(Carried(artifact, target, "downloaded"))
     return out
 
@@ -200,13 +200,13 @@ def _sha256_of(path: str) -> str:
 
 
 @contextlib.contextmanager
-def _temporary(directory: str, suffix: str) -> Iterator[BinaryIO]:
+def _temporary(directory: str, suffix: str) -> Iterator[tuple[BinaryIO, str]]:
     """A new file in `directory`, removed when the block ends unless it was renamed away
     (`os.replace`) inside it."""
     fd, path = tempfile.mkstemp(dir=directory, prefix=PREFIX, suffix=suffix)
     handle = os.fdopen(fd, "w+b")
     try:
-        yield handle
+        yield handle, path
     finally:
         handle.close()
         _remove(path)

@@ -44,8 +44,8 @@ SOURCES = ("env", "path", "cache", "download")
 class ToolChoice:
     """`source` is env, path, cache or download; None when the tool cannot be had (then
     `problem` says why). For a download, `path` is where it will be put and `url` and
-    `sha256` are what will be fetched and required. `note` says why a tool on PATH was
-    passed over."""
+    `sha256` are what will be fetched and required (or were, once `fetched`). `note` says
+    why a tool on PATH was passed over."""
 
     name: str
     path: str | None
@@ -55,11 +55,12 @@ class ToolChoice:
     sha256: str | None = None
     problem: str = ""
     note: str = ""
+    fetched: bool = False  # a download that has been made (verified and in place)
 
     @property
     def ready(self) -> bool:
         """Usable now, without a download."""
-        return self.path is not None and self.source in ("env", "path", "cache")
+        return self.path is not None and (self.source in ("env", "path", "cache") or self.fetched)
 
     def tool(self) -> proc.Tool:
         if not self.ready or self.path is None:

@@ -92,18 +92,22 @@ class FakeCluster:
         self._save()
         for tool in ("kubectl", "helm"):
             self.install(tool)
-            self.version(tool, FAKE_VERSIONS[tool])
+        for tool, version in FAKE_VERSIONS.items():
+            self.version(tool, version)  # k3d too: a downloaded fake k3d answers
 
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
         """Put an executable named `tool` on the fake PATH (`tool.exe` on Windows)."""
-        return make_executable(
-            self.bin / tool,
-            "import sys\n"
-            f"sys.path.insert(0, {str(FAKES)!r})\n"
-            "import fake_tool\n"
-            f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, {str(self.log_path)!r}))\n",
-        )
+        return make_executable(self.bin / tool, self.program(tool))
+
+    def program(self, tool: str) -> str:
+        """The fake's Python source: any copy of it (a downloaded one too) replays this
+        cluster's scenario for `tool` and logs to its call log."""
+        return ("import sys\n"
+                f"sys.path.insert(0, {str(FAKES)!r})\n"
+                "import fake_tool\n"
+                f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, "
+                f"{str(self.log_path)!r}))\n")  # fmt: skip
 
     def executable(self, tool: str) -> Path:
         """The file `install(tool)` wrote: what find_tool resolves `tool` to on this OS."""
