@@ -22,7 +22,7 @@ from urllib.parse import quote, urlsplit
 
 from installer.config import MAX_WAIT_S, env_number
 from installer.decide import pins
-from installer.decide.errors import BadInput, InstallerError, ToolNotFound
+from installer.decide.errors import BadInput, InstallerError
 from installer.edges import proc
 
 log = logging.getLogger(__name__)
@@ -203,23 +203,25 @@ def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -
     return pins.reported_version(name, result.stdout) if result.rc == 0 else None
 
 
+def explicit_paths(env: Mapping[str, str]) -> dict[str, str]:
+    """TRACEBLOC_KUBECTL, TRACEBLOC_HELM, TRACEBLOC_K3D: the binaries a person named."""
+    return {tool: env.get(proc.tool_variable(tool), "").strip()
+            for tool in ("kubectl", "helm", "k3d")}  # fmt: skip
+
+
 def resolve_tool(
     name: str, env: Mapping[str, str], cfg: Settings, *, timeout: float = 10.0
 ) -> ToolChoice:
     """Where `name` comes from; reads only (runs `<tool> version`), never downloads."""
     variable = proc.tool_variable(name)
-    explicit = env.get(variable, "").strip()
+    explicit = explicit_paths(env).get(name, "")
     if explicit:
-        try:
-            found = proc.find_tool(name, env, cfg.os)
-        except ToolNotFound as exc:
-            return ToolChoice(name, None, None, None, problem=exc.remedy)
-        return ToolChoice(name, found.path, read_version(name, found.path, env, timeout), "env")
+        if not proc.is_executable(explicit, cfg.os):
+            return ToolChoice(name, None, None, None,
+                              problem=f"{variable} names {explicit!r}, which is not an executable file")  # fmt: skip
+        return ToolChoice(name, explicit, read_version(name, explicit, env, timeout), "env")
     note = ""
-    try:
-        on_path: proc.Tool | None = proc.find_tool(name, {**env, variable: ""}, cfg.os)
-    except ToolNotFound:
-        on_path = None
+    on_path = proc.find_on_path(name, env, cfg.os)
     if on_path is not None:
         version = read_version(name, on_path.path, env, timeout)
         if pins.supported(name, version):
