@@ -18,6 +18,7 @@ import pytest
 from installer import __version__
 from tests.fakes.cluster import FakeCluster, node, nodes_json
 from tests.fakes.executables import executable_path
+from tests.fakes.mirror import PLATFORM, nothing_to_download
 from tests.fakes.processes import gone_soon, kill_if_running
 
 KUBECTL_ARGV = ["get", "nodes", "-o", "json", "--request-timeout=10s"]
@@ -357,7 +358,7 @@ def test_missing_tools_are_facts_not_crashes(cluster: FakeCluster) -> None:
     cluster.remove("kubectl")
     cluster.remove("helm")
 
-    doc, _ = run_probe(cluster)
+    doc, _ = run_probe(cluster, **nothing_to_download(cluster.root, PLATFORM))
 
     assert {name: doc["tools"][name]["source"] for name in ("kubectl", "helm")} == {
         "kubectl": None, "helm": None}  # fmt: skip
@@ -374,7 +375,7 @@ def test_missing_helm_alone_still_sizes_from_the_nodes(cluster: FakeCluster) -> 
     cluster.nodes(laptop())
     cluster.remove("helm")
 
-    doc, _ = run_probe(cluster)
+    doc, _ = run_probe(cluster, **nothing_to_download(cluster.root, PLATFORM))
 
     assert doc["tools"]["helm"]["source"] is None
     assert doc["release"]["state"] == "unreadable"

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from installer.edges.machine import arch_name
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, node
 from tests.fakes.executables import executable_path, make_executable
 from tests.fakes.mirror import (
+    OS,
+    PLATFORM,
     STALL,
     TRUNCATE,
     ConnectProxy,
@@ -37,8 +36,6 @@ from tests.fakes.mirror import (
     zip_bytes,
 )
 
-OS = "windows" if sys.platform == "win32" else "darwin" if sys.platform == "darwin" else "linux"
-PLATFORM = f"{OS}-{arch_name(platform.machine())}"
 EXE = ".exe" if OS == "windows" else ""
 
 

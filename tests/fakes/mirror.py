@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import platform as _platform
 import select
 import socket
 import ssl
+import sys
 import tarfile
 import threading
 import time
@@ -30,12 +32,16 @@ from urllib.parse import unquote, urlsplit
 
 import trustme
 
+from installer.edges.machine import arch_name
+
 STALL = "stall"
 TRUNCATE = "truncate"
 PLATFORMS = {"linux-x86_64": ("linux", "amd64"), "linux-arm64": ("linux", "arm64"),
              "darwin-x86_64": ("darwin", "amd64"), "darwin-arm64": ("darwin", "arm64"),
              "windows-x86_64": ("windows", "amd64")}  # fmt: skip
 VERSIONS = {"kubectl": "v1.37.1", "helm": "v4.2.3", "k3d": "v5.9.0"}
+OS = "windows" if sys.platform == "win32" else "darwin" if sys.platform == "darwin" else "linux"
+PLATFORM = f"{OS}-{arch_name(_platform.machine())}"  # the engine's key for this machine
 
 
 class LoopbackTls:
@@ -270,3 +276,13 @@ def write_manifest(path: Path, entries: dict[tuple[str, str], dict[str, Any]]) -
         tools[tool]["platforms"][platform] = entry
     path.write_text(json.dumps({"format": 1, "tools": tools}, indent=1), encoding="utf-8")
     return path
+
+
+def nothing_to_download(root: Path, platform: str) -> dict[str, str]:
+    """Environment in which no tool can be downloaded, whatever this build pins: a test
+    manifest whose checksums for `platform` are all PENDING, and an empty mirror directory."""
+    empty = root / "empty-mirror"
+    empty.mkdir(exist_ok=True)
+    manifest = write_manifest(root / "pending-manifest.json",
+                              {(t, platform): artifact(t, platform) for t in VERSIONS})  # fmt: skip
+    return {"TB_TEST_TOOLS_MANIFEST": str(manifest), "TRACEBLOC_TOOLS_MIRROR": str(empty)}
