@@ -61,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
                          help="never prompt (automation): missing input is an error")  # fmt: skip
     install.add_argument("--chart", metavar="REF", help="chart reference or directory")
+    tools = commands.add_parser(
+        "tools", parents=[common],
+        help="show where kubectl, helm and k3d come from; --download-to fills a mirror")  # fmt: skip
+    tools.add_argument("--download-to", metavar="DIR",
+                       help="download the pinned tools, verified, into DIR "
+                            "(for TRACEBLOC_TOOLS_MIRROR on a machine without internet)")  # fmt: skip
+    tools.add_argument("--platform", action="append", metavar="OS-ARCH",
+                       help="with --download-to: linux-x86_64, linux-arm64, darwin-x86_64, "
+                            "darwin-arm64, windows-x86_64 or all (default: this machine's; "
+                            "repeatable)")  # fmt: skip
     return parser
 
 
@@ -105,6 +115,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
             return run_probe(args, env, redactor)
         if args.command == "install":
             return run_install(args, env, redactor)
+        if args.command == "tools":
+            return run_tools(args, env, redactor)
         return run_plan(args, env, redactor)
     except InstallerError as exc:
         _fail(redactor(exc.message), redactor(exc.remedy))
@@ -177,6 +189,28 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
             f" (previous kept as {written.backup})" if written.backup else ""
         )
     _emit(args.json, document, text, redactor)
+    return 0
+
+
+def run_tools(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands import tools
+
+    cfg = tools.this_settings(env)
+    if args.download_to is None:
+        if args.platform:
+            raise BadInput("--platform is for --download-to")
+        choices = tools.tools.resolve_all(("kubectl", "helm", "k3d"), env, cfg)
+        document = {name: tools.choice_json(choice) for name, choice in choices.items()}
+        _emit(args.json, {"tools": document},
+              "\n".join(tools.choice_text(c) for c in choices.values()), redactor)  # fmt: skip
+        return 0
+    platforms = tools.parse_platforms(args.platform, cfg)
+    filled = tools.fill_mirror(os.path.expanduser(args.download_to), platforms, env, cfg)
+    _emit(args.json, tools.filled_json(filled), tools.filled_text(filled), redactor)
+    if not filled.complete:
+        _fail("some tools have no verified checksum pinned in this build (listed above)",
+              "nothing unverified was written; use a build whose pins are complete")  # fmt: skip
+        return 1
     return 0
 
 

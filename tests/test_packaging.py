@@ -249,6 +249,12 @@ class Walker:
         # A parameter: every value any caller in installer/ passes.
         if func is not None and name.id in params:
             return self._arguments(func.name, params.index(name.id), name.id, depth)
+        # A module-level constant used inside a function (`TOOLS_DIR = "TRACEBLOC_…"`).
+        constants = [node.value for node in scope.tree.body
+                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                     and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)]  # fmt: skip
+        if func is not None and constants:
+            return set().union(*(self.values(scope, v, depth + 1) for v in constants))
         raise Unresolved(f"{scope.module}: cannot evaluate `{name.id}`")
 
     def _arguments(self, function: str, position: int, keyword: str, depth: int) -> set[str]:

@@ -18,11 +18,12 @@ from typing import Any
 from installer.commands import credentials, localcluster
 from installer.commands.plan import load_yaml, make_plan
 from installer.commands.probe import concurrently
+from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import guard, preflight
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
-from installer.edges import apply, backend, helm, lock, proc
+from installer.edges import apply, backend, helm, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
 from installer.present.redact import Redactor
@@ -138,12 +139,13 @@ def _install(
     notes: list[str] = []
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
-    local = localcluster.survey(cfg, env, redactor, machine, os_name(sys.platform))
+    local = localcluster.survey(cfg, env, redactor, machine, os_name(sys.platform), fetch=True)
     machine = local.machine
     run_preflight(cfg, env, ui, machine)
     # Before anyone types a password: the tools the install cannot do without.
-    tools = apply.Tools(helm=proc.find_tool("helm", env, os_name(sys.platform)),
-                        kubectl=proc.find_tool("kubectl", env, os_name(sys.platform)),
+    # Fetched here when missing (pinned, verified): see commands/tools.py.
+    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch))
+    tools = apply.Tools(helm=chosen["helm"].tool(), kubectl=chosen["kubectl"].tool(),
                         env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
     cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
     cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
@@ -172,7 +174,7 @@ def _install(
 
     with ui.step("Sizing the training workload"):
         plan = make_plan(cfg, env, redactor, release=target.release, machine=machine,
-                         local=local)  # fmt: skip
+                         local=local, tool_choices=chosen)  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
             apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env))

@@ -24,6 +24,7 @@ from installer.decide.resolve import decide_mysql, mysql_tag
 from installer.decide.site import Site, node_arch
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
+from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import read_regular
 from installer.present.redact import Redactor
 
@@ -69,12 +70,14 @@ def make_plan(
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
     local: Local | None = None,
+    tool_choices: Mapping[str, ToolChoice] | None = None,
 ) -> Plan:
     os_ = os_name(sys.platform)
     machine = local.machine if local is not None else machine
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor, release, machine, sizing_only=False)
+        facts = gather(cfg.probe, env, redactor, release, machine, tool_choices,
+                       sizing_only=False)  # fmt: skip
         gpu = gpu_future.result()
     notes = [f"{name} had pasted terminal control characters; they were removed"
              for name in cfg.cleaned]  # fmt: skip

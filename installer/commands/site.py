@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from installer.commands.probe import Facts, concurrently, find_tools
+from installer.commands.probe import Facts, concurrently
 from installer.config import PlanConfig
 from installer.decide import site
 from installer.decide.model import Gpu, ReleaseState
@@ -30,8 +30,9 @@ def decide_site(
     host_gpu: Gpu,
     redactor: Redactor | None = None,
 ) -> site.Site:
-    tools, _ = find_tools(env, facts.machine.os)
-    kubectl, conn, timeout = tools["kubectl"], cfg.probe.conn, cfg.probe.timeout
+    choice = facts.tools.get("kubectl")  # resolved once, by gather
+    kubectl = choice.tool() if choice is not None and choice.ready else None
+    conn, timeout = cfg.probe.conn, cfg.probe.timeout
     view = cluster.read_view(kubectl, conn, timeout=timeout, env=env, redactor=redactor)
     where = site.locality(view, facts.nodes, cfg.storage_mode)
     env_single, top_single = site.single_node(where, facts.nodes, cfg.storage_mode)

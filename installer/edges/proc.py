@@ -93,17 +93,25 @@ def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> 
     variable = tool_variable(name)
     explicit = env.get(variable, "").strip()
     if explicit:
-        if _is_executable(explicit, os_name):
+        if is_executable(explicit, os_name):
             return Tool(name, explicit)
         raise ToolNotFound(name, f"{variable} names {explicit!r}, which is not an executable file")
+    found = find_on_path(name, env, os_name)
+    if found is not None:
+        return found
+    raise ToolNotFound(name, f"install {name}, or name its binary with {variable}")
+
+
+def find_on_path(name: str, env: Mapping[str, str], os_name: str) -> Tool | None:
+    """The first `name` (`name.exe` on Windows) on PATH; None when there is none."""
     separator = ";" if os_name == "windows" else ":"
     exe = name + ".exe" if os_name == "windows" and not name.endswith(".exe") else name
     for directory in env.get("PATH", "").split(separator):
         if directory:
             candidate = os.path.join(directory.strip('"'), exe)
-            if _is_executable(candidate, os_name):
+            if is_executable(candidate, os_name):
                 return Tool(name, candidate)
-    raise ToolNotFound(name, f"install {name}, or name its binary with {variable}")
+    return None
 
 
 def tool_variable(name: str) -> str:
@@ -111,7 +119,7 @@ def tool_variable(name: str) -> str:
     return "TRACEBLOC_" + name.upper().replace("-", "_")
 
 
-def _is_executable(path: str, os_name: str) -> bool:
+def is_executable(path: str, os_name: str) -> bool:
     if not os.path.isfile(path):
         return False
     return os_name == "windows" or os.access(path, os.X_OK)

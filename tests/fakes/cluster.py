@@ -21,6 +21,20 @@ REPO = FAKES.parent.parent
 
 HELM_NOT_FOUND = "Error: release: not found\n"
 
+# What the fakes say their version is unless a test scripts otherwise: in the supported
+# range, so the engine uses them from PATH (see installer/decide/pins.py SUPPORTED).
+FAKE_VERSIONS = {"kubectl": "v1.37.1", "helm": "v4.2.3", "k3d": "v5.9.0"}
+
+
+def version_answer(tool: str, version: str) -> str:
+    """`<tool> version` output, in the form the engine asks for (decide/pins.VERSION_ARGS)."""
+    if tool == "kubectl":
+        return json.dumps({"clientVersion": {"gitVersion": version, "platform": "linux/amd64"},
+                           "kustomizeVersion": "v5.7.1"})  # fmt: skip
+    if tool == "k3d":
+        return f"k3d version {version}\nk3s version v1.33.4-k3s1 (default)\n"
+    return version
+
 # What a Windows child needs from the real environment (PATH and USERPROFILE are the fakes').
 _WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
                  "USERNAME", "USERDOMAIN")  # fmt: skip
@@ -127,17 +141,22 @@ class FakeCluster:
         self.kubeconfig = self.home / ".kube" / "config"
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         self.kubeconfig.write_text(KUBECONFIG_OF_A_CLUSTER, encoding="utf-8")
+        for tool, version in FAKE_VERSIONS.items():
+            self.version(tool, version)  # k3d too: a downloaded fake k3d answers
 
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
         """Put an executable named `tool` on the fake PATH (`tool.exe` on Windows)."""
-        return make_executable(
-            self.bin / tool,
-            "import sys\n"
-            f"sys.path.insert(0, {str(FAKES)!r})\n"
-            "import fake_tool\n"
-            f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, {str(self.log_path)!r}))\n",
-        )
+        return make_executable(self.bin / tool, self.program(tool))
+
+    def program(self, tool: str) -> str:
+        """The fake's Python source: any copy of it (a downloaded one too) replays this
+        cluster's scenario for `tool` and logs to its call log."""
+        return ("import sys\n"
+                f"sys.path.insert(0, {str(FAKES)!r})\n"
+                "import fake_tool\n"
+                f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, "
+                f"{str(self.log_path)!r}))\n")  # fmt: skip
 
     def executable(self, tool: str) -> Path:
         """The file `install(tool)` wrote: what find_tool resolves `tool` to on this OS."""
@@ -176,6 +195,10 @@ class FakeCluster:
         self.scenario.setdefault(tool, []).insert(0, rule)  # the latest rule wins
         self._save()
         return self
+
+    def version(self, tool: str, version: str, **kwargs: Any) -> FakeCluster:
+        """`<tool> version` answers `version` (the latest call wins)."""
+        return self.on(tool, "version", stdout=version_answer(tool, version), **kwargs)
 
     def nodes(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
         return self.on("kubectl", "get", "nodes", stdout=nodes_json(*items), **kwargs)
@@ -240,8 +263,12 @@ class FakeCluster:
         self.scenario_path.write_text(json.dumps(self.scenario), encoding="utf-8")
 
     # --- observing -------------------------------------------------------------------
-    def calls(self, tool: str | None = None) -> list[list[str]]:
-        return [entry["argv"] for entry in self.call_log() if tool is None or entry["tool"] == tool]
+    def calls(self, tool: str | None = None, *, versions: bool = False) -> list[list[str]]:
+        """The argv of each call, in order. `<tool> version` queries (how the engine picks its
+        tools, asserted by tests/test_cli_tools.py) are left out unless `versions`."""
+        return [entry["argv"] for entry in self.call_log()
+                if (tool is None or entry["tool"] == tool)
+                and (versions or entry["argv"][:1] != ["version"])]  # fmt: skip
 
     def call_log(self) -> list[dict[str, Any]]:
         if not self.log_path.exists():
