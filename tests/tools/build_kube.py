@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -358,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     if is_current() and ETCD.is_file():
         log(f"kube-apiserver and kube-controller-manager already built in {BIN}")
         return 0
+    started = time.monotonic()
     try:
         build()
     except BuildImpossible as error:
@@ -368,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_kube: FAILED: {' '.join(map(str, error.cmd))} exited {error.returncode}",
               file=sys.stderr)
         return 1
-    log(f"built {', '.join(BINARIES)} in {BIN}")
+    log(f"built {', '.join(BINARIES)} in {BIN} in {time.monotonic() - started:.0f}s")
     return 0
 
 
