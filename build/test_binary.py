@@ -5,7 +5,8 @@
 BINARY defaults to this platform's build in dist/ (dist/tracebloc-installer-linux-x86_64, …).
 
 Sets TB_INSTALLER_BIN (tests/fakes/cluster.py then starts the binary for every CLI run)
-and runs pytest on the test files that drive the CLI as a process: tests/test_cli_*.py,
+and runs pytest on the test files that drive the CLI as a process: tests/test_cli_*.py
+(test_cli_real_cluster.py among them: the binary against a real kube-apiserver),
 tests/test_install*.py (the `install` command and packaging/install.sh) and
 tests/test_frozen.py. .ci/run and the GitHub workflow both call this, so they choose the
 same files. Exits with pytest's code, except that "no tests ran" (pytest's 5), no matching

@@ -42,3 +42,24 @@ def real_helm() -> str:
                         "(Linux) or put helm on PATH / in TRACEBLOC_TEST_HELM")
         pytest.skip("real helm not available: run python tests/tools/fetch_helm.py")
     return helm
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line for the real-cluster suite, so a skipped or missing suite is never silent."""
+    counts: dict[str, int] = {}
+    reasons: set[str] = set()
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if "real_cluster" not in getattr(report, "keywords", {}):
+                continue
+            if outcome == "passed" and report.when != "call":
+                continue
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome == "skipped" and isinstance(report.longrepr, tuple):
+                reasons.add(str(report.longrepr[2]).removeprefix("Skipped: "))
+    if not counts:
+        return
+    said = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
+    terminalreporter.write_line(f"real-cluster suite (real kube-apiserver, kubectl, helm): {said}")
+    for reason in sorted(reasons):
+        terminalreporter.write_line(f"  skipped because: {reason}")

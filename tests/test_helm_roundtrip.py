@@ -163,7 +163,7 @@ def assert_helm_read_back(helm: str, env: dict[str, str], workdir: Path, **kwarg
         assert storage_class is not None
         assert storage_class["provisioner"] == doc["storageClass"]["provisioner"]
         assert storage_class["allowVolumeExpansion"] is doc["storageClass"]["allowVolumeExpansion"]
-        assert storage_class["parameters"] == doc["storageClass"]["parameters"]
+        assert storage_class.get("parameters", {}) == doc["storageClass"]["parameters"]
     else:
         assert storage_class is None
 

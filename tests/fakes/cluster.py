@@ -20,6 +20,7 @@ FAKES = Path(__file__).resolve().parent
 REPO = FAKES.parent.parent
 
 HELM_NOT_FOUND = "Error: release: not found\n"
+NO_REPOS_JSON = "[]\n"  # `helm repo list -o json` with nothing configured (helm 4)
 
 # What the fakes say their version is unless a test scripts otherwise: in the supported
 # range, so the engine uses them from PATH (see installer/decide/pins.py SUPPORTED).
@@ -240,7 +241,9 @@ class FakeCluster:
     def installable(self) -> FakeCluster:
         """Everything an install runs after its reads succeeds: repo, metrics API, helm
         upgrade, rollback/uninstall, kube context."""
-        self.on("helm", "repo", "list", stderr="Error: no repositories to show\n", rc=1)
+        # helm 4 (the pinned version) answers an empty `[]`; helm 3 exited 1 with
+        # "Error: no repositories to show" (tests/test_apply.py scripts that one).
+        self.on("helm", "repo", "list", stdout=NO_REPOS_JSON)
         self.on("helm", "repo", "add", stdout='"tracebloc" has been added\n')
         self.on("helm", "repo", "update", stdout="Update Complete.\n")
         self.on("helm", "upgrade", "--install", stdout="Release has been upgraded.\n")

