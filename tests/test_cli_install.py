@@ -71,6 +71,10 @@ def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
     return base
 
 
+READS = ["kubectl config view", "helm list --all-namespaces", "kubectl get nodes",
+         "helm repo list", "kubectl get apiservice"]  # fmt: skip
+
+
 def fresh(cluster: FakeCluster) -> FakeCluster:
     return cluster.nodes(node("laptop", "8", "16Gi")).installed().installable()
 
@@ -93,8 +97,12 @@ def upgrade_calls(cluster: FakeCluster) -> list[list[str]]:
 
 
 def mutations(cluster: FakeCluster) -> list[list[str]]:
+    """Every call that changes something: helm's changing verbs (a `repo list` is a read),
+    and kubectl's context change."""
     changing = {"upgrade", "rollback", "uninstall", "install", "repo"}
-    return [argv for argv in cluster.calls("helm") if argv and argv[0] in changing]
+    return [argv for argv in cluster.calls()
+            if (argv and argv[0] in changing and argv[:2] != ["repo", "list"])
+            or argv[:2] == ["config", "set-context"]]  # fmt: skip
 
 
 def assert_no_secret_leaked(cluster: FakeCluster, *texts: str) -> None:
@@ -116,16 +124,11 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 0, result.stderr
-    assert verbs(cluster) == [
-        "helm list --all-namespaces",
-        "kubectl get nodes",
-        "helm repo list",
-        "helm repo add",
-        "helm repo update",
-        "kubectl get apiservice",
-        "helm upgrade --install",
-        "kubectl config set-context",
-    ]
+    # Every read first, all at once (in any order); then the changes, in this order. A repo
+    # just added needs no `helm repo update`: `repo add` downloaded its index.
+    called = verbs(cluster)
+    assert sorted(called[:5]) == sorted(READS)
+    assert called[5:] == ["helm repo add", "helm upgrade --install", "kubectl config set-context"]
     # Nothing was installed, so no release values were read: the list is the evidence.
     assert not [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]]
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
@@ -460,7 +463,7 @@ def test_no_terminal_and_no_credentials_exits_2_quickly(cluster: FakeCluster,
     assert mutations(cluster) == []
 
 
-def test_rejected_environment_credentials_stop_before_the_cluster(
+def test_rejected_environment_credentials_stop_before_any_change(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     fresh(cluster)
@@ -468,7 +471,9 @@ def test_rejected_environment_credentials_stop_before_the_cluster(
     result = cluster.run("install", "--yes", **env_for(backend))
     assert result.returncode == 2
     assert "TRACEBLOC_CLIENT_PASSWORD" in result.stderr
-    assert cluster.calls("helm") == []
+    assert mutations(cluster) == []
+    assert "✓ Checking the client credentials" not in result.stderr
+    assert "Checking the client credentials: failed" in result.stderr
 
 
 def test_inactive_account_stops(cluster: FakeCluster, backend: BackendServer) -> None:
@@ -518,7 +523,8 @@ def test_preflight_failure_lists_problems_and_changes_nothing(
         assert result.returncode == 1, result.stderr
         assert "below the minimum" in result.stderr
         assert "TRACEBLOC_SKIP_PREFLIGHT" in result.stderr
-        assert cluster.calls() == []
+        assert mutations(cluster) == []
+        assert backend.requests == []  # before credentials are sent
     else:  # a disk shortfall only warns on macOS and Windows
         assert result.returncode == 0, result.stderr
 
@@ -546,6 +552,8 @@ def test_rejected_password_is_asked_again_on_the_terminal(
         term.send("")  # Enter keeps the id typed before
         term.expect("Client password")
         term.send(PASSWORD)
+        term.expect("Install? [y/N]")
+        term.send("y")
         code = term.wait(timeout=60)
         screen = term.screen()
 
@@ -660,8 +668,8 @@ def test_override_sizes_without_reading_nodes_but_still_guards(
     assert written["env"]["RESOURCE_LIMITS"] == "cpu=6,memory=20Gi"
     assert written["env"]["RESOURCE_PROVENANCE"] == "user"
     assert not [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
-    assert [a[:2] for a in cluster.calls("helm")][:2] == [["list", "--all-namespaces"],
-                                                          ["get", "values"]]  # fmt: skip
+    helm_verbs = [a[:2] for a in cluster.calls("helm")]
+    assert helm_verbs.index(["list", "--all-namespaces"]) < helm_verbs.index(["get", "values"])
 
 
 def test_install_writes_and_runs_exactly_what_plan_showed(

@@ -66,30 +66,15 @@ def gather(
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
+    nodes: NodeRead | None = None,
 ) -> Facts:
-    """`release` and `machine`, when given, are reads already made (install reads every
-    client release once for its guard, and the machine for its preflight); they are used
-    as-is, never read a second time."""
+    """`release`, `machine` and `nodes`, when given, are reads already made (plan and
+    install read every client release once for the guard, the nodes beside it, and the
+    machine for the preflight); they are used as-is, never read a second time."""
     machine = machine or read_machine(env)
     tools, problems = find_tools(env, machine.os)
-    if cfg.override:
-        # A human chose the size: the cluster is not asked anything about it.
-        nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
-        if release is None:
-            release = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED,
-                                  reason=SKIP_REASON)  # fmt: skip
-    elif release is not None:
-        nodes = kubectl.read_nodes(tools["kubectl"], cfg.conn, timeout=cfg.timeout, env=env,
-                                   redactor=redactor)  # fmt: skip
-    else:
-        with concurrently(2) as pool:
-            release_future = pool.submit(
-                helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
-                timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
-            nodes_future = pool.submit(
-                kubectl.read_nodes, tools["kubectl"], cfg.conn,
-                timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
-            release, nodes = release_future.result(), nodes_future.result()
+    if release is None or nodes is None:
+        release, nodes = _read(cfg, env, redactor, tools, release)
     return Facts(
         machine=machine,
         tools={name: tool.path if tool else None for name, tool in tools.items()},
@@ -98,3 +83,29 @@ def gather(
         release=release,
         training=resolve_training(cfg.override, release, nodes),
     )
+
+
+def _read(
+    cfg: ProbeConfig,
+    env: Mapping[str, str],
+    redactor: Redactor | None,
+    tools: Mapping[str, proc.Tool | None],
+    release: ReleaseRead | None,
+) -> tuple[ReleaseRead, NodeRead]:
+    if cfg.override:
+        # A human chose the size: the cluster is not asked anything about it.
+        nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
+        skipped = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED,
+                              reason=SKIP_REASON)  # fmt: skip
+        return release or skipped, nodes
+    if release is not None:
+        return release, kubectl.read_nodes(tools["kubectl"], cfg.conn, timeout=cfg.timeout,
+                                           env=env, redactor=redactor)  # fmt: skip
+    with concurrently(2) as pool:
+        release_future = pool.submit(
+            helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
+            timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+        nodes_future = pool.submit(
+            kubectl.read_nodes, tools["kubectl"], cfg.conn,
+            timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+        return release_future.result(), nodes_future.result()

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from installer.decide.errors import InstallerError
-from installer.decide.model import Connection, Node, NodeRead
+from installer.decide.model import Connection, KubeTarget, Node, NodeRead
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
 from installer.edges import proc
 from installer.present.redact import Redactor
@@ -82,3 +82,47 @@ def parse_node(item: Any) -> Node:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+# --- which cluster: the kubeconfig's own answer, read locally ------------------------------
+
+
+def config_view_args(conn: Connection) -> list[str]:
+    # Without --raw kubectl masks certificate data and tokens; only names and the server
+    # are read here.
+    return ["config", "view", "--minify", "-o", "json", *conn.kubectl_flags()]
+
+
+def read_target(
+    tool: proc.Tool | None,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> KubeTarget:
+    if tool is None:
+        return KubeTarget(False, reason="kubectl was not found")
+    try:
+        result = proc.run(tool, config_view_args(conn), timeout=timeout, env=env,
+                          redactor=redactor)  # fmt: skip
+    except InstallerError as exc:
+        return KubeTarget(False, reason=exc.message)
+    if result.rc != 0:
+        return KubeTarget(False, reason=proc.last_line(result.stderr, result.rc))
+    return parse_target(result.out)
+
+
+def parse_target(out: bytes) -> KubeTarget:
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        return KubeTarget(False, reason="kubectl config view printed output that is not JSON")
+    document = _mapping(document)
+    context = document.get("current-context")
+    clusters = document.get("clusters")
+    first = _mapping(clusters[0]) if isinstance(clusters, list) and clusters else {}
+    server = _mapping(first.get("cluster")).get("server")
+    if not isinstance(context, str) or not context:
+        return KubeTarget(False, reason="the kubeconfig has no current context")
+    return KubeTarget(True, context=context, server=server if isinstance(server, str) else "")
