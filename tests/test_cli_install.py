@@ -129,8 +129,10 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     called = verbs(cluster)
     assert sorted(called[:5]) == sorted(READS)
     assert called[5:] == ["helm repo add", "helm upgrade --install", "kubectl config set-context"]
-    # Nothing was installed, so no release values were read: the list is the evidence.
-    assert not [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]]
+    # The release asked for is read beside the list (a re-install then needs no second
+    # round), but the list is the evidence: here the fake does not even answer that read.
+    assert [a[:3] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
+        ["get", "values", "tracebloc"]]
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
     assert written["clientId"] == CLIENT_ID
     assert written["clientPassword"] == PASSWORD
@@ -235,9 +237,10 @@ def test_same_client_in_another_namespace_is_upgraded_in_place(
     assert upgrade[2:4] == ["edge", "tracebloc/client"]
     assert upgrade[upgrade.index("--namespace") + 1] == "ml-edge"
     assert "upgrading it there" in result.stderr
-    # Only the client release's values were read; the nginx release is none of our business.
-    assert [a[2:5] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
-        ["edge", "-n", "ml-edge"]]
+    # Only client releases' values were read (and the one asked for, beside the list); the
+    # nginx release is none of our business.
+    assert sorted(a[2:5] for a in cluster.calls("helm") if a[:2] == ["get", "values"]) == [
+        ["edge", "-n", "ml-edge"], ["tracebloc", "-n", "tracebloc"]]
 
 
 # --- the one-client guard: refusals ---------------------------------------------------

@@ -2,8 +2,10 @@
 
 Two rounds. The first asks everything that depends on nothing: which cluster the
 kubeconfig names (a local read), `helm list -A`, the nodes, the chart repositories, the
-metrics APIService, the GPU. The second needs the list: the values and the state of each
-client release it names. Each call keeps its own deadline; expected failures come back as
+metrics APIService, the GPU — and the values and state of the release asked for, in case
+the list names it (a re-install, the common case, then needs no second round). The second
+reads the values and state of each other client release the list names. A read made in the
+first round is used only if the list then shows that release: the list is the evidence. Each call keeps its own deadline; expected failures come back as
 data, so the caller decides — from one read — what to do.
 """
 
@@ -91,7 +93,7 @@ def read_cluster(
         except InstallerError as exc:
             return StatusRead(error=exc)
 
-    with concurrently(6) as pool:
+    with concurrently(8) as pool:
         target_f = pool.submit(kubectl.read_target, kubectl_tool, conn, timeout=timeout,
                                env=env, redactor=redactor)  # fmt: skip
         list_f = pool.submit(listing)
@@ -105,15 +107,21 @@ def read_cluster(
         metrics_f = (pool.submit(apply.metrics_available, tools, conn)
                      if metrics and tools else None)  # fmt: skip
 
-        listed = list_f.result()
-        clients = [r for r in listed.releases if r.is_client]
         value_fs: dict[Key, Future[ReleaseRead]] = {}
         status_fs: dict[Key, Future[StatusRead]] = {}
-        for release in clients:
-            key = (release.name, release.namespace)
-            value_fs[key] = pool.submit(helm.read_release, helm_tool, *key, conn,
-                                        timeout=timeout, env=env, redactor=redactor)  # fmt: skip
-            status_fs[key] = pool.submit(status, *key)
+
+        def read_release(key: Key) -> None:
+            if key not in value_fs:
+                value_fs[key] = pool.submit(helm.read_release, helm_tool, *key, conn,
+                                            timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+                status_fs[key] = pool.submit(status, *key)
+
+        if helm_tool is not None:
+            read_release((probe.release, probe.namespace))
+        listed = list_f.result()
+        clients = {(r.name, r.namespace) for r in listed.releases if r.is_client}
+        for key in sorted(clients):
+            read_release(key)
 
         nodes = (nodes_f.result() if nodes_f is not None
                  else NodeRead(readable=False, reason=SKIP_REASON, skipped=True))  # fmt: skip
@@ -122,8 +130,8 @@ def read_cluster(
         return ClusterRead(
             target=target_f.result(),
             listing=listed,
-            values={key: f.result() for key, f in value_fs.items()},
-            statuses={key: f.result() for key, f in status_fs.items()},
+            values={key: f.result() for key, f in value_fs.items() if key in clients},
+            statuses={key: f.result() for key, f in status_fs.items() if key in clients},
             nodes=nodes,
             gpu=gpu_f.result(),
             repos=found_repos,

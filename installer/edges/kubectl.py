@@ -6,15 +6,17 @@ asked for) becomes an unreadable `NodeRead` with a reason, never an exception.
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, KubeTarget, Node, NodeRead
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
-from installer.edges import proc
+from installer.edges import jsonstream, proc
 from installer.present.redact import Redactor
 
 
@@ -36,25 +38,34 @@ def read_nodes(
 ) -> NodeRead:
     if tool is None:
         return NodeRead(readable=False, reason="kubectl was not found")
-    try:
-        result = proc.run(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return NodeRead(readable=False, reason=exc.message)
-    if result.rc != 0:
-        return NodeRead(readable=False, reason=proc.last_line(result.stderr, result.rc))
-    return parse_nodes(result.out)
+    # The answer goes to a temporary file, not into memory, and is parsed from there node
+    # by node: a large cluster's JSON is tens of MiB, almost all of it fields never read.
+    with tempfile.TemporaryFile() as answer:
+        try:
+            result = proc.run(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
+                              redactor=redactor, stdout=answer)  # fmt: skip
+        except InstallerError as exc:
+            return NodeRead(readable=False, reason=exc.message)
+        if result.rc != 0:
+            return NodeRead(readable=False, reason=proc.last_line(result.stderr, result.rc))
+        answer.seek(0)
+        return read_nodes_json(answer)
 
 
 def parse_nodes(out: bytes) -> NodeRead:
+    return read_nodes_json(io.BytesIO(out))
+
+
+def read_nodes_json(raw: IO[bytes]) -> NodeRead:
+    nodes: list[Node] = []
     try:
-        document = json.loads(proc.decode(out))
+        jsonstream.each_element(raw, "items", lambda item: nodes.append(parse_node(item)),
+                                nodes.clear)  # fmt: skip
+    except jsonstream.NotAnObject:
+        return NodeRead(readable=False, reason="kubectl printed JSON without a list of nodes")
     except (ValueError, RecursionError):
         return NodeRead(readable=False, reason="kubectl printed output that is not JSON")
-    items = document.get("items") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        return NodeRead(readable=False, reason="kubectl printed JSON without a list of nodes")
-    return NodeRead(readable=True, nodes=tuple(parse_node(item) for item in items))
+    return NodeRead(readable=True, nodes=tuple(nodes))
 
 
 def parse_node(item: Any) -> Node:

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
@@ -132,6 +133,7 @@ def run(
     env: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
     grace: float = 0.0,
+    stdout: IO[bytes] | None = None,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
@@ -142,6 +144,10 @@ def run(
     With `grace` > 0 the child is first asked to stop (SIGTERM; CTRL_BREAK on Windows) at
     the deadline or on Ctrl-C, and killed only if it is still running `grace` seconds
     later: helm, asked, marks its release failed instead of leaving it pending.
+
+    With `stdout` (a file opened for binary writing) the child writes there instead of into
+    memory, and `Result.out` is empty: a reader of a large answer then holds only what it
+    parses, not the whole output too.
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -156,7 +162,7 @@ def run(
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
             [tool.path, *args],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.PIPE if stdout is None else stdout,
             stderr=subprocess.PIPE,
             env=child_env(env if env is not None else os.environ),
             # Its own process group (session on POSIX), so the whole tree can be killed.
