@@ -461,7 +461,7 @@ class _ConsoleFormat(logging.Formatter):
         if record.levelno >= logging.WARNING and not record.getMessage().startswith("warning:"):
             stamp, _, rest = text.partition("] ")
             text = f"{stamp}] warning: {rest}"
-        return text
+        return text.replace("\n", "\n  ")  # continuation lines: indented, never unstamped
 
 
 def _not_progress(record: logging.LogRecord) -> bool:

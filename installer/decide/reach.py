@@ -16,6 +16,7 @@ from installer.decide.model import KubeTarget, NodeRead
 _NO_CONNECTION = (
     "cluster unreachable",
     "unable to connect to the server",
+    "the connection to the server",  # kubectl: "… localhost:8080 was refused"
     "connection refused",
     "connect: no route to host",
     "network is unreachable",
