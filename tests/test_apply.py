@@ -387,17 +387,6 @@ def test_upgrade_install_failing_shows_the_tail_and_the_unwedge_commands(cluster
     assert "helm uninstall tracebloc -n tb" in caught.value.remedy
 
 
-def test_manual_commands_carry_the_runs_cluster_and_namespace() -> None:
-    conn = Connection(kubeconfig="/home/ana/my kube/config", context="prod-eu")
-
-    said = apply.manual_commands("tracebloc", "tb", conn)
-
-    flags = "-n tb --kubeconfig '/home/ana/my kube/config' --kube-context prod-eu"
-    for verb in ("status", "history", "rollback", "uninstall"):
-        assert f"helm {verb} tracebloc {flags}" in said
-    assert ("tracebloc-installer --kubeconfig '/home/ana/my kube/config' --context prod-eu "
-            "-n tb") in said  # fmt: skip
-
 
 def test_upgrade_install_failing_silently_says_the_exit_code(cluster: FakeCluster) -> None:
     cluster.on("helm", "upgrade", rc=2)

@@ -72,7 +72,7 @@ def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
 
 
 READS = ["kubectl config view", "helm list --all-namespaces", "kubectl get nodes",
-         "helm repo list", "kubectl get apiservice"]  # fmt: skip
+         "helm repo list", "kubectl get apiservice", "helm get values", "helm status tracebloc"]  # fmt: skip
 
 
 def fresh(cluster: FakeCluster) -> FakeCluster:
@@ -127,8 +127,8 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     # Every read first, all at once (in any order); then the changes, in this order. A repo
     # just added needs no `helm repo update`: `repo add` downloaded its index.
     called = verbs(cluster)
-    assert sorted(called[:5]) == sorted(READS)
-    assert called[5:] == ["helm repo add", "helm upgrade --install", "kubectl config set-context"]
+    assert sorted(called[:7]) == sorted(READS)
+    assert called[7:] == ["helm repo add", "helm upgrade --install", "kubectl config set-context"]
     # The release asked for is read beside the list (a re-install then needs no second
     # round), but the list is the evidence: here the fake does not even answer that read.
     assert [a[:3] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
@@ -672,7 +672,7 @@ def test_override_sizes_without_reading_nodes_but_still_guards(
     assert written["env"]["RESOURCE_PROVENANCE"] == "user"
     assert not [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
     helm_verbs = [a[:2] for a in cluster.calls("helm")]
-    assert helm_verbs.index(["list", "--all-namespaces"]) < helm_verbs.index(["get", "values"])
+    assert ["list", "--all-namespaces"] in helm_verbs and ["get", "values"] in helm_verbs
 
 
 def test_install_writes_and_runs_exactly_what_plan_showed(

@@ -85,14 +85,17 @@ def test_plan_writes_no_file(cluster: FakeCluster) -> None:
 def test_plan_never_writes_to_the_cluster(cluster: FakeCluster) -> None:
     fresh(cluster)
     cluster.run_json("plan", **CREDENTIALS)
-    # install's reads, and nothing else: which cluster, the release list, the nodes.
+    # install's reads, and nothing else: which cluster, the release list, the nodes, and
+    # the release asked for (read beside the list).
     assert sorted(cluster.calls("kubectl")) == [
         ["config", "view", "--minify", "-o", "json"],
         ["get", "nodes", "-o", "json", "--request-timeout=10s"],
     ]
-    assert cluster.calls("helm") == [
+    assert sorted(cluster.calls("helm")) == [
+        ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"],
         ["list", "--all-namespaces", "--deployed", "--failed", "--pending", "--uninstalling",
          "--max", "0", "-o", "json"],
+        ["status", "tracebloc", "-n", "tracebloc", "-o", "json"],
     ]
 
 

@@ -41,7 +41,7 @@ def test_bare_run_is_an_interactive_install(cluster: FakeCluster) -> None:
     assert bare.returncode == 2, bare.stderr
     assert "TRACEBLOC_CLIENT_ID" in bare.stderr and "TRACEBLOC_CLIENT_PASSWORD" in bare.stderr
     # Only reads ran (the cluster is read before credentials: an unreachable one is said first).
-    assert sorted(argv[0] for argv in cluster.calls("helm")) == ["list", "repo"]
+    assert sorted(argv[0] for argv in cluster.calls("helm")) == ["get", "list", "repo", "status"]
 
 
 @pytest.mark.parametrize(

@@ -150,6 +150,8 @@ def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.
 def confirm(plan: Plan, ui: Ui, *, interactive: bool) -> None:
     """Show what will change; ask, when a person is there to answer (not under --yes)."""
     ui.info("about to change:\n" + "\n".join(target_lines(plan)))
+    for note in plan.notes:
+        ui.info(f"notice: {note}")
     if not interactive:
         return
     terminal = credentials.open_terminal(os_name(sys.platform))

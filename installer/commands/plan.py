@@ -154,11 +154,15 @@ def plan_install(
     """`plan`: install's reads and decisions, in install's order, with nothing changed."""
     os_ = os_name(sys.platform)
     machine = read_machine(env)
-    tools, _ = find_tools(env, os_)
+    tools, problems = find_tools(env, os_)
     cluster = reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
                                  kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
     cfg = with_saved_credentials(cfg, redactor)
-    verdict = judge.judge(cfg, cluster, cfg.client_id)
+    if problems:
+        # install stops before reading anything (exit 1): an answer for plan, not a refusal.
+        verdict = judge.Verdict("missing-tools", "; ".join(problems.values()))
+    else:
+        verdict = judge.judge(cfg, cluster, cfg.client_id)
     release = judge.release_for_sizing(cfg, cluster, verdict)
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu)  # fmt: skip
