@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from installer import __version__
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
 from installer.present.console import is_terminal, owns_console, pause
@@ -315,8 +316,6 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
     log_path = log_path_for(cfg)
     handler = _log_to_file(log_path, redactor, ui)
-    from installer import __version__
-
     log.info("tracebloc-installer %s: install (%s)", __version__,
              "non-interactive" if args.yes else "interactive")  # fmt: skip
     try:
