@@ -60,3 +60,12 @@ def test_remote_nodes_not_read_are_a_note_not_a_pass() -> None:
     findings = check_cluster(NodeRead(False, skipped=True), Thresholds())
     assert [f.level for f in findings] == ["note"]
     assert "not checked" in findings[0].message
+
+
+@pytest.mark.parametrize("part", ["plain", "/home/ana/my kube/config", "it's", "", "a$b", "ü"])
+def test_remedy_quoting_is_shlex_quote(part: str) -> None:
+    import shlex
+
+    from installer.decide.remedy import _quote
+
+    assert _quote(part) == shlex.quote(part)

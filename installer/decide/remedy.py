@@ -7,7 +7,7 @@ context happens to be.
 
 from __future__ import annotations
 
-import shlex
+import re
 from collections.abc import Sequence
 
 from installer.decide.model import Connection
@@ -15,9 +15,19 @@ from installer.decide.model import Connection
 PROGRAM = "tracebloc-installer"
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def _quote(part: str) -> str:
+    """shlex.quote's rule (the frozen binary leaves shlex out): single quotes, only where
+    needed, read the same by sh, bash, zsh and PowerShell."""
+    if _PLAIN.fullmatch(part):
+        return part
+    return "'" + part.replace("'", "'\"'\"'") + "'"
+
+
 def _join(argv: Sequence[str]) -> str:
-    # Single quotes, only where needed: read the same by sh, bash, zsh and PowerShell.
-    return " ".join(shlex.quote(part) for part in argv)
+    return " ".join(_quote(part) for part in argv)
 
 
 def helm(args: Sequence[str], conn: Connection, namespace: str | None = None) -> str:
