@@ -1,18 +1,26 @@
 """Command line: options → configuration → pipeline → output and exit code.
 
-The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed,
-2 bad input, 3 refused, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM; 129 for SIGHUP).
+The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed (or the
+cluster cannot be reached), 2 bad input, 3 refused to protect what is installed,
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM; 129 for
+SIGHUP). With `--json` every outcome, failures included, is one JSON object on
+stdout.
+
+Subcommands are rows of `COMMANDS`: a name, its help, its own options and the function that
+runs it. Options given without a subcommand mean `install` (`tracebloc-installer --yes`).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from installer import __version__
 from installer.decide.errors import BadInput, InstallerError
@@ -21,71 +29,145 @@ from installer.present.console import is_terminal, owns_console, pause
 from installer.present.redact import RedactingFilter, Redactor
 
 if TYPE_CHECKING:
-    from installer.config import ProbeConfig
+    from installer.config import InstallSettings, PlanConfig, ProbeConfig
     from installer.present.ui import Ui
 
 # Each command imports what it needs when it runs: `--version` and `--help` stay instant in
 # the frozen binary, which unpacks every module it imports.
 
 log = logging.getLogger("installer")
+PROG = "tracebloc-installer"
+DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
+
+EPILOG = """\
+examples:
+  tracebloc-installer                     install, asking for what is missing and before
+                                          changing anything
+  tracebloc-installer --yes               install without questions (automation;
+                                          credentials from the environment)
+  tracebloc-installer plan                what install would do, decided the same way;
+                                          changes nothing
+  tracebloc-installer plan --values-out values.yaml --json
+  tracebloc-installer --context prod-eu -n team-a --yes
+  tracebloc-installer probe --json        the machine, the cluster and the sizing
+  tracebloc-installer version --json
+
+main environment variables (all of them: MIGRATION.md):
+  TRACEBLOC_CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD
+                                the client's credentials (else asked on the terminal)
+  TRACEBLOC_TRAINING_RESOURCES  the training size, e.g. cpu=4,memory=16Gi
+  TB_NAMESPACE                  namespace and release name (default: tracebloc)
+  HOST_DATA_DIR                 values file and log (default: ~/.tracebloc)
+  KUBECONFIG                    the kubeconfig kubectl and helm read
+  HTTPS_PROXY, NO_PROXY         a proxy between you and the cluster or backend
+  TB_SET_CONTEXT_NAMESPACE=0    leave the kube context's default namespace alone
+  TRACEBLOC_KUBECTL, TRACEBLOC_HELM   the tool binaries to use
+
+exit codes:
+  0    done (probe/plan: answered)
+  1    failed, or the cluster cannot be reached; the message says what to do next
+  2    bad input: a flag or variable that cannot be used as given (named in the message)
+  3    refused to protect what is installed (another client, or something unreadable)
+  130  interrupted
+
+log: install appends every command it runs, secrets masked, to HOST_DATA_DIR/install.log
+(default ~/.tracebloc/install.log; %USERPROFILE%\\.tracebloc\\install.log on Windows).
+"""
+
+Runner = Callable[[argparse.Namespace, dict[str, str], Redactor], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    run: Runner
+    options: Callable[[argparse.ArgumentParser], None] = lambda parser: None
+    cluster: bool = True  # takes --namespace, --kubeconfig, --context, --verbose
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are BadInput: one line, exit 2, and JSON under --json like any other."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadInput(f"{message}", f"see {self.prog} --help")
+
+
+def _chart_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--chart", metavar="REF", help="chart reference or directory "
+                        "(default: tracebloc/client)")  # fmt: skip
+    parser.add_argument("--keep-context-namespace", action="store_true",
+                        help="leave the kube context's default namespace as it is "
+                        "(TB_SET_CONTEXT_NAMESPACE=0)")  # fmt: skip
+
+
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--values-out", metavar="PATH",
+                        help="also write the values file here (its directory must exist)")  # fmt: skip
+    _chart_option(parser)
+
+
+def _install_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
+                        help="never prompt (automation): missing input is an error")  # fmt: skip
+    _chart_option(parser)
+
+
+def _common(parser: argparse.ArgumentParser, cluster: bool) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document to stdout")
+    if not cluster:
+        return
+    parser.add_argument("--namespace", "-n", help="namespace and release name (default: "
+                        "TB_NAMESPACE, else tracebloc)")  # fmt: skip
+    parser.add_argument("--kubeconfig", help="kubeconfig file for kubectl and helm")
+    parser.add_argument("--context", help="kubeconfig context for kubectl and helm")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tracebloc-installer",
-        description="Install the tracebloc client: probe, size, render and apply its Helm release.",
+    parser = _Parser(
+        prog=PROG,
+        description="Install the tracebloc client: probe, size, render and apply its Helm "
+        "release. Options given without a command mean `install`.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
-
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON document to stdout")
-    common.add_argument("--namespace", "-n", help="namespace and release name (default: "
-                        "TB_NAMESPACE, else tracebloc)")  # fmt: skip
-    common.add_argument("--kubeconfig", help="kubeconfig file for kubectl and helm")
-    common.add_argument("--context", help="kubeconfig context for kubectl and helm")
-    common.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
-
-    commands.add_parser(
-        "probe", parents=[common], help="read the machine and cluster; change nothing"
-    )
-    plan = commands.add_parser(
-        "plan", parents=[common],
-        help="show the values file and helm command an install would use; change nothing")  # fmt: skip
-    plan.add_argument("--values-out", metavar="PATH", help="also write the values file here")
-    plan.add_argument("--chart", metavar="REF", help="chart reference or directory")
-    install = commands.add_parser(
-        "install", parents=[common],
-        help="install or upgrade the client (the default: what a bare run does)")  # fmt: skip
-    install.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
-                         help="never prompt (automation): missing input is an error")  # fmt: skip
-    install.add_argument("--chart", metavar="REF", help="chart reference or directory")
-    tools = commands.add_parser(
-        "tools", parents=[common],
-        help="show where kubectl, helm and k3d come from; --download-to fills a mirror")  # fmt: skip
-    tools.add_argument("--download-to", metavar="DIR",
-                       help="download the pinned tools, verified, into DIR "
-                            "(for TRACEBLOC_TOOLS_MIRROR on a machine without internet)")  # fmt: skip
-    tools.add_argument("--platform", action="append", metavar="OS-ARCH",
-                       help="with --download-to: linux-x86_64, linux-arm64, darwin-x86_64, "
-                            "darwin-arm64, windows-x86_64 or all (default: this machine's; "
-                            "repeatable)")  # fmt: skip
+    for command in COMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.help,
+                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+        _common(sub, command.cluster)
+        command.options(sub)
     return parser
 
 
-DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
+def with_default_command(argv: Sequence[str]) -> list[str]:
+    """`tracebloc-installer --yes` is `install --yes`; `-V`/`--version` is `version`."""
+    argv = list(argv)
+    if not argv:
+        return [DEFAULT_COMMAND]
+    if argv[0] in ("-V", "--version"):
+        return ["version", *argv[1:]]
+    if argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        return [DEFAULT_COMMAND, *argv]
+    return argv
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
-    _tolerant_console()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    bare = not argv
-    frozen = bool(getattr(sys, "frozen", False))
-    code = _main(argv or [DEFAULT_COMMAND], dict(os.environ if env is None else env))
-    if bare and owns_console(os_name(sys.platform), frozen) and _stdin_is_terminal():
-        pause()
-    return code
+    try:
+        _tolerant_console()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        bare = not argv
+        frozen = bool(getattr(sys, "frozen", False))
+        code = _main(with_default_command(argv), dict(os.environ if env is None else env))
+        if bare and owns_console(os_name(sys.platform), frozen) and _stdin_is_terminal():
+            pause()
+        return code
+    except KeyboardInterrupt:
+        # Ctrl-C before a command took over (or after it answered): an exit code, never a
+        # traceback, and never the death-by-signal a frozen binary's launcher may hide.
+        return 130
 
 
 def _stdin_is_terminal() -> bool:
@@ -93,50 +175,55 @@ def _stdin_is_terminal() -> bool:
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
+    as_json = "--json" in argv  # known before parsing: a bad flag answers in JSON too
+    redactor = Redactor()
     from installer.decide.variables import notices, translate_argv
 
     # The twins' flags mean what they meant, or stop here naming what replaced them.
     old = translate_argv(argv)
     if old.refused:
-        _fail(old.refused, "")
-        return 2
+        return _failed(as_json, 2, old.refused, "")
     env.update(old.env)
     for note in old.notes + notices(env):
-        sys.stderr.write(f"note: {note}\n")
-    args = build_parser().parse_args(old.argv or [DEFAULT_COMMAND])  # --version, --help exit here
-    from installer.config import env_secrets
-    from installer.edges.frozen import prepare_children
-
-    prepare_children()
-    redactor = Redactor(env_secrets(env))
-    _configure_logging(args.verbose, redactor)
+        _stderr(f"note: {note}\n")
+    argv = old.argv or [DEFAULT_COMMAND]
+    command = argv[0] if argv else ""
     try:
-        if args.command == "probe":
-            return run_probe(args, env, redactor)
-        if args.command == "install":
-            return run_install(args, env, redactor)
-        if args.command == "tools":
-            return run_tools(args, env, redactor)
-        return run_plan(args, env, redactor)
+        args = build_parser().parse_args(argv)  # --help exits here, before any import
+        from installer.config import env_secrets
+        from installer.edges.frozen import prepare_children
+
+        prepare_children()
+        redactor.add(*env_secrets(env))
+        _configure_logging(getattr(args, "verbose", False), redactor)
+        runner = next(c.run for c in COMMANDS if c.name == args.command)
+        return runner(args, env, redactor)
     except InstallerError as exc:
-        _fail(redactor(exc.message), redactor(exc.remedy))
-        return exc.exit_code
+        return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy))
     except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
-        # helm) or by probe.concurrently for reads in worker threads.
-        _fail("terminated" if isinstance(exc, Terminated) else "interrupted",
-              RESUME if args.command == "install" else "")  # fmt: skip
-        # The shell's convention, which the twins kept: 128 + the signal's number.
-        return 128 + exc.signum if isinstance(exc, Terminated) else 130
-    except BrokenPipeError:
-        # stdout went away (`| head`): nothing left to tell anyone.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        # helm) or by probe.concurrently for reads in worker threads. The shell's convention,
+        # which the twins kept: 128 + the signal's number.
+        code = 128 + exc.signum if isinstance(exc, Terminated) else 130
+        return _failed(as_json, code, "terminated" if isinstance(exc, Terminated) else
+                       "interrupted", RESUME if command == "install" else "")  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
         log.debug("internal error", exc_info=True)
-        _fail(f"internal error: {redactor(repr(exc))}",
-              "please report this; run again with --verbose for details")  # fmt: skip
-        return 1
+        return _failed(as_json, 1, f"internal error: {redactor(repr(exc))}",
+                       "please report this; run again with --verbose for details")  # fmt: skip
+
+
+def _failed(as_json: bool, code: int, message: str, remedy: str) -> int:
+    _fail(message, remedy)
+    if as_json:
+        document = {"ok": False, "exit": code, "reason": message}
+        if remedy:
+            document["remedy"] = remedy
+        _write_stdout(json.dumps(document, indent=2) + "\n")
+    return code
+
+
+# --- the commands ------------------------------------------------------------------------
 
 
 def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
@@ -149,37 +236,66 @@ def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
                         context=args.context)  # fmt: skip
 
 
+def run_version(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.buildinfo import build_info, version_line
+
+    info = build_info()
+    if not _emit(args.json, dict(info), version_line(info), redactor):
+        return 1
+    return 0
+
+
 def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.probe import gather
     from installer.present import report
 
     cfg = _probe_config(args, env)
     facts = gather(cfg, env, redactor)
-    _emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor)
-    return 0
+    return 0 if _emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor) else 1
 
 
-def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer.commands.plan import check_paths, make_plan
-    from installer.config import plan_config
-    from installer.edges.valuesfile import write_values
-    from installer.present import report
+def _validated(
+    args: argparse.Namespace, env: dict[str, str], redactor: Redactor
+) -> tuple[PlanConfig, InstallSettings]:
+    """Every setting install reads, checked the same way for `plan` and `install`: what
+    one refuses (exit 2, naming the variable), the other refuses too."""
+    from installer.commands.plan import check_paths
+    from installer.config import install_settings, plan_config
+    from installer.decide import preflight
+    from installer.edges import backend
 
     probe_cfg = _probe_config(args, env)
     cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
     redactor.add(*cfg.secrets)
     check_paths(cfg, env, args.chart)
+    settings = install_settings(env, keep_context=args.keep_context_namespace)
+    preflight.skipped(env)
+    preflight.thresholds(env)
+    backend.backend_url(cfg.client_env, env)
+    backend.ca_bundle(env)
+    return cfg, settings
+
+
+def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands.plan import plan_install
+    from installer.edges.valuesfile import write_values
+    from installer.present import report
+
+    cfg, settings = _validated(args, env, redactor)
     if args.values_out and cfg.values_given:
         raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
                        "install would write no values file")  # fmt: skip
-    from installer.commands.localcluster import survey
-    from installer.edges.machine import read_machine
-
-    local = survey(cfg, env, redactor, read_machine(env), os_name(sys.platform))
-    plan = make_plan(cfg, env, redactor, local=local)
+    if args.values_out:
+        directory = os.path.dirname(os.path.abspath(os.path.expanduser(args.values_out)))
+        if not os.path.isdir(directory):
+            raise BadInput(f"--values-out {args.values_out!r}: the directory {directory} "
+                           "does not exist", "create it first, or name a file in an "
+                           "existing directory")  # fmt: skip
+    plan = plan_install(cfg, env, redactor, settings)
     written = None
     if args.values_out and plan.data is not None:
-        written = write_values(args.values_out, plan.data, env=env, os_=plan.facts.machine.os)
+        written = write_values(os.path.expanduser(args.values_out), plan.data, env=env,
+                               os_=plan.facts.machine.os)  # fmt: skip
     document = report.plan_json(plan)
     text = report.plan_text(plan)
     if written is not None:
@@ -188,8 +304,21 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         text += f"\nvalues written to {written.path}" + (
             f" (previous kept as {written.backup})" if written.backup else ""
         )
-    _emit(args.json, document, text, redactor)
-    return 0
+    code = plan.verdict.exit_code if plan.verdict and plan.verdict.action == "refused" else 0
+    document["ok"], document["exit"] = code == 0, code
+    if not _emit(args.json, document, text, redactor):
+        return 1
+    return code
+
+
+def _tools_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--download-to", metavar="DIR",
+                     help="download the pinned tools, verified, into DIR "
+                          "(for TRACEBLOC_TOOLS_MIRROR on a machine without internet)")  # fmt: skip
+    sub.add_argument("--platform", action="append", metavar="OS-ARCH",
+                     help="with --download-to: linux-x86_64, linux-arm64, darwin-x86_64, "
+                          "darwin-arm64, windows-x86_64 or all (default: this machine's; "
+                          "repeatable)")  # fmt: skip
 
 
 def run_tools(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -220,15 +349,12 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.install import install, install_json, log_path_for, summary
-    from installer.commands.plan import check_paths
-    from installer.config import install_settings, plan_config
+    from installer.edges.hostdirs import check_writable
     from installer.present.ui import Ui
 
-    probe_cfg = _probe_config(args, env)
-    cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
-    redactor.add(*cfg.secrets)
-    check_paths(cfg, env, args.chart)
-    settings = install_settings(env)
+    cfg, settings = _validated(args, env, redactor)
+    # Before the log opens and before anything else: the data directory must take files.
+    check_writable(cfg.host_data_dir, env, os_name(sys.platform))
     _stop_cleanly_on_termination()
     # The spinner only when a person watches both streams (stdout piped to a file or `jq`
     # means a script is reading), and not under --verbose, whose log lines would garble it.
@@ -253,7 +379,9 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
             logging.getLogger("installer").removeHandler(handler)
             handler.close()
     shown_log = log_path if handler is not None else None
-    _emit(args.json, install_json(outcome, shown_log), summary(outcome, shown_log), redactor)
+    document = {"ok": True, "exit": 0, **install_json(outcome, shown_log)}
+    # The install is done whatever happens to stdout: its exit code says so.
+    _emit(args.json, document, summary(outcome, shown_log), redactor)
     return 0
 
 
@@ -263,6 +391,21 @@ class Terminated(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = int(signum)
+
+
+COMMANDS: list[Command] = [
+    Command("install", "install or upgrade the client (the default: what a bare run does)",
+            run_install, _install_options),  # fmt: skip
+    Command("plan", "show what install would do, decided the same way; change nothing",
+            run_plan, _plan_options),  # fmt: skip
+    Command("probe", "read the machine and cluster; change nothing", run_probe),
+    Command("version", "print the version, build commit and date", run_version, cluster=False),
+    Command("tools", "show where kubectl, helm and k3d come from; --download-to fills a mirror",
+            run_tools, _tools_options),  # fmt: skip
+]
+
+
+# --- plumbing ------------------------------------------------------------------------------
 
 
 def _stop_cleanly_on_termination() -> None:
@@ -297,13 +440,53 @@ def _log_to_file(path: str, redactor: Redactor, ui: Ui) -> logging.Handler | Non
     return handler
 
 
-def _emit(as_json: bool, document: dict[str, Any], text: str, redactor: Redactor) -> None:
-    """Everything printed passes the redactor: a tool's error may echo a proxy URL."""
+def _emit(as_json: bool, document: dict[str, Any], text: str, redactor: Redactor) -> bool:
+    """Everything printed passes the redactor: a tool's error may echo a proxy URL.
+    False when stdout could not take it (closed, full, gone)."""
     if as_json:
-        sys.stdout.write(json.dumps(_redact_all(document, redactor), indent=2) + "\n")
-    else:
-        sys.stdout.write(redactor(text) + "\n")
-    sys.stdout.flush()
+        return _write_stdout(json.dumps(_redact_all(document, redactor), indent=2) + "\n")
+    return _write_stdout(redactor(text) + "\n")
+
+
+def _write_stdout(text: str) -> bool:
+    """One line on stderr, or silence for a reader that went away (`| head`): never a
+    traceback, and nothing left buffered for the interpreter to fail on at exit."""
+    stream = sys.stdout
+    try:
+        if stream is None:
+            raise OSError(errno.EBADF, "standard output is closed")
+        stream.write(text)
+        stream.flush()
+        return True
+    except (OSError, ValueError) as exc:
+        _silence_stdout()
+        if getattr(exc, "errno", None) != errno.EPIPE:
+            reason = getattr(exc, "strerror", None) or str(exc) or "closed"
+            _stderr(f"error: cannot write to standard output: {reason}\n")
+        return False
+
+
+def _silence_stdout() -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    except OSError:
+        pass
+    if sys.stdout is not None:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+        except OSError:
+            pass
+
+
+def _stderr(text: str) -> None:
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _redact_all(value: Any, redactor: Redactor) -> Any:
@@ -317,17 +500,36 @@ def _redact_all(value: Any, redactor: Redactor) -> Any:
 
 
 def _fail(message: str, remedy: str) -> None:
-    sys.stderr.write(f"error: {message}\n")
-    for line in remedy.splitlines():
-        sys.stderr.write(f"  {line}\n")
-    sys.stderr.flush()
+    lines = [f"error: {message}\n"] + [f"  {line}\n" for line in remedy.splitlines()]
+    _stderr("".join(lines))
+
+
+class _ConsoleFormat(logging.Formatter):
+    """The console's one format, the same as the progress lines: `[12:03:04] text`, with
+    `warning:` before warnings."""
+
+    def __init__(self) -> None:
+        super().__init__("[%(asctime)s] %(message)s", datefmt="%H:%M:%S")
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if record.levelno >= logging.WARNING and not record.getMessage().startswith("warning:"):
+            stamp, _, rest = text.partition("] ")
+            text = f"{stamp}] warning: {rest}"
+        return text.replace("\n", "\n  ")  # continuation lines: indented, never unstamped
+
+
+def _not_progress(record: logging.LogRecord) -> bool:
+    # The progress display prints its own lines; its records are for the log file only.
+    return not record.name.startswith("installer.present.ui")
 
 
 def _configure_logging(verbose: bool, redactor: Redactor) -> None:
     logging.raiseExceptions = False  # a log that cannot be written is not worth a traceback
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter(redactor))
-    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    handler.addFilter(_not_progress)
+    handler.setFormatter(_ConsoleFormat())
     # The console shows warnings (debug with --verbose) even when the log file takes all.
     handler.setLevel(logging.DEBUG if verbose else logging.WARNING)
     root = logging.getLogger("installer")

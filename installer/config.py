@@ -32,6 +32,7 @@ class ProbeConfig:
     timeout: float
     override: str | None
     release_name: str | None = None  # an installed release found under another name
+    notes: tuple[str, ...] = ()  # what the configuration changed of what was given, said once
 
     @property
     def release(self) -> str:
@@ -39,14 +40,34 @@ class ProbeConfig:
         return self.release_name or self.namespace
 
 
+# The namespace is also the Helm release name, and Helm refuses release names longer than 53.
+MAX_NAMESPACE = 53
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
 def sanitise_namespace(raw: str) -> str:
     """DNS-1123 label: lowercase; spaces and `_` → `-`; other characters dropped; runs of
-    `-` collapsed; `-` trimmed at both ends; at most 63 characters; empty → `default`."""
+    `-` collapsed; `-` trimmed at both ends; at most 53 characters; empty → `default`.
+
+    Only for TB_NAMESPACE, as the twins did (MIGRATION.md); the result is shown."""
     text = raw.lower().replace(" ", "-").replace("_", "-")
     text = re.sub(r"[^a-z0-9-]", "", text)
     text = re.sub(r"-{2,}", "-", text).strip("-")
-    text = text[:63].rstrip("-")
+    text = text[:MAX_NAMESPACE].rstrip("-")
     return text or "default"
+
+
+def validate_namespace(raw: str, source: str = "--namespace") -> str:
+    """A name given on the command line is used as given or refused: never rewritten."""
+    rule = (f"a namespace (and release name) is 1 to {MAX_NAMESPACE} characters of a-z, 0-9 "
+            "and '-', starting and ending with a letter or digit")  # fmt: skip
+    if not raw:
+        raise BadInput(f"{source} is empty", rule)
+    if len(raw) > MAX_NAMESPACE:
+        raise BadInput(f"{source} {raw[:60]!r}... is {len(raw)} characters long", rule)
+    if not _DNS1123_LABEL.fullmatch(raw):
+        raise BadInput(f"{source} {raw!r} is not a DNS-1123 label", rule)
+    return raw
 
 
 def env_number(
@@ -100,12 +121,21 @@ def probe_config(
     kubeconfig: str | None = None,
     context: str | None = None,
 ) -> ProbeConfig:
-    raw_ns = namespace if namespace is not None else env.get("TB_NAMESPACE") or DEFAULT_NAMESPACE
+    notes: tuple[str, ...] = ()
+    if namespace is not None:
+        chosen = validate_namespace(namespace)
+    else:
+        raw_ns = env.get("TB_NAMESPACE") or DEFAULT_NAMESPACE
+        chosen = sanitise_namespace(raw_ns)
+        if chosen != raw_ns:
+            notes = (f"TB_NAMESPACE={raw_ns!r} is used as namespace {chosen!r} "
+                     "(made a DNS-1123 label)",)  # fmt: skip
     return ProbeConfig(
-        namespace=sanitise_namespace(raw_ns),
+        namespace=chosen,
         conn=Connection(kubeconfig=kubeconfig or None, context=context or None),
         timeout=parse_timeout(env),
         override=parse_override(env.get("TRACEBLOC_TRAINING_RESOURCES")),
+        notes=notes,
     )
 
 
@@ -352,13 +382,33 @@ DEFAULT_METRICS_WAIT_S = 120.0
 class InstallSettings:
     helm_timeout_s: float
     metrics_wait_s: float
+    # `kubectl config set-context --namespace` after a successful install.
+    set_context_namespace: bool = True
 
 
-def install_settings(env: Mapping[str, str]) -> InstallSettings:
+def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """1/true/yes/on or 0/false/no/off (any case); unset or empty: `default`. Anything else
+    is BadInput: a typo must not silently decide either way."""
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise BadInput(f"{name}={env[name]!r} is not understood",
+                   f"set {name} to 1 or 0, or unset it")  # fmt: skip
+
+
+def install_settings(env: Mapping[str, str], *, keep_context: bool = False) -> InstallSettings:
+    """Every install-only setting, validated: `plan` calls this too, so it refuses what
+    `install` refuses."""
     minutes = env_number(env, "TB_HELM_TIMEOUT_MIN", DEFAULT_HELM_TIMEOUT_MIN, zero_ok=False,
                          most=MAX_WAIT_S / 60)  # fmt: skip
+    set_context = env_flag(env, "TB_SET_CONTEXT_NAMESPACE", True)
     return InstallSettings(
         helm_timeout_s=minutes * 60,
         metrics_wait_s=env_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S,
                                   zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
+        set_context_namespace=set_context and not keep_context,
     )

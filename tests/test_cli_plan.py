@@ -20,7 +20,7 @@ from installer.decide.model import os_name
 from installer.decide.render import to_yaml
 from installer.edges.helm import upgrade_install_args
 from installer.present.redact import MASK
-from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, REPO, FakeCluster, node
+from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, REPO, FakeCluster, node, release_row
 
 CLIENT_PASSWORD = "Cl1ent-P4ss:#w0rd"
 REGISTRY_PASSWORD = "Reg1stry-S3cret@x"
@@ -42,7 +42,7 @@ CREDENTIALS: dict[str, Any] = {
 
 
 def fresh(cluster: FakeCluster, *nodes: dict[str, Any]) -> FakeCluster:
-    return cluster.nodes(*(nodes or (node("laptop", "8", "16Gi"),))).release_absent()
+    return cluster.nodes(*(nodes or (node("laptop", "8", "16Gi"),))).installed().release_absent()
 
 
 def values_path(cluster: FakeCluster) -> str:
@@ -87,10 +87,17 @@ def test_plan_writes_no_file(cluster: FakeCluster) -> None:
 def test_plan_never_writes_to_the_cluster(cluster: FakeCluster) -> None:
     fresh(cluster)
     cluster.run_json("plan", **CREDENTIALS)
-    assert cluster.calls("kubectl") == [["get", "nodes", "-o", "json", "--request-timeout=10s"],
-                                        ["config", "view", "--minify", "-o", "json"]]  # fmt: skip
-    assert cluster.calls("helm") == [
-        ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]
+    # install's reads, and nothing else: which cluster, the release list, the nodes, and
+    # the release asked for (read beside the list).
+    assert sorted(cluster.calls("kubectl")) == [
+        ["config", "view", "--minify", "-o", "json"],
+        ["get", "nodes", "-o", "json", "--request-timeout=10s"],
+    ]
+    assert sorted(cluster.calls("helm")) == [
+        ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"],
+        ["list", "--all-namespaces", "--deployed", "--failed", "--pending", "--uninstalling",
+         "--max", "0", "-o", "json"],
+        ["status", "tracebloc", "-n", "tracebloc", "-o", "json"],
     ]
 
 
@@ -104,15 +111,17 @@ def test_kubeconfig_and_context_reach_helm_argv(cluster: FakeCluster) -> None:
     assert doc["helm"]["argv"] == expected_argv(
         cluster, "--kubeconfig", kubeconfig, "--kube-context", "prod-eu"
     )
-    flags = ["--kubeconfig", kubeconfig, "--context", "prod-eu"]
-    assert cluster.calls("kubectl") == [["get", "nodes", "-o", "json", *flags,
-                                         "--request-timeout=10s"],
-                                        ["config", "view", "--minify", "-o", "json", *flags]]  # fmt: skip
+    assert sorted(cluster.calls("kubectl")) == [
+        ["config", "view", "--minify", "-o", "json", "--kubeconfig", kubeconfig,
+         "--context", "prod-eu"],
+        ["get", "nodes", "-o", "json", "--kubeconfig", kubeconfig, "--context", "prod-eu",
+         "--request-timeout=10s"],
+    ]  # fmt: skip
 
 
 def test_namespace_names_release_and_namespace(cluster: FakeCluster) -> None:
     fresh(cluster)
-    doc = cluster.run_json("plan", "--namespace", "Team_A", **CREDENTIALS)
+    doc = cluster.run_json("plan", "--namespace", "team-a", **CREDENTIALS)
     argv = doc["helm"]["argv"]
     assert argv[3] == "team-a"
     assert argv[argv.index("--namespace") + 1] == "team-a"
@@ -138,6 +147,7 @@ def test_chart_flag_is_used_as_the_chart(cluster: FakeCluster) -> None:
 def test_values_out_writes_exactly_the_rendered_bytes(cluster: FakeCluster) -> None:
     fresh(cluster)
     out = cluster.root / "out" / "values.yaml"
+    out.parent.mkdir()
     doc = cluster.run_json("plan", "--values-out", str(out), **SECRET_ENV)
     assert doc["values_out"] == {"path": str(out), "changed": True, "backup": None}
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
@@ -198,6 +208,7 @@ def test_no_secret_in_output_when_a_tool_echoes_it(
               f"http://ana:{PROXY_PASSWORD}@proxy.corp.example:3128: no such host\n")  # fmt: skip
     cluster.on("kubectl", "get", "nodes", stderr=echoed, rc=1)
     cluster.on("helm", "get", "values", stderr="Error: " + echoed, rc=1)
+    cluster.on("helm", "list", stderr="Error: Kubernetes cluster unreachable: " + echoed, rc=1)
     result = cluster.run("plan", *flags, **SECRET_ENV)
     assert result.returncode == 0, result.stderr
     assert PROXY_PASSWORD not in result.stdout + result.stderr
@@ -282,7 +293,7 @@ def test_nvidia_smi_listing_no_gpu_means_none(cluster: FakeCluster) -> None:
     ],
 )  # fmt: skip
 def test_single_node(cluster: FakeCluster, setup: Any, expected: str | None) -> None:
-    setup(cluster.release_absent())
+    setup(cluster.installed())
     doc = cluster.run_json("plan", **CREDENTIALS)
     assert doc["values"]["env"].get("SINGLE_NODE") == expected
 
@@ -301,7 +312,9 @@ def test_mysql_auto_keeps_84_from_the_existing_values_file(cluster: FakeCluster)
 
 
 def test_mysql_auto_keeps_57_for_an_installed_release(cluster: FakeCluster) -> None:
-    cluster.nodes(node("a")).release_values({"env": {"RESOURCE_LIMITS": "cpu=2,memory=8Gi"}})
+    cluster.nodes(node("a")).installed(release_row()).status_of("tracebloc", "deployed")
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": CREDENTIALS["TRACEBLOC_CLIENT_ID"],
+                      "env": {"RESOURCE_LIMITS": "cpu=2,memory=8Gi"}})  # fmt: skip
     doc = cluster.run_json("plan", **CREDENTIALS)
     assert doc["release"]["state"] == "present"
     assert doc["mysql"]["engine"] == "5.7"

@@ -8,6 +8,7 @@ the exact calls (count and argv).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from installer import __version__
-from tests.fakes.cluster import FakeCluster, node, nodes_json
+from tests.fakes.cluster import REPO, FakeCluster, node, nodes_json
 from tests.fakes.executables import executable_path
 from tests.fakes.mirror import PLATFORM, nothing_to_download
 from tests.fakes.processes import gone_soon, kill_if_running
@@ -45,6 +46,10 @@ def run_probe(cluster: FakeCluster, *args: str, **env: str) -> tuple[dict[str, A
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     return single_json_document(result.stdout), result.stderr
+
+
+def errors_of(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
 def single_json_document(stdout: str) -> dict[str, Any]:
@@ -114,10 +119,10 @@ def test_fresh_install_on_a_laptop_is_sized_from_its_node_with_one_call_each(
 @pytest.mark.parametrize(
     ("flags", "env", "expected"),
     [
-        pytest.param(["--namespace", "My Team_NS"], {}, "my-team-ns", id="flag-sanitised"),
-        pytest.param([], {"TB_NAMESPACE": "Data Science"}, "data-science", id="env-when-no-flag"),
+        pytest.param(["--namespace", "team-ns"], {}, "team-ns", id="flag"),
+        pytest.param([], {"TB_NAMESPACE": "Data Science"}, "data-science", id="env-sanitised"),
         pytest.param(["--namespace", "ops"], {"TB_NAMESPACE": "other"}, "ops", id="flag-beats-env"),
-        pytest.param(["--namespace", "!!!"], {}, "default", id="nothing-left-is-default"),
+        pytest.param([], {"TB_NAMESPACE": "!!!"}, "default", id="env-nothing-left-is-default"),
         pytest.param([], {}, "tracebloc", id="neither-is-tracebloc"),
     ],
 )
@@ -132,6 +137,28 @@ def test_namespace_is_sanitised_and_names_the_release(
     assert doc["release"]["namespace"] == expected
     assert cluster.calls("helm") == [["get", "values", expected, "-n", expected, "-o", "json"]]
     assert cluster.calls("kubectl") == [KUBECTL_ARGV]
+
+
+@pytest.mark.parametrize("command", ["probe", "plan", "install"])
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        pytest.param("", "is empty", id="empty"),
+        pytest.param("n" * 54, "is 54 characters long", id="longer-than-53"),
+        pytest.param("My Team_NS", "is not a DNS-1123 label", id="not-dns-1123"),
+    ],
+)
+def test_a_namespace_flag_that_is_not_a_release_name_is_bad_input(
+    cluster: FakeCluster, command: str, flag: str, said: str
+) -> None:
+    cluster.nodes(laptop()).release_absent()
+
+    result = cluster.run(command, "--namespace", flag, "--json")
+
+    assert result.returncode == 2, result.stderr
+    assert said in result.stderr and "53 characters" in result.stderr
+    assert json.loads(result.stdout)["exit"] == 2
+    assert cluster.calls() == []
 
 
 def test_kubeconfig_and_context_flags_reach_both_tools(
@@ -342,7 +369,10 @@ def test_invalid_override_is_bad_input(cluster: FakeCluster, override: str) -> N
     result = cluster.run("probe", "--json", TRACEBLOC_TRAINING_RESOURCES=override)
 
     assert result.returncode == 2
-    assert result.stdout == ""
+    # --json: the failure is the one JSON object on stdout, and one line on stderr.
+    assert json.loads(result.stdout) == {
+        "ok": False, "exit": 2, "reason": errors_of(result.stderr)[0].removeprefix("error: "),
+        "remedy": "use the form cpu=<quantity>,memory=<quantity>, e.g. cpu=4,memory=16Gi"}
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
@@ -562,12 +592,79 @@ def test_helm_output_decoded_defensively(
 # --- the CLI surface ------------------------------------------------------------------------
 
 
-def test_version(cluster: FakeCluster) -> None:
-    result = cluster.run("--version")
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["version"]])
+def test_version(cluster: FakeCluster, args: list[str]) -> None:
+    result = cluster.run(*args)
 
     assert result.returncode == 0
-    assert result.stdout.strip() == f"tracebloc-installer {__version__}"
+    # From source there is no build stamp; the frozen binary carries its commit and date.
+    assert result.stdout.startswith(f"tracebloc-installer {__version__} (commit ")
+    assert ", built " in result.stdout
+    if os.environ.get("TB_INSTALLER_BIN"):  # build/freeze.py stamped the binary
+        assert "commit unknown" not in result.stdout and "built unknown" not in result.stdout
     assert cluster.calls() == []
+
+
+@pytest.mark.parametrize("args", [["--version", "--json"], ["version", "--json"]])
+def test_version_json(cluster: FakeCluster, args: list[str]) -> None:
+    doc = json.loads(cluster.run(*args).stdout)
+
+    assert doc["version"] == __version__
+    assert {"commit", "date", "python", "platform"} <= set(doc)
+
+
+@pytest.mark.skipif(bool(os.environ.get("TB_INSTALLER_BIN")), reason="a copy of the source tree")
+def test_version_reads_the_build_stamp(cluster: FakeCluster) -> None:
+    stamp_dir = cluster.root / "stamp" / "installer"
+    stamp_dir.mkdir(parents=True)
+    (stamp_dir / "_stamp.py").write_text('COMMIT = "0123456789abcdef"\nDATE = "2026-11-29"\n')
+    # A copy of the package beside the stamp, as build/freeze.py bundles it.
+    import shutil
+
+    shutil.copytree(REPO / "installer", stamp_dir, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "_stamp.py"))  # fmt: skip
+    result = cluster.run("version", PYTHONPATH=str(stamp_dir.parent))
+
+    assert result.stdout.strip() == (f"tracebloc-installer {__version__} "
+                                     "(commit 0123456789ab, built 2026-11-29)")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        pytest.param(["--yes"], "install", id="yes-means-install"),
+        pytest.param(["--json", "-n", "team-a"], "install", id="json-and-namespace"),
+        pytest.param(["--verbose", "--chart", "./chart"], "install", id="verbose-and-chart"),
+        pytest.param(["--context", "prod", "--kubeconfig", "k"], "install", id="cluster-flags"),
+        pytest.param(["plan", "--json"], "plan", id="explicit-command"),
+    ],
+)
+def test_options_without_a_command_mean_install(args: list[str], command: str) -> None:
+    from installer import cli
+
+    parsed = cli.build_parser().parse_args(cli.with_default_command(args))
+    assert parsed.command == command
+
+
+def test_yes_alone_runs_an_install(cluster: FakeCluster) -> None:
+    # The documented one-liner: `curl … | sh -s -- --yes` runs `tracebloc-installer --yes`.
+    cluster.nodes(laptop()).installed()
+    result = cluster.run("--yes", TRACEBLOC_SKIP_PREFLIGHT="1")
+
+    assert result.returncode == 2, result.stderr  # no credentials: the install's own answer
+    assert "the following arguments are required" not in result.stderr
+    assert "--yes never prompts" in result.stderr
+
+
+def test_help_shows_examples_variables_exit_codes_and_the_log(cluster: FakeCluster) -> None:
+    result = cluster.run("--help")
+
+    assert result.returncode == 0
+    for text in ("examples:", "tracebloc-installer --yes", "TRACEBLOC_CLIENT_ID",
+                 "TRACEBLOC_TRAINING_RESOURCES", "HOST_DATA_DIR", "exit codes:", "130",
+                 "install.log"):  # fmt: skip
+        assert text in result.stdout
+    assert cluster.run("install", "--help").stdout.count("exit codes:") == 1
 
 
 @pytest.mark.parametrize(

@@ -47,9 +47,9 @@ PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
         pytest.param("--edge--", "edge", id="dashes-trimmed"),
         pytest.param(" _x_ ", "x", id="spaces-and-underscores-trimmed"),
         pytest.param("team-7", "team-7", id="digits-kept"),
-        pytest.param("a" * 70, "a" * 63, id="truncated-to-63"),
-        pytest.param("a" * 62 + "-b", "a" * 62, id="no-trailing-dash-after-truncation"),
-        pytest.param("a" * 61 + "--" + "b", "a" * 61 + "-b", id="collapse-before-truncation"),
+        pytest.param("a" * 70, "a" * 53, id="truncated-to-53-helms-release-name-limit"),
+        pytest.param("a" * 52 + "-b", "a" * 52, id="no-trailing-dash-after-truncation"),
+        pytest.param("a" * 51 + "--" + "b", "a" * 51 + "-b", id="collapse-before-truncation"),
         pytest.param("", "default", id="empty"),
         pytest.param("!!!", "default", id="nothing-left"),
         pytest.param("- _ -", "default", id="only-separators"),
@@ -63,10 +63,10 @@ def test_sanitise_namespace(raw: str, expected: str) -> None:
 def test_sanitised_namespace_is_always_a_dns1123_label(raw: str) -> None:
     result = sanitise_namespace(raw)
     assert DNS1123.match(result)
-    assert len(result) <= 63
+    assert len(result) <= 53
 
 
-@given(raw=st.from_regex(DNS1123, fullmatch=True).filter(lambda s: len(s) <= 63 and "--" not in s))
+@given(raw=st.from_regex(DNS1123, fullmatch=True).filter(lambda s: len(s) <= 53 and "--" not in s))
 def test_valid_label_without_dash_runs_is_unchanged(raw: str) -> None:
     # Runs of `-` are collapsed by contract even though DNS-1123 allows them.
     assert sanitise_namespace(raw) == raw
@@ -78,11 +78,10 @@ def test_valid_label_without_dash_runs_is_unchanged(raw: str) -> None:
 @pytest.mark.parametrize(
     ("flag", "env", "expected"),
     [
-        pytest.param("From-Flag", {"TB_NAMESPACE": "from-env"}, "from-flag", id="flag-beats-env"),
+        pytest.param("from-flag", {"TB_NAMESPACE": "from-env"}, "from-flag", id="flag-beats-env"),
         pytest.param(None, {"TB_NAMESPACE": "From Env"}, "from-env", id="env-when-no-flag"),
         pytest.param(None, {"TB_NAMESPACE": ""}, "tracebloc", id="empty-env-is-default"),
         pytest.param(None, {}, "tracebloc", id="default"),
-        pytest.param("!!", {"TB_NAMESPACE": "from-env"}, "default", id="flag-sanitised-to-empty"),
     ],
 )
 def test_probe_config_namespace_precedence(
@@ -91,6 +90,38 @@ def test_probe_config_namespace_precedence(
     cfg = probe_config(env, namespace=flag)
     assert cfg.namespace == expected
     assert cfg.release == expected
+
+
+def test_a_sanitised_tb_namespace_is_said() -> None:
+    cfg = probe_config({"TB_NAMESPACE": "Data Science"})
+    assert cfg.namespace == "data-science"
+    assert cfg.notes == ("TB_NAMESPACE='Data Science' is used as namespace 'data-science' "
+                         "(made a DNS-1123 label)",)  # fmt: skip
+    assert probe_config({"TB_NAMESPACE": "ops"}).notes == ()
+
+
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        pytest.param("", "is empty", id="empty"),
+        pytest.param("a" * 54, "is 54 characters long", id="longer-than-helms-53"),
+        pytest.param("Team_A", "is not a DNS-1123 label", id="upper-case-and-underscore"),
+        pytest.param("-edge", "is not a DNS-1123 label", id="leading-dash"),
+        pytest.param("edge-", "is not a DNS-1123 label", id="trailing-dash"),
+        pytest.param("a.b", "is not a DNS-1123 label", id="dot"),
+        pytest.param("!!", "is not a DNS-1123 label", id="nothing-valid"),
+    ],
+)
+def test_a_namespace_flag_is_validated_not_rewritten(flag: str, said: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        probe_config({"TB_NAMESPACE": "from-env"}, namespace=flag)
+    assert said in caught.value.message
+    assert "--namespace" in caught.value.message
+    assert "53" in caught.value.remedy
+
+
+def test_a_namespace_flag_of_53_characters_is_kept() -> None:
+    assert probe_config({}, namespace="a" * 53).namespace == "a" * 53
 
 
 def test_probe_config_defaults() -> None:

@@ -36,7 +36,9 @@ needs_binary = pytest.mark.skipif(
 def test_binary_reports_the_package_version(cluster: FakeCluster) -> None:
     result = cluster.run("--version")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"tracebloc-installer {installer.__version__}\n"
+    assert result.stdout.startswith(f"tracebloc-installer {installer.__version__} (commit ")
+    # build/freeze.py stamped the commit it was built from, and its date.
+    assert "commit unknown" not in result.stdout and "built unknown" not in result.stdout
 
 
 @needs_binary
@@ -264,3 +266,15 @@ def test_windows_version_resource_from_the_package_version(
     assert seen["FileDescription"] == "tracebloc client installer"
     assert seen["ProductVersion"] == seen["FileVersion"] == version
     assert seen["OriginalFilename"] == "x.exe"
+
+
+def test_the_build_stamp_is_the_commits(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("freeze", REPO / "build" / "freeze.py")
+    assert spec is not None and spec.loader is not None
+    freeze = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(freeze)
+    given = {"TRACEBLOC_BUILD_COMMIT": "abc123", "SOURCE_DATE_EPOCH": "1764374400"}
+    assert freeze.build_stamp(given) == ("abc123", "2025-11-29")
+    assert freeze.build_stamp({**given, "TRACEBLOC_BUILD_DATE": "2026-01-02"})[1] == "2026-01-02"

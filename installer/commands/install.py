@@ -1,9 +1,20 @@
 """`install`: execute the plan, safely, on a machine that may already run a client.
 
-preflight → tools → credentials → one read of what is installed (the guard) → recovery of
-a wedged release → the plan (sizing reuses the guard's read) → chart repo → values file →
-metrics API → `helm upgrade --install` → kube context. Nothing in the cluster changes
-before the guard has seen everything that is installed.
+The steps, in order (each a function below; a new step is one more line in `install`),
+all under the install lock (edges/lock.py):
+
+  tools (verified downloads when missing) → the local k3d cluster survey → one overlapped
+  read of the cluster (reads.read_cluster) → reachable? → preflight → credentials → the
+  guard's verdict (judge) → the plan → the operator sees the target and confirms →
+  recovery of a wedged release → chart repo → release directories → values file →
+  device plugin adoption → metrics API → `helm upgrade --install` → kube context namespace.
+
+When the engine manages the local k3d cluster, the cluster may not exist yet: then
+preflight (Docker's budget) and credentials come first, the cluster is created, started or
+adopted, and only then read.
+
+Nothing changes before the operator has confirmed, and nothing is confirmed before the
+guard has seen everything that is installed.
 """
 
 from __future__ import annotations
@@ -13,21 +24,24 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, localcluster
-from installer.commands.plan import load_yaml, make_plan
-from installer.commands.probe import concurrently
+from installer.commands import credentials, judge, localcluster, reads
+from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
-from installer.decide import guard, preflight
+from installer.decide import preflight, reach
 from installer.decide.errors import InstallerError
-from installer.decide.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
-from installer.edges import apply, backend, helm, lock
+from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolution, os_name
+from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
 from installer.present.redact import Redactor
+from installer.present.target import target_lines
 from installer.present.ui import Ui
+
+if TYPE_CHECKING:
+    from installer.edges.tools import ToolChoice
 
 
 @dataclass(frozen=True)
@@ -38,21 +52,69 @@ class Outcome:
     values_path: str
     written: Written | None
     notes: tuple[str, ...] = ()
+    kube: KubeTarget | None = None
+    context_namespace: str = ""  # what was done to the kube context's default namespace
+
+
+class Declined(InstallerError):
+    """The operator answered no at the confirmation: nothing was changed."""
+
+
+def find_tools(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, machine: MachineFacts
+) -> tuple[apply.Tools, dict[str, ToolChoice]]:
+    """Before anyone types a password: the tools the install cannot do without, fetched
+    (pinned, verified) when missing: see commands/tools.py."""
+    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch))
+    tools = apply.Tools(helm=chosen["helm"].tool(), kubectl=chosen["kubectl"].tool(),
+                        env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
+    return tools, chosen
+
+
+def read_cluster(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools,
+    settings: InstallSettings,
+) -> reads.ClusterRead:  # fmt: skip
+    """Every read at once; an unreachable cluster or an unreadable release list stops the
+    run here, before credentials are asked for or sent (neither depends on who we are)."""
+    with ui.step("Reading the cluster") as step:
+        cluster = reads.read_cluster(
+            cfg, env, tools.redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
+            os_=os_name(sys.platform), repos=cfg.chart_is_default,
+            metrics=settings.metrics_wait_s > 0)  # fmt: skip
+        if not cluster.listing.readable:
+            step.fail()
+            early = judge.judge(cfg, cluster, None)
+            if early.error is not None:
+                raise early.error
+        if cluster.repos_error is not None:
+            step.fail()
+            raise cluster.repos_error
+    return cluster
 
 
 def run_preflight(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
-) -> None:
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts,
+    cluster: reads.ClusterRead | None = None,
+) -> None:  # fmt: skip
+    """The floors apply to the machine that runs the pods: this one when the cluster is
+    local (or unknown), else the cluster's largest node."""
     if preflight.skipped(env):
         ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT)")
         return
     limits = preflight.thresholds(env)
-    findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir, limits)
+    if cluster is not None and not reach.is_local(cluster.target):
+        ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
+                "not this machine, are checked against the floors")  # fmt: skip
+        findings = preflight.check_cluster(cluster.nodes, limits)
+    else:
+        findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir,
+                                   limits)  # fmt: skip
     for finding in findings:
         {"fail": ui.error, "warn": ui.warn}.get(finding.level, ui.info)(finding.message)
     if preflight.failed(findings):
         raise InstallerError(
-            "this machine is below the minimum the tracebloc client needs (see above)",
+            "the machine that would run the client is below the minimum it needs (see above)",
             "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
         )
 
@@ -74,8 +136,13 @@ def obtain_credentials(
 
     def check(username: str, password: str) -> backend.Check:
         redactor.add(password)
-        with ui.step("Checking the client credentials"):
-            return backend.verify(url, username, password, env=env)
+        with ui.step("Checking the client credentials") as step:
+            result = backend.verify(url, username, password, env=env)
+            if result.verdict in (backend.Verdict.REJECTED, backend.Verdict.INACTIVE):
+                step.fail()
+            elif result.verdict is backend.Verdict.UNVERIFIED:
+                step.warn()
+            return result
 
     terminal = credentials.open_terminal(os_name(sys.platform)) if interactive else None
     found = credentials.obtain(env, previous=previous, interactive=interactive,
@@ -84,28 +151,81 @@ def obtain_credentials(
     return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password)
 
 
-def read_installed(
-    cfg: PlanConfig, tools: apply.Tools
-) -> tuple[helm.ListRead, dict[tuple[str, str], ReleaseRead]]:
-    """`helm list -A` over every state, then each client release's values, once."""
-    conn = cfg.probe.conn
+def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.Verdict:
+    verdict = judge.judge(cfg, cluster, cfg.client_id)
+    if verdict.error is not None:
+        raise verdict.error
+    if verdict.action == "upgrade-elsewhere":
+        ui.info(verdict.reason)
+    return verdict
+
+
+def confirm(plan: Plan, ui: Ui, *, interactive: bool) -> None:
+    """Show what will change; ask, when a person is there to answer (not under --yes)."""
+    ui.info("about to change:\n" + "\n".join(target_lines(plan)))
+    for note in plan.notes:
+        ui.info(f"notice: {note}")
+    if not interactive:
+        return
+    terminal = credentials.open_terminal(os_name(sys.platform))
+    if terminal is None:  # no one can answer (no terminal): the lines above are the record
+        return
     try:
-        result = tools.run(tools.helm, helm.list_args(conn), cfg.probe.timeout)
-        listing = helm.parse_list(result.rc, result.out, result.err)
-    except InstallerError as exc:
-        listing = helm.ListRead(False, reason=exc.message)
-    clients = [r for r in listing.releases if r.is_client]
-    reads: dict[tuple[str, str], ReleaseRead] = {}
-    if clients:
-        with concurrently(min(4, len(clients))) as pool:
-            futures = {
-                (r.name, r.namespace): pool.submit(
-                    helm.read_release, tools.helm, r.name, r.namespace, conn,
-                    timeout=cfg.probe.timeout, env=tools.env, redactor=tools.redactor)  # fmt: skip
-                for r in clients
-            }
-            reads = {key: future.result() for key, future in futures.items()}
-    return listing, reads
+        answer = terminal.ask("Install? [y/N] ")
+    except (EOFError, OSError):
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise Declined("not confirmed: nothing was changed",
+                       "run again and answer y, or use --yes to skip the question")  # fmt: skip
+
+
+def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict) -> list[str]:
+    if verdict.recovery is None:
+        return []
+    release, namespace = cfg.probe.release, cfg.probe.namespace
+    with ui.step(f"Recovering release {release} (state {verdict.status}): "
+                 f"helm {verdict.recovery}"):  # fmt: skip
+        apply.recover(tools, release, namespace, cfg.probe.conn, verdict.recovery)
+    return [f"release {release} was {verdict.status}; recovered with helm {verdict.recovery}"]
+
+
+def prepare_repo(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead
+) -> None:
+    if cfg.chart_is_default:
+        with ui.step("Preparing the chart repository"):
+            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env),
+                              repos=cluster.repos)  # fmt: skip
+
+
+def wait_for_metrics(
+    cfg: PlanConfig, ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead,
+    settings: InstallSettings,
+) -> None:  # fmt: skip
+    if settings.metrics_wait_s <= 0:
+        return
+    if cluster.metrics is True:
+        ui.info("the metrics API is available")
+        return
+    # Not Available, not registered yet (a fresh cluster, #553 upstream) or unreadable: all
+    # are waited out within the bound, never taken for "absent".
+    with ui.step(f"Waiting for the metrics API (up to {settings.metrics_wait_s:g}s)") as step:
+        seen = apply.wait_for_metrics(tools, cfg.probe.conn, settings.metrics_wait_s)
+        if not seen.endswith("is available"):
+            step.warn()
+    ui.info(seen)
+
+
+def point_context(cfg: PlanConfig, tools: apply.Tools, settings: InstallSettings,
+                  notes: list[str]) -> str:  # fmt: skip
+    namespace, conn = cfg.probe.namespace, cfg.probe.conn
+    if not settings.set_context_namespace:
+        return "left as it is (TB_SET_CONTEXT_NAMESPACE=0 / --keep-context-namespace)"
+    if apply.point_context(tools, conn, namespace):
+        return f"set to {namespace}"
+    notes.append(f"could not point the kube context at namespace {namespace}; "
+                 f"use -n {namespace} with kubectl")  # fmt: skip
+    return "unchanged (could not be set)"
 
 
 def install(
@@ -137,81 +257,80 @@ def _install(
     held: lock.Held,
 ) -> Outcome:
     notes: list[str] = []
+    os_ = os_name(sys.platform)
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
+    tools, chosen = find_tools(cfg, env, redactor, machine)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
-    local = localcluster.survey(cfg, env, redactor, machine, os_name(sys.platform), fetch=True)
+    local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
     machine = local.machine
-    run_preflight(cfg, env, ui, machine)
-    # Before anyone types a password: the tools the install cannot do without.
-    # Fetched here when missing (pinned, verified): see commands/tools.py.
-    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch))
-    tools = apply.Tools(helm=chosen["helm"].tool(), kubectl=chosen["kubectl"].tool(),
-                        env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
-    cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
-    cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
-                                os_=os_name(sys.platform))  # fmt: skip
-
-    with ui.step("Reading what is installed"):
-        listing, reads = read_installed(cfg, tools)
-        target = guard.decide(listing, reads, name=cfg.probe.release,
-                              namespace=cfg.probe.namespace, client_id=cfg.client_id)  # fmt: skip
-    if target.moved:
-        ui.info(f"this client is installed as release {target.name} in namespace "
-                f"{target.namespace}: upgrading it there")  # fmt: skip
-        probe = dataclasses.replace(cfg.probe, namespace=target.namespace,
-                                    release_name=target.name)  # fmt: skip
-        cfg = dataclasses.replace(cfg, probe=probe)
-        held.add(lock.release_lock(env, cfg.host_data_dir, target.namespace, target.name))
+    if local.decision.manage is False:
+        cluster = read_cluster(cfg, env, ui, tools, settings)
+        run_preflight(cfg, env, ui, machine, cluster)
+        cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+    else:
+        # The cluster is this machine's and may not exist yet: it is read once it is up.
+        run_preflight(cfg, env, ui, machine)
+        cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+        cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
+                                    os_=os_)  # fmt: skip
+        cluster = read_cluster(cfg, env, ui, tools, settings)
+    verdict = decide_target(cfg, cluster, ui)
+    cfg = judge.moved(cfg, verdict)
+    if verdict.target is not None and verdict.target.moved:  # that release is locked too
+        held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace,
+                                   cfg.probe.release))  # fmt: skip
+    plan = make_plan(cfg, env, redactor, release=judge.release_for_sizing(cfg, cluster, verdict),
+                     machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
+                     tool_choices=chosen)  # fmt: skip
+    plan = dataclasses.replace(plan, verdict=verdict, kube=cluster.target,
+                               chart_version=chart_version(cfg.chart),
+                               set_context_namespace=settings.set_context_namespace)  # fmt: skip
+    confirm(plan, ui, interactive=interactive)
+    # --- from here on, things change ---
+    notes += recover(cfg, ui, tools, verdict)
+    prepare_repo(cfg, env, ui, tools, cluster)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-
-    if target.release.state is ReleaseState.PRESENT:
-        status = apply.release_status(tools, release, namespace, conn)
-        verb = apply.recovery_for(status)
-        if verb is not None:
-            with ui.step(f"Recovering release {release} (state {status}): helm {verb}"):
-                apply.recover(tools, release, namespace, conn, verb)
-            notes.append(f"release {release} was {status}; recovered with helm {verb}")
-
-    with ui.step("Sizing the training workload"):
-        plan = make_plan(cfg, env, redactor, release=target.release, machine=machine,
-                         local=local, tool_choices=chosen)  # fmt: skip
-    if cfg.chart_is_default:
-        with ui.step("Preparing the chart repository"):
-            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env))
-    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_name(sys.platform))
+    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_)
     written = None
     if plan.data is not None:
-        written = write_values(cfg.values_path, plan.data, env=env, os_=os_name(sys.platform))
-    if plan.site.gpu.adopt is not None:
-        from installer.edges.cluster import adopt_plugin
-
-        plugin = plan.site.gpu.adopt
-        with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
-            adopt_plugin(lambda args: tools.run(tools.kubectl, args, apply.READ_TIMEOUT_S),
-                         plugin, release, namespace, conn)  # fmt: skip
+        written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
+    adopt_device_plugin(plan, tools, release, namespace, conn, ui)
     notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note]
-    if settings.metrics_wait_s > 0:
-        with ui.step(f"Waiting for the metrics API (up to {settings.metrics_wait_s:g}s)"):
-            seen = apply.wait_for_metrics(tools, conn, settings.metrics_wait_s)
-        ui.info(seen)
+    wait_for_metrics(cfg, ui, tools, cluster, settings)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
-        apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s)
-    if not apply.point_context(tools, conn, namespace):
-        notes.append(f"could not point the kube context at namespace {namespace}; "
-                     f"use -n {namespace} with kubectl")  # fmt: skip
+        apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
+                              conn)  # fmt: skip
+    context_done = point_context(cfg, tools, settings, notes)
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes))  # fmt: skip
+                   tuple(notes), cluster.target, context_done)  # fmt: skip
+
+
+def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,
+                        conn: Connection, ui: Ui) -> None:  # fmt: skip
+    """An orphaned NVIDIA device plugin becomes the release's (never two on a node)."""
+    if plan.site.gpu.adopt is None:
+        return
+    from installer.edges.cluster import adopt_plugin
+
+    plugin = plan.site.gpu.adopt
+    with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
+        adopt_plugin(lambda args: tools.run(tools.kubectl, args, tools.read_timeout),
+                     plugin, release, namespace, conn)  # fmt: skip
 
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
     training = outcome.training
     who = {"installer": "measured by the installer", "user": "chosen by a person",
            "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
+    kube = outcome.kube
     lines = [
         "The tracebloc client is installed.",
+        f"  kube context:   {kube.context} (API server {kube.server or 'unknown'})"
+        if kube is not None and kube.readable else "  kube context:   unknown",
         f"  namespace:      {outcome.namespace} (release {outcome.release})",
         f"  training size:  {training.size} ({who}; {training.provenance.value})",
         f"  values file:    {outcome.values_path}",
+        f"  context namespace: {outcome.context_namespace}",
     ]
     if log_path:
         lines.append(f"  log file:       {log_path}")
@@ -231,6 +350,9 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
                      "provenance": outcome.training.provenance.value,
                      "source": outcome.training.source.value},  # fmt: skip
         "values_file": outcome.values_path,
+        "context": outcome.kube.context if outcome.kube and outcome.kube.readable else None,
+        "server": outcome.kube.server if outcome.kube and outcome.kube.readable else None,
+        "context_namespace": outcome.context_namespace,
         "values_changed": outcome.written.changed if outcome.written else False,
         "log_file": log_path,
         "notes": list(outcome.notes),

@@ -6,6 +6,7 @@ the decisions are the pure functions of resolve and render.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -15,15 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from installer.commands.probe import Facts, concurrently, gather
-from installer.config import PlanConfig
+from installer.commands import credentials, judge, reads
+from installer.commands.probe import Facts, concurrently, find_tools, gather
+from installer.config import InstallSettings, PlanConfig
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.model import Gpu, MachineFacts, ReleaseRead, os_name
+from installer.decide.model import Gpu, KubeTarget, MachineFacts, NodeRead, ReleaseRead, os_name
 from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
 from installer.decide.site import Site, node_arch
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
+from installer.edges.machine import read_machine
 from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import read_regular
 from installer.present.redact import Redactor
@@ -45,6 +48,11 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     local: Local | None = None  # the local k3d cluster step, when the engine considered one
     site: Site = field(default_factory=Site)
+    # What `plan` adds for the operator (install shows the same before it changes anything).
+    verdict: judge.Verdict | None = None
+    kube: KubeTarget | None = None
+    set_context_namespace: bool = True
+    chart_version: str = ""
 
 
 def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
@@ -71,16 +79,24 @@ def make_plan(
     machine: MachineFacts | None = None,
     local: Local | None = None,
     tool_choices: Mapping[str, ToolChoice] | None = None,
+    nodes: NodeRead | None = None,
+    gpu: Gpu | None = None,
 ) -> Plan:
+    """Reads passed in (`release`, `machine`, `nodes`, `gpu`) are used as they are."""
     os_ = os_name(sys.platform)
     machine = local.machine if local is not None else machine
-    with concurrently(1) as pool:
-        gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-        facts = gather(cfg.probe, env, redactor, release, machine, tool_choices,
+    if gpu is None:
+        with concurrently(1) as pool:
+            gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
+            facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
+                           sizing_only=False)  # fmt: skip
+            gpu = gpu_future.result()
+    else:
+        facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
                        sizing_only=False)  # fmt: skip
-        gpu = gpu_future.result()
-    notes = [f"{name} had pasted terminal control characters; they were removed"
-             for name in cfg.cleaned]  # fmt: skip
+    notes = list(cfg.probe.notes)
+    notes += [f"{name} had pasted terminal control characters; they were removed"
+              for name in cfg.cleaned]  # fmt: skip
     argv = [
         "helm",
         *helm.upgrade_install_args(
@@ -136,3 +152,58 @@ def _non_empty_dir(path: str) -> bool:
             return any(True for _ in entries)
     except OSError:
         return False
+
+
+def with_saved_credentials(cfg: PlanConfig, redactor: Redactor | None) -> PlanConfig:
+    """Without credentials in the environment, the pair in the previous values file: what
+    `install --yes` would install with, so `plan --values-out` writes the same bytes."""
+    if cfg.values_given or cfg.client_id or cfg.client_password:
+        return cfg
+    previous = load_yaml(cfg.values_path, required=False)
+    client_id, password = credentials.previous_credentials(
+        previous if isinstance(previous, dict) else None)  # fmt: skip
+    if not (client_id and password):
+        return cfg
+    if redactor is not None:
+        redactor.add(password)
+    return dataclasses.replace(cfg, client_id=client_id, client_password=password)
+
+
+def chart_version(chart: str) -> str:
+    """The version a chart directory declares; a repository chart: the newest it holds."""
+    if not os.path.isdir(chart):
+        return "the newest in the repository"
+    document = load_yaml(os.path.join(chart, "Chart.yaml"), required=False)
+    version = document.get("version") if isinstance(document, dict) else None
+    return str(version) if version is not None else "unknown (Chart.yaml has no version)"
+
+
+def plan_install(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
+) -> Plan:
+    """`plan`: install's reads and decisions, in install's order, with nothing changed."""
+    from installer.commands.localcluster import survey
+
+    os_ = os_name(sys.platform)
+    machine = read_machine(env)
+    tools, choices, problems = find_tools(env, machine, cfg.probe.timeout)
+    local = survey(cfg, env, redactor, machine, os_)
+    cluster = reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
+                                 kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
+    cfg = with_saved_credentials(cfg, redactor)
+    if problems:
+        # install stops before reading anything (exit 1): an answer for plan, not a refusal.
+        verdict = judge.Verdict("missing-tools", "; ".join(problems.values()))
+    elif local.decision.manage is not False and not (local.cluster and local.cluster.running):
+        # install creates or starts this machine's cluster first: nothing to judge in it yet.
+        verdict = judge.Verdict("install", "the local cluster is created or started first; "
+                                "nothing of this client can be installed in it yet")  # fmt: skip
+    else:
+        verdict = judge.judge(cfg, cluster, cfg.client_id)
+    release = judge.release_for_sizing(cfg, cluster, verdict)
+    plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
+                     machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
+                     tool_choices=choices)  # fmt: skip
+    return dataclasses.replace(
+        plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
+        set_context_namespace=settings.set_context_namespace)  # fmt: skip

@@ -71,14 +71,15 @@ def gather(
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
     tool_choices: Mapping[str, ToolChoice] | None = None,
+    nodes: NodeRead | None = None,
     *,
     sizing_only: bool = True,
 ) -> Facts:
-    """`release`, `machine` and `tool_choices`, when given, are reads already made (install
-    reads every client release once for its guard, the machine for its preflight, and
-    fetches its tools first); they are used as-is, never read a second time. `sizing_only`
-    False (plan, install): the cluster is read even under a size override, which replaces
-    the size decision and nothing else."""
+    """`release`, `machine`, `tool_choices` and `nodes`, when given, are reads already made
+    (plan and install read every client release once for the guard, the nodes beside it,
+    the machine for the preflight, and fetch their tools first); they are used as-is, never
+    read a second time. `sizing_only` False (plan, install): the cluster is read even under
+    a size override, which replaces the size decision and nothing else."""
     machine = machine or read_machine(env)
     if tool_choices is None:
         tools, choices, problems = find_tools(env, machine, cfg.timeout)
@@ -87,24 +88,9 @@ def gather(
         tools = {n: choices[n].tool() if n in choices and choices[n].ready else None
                  for n in REQUIRED_TOOLS}  # fmt: skip
         problems = {}
-    if cfg.override and sizing_only:
-        # A human chose the size: the cluster is not asked anything about it.
-        nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
-        if release is None:
-            release = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED,
-                                  reason=SKIP_REASON)  # fmt: skip
-    elif release is not None:
-        nodes = kubectl.read_nodes(tools["kubectl"], cfg.conn, timeout=cfg.timeout, env=env,
-                                   redactor=redactor)  # fmt: skip
-    else:
-        with concurrently(2) as pool:
-            release_future = pool.submit(
-                helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
-                timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
-            nodes_future = pool.submit(
-                kubectl.read_nodes, tools["kubectl"], cfg.conn,
-                timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
-            release, nodes = release_future.result(), nodes_future.result()
+    if release is None or nodes is None:
+        release, nodes = _read(cfg, env, redactor, tools, release,
+                               skip=bool(cfg.override) and sizing_only)  # fmt: skip
     return Facts(
         machine=machine,
         tools=choices,
@@ -113,3 +99,31 @@ def gather(
         release=release,
         training=resolve_training(cfg.override, release, nodes),
     )
+
+
+def _read(
+    cfg: ProbeConfig,
+    env: Mapping[str, str],
+    redactor: Redactor | None,
+    tools: Mapping[str, proc.Tool | None],
+    release: ReleaseRead | None,
+    *,
+    skip: bool,
+) -> tuple[ReleaseRead, NodeRead]:
+    if skip:
+        # A human chose the size: the cluster is not asked anything about it.
+        nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
+        skipped = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED,
+                              reason=SKIP_REASON)  # fmt: skip
+        return release or skipped, nodes
+    if release is not None:
+        return release, kubectl.read_nodes(tools["kubectl"], cfg.conn, timeout=cfg.timeout,
+                                           env=env, redactor=redactor)  # fmt: skip
+    with concurrently(2) as pool:
+        release_future = pool.submit(
+            helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
+            timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+        nodes_future = pool.submit(
+            kubectl.read_nodes, tools["kubectl"], cfg.conn,
+            timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+        return release_future.result(), nodes_future.result()

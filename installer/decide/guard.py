@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from installer.decide import remedy
 from installer.decide.errors import Refused
-from installer.decide.model import ReleaseRead, ReleaseState
+from installer.decide.model import Connection, ReleaseRead, ReleaseState
 from installer.edges.helm import Installed, ListRead
 
 
@@ -35,14 +36,17 @@ def decide(
     name: str,
     namespace: str,
     client_id: str | None,
+    conn: Connection | None = None,
 ) -> Target:
     """`reads` holds the values read of every client release in `listing`, keyed by
-    (name, namespace). Raises Refused when installing could overwrite what is installed."""
+    (name, namespace). Raises Refused when installing could overwrite what is installed.
+    `conn` is the cluster the run uses: the commands a refusal suggests carry it."""
+    conn = conn or Connection()
     if not listing.readable:
         raise Refused(
             f"could not list the installed Helm releases ({listing.reason})",
             "nothing was changed: an install must see what is installed before it changes "
-            "anything. Check cluster access (kubectl get nodes) and run again.",
+            f"anything. Check access ({remedy.helm(['list', '-A'], conn)}) and run again.",
         )
     here = next((r for r in listing.releases if (r.name, r.namespace) == (name, namespace)), None)
     if here is not None and not here.is_client:
@@ -66,7 +70,7 @@ def decide(
             raise Refused(
                 f"client release {release.name!r} in namespace {release.namespace!r} has no "
                 "clientId in its values, so it cannot be told apart from another client",
-                _ways_forward(release),
+                _ways_forward(release, conn),
             )
     # Without an id of our own (a caller's values file may carry none), every installed
     # client counts as someone else's.
@@ -77,7 +81,7 @@ def decide(
             f"another tracebloc client ({installed_id(reads[(first.name, first.namespace)])})"
             f" is installed as release {first.name!r} in namespace {first.namespace!r}; "
             "one machine runs one client",
-            _ways_forward(first),
+            _ways_forward(first, conn),
         )
     if here is not None:
         return Target(name, namespace, reads[(name, namespace)])
@@ -95,9 +99,9 @@ def decide(
     return Target(name, namespace, ReleaseRead(name, namespace, ReleaseState.ABSENT))
 
 
-def _ways_forward(release: Installed) -> str:
+def _ways_forward(release: Installed, conn: Connection) -> str:
+    uninstall = remedy.helm(["uninstall", release.name], conn, release.namespace)
     return (
         "nothing was changed. Ways forward: (1) repair that client: run again with its client "
-        "id; (2) remove it first: helm uninstall "
-        f"{release.name} -n {release.namespace}; (3) install this client on another machine"
+        f"id; (2) remove it first: {uninstall}; (3) install this client on another machine"
     )

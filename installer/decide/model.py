@@ -134,3 +134,14 @@ class Gpu:
 
     vendor: str | None = None
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    """The cluster a run acts on, as kubeconfig names it (`kubectl config view --minify`):
+    a local read, no cluster call. `readable` False: unknown, with `reason`."""
+
+    readable: bool
+    context: str = ""
+    server: str = ""
+    reason: str = ""

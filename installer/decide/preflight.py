@@ -20,7 +20,7 @@ from typing import Literal
 
 from installer.config import env_number
 from installer.decide.errors import BadInput
-from installer.decide.model import MachineFacts
+from installer.decide.model import MachineFacts, NodeRead
 
 GIB = 2**30
 MIB = 2**20
@@ -210,3 +210,28 @@ def _disk(os_: str, free: int | None, data_dir: str, limits: Thresholds) -> list
         return [Finding("warn", f"disk: {_measured(free)} free for {data_dir}, below the "
                                 f"recommended {DISK_WARN_GIB} GiB")]  # fmt: skip
     return []
+
+
+def check_cluster(nodes: NodeRead, limits: Thresholds) -> list[Finding]:
+    """The floors for a cluster that is not on this machine: its pods run on its nodes, so
+    the largest schedulable node (by cpu, then memory, as the sizing ranks them) is measured
+    instead of this machine; free disk here is not where the client's data will live."""
+    usable = [n for n in nodes.nodes if n.usable]
+    if not usable:
+        why = "not read" if nodes.skipped or not nodes.readable else "none is schedulable"
+        return [Finding("note", f"cluster: the nodes' sizes were {why}; the memory and CPU "
+                                "floors were not checked")]  # fmt: skip
+    node = max(usable, key=lambda n: (n.cpu_millicores or 0, n.memory_bytes or 0, n.name))
+    memory, cpus = node.memory_bytes or 0, (node.cpu_millicores or 0) // 1000
+    findings = []
+    if memory + VM_GRACE_BYTES < limits.min_mem_gib * GIB:
+        findings.append(Finding(
+            "fail", f"memory: the largest node ({node.name}) has {_measured(memory)} "
+                    f"allocatable, the client needs at least {_gib(limits.min_mem_gib)} "
+                    "(PF_MIN_MEM_GB lowers this floor)"))  # fmt: skip
+    elif memory + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
+        findings.append(Finding(
+            "warn", f"memory: the largest node ({node.name}) has {_measured(memory)} "
+                    f"allocatable, below the recommended {_gib(limits.warn_mem_gib)}"))  # fmt: skip
+    return findings + [Finding(f.level, f.message.replace("CPU:", f"CPU ({node.name}):", 1))
+                       for f in _cpu(cpus, limits)]  # fmt: skip

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from installer.decide import remedy
 from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import Connection
 from installer.edges import helm, proc
@@ -55,12 +56,18 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(reversed(kept))
 
 
-def manual_commands(release: str, namespace: str) -> str:
+def manual_commands(release: str, namespace: str, conn: Connection | None = None) -> str:
+    """What an operator can run by hand, on the cluster and namespace this run used."""
+    conn = conn or Connection()
+
+    def helm_cmd(verb: str) -> str:
+        return remedy.helm([verb, release], conn, namespace)
+
     return (
-        f"to inspect: helm status {release} -n {namespace}; helm history {release} -n {namespace}\n"
-        f"to unwedge: helm rollback {release} -n {namespace} (an upgrade), or "
-        f"helm uninstall {release} -n {namespace} (a first install; the data volumes are kept)\n"
-        "then run tracebloc-installer again"
+        f"to inspect: {helm_cmd('status')}; {helm_cmd('history')}\n"
+        f"to unwedge: {helm_cmd('rollback')} (an upgrade), or "
+        f"{helm_cmd('uninstall')} (a first install; the data volumes are kept)\n"
+        f"then run {remedy.installer(conn, namespace)} again"
     )
 
 
@@ -78,7 +85,8 @@ def release_status(tools: Tools, release: str, namespace: str, conn: Connection)
     except InstallerError as exc:
         # A state that cannot be seen is never guessed at: recovering or upgrading blind
         # could undo someone's half-finished change.
-        raise Refused(exc.message, "nothing was changed\n" + manual_commands(release, namespace)) from None
+        raise Refused(exc.message, "nothing was changed\n"
+                      + manual_commands(release, namespace, conn)) from None  # fmt: skip
 
 
 def recovery_for(status: str | None) -> str | None:
@@ -98,21 +106,31 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
         result = tools.run(tools.helm, args, RECOVERY_TIMEOUT_S, grace=STOP_GRACE_S)
     except ToolTimeout as exc:
         raise InstallerError(f"helm {verb} of the wedged release did not finish in time",
-                             manual_commands(release, namespace)) from exc  # fmt: skip
+                             manual_commands(release, namespace, conn)) from exc  # fmt: skip
     if result.rc != 0:
         raise InstallerError(
             f"helm {verb} of the wedged release failed: "
             f"{proc.last_line(result.stderr, result.rc)}",
-            manual_commands(release, namespace),
+            manual_commands(release, namespace, conn),
         )
 
 
 # --- the chart repository --------------------------------------------------------------
 
-def ensure_repo(tools: Tools, name: str, url: str, ca_file: str | None) -> str:
-    """Add the repo only when it is missing, then update it. Returns what was done."""
+def read_repos(tools: Tools) -> dict[str, str]:
     result = tools.run(tools.helm, helm.repo_list_args(), tools.read_timeout)
-    repos = helm.parse_repo_list(result.rc, result.out, result.err)
+    return helm.parse_repo_list(result.rc, result.out, result.err)
+
+
+def ensure_repo(
+    tools: Tools, name: str, url: str, ca_file: str | None, repos: dict[str, str] | None = None
+) -> str:
+    """Add the repo only when it is missing, else update it. Returns what was done.
+
+    `repos` is a `read_repos` already made (install reads it with its other reads). `helm
+    repo add` downloads the repository's index itself, so a repo just added needs no update."""
+    if repos is None:
+        repos = read_repos(tools)
     done = f"repo {name} already configured"
     if name not in repos:
         added = tools.run(tools.helm, helm.repo_add_args(name, url, ca_file), REPO_TIMEOUT_S)
@@ -122,8 +140,8 @@ def ensure_repo(tools: Tools, name: str, url: str, ca_file: str | None) -> str:
                 f"{proc.last_line(added.stderr, added.rc)}",
                 _repo_remedy(),
             )
-        done = f"added repo {name} ({url})"
-    elif repos[name].rstrip("/") != url.rstrip("/"):
+        return f"added repo {name} ({url})"
+    if repos[name].rstrip("/") != url.rstrip("/"):
         done = f"repo {name} is configured as {repos[name]} (kept)"
     updated = tools.run(tools.helm, helm.repo_update_args(name), REPO_TIMEOUT_S)
     if updated.rc != 0:
@@ -183,28 +201,32 @@ def wait_for_metrics(
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
     """Until the APIService is registered and Available, at most `seconds` (the twins'
-    TB_METRICS_WAIT_S); returns one line saying what was seen last. Never fails the
-    install: when metrics-server is really missing, the chart says so at render time."""
-    deadline = clock() + seconds
+    TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
+    waited for (measured, not the setting). Never fails the install: when metrics-server is
+    really missing, the chart says so at render time."""
+    started = clock()
+    deadline = started + seconds
     while True:
         state, detail = metrics_state(tools, conn)
         if state == "available":
             return "the metrics API is available"
-        if clock() + METRICS_POLL_S > deadline:
+        remaining = deadline - clock()
+        if remaining <= 0:
             seen = {
                 "registered": "is registered but not Available",
                 "not-registered": "is not registered",
                 "unreadable": f"could not be read ({detail})",
             }[state]
-            return (f"the metrics API ({METRICS_APISERVICE}) {seen} after {seconds:g}s; "
-                    "continuing (raise TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
-        sleep(METRICS_POLL_S)
+            return (f"the metrics API ({METRICS_APISERVICE}) {seen} after "
+                    f"{clock() - started:.0f}s of waiting; continuing (raise "
+                    "TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
+        sleep(min(METRICS_POLL_S, remaining))
 
 
 # --- the install itself ----------------------------------------------------------------
 
 def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: str,
-                    timeout_s: float) -> proc.Result:  # fmt: skip
+                    timeout_s: float, conn: Connection | None = None) -> proc.Result:  # fmt: skip
     """Run the planned helm command (argv[0] is "helm"). Raises InstallerError on failure,
     with the tail of helm's output and the commands that unwedge the release."""
     try:
@@ -216,7 +238,7 @@ def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: 
             f"helm did not finish within {timeout_s / 60:g} min and was stopped"
             + (f"; it said:\n{said}" if said else ""),
             "raise TB_HELM_TIMEOUT_MIN for a slow cluster or image registry\n"
-            + manual_commands(release, namespace),
+            + manual_commands(release, namespace, conn),
         ) from None
     if result.rc != 0:
         # stderr last: helm's own "Error: …" line is the one that must survive the tail.
@@ -224,7 +246,7 @@ def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: 
         log.info("helm output:\n%s", said)
         raise InstallerError(
             f"helm upgrade --install failed (exit {result.rc})" + (f":\n{said}" if said else ""),
-            manual_commands(release, namespace),
+            manual_commands(release, namespace, conn),
         )
     log.info("helm output:\n%s", tail(result.stdout))
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ntpath
 import os
+import tempfile
 from collections.abc import Mapping
 
 from installer.decide import hostdirs
@@ -56,3 +57,27 @@ def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | No
         hostdirs.check_dataset_dir(_facts(dataset_dir, home, relative_to_home=False), system,
                                    windows=windows, storage_mode=storage_mode)  # fmt: skip
     return warnings
+
+
+def variable_for(env: Mapping[str, str], os_: str) -> str:
+    """The variable the data directory came from, to name in an error."""
+    if env.get("HOST_DATA_DIR", "").strip():
+        return "HOST_DATA_DIR"
+    return "USERPROFILE" if os_ == "windows" else "HOME"
+
+
+def check_writable(directory: str, env: Mapping[str, str], os_: str) -> None:
+    """Create `directory` (owner-only) if missing and prove a file can be made in it: an
+    install that cannot write its values file stops before anything in the cluster changes."""
+    name = variable_for(env, os_)
+    shown = directory if name == "HOST_DATA_DIR" else f"{directory} (the default under {name})"
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".tracebloc-write-test-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise BadInput(
+            f"{name}: cannot write to {shown}: {exc.strerror or exc}",
+            "nothing was changed; set HOST_DATA_DIR to a directory you can write to",
+        ) from None

@@ -7,15 +7,17 @@ asked for) becomes an unreadable `NodeRead` with a reason, never an exception.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
+import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 from installer.decide.errors import InstallerError
-from installer.decide.model import Connection, Node, NodeRead
+from installer.decide.model import Connection, KubeTarget, Node, NodeRead
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
-from installer.edges import proc
+from installer.edges import jsonstream, proc
 from installer.present.redact import Redactor
 
 
@@ -37,25 +39,34 @@ def read_nodes(
 ) -> NodeRead:
     if tool is None:
         return NodeRead(readable=False, reason="kubectl was not found")
-    try:
-        result = proc.run(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return NodeRead(readable=False, reason=exc.message)
-    if result.rc != 0:
-        return NodeRead(readable=False, reason=proc.last_line(result.stderr, result.rc))
-    return parse_nodes(result.out)
+    # The answer goes to a temporary file, not into memory, and is parsed from there node
+    # by node: a large cluster's JSON is tens of MiB, almost all of it fields never read.
+    with tempfile.TemporaryFile() as answer:
+        try:
+            result = proc.run(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
+                              redactor=redactor, stdout=answer)  # fmt: skip
+        except InstallerError as exc:
+            return NodeRead(readable=False, reason=exc.message)
+        if result.rc != 0:
+            return NodeRead(readable=False, reason=proc.last_line(result.stderr, result.rc))
+        answer.seek(0)
+        return read_nodes_json(answer)
 
 
 def parse_nodes(out: bytes) -> NodeRead:
+    return read_nodes_json(io.BytesIO(out))
+
+
+def read_nodes_json(raw: IO[bytes]) -> NodeRead:
+    nodes: list[Node] = []
     try:
-        document = json.loads(proc.decode(out))
+        jsonstream.each_element(raw, "items", lambda item: nodes.append(parse_node(item)),
+                                nodes.clear)  # fmt: skip
+    except jsonstream.NotAnObject:
+        return NodeRead(readable=False, reason="kubectl printed JSON without a list of nodes")
     except (ValueError, RecursionError):
         return NodeRead(readable=False, reason="kubectl printed output that is not JSON")
-    items = document.get("items") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        return NodeRead(readable=False, reason="kubectl printed JSON without a list of nodes")
-    return NodeRead(readable=True, nodes=tuple(parse_node(item) for item in items))
+    return NodeRead(readable=True, nodes=tuple(nodes))
 
 
 def parse_node(item: Any) -> Node:
@@ -113,3 +124,47 @@ def _parse_size(item: Any) -> Node:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+# --- which cluster: the kubeconfig's own answer, read locally ------------------------------
+
+
+def config_view_args(conn: Connection) -> list[str]:
+    # Without --raw kubectl masks certificate data and tokens; only names and the server
+    # are read here.
+    return ["config", "view", "--minify", "-o", "json", *conn.kubectl_flags()]
+
+
+def read_target(
+    tool: proc.Tool | None,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> KubeTarget:
+    if tool is None:
+        return KubeTarget(False, reason="kubectl was not found")
+    try:
+        result = proc.run(tool, config_view_args(conn), timeout=timeout, env=env,
+                          redactor=redactor)  # fmt: skip
+    except InstallerError as exc:
+        return KubeTarget(False, reason=exc.message)
+    if result.rc != 0:
+        return KubeTarget(False, reason=proc.last_line(result.stderr, result.rc))
+    return parse_target(result.out)
+
+
+def parse_target(out: bytes) -> KubeTarget:
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        return KubeTarget(False, reason="kubectl config view printed output that is not JSON")
+    document = _mapping(document)
+    context = document.get("current-context")
+    clusters = document.get("clusters")
+    first = _mapping(clusters[0]) if isinstance(clusters, list) and clusters else {}
+    server = _mapping(first.get("cluster")).get("server")
+    if not isinstance(context, str) or not context:
+        return KubeTarget(False, reason="the kubeconfig has no current context")
+    return KubeTarget(True, context=context, server=server if isinstance(server, str) else "")

@@ -245,6 +245,7 @@ def run(
     env: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
     grace: float = 0.0,
+    stdout: IO[bytes] | None = None,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
@@ -258,6 +259,10 @@ def run(
     With `grace` > 0 the child is first asked to stop (SIGTERM; CTRL_BREAK on Windows) at
     the deadline or on Ctrl-C, and killed only if it is still running `grace` seconds
     later: helm, asked, marks its release failed instead of leaving it pending.
+
+    With `stdout` (a file opened for binary writing) the child writes there instead of into
+    memory, and `Result.out` is empty: a reader of a large answer then holds only what it
+    parses, not the whole output too.
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -272,7 +277,7 @@ def run(
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
             [tool.path, *args],
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.PIPE if stdout is None else stdout,
             stderr=subprocess.PIPE,
             env=_child_environment(env if env is not None else os.environ, redactor.secrets),
             # Its own process group (session on POSIX), so the whole tree can be killed.

@@ -6,10 +6,8 @@ Warnings are derived here from the data the resolver returned; the resolver neve
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from installer.commands.plan import Plan
-from installer.commands.probe import Facts
 from installer.commands.tools import choice_json, choice_text
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
 from installer.decide.model import (
@@ -21,8 +19,12 @@ from installer.decide.model import (
     Source,
 )
 from installer.decide.quantity import GIB
-from installer.decide.render import missing_credentials, redacted, to_yaml
 from installer.decide.resolve import HISTORIC_LITERAL
+
+if TYPE_CHECKING:
+    # Only `plan` needs rendering (and YAML): `probe` imports neither.
+    from installer.commands.plan import Plan
+    from installer.commands.probe import Facts
 
 
 def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:
@@ -160,9 +162,27 @@ def helm_json(argv: list[str], cfg: PlanConfig) -> dict[str, Any]:
     return out
 
 
+def verdict_json(plan: Plan) -> dict[str, Any] | None:
+    verdict = plan.verdict
+    if verdict is None:
+        return None
+    out: dict[str, Any] = {"action": verdict.action, "reason": verdict.reason,
+                           "exit": verdict.exit_code}  # fmt: skip
+    if verdict.error is not None and verdict.error.remedy:
+        out["remedy"] = verdict.error.remedy
+    if verdict.recovery:
+        out["recovery"] = {"status": verdict.status, "verb": verdict.recovery}
+    return out
+
+
 def plan_json(plan: Plan) -> dict[str, Any]:
+    from installer.decide.render import missing_credentials, redacted
+    from installer.present.target import target_json
+
     facts = plan.facts
     return {
+        "verdict": verdict_json(plan),
+        "target": target_json(plan),
         "training": training_json(facts.training),
         "release": release_json(facts.release),
         "cluster": cluster_json(facts.nodes, facts.training.anchor),
@@ -226,6 +246,9 @@ def local_text(plan: Plan) -> list[str]:
 
 
 def plan_text(plan: Plan) -> str:
+    from installer.decide.render import missing_credentials, redacted, to_yaml
+    from installer.present.target import target_lines
+
     lines = [probe_text(plan.facts)]
     lines += local_text(plan)
     lines += [f"notice:   {note}" for note in plan.notes]
@@ -245,6 +268,10 @@ def plan_text(plan: Plan) -> str:
         lines.append(f"helm repository: helm repo add {DEFAULT_REPO_NAME} {DEFAULT_REPO_URL}")
     lines.append("helm command:")
     lines.append("  " + " ".join(_quote(part) for part in plan.argv))
+    lines.append("target (what install changes):")
+    lines += target_lines(plan)
+    if plan.verdict is not None and plan.verdict.error is not None:
+        lines += ["  " + line for line in plan.verdict.error.remedy.splitlines()]
     return "\n".join(lines)
 
 

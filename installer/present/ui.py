@@ -42,10 +42,27 @@ class Glyphs:
     frames: str
     ok: str
     fail: str
+    warn: str
 
 
-UNICODE = Glyphs(frames="⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏", ok="✓", fail="✗")
-ASCII = Glyphs(frames="|/-\\", ok="[ok]", fail="[failed]")
+class Step:
+    """What the body of `Ui.step` says about its own result: a step that ran to its end
+    without an exception can still have failed (a rejected password) or fallen short (a
+    wait that ran out), and is then never shown with a ✓."""
+
+    def __init__(self) -> None:
+        self.outcome = "done"
+
+    def fail(self) -> None:
+        self.outcome = "failed"
+
+    def warn(self) -> None:
+        if self.outcome == "done":
+            self.outcome = "warning"
+
+
+UNICODE = Glyphs(frames="⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏", ok="✓", fail="✗", warn="!")
+ASCII = Glyphs(frames="|/-\\", ok="[ok]", fail="[failed]", warn="[!]")
 
 _GREEN, _YELLOW, _RED, _RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
 
@@ -88,7 +105,7 @@ class Ui:
     # --- steps -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def step(self, title: str) -> Iterator[None]:
+    def step(self, title: str) -> Iterator[Step]:
         """Show `title` while the body runs; mark it done/failed/interrupted when it ends.
 
         Exceptions (KeyboardInterrupt too) propagate after the line is finished and the
@@ -108,9 +125,10 @@ class Ui:
         elif not self.fancy:
             self._write(f"{_clock()} {title} ...\n")
         outcome = "failed"
+        result = Step()
         try:
-            yield
-            outcome = "done"
+            yield result
+            outcome = result.outcome
         except KeyboardInterrupt:
             outcome = "interrupted"
             raise
@@ -131,6 +149,8 @@ class Ui:
             self._line(f"{_clock()} {title}: {outcome} {took}")
         elif outcome == "done":
             self._line(f"{self._paint(self.glyphs.ok, _GREEN)} {title} {took}")
+        elif outcome == "warning":
+            self._line(f"{self._paint(self.glyphs.warn, _YELLOW)} {title} {took}")
         else:
             suffix = ": interrupted" if outcome == "interrupted" else ""
             self._line(f"{self._paint(self.glyphs.fail, _RED)} {title}{suffix} {took}")
@@ -145,9 +165,13 @@ class Ui:
                 title, started = self._spinning
                 glyph = self.glyphs.frames[frame % len(self.glyphs.frames)]
                 text = f"{glyph} {title} ({int(time.monotonic() - started)}s)"
-                text = text[: max(self._width - 1, 1)]  # a wrapped line cannot be redrawn
+                # Measured every frame: after the terminal shrinks, a line longer than the
+                # new width would wrap, and a wrapped line cannot be redrawn in place.
+                self._width = _width(self.stream)
+                text = text[: max(self._width - 1, 1)]
                 try:
-                    self._raw(f"\r{text}{' ' * max(self._drawn - len(text), 0)}")
+                    pad = max(min(self._drawn, self._width - 1) - len(text), 0)
+                    self._raw(f"\r{text}{' ' * pad}")
                     self.stream.flush()
                 except (OSError, ValueError):  # the stream went away: stop drawing
                     return
@@ -159,7 +183,10 @@ class Ui:
     def _clear_spinner(self) -> None:
         """Blank the spinner line and return to its start. Caller holds the lock."""
         if self._drawn:
-            self._raw(f"\r{' ' * self._drawn}\r")
+            # Never wider than the terminal is now: blanks that wrap would leave the cursor
+            # a line below the one being cleared.
+            self._width = _width(self.stream)
+            self._raw(f"\r{' ' * min(self._drawn, max(self._width - 1, 1))}\r")
             self._drawn = 0
 
     # --- messages ------------------------------------------------------------------------
@@ -230,7 +257,7 @@ def _can_encode(stream: TextIO, glyphs: Glyphs) -> bool:
     if not encoding:  # an in-memory text stream holds any str
         return True
     try:
-        codecs.encode(glyphs.frames + glyphs.ok + glyphs.fail, encoding)
+        codecs.encode(glyphs.frames + glyphs.ok + glyphs.fail + glyphs.warn, encoding)
     except (UnicodeError, LookupError):
         return False
     return True

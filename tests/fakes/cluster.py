@@ -252,7 +252,17 @@ class FakeCluster:
         self.on("kubectl", "get", "apiservice", stdout=json.dumps(
             {"status": {"conditions": [{"type": "Available", "status": "True"}]}}))  # fmt: skip
         self.on("kubectl", "config", "set-context", stdout="Context modified.\n")
-        return self
+        return self.kube_target()
+
+    def kube_target(self, context: str = "k3d-tracebloc",
+                    server: str = "https://127.0.0.1:6443") -> FakeCluster:  # fmt: skip
+        """What `kubectl config view --minify -o json` answers: the context and its server."""
+        return self.on("kubectl", "config", "view", stdout=json.dumps({
+            "kind": "Config", "current-context": context,
+            "clusters": [{"name": context, "cluster": {
+                "server": server, "certificate-authority-data": "DATA+OMITTED"}}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": "admin"}}],
+            "users": [{"name": "admin", "user": {"token": "REDACTED"}}]}))  # fmt: skip
 
     def signals(self) -> list[tuple[int, int]]:
         """(pid, signal) of each fake that was asked to stop (rules with `on_term`)."""

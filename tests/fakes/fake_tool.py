@@ -1,7 +1,7 @@
 """A fake kubectl/helm/nvidia-smi/icacls: replays a scripted cluster state and logs each call.
 
 Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario is JSON:
-    {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stderr": "...",
+    {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stdout_path": "...", "stderr": "...",
                  "rc": 0, "sleep": 0.0, "grandchild": false, "on_term": 0, "outlive": false}, ...]}
 `on_term` (an exit code): stop on SIGTERM/CTRL_BREAK, noting "<pid> <signal>" in `<log>.signals`.
 State across calls: a rule with `"after": "<mark>"` answers only once that mark was set, one
@@ -89,6 +89,10 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
             signal.signal(signal.SIGTERM, stopped)
     if rule.get("sleep"):
         time.sleep(float(rule["sleep"]))
+    if "stdout_path" in rule:  # a large answer, copied without holding it (benchmarks)
+        with open(rule["stdout_path"], "rb") as answer:
+            while chunk := answer.read(1 << 20):
+                sys.stdout.buffer.write(chunk)
     out = base64.b64decode(rule["stdout_b64"]) if "stdout_b64" in rule else rule.get("stdout", "").encode()
     # Raw bytes, as a Go tool writes them: no newline translation or code page on Windows.
     sys.stdout.buffer.write(out)

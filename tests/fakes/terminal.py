@@ -101,6 +101,14 @@ class Pty:
                 raise AssertionError(f"never saw {text!r}; the terminal shows:\n{self.screen()}")
         self.cursor = found + len(text.encode())
 
+    def resize(self, rows: int, cols: int) -> None:
+        """Change the terminal's size, as dragging its window does (the child gets SIGWINCH)."""
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
     def type(self, text: str) -> None:
         """Keystrokes as they are (`\\x03` is Ctrl-C, `\\x04` Ctrl-D)."""
         os.write(self.fd, text.encode("utf-8"))

@@ -1,0 +1,143 @@
+"""Every read `plan` and `install` make of the cluster, overlapped, before anything changes.
+
+Two rounds. The first asks everything that depends on nothing: which cluster the
+kubeconfig names (a local read), `helm list -A`, the nodes, the chart repositories, the
+metrics APIService, the GPU — and the values and state of the release asked for, in case
+the list names it (a re-install, the common case, then needs no second round). The second
+reads the values and state of each other client release the list names. A read made in the
+first round is used only if the list then shows that release: the list is the evidence. Each call keeps its own deadline; expected failures come back as
+data, so the caller decides — from one read — what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from installer.commands.probe import SKIP_REASON, concurrently
+from installer.config import PlanConfig
+from installer.decide.errors import InstallerError
+from installer.decide.model import Gpu, KubeTarget, NodeRead, ReleaseRead
+from installer.edges import apply, helm, kubectl, proc
+from installer.edges.gpu import detect_gpu
+from installer.present.redact import Redactor
+
+T = TypeVar("T")
+Key = tuple[str, str]  # (release, namespace)
+
+
+@dataclass(frozen=True)
+class StatusRead:
+    status: str | None = None  # None: helm says the release does not exist
+    error: InstallerError | None = None  # set: the state could not be read
+
+
+@dataclass(frozen=True)
+class ClusterRead:
+    target: KubeTarget
+    listing: helm.ListRead
+    values: Mapping[Key, ReleaseRead]
+    statuses: Mapping[Key, StatusRead]
+    nodes: NodeRead
+    gpu: Gpu
+    repos: dict[str, str] | None = None  # not asked (a local chart) or unreadable: None
+    repos_error: InstallerError | None = None
+    metrics: bool | None = None  # the APIService's Available condition; None: absent/unread
+    asked: frozenset[str] = field(default_factory=frozenset)  # which optional reads were made
+
+
+def _outcome(future: Future[T]) -> tuple[T, None] | tuple[None, InstallerError]:
+    try:
+        return future.result(), None
+    except InstallerError as exc:
+        return None, exc
+
+
+def read_cluster(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    *,
+    helm_tool: proc.Tool | None,
+    kubectl_tool: proc.Tool | None,
+    os_: str,
+    repos: bool = False,
+    metrics: bool = False,
+) -> ClusterRead:
+    """With an override (TRACEBLOC_TRAINING_RESOURCES) the nodes are not read: the size is
+    chosen, and the releases are still read for the guard and for what they carry."""
+    probe = cfg.probe
+    conn, timeout = probe.conn, probe.timeout
+    tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
+             if helm_tool and kubectl_tool else None)  # fmt: skip
+
+    def listing() -> helm.ListRead:
+        if helm_tool is None:
+            return helm.ListRead(False, reason="helm was not found")
+        try:
+            result = proc.run(helm_tool, helm.list_args(conn), timeout=timeout, env=env,
+                              redactor=redactor)  # fmt: skip
+        except InstallerError as exc:
+            return helm.ListRead(False, reason=exc.message)
+        return helm.parse_list(result.rc, result.out, result.err)
+
+    def status(name: str, namespace: str) -> StatusRead:
+        if helm_tool is None:
+            return StatusRead(error=InstallerError("helm was not found"))
+        try:
+            result = proc.run(helm_tool, helm.status_args(name, namespace, conn),
+                              timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+            return StatusRead(helm.parse_status(result.rc, result.out, result.err, namespace))
+        except InstallerError as exc:
+            return StatusRead(error=exc)
+
+    with concurrently(8) as pool:
+        target_f = pool.submit(kubectl.read_target, kubectl_tool, conn, timeout=timeout,
+                               env=env, redactor=redactor)  # fmt: skip
+        list_f = pool.submit(listing)
+        if probe.override:
+            nodes_f = None
+        else:
+            nodes_f = pool.submit(kubectl.read_nodes, kubectl_tool, conn, timeout=timeout,
+                                  env=env, redactor=redactor)  # fmt: skip
+        gpu_f = pool.submit(detect_gpu, env, os_, timeout=timeout)
+        repos_f = pool.submit(apply.read_repos, tools) if repos and tools else None
+        metrics_f = (pool.submit(apply.metrics_available, tools, conn)
+                     if metrics and tools else None)  # fmt: skip
+
+        value_fs: dict[Key, Future[ReleaseRead]] = {}
+        status_fs: dict[Key, Future[StatusRead]] = {}
+
+        def read_release(key: Key) -> None:
+            if key not in value_fs:
+                value_fs[key] = pool.submit(helm.read_release, helm_tool, *key, conn,
+                                            timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+                status_fs[key] = pool.submit(status, *key)
+
+        if helm_tool is not None:
+            read_release((probe.release, probe.namespace))
+        listed = list_f.result()
+        clients = {(r.name, r.namespace) for r in listed.releases if r.is_client}
+        for key in sorted(clients):
+            read_release(key)
+
+        nodes = (nodes_f.result() if nodes_f is not None
+                 else NodeRead(readable=False, reason=SKIP_REASON, skipped=True))  # fmt: skip
+        found_repos, repos_error = _outcome(repos_f) if repos_f else (None, None)
+        available, _ = _outcome(metrics_f) if metrics_f else (None, None)
+        return ClusterRead(
+            target=target_f.result(),
+            listing=listed,
+            values={key: f.result() for key, f in value_fs.items() if key in clients},
+            statuses={key: f.result() for key, f in status_fs.items() if key in clients},
+            nodes=nodes,
+            gpu=gpu_f.result(),
+            repos=found_repos,
+            repos_error=repos_error,
+            metrics=available,
+            asked=frozenset(name for name, f in (("repos", repos_f), ("metrics", metrics_f))
+                            if f is not None),  # fmt: skip
+        )
+

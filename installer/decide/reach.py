@@ -1,0 +1,68 @@
+"""Can the cluster be reached, and does it run on this machine? Pure: reads in, answers out.
+
+Unreachable is decided on positive evidence only: every cluster read failed, and each
+failure says it could not connect (or ran out of time). A read that reached the API server
+and was refused (RBAC, a broken release) is not "unreachable": the guard refuses (exit 3).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+from installer.decide.model import KubeTarget, NodeRead
+
+# What kubectl and helm say when no API server answered. Lower case; matched as substrings.
+_NO_CONNECTION = (
+    "cluster unreachable",
+    "unable to connect to the server",
+    "the connection to the server",  # kubectl: "… localhost:8080 was refused"
+    "connection refused",
+    "connect: no route to host",
+    "network is unreachable",
+    "no such host",
+    "i/o timeout",
+    "tls handshake timeout",
+    "context deadline exceeded",
+    "did not finish within",  # our own deadline
+    "current-context must exist",
+    "no configuration has been provided",
+    "context was not found",
+)
+
+# Contexts whose cluster runs in a VM or container on this machine.
+_LOCAL_PREFIXES = ("k3d-", "kind-")
+_LOCAL_CONTEXTS = ("docker-desktop", "rancher-desktop", "minikube", "orbstack", "colima",
+                   "microk8s")  # fmt: skip
+_LOCAL_HOSTS = ("localhost", "host.docker.internal", "kubernetes.docker.internal", "0.0.0.0")
+
+
+def says_no_connection(reason: str) -> bool:
+    text = reason.lower()
+    return any(marker in text for marker in _NO_CONNECTION)
+
+
+def unreachable(list_reason: str | None, nodes: NodeRead) -> bool:
+    """`list_reason` is why `helm list` failed (None: it answered). With the node read
+    skipped (an override), helm's word alone decides."""
+    if list_reason is None or not says_no_connection(list_reason):
+        return False
+    if nodes.skipped:
+        return True
+    return not nodes.readable and says_no_connection(nodes.reason)
+
+
+def is_local(target: KubeTarget) -> bool:
+    """Does the cluster run on this machine? Unknown counts as local: the machine's own
+    floors are then checked, as before anything about the cluster was known."""
+    if not target.readable:
+        return True
+    if target.context.startswith(_LOCAL_PREFIXES) or target.context in _LOCAL_CONTEXTS:
+        return True
+    host = (urlsplit(target.server).hostname or "").lower().rstrip(".")
+    if not host or host in _LOCAL_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,48 @@
+"""Commands printed for a person to paste. Pure.
+
+A printed command carries the cluster and namespace of the run that printed it: pasting it
+must act on the cluster the installer was pointed at, never on whatever the current kube
+context happens to be.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from installer.decide.model import Connection
+
+PROGRAM = "tracebloc-installer"
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def _quote(part: str) -> str:
+    """shlex.quote's rule (the frozen binary leaves shlex out): single quotes, only where
+    needed, read the same by sh, bash, zsh and PowerShell."""
+    if _PLAIN.fullmatch(part):
+        return part
+    return "'" + part.replace("'", "'\"'\"'") + "'"
+
+
+def _join(argv: Sequence[str]) -> str:
+    return " ".join(_quote(part) for part in argv)
+
+
+def helm(args: Sequence[str], conn: Connection, namespace: str | None = None) -> str:
+    scope = ["-n", namespace] if namespace else []
+    return _join(["helm", *args, *scope, *conn.helm_flags()])
+
+
+def kubectl(args: Sequence[str], conn: Connection, namespace: str | None = None) -> str:
+    scope = ["-n", namespace] if namespace else []
+    return _join(["kubectl", *args, *scope, *conn.kubectl_flags()])
+
+
+def installer(conn: Connection, namespace: str | None = None, *args: str) -> str:
+    """Running the installer again, against the same cluster and namespace."""
+    flags = ["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else []
+    flags += ["--context", conn.context] if conn.context else []
+    flags += ["-n", namespace] if namespace else []
+    return _join([PROGRAM, *args, *flags])
