@@ -281,7 +281,7 @@ def _install(
                                    cfg.probe.release))  # fmt: skip
     plan = make_plan(cfg, env, redactor, release=judge.release_for_sizing(cfg, cluster, verdict),
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
-                     tool_choices=chosen)  # fmt: skip
+                     tool_choices=chosen, kube=cluster.target)  # fmt: skip
     plan = dataclasses.replace(plan, verdict=verdict, kube=cluster.target,
                                chart_version=chart_version(cfg.chart),
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip

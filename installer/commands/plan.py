@@ -81,6 +81,7 @@ def make_plan(
     tool_choices: Mapping[str, ToolChoice] | None = None,
     nodes: NodeRead | None = None,
     gpu: Gpu | None = None,
+    kube: KubeTarget | None = None,
 ) -> Plan:
     """Reads passed in (`release`, `machine`, `nodes`, `gpu`) are used as they are."""
     os_ = os_name(sys.platform)
@@ -111,7 +112,7 @@ def make_plan(
 
     from installer.commands.site import decide_site
 
-    site = decide_site(cfg, env, facts, gpu, redactor)
+    site = decide_site(cfg, env, facts, gpu, redactor, target=kube)
     gpu = site.gpu.gpu
     notes += list(site.notes)
     file_tag = None
@@ -203,7 +204,7 @@ def plan_install(
     release = judge.release_for_sizing(cfg, cluster, verdict)
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
-                     tool_choices=choices)  # fmt: skip
+                     tool_choices=choices, kube=cluster.target)  # fmt: skip
     return dataclasses.replace(
         plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
         set_context_namespace=settings.set_context_namespace)  # fmt: skip

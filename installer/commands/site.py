@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from installer.commands.probe import Facts, concurrently
 from installer.config import PlanConfig
 from installer.decide import site
-from installer.decide.model import Gpu, ReleaseState
+from installer.decide.model import Gpu, KubeTarget, ReleaseState
 from installer.edges import cluster
 from installer.present.redact import Redactor
 
@@ -29,11 +29,18 @@ def decide_site(
     facts: Facts,
     host_gpu: Gpu,
     redactor: Redactor | None = None,
+    target: KubeTarget | None = None,
 ) -> site.Site:
+    """`target`: the kubeconfig's context and API server as the caller already read them
+    (plan's and install's overlapped reads); read here only when not given."""
     choice = facts.tools.get("kubectl")  # resolved once, by gather
     kubectl = choice.tool() if choice is not None and choice.ready else None
     conn, timeout = cfg.probe.conn, cfg.probe.timeout
-    view = cluster.read_view(kubectl, conn, timeout=timeout, env=env, redactor=redactor)
+    if target is not None:
+        view = site.ClusterView(target.readable, target.context or None, target.server or None,
+                                target.reason)  # fmt: skip
+    else:
+        view = cluster.read_view(kubectl, conn, timeout=timeout, env=env, redactor=redactor)
     where = site.locality(view, facts.nodes, cfg.storage_mode)
     env_single, top_single = site.single_node(where, facts.nodes, cfg.storage_mode)
 
