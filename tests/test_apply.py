@@ -325,7 +325,7 @@ def test_metrics_not_registered_or_unreadable_is_waited_out_to_the_bound(
     said = apply.wait_for_metrics(tools_for(cluster), Connection(), 12, clock=time.clock,
                                   sleep=time.sleep)  # fmt: skip
 
-    assert f"{seen}" in said and "after 12s; continuing" in said
+    assert f"{seen}" in said and "after 12s of waiting; continuing" in said
     assert time.slept == [apply.METRICS_POLL_S] * 2
     assert len(cluster.calls("kubectl")) == 3
 
