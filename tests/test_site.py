@@ -20,8 +20,8 @@ from installer.decide.site import (
     plan_gpu,
     single_node,
 )
-from installer.edges.cluster import parse_plugins, parse_view
-from installer.edges.kubectl import parse_nodes
+from installer.edges.cluster import parse_plugins
+from installer.edges.kubectl import parse_nodes, parse_target
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, daemonset, kubeconfig_view, node, nodes_json
 
@@ -139,9 +139,9 @@ def test_wsl2_nodes_get_cdi_not_the_nvml_plugin() -> None:
 
 
 def test_parsers_read_what_kubectl_prints() -> None:
-    view = parse_view(json.dumps(kubeconfig_view("k3d-tb", "https://0.0.0.0:6550")).encode())
+    view = parse_target(json.dumps(kubeconfig_view("k3d-tb", "https://0.0.0.0:6550")).encode())
     assert (view.readable, view.context, view.server) == (True, "k3d-tb", "https://0.0.0.0:6550")
-    assert parse_view(b"not json").readable is False
+    assert parse_target(b"not json").readable is False
     found = parse_plugins(json.dumps({"items": [
         daemonset("nvidia-device-plugin-daemonset", "kube-system", "nvcr.io/nvidia/k8s-device-plugin:v0.14.5"),
         daemonset("kube-proxy", "kube-system", "registry.k8s.io/kube-proxy:v1.29"),

@@ -112,7 +112,8 @@ def make_plan(
 
     from installer.commands.site import decide_site
 
-    site = decide_site(cfg, env, facts, gpu, redactor, target=kube)
+    site = decide_site(cfg, env, facts, gpu, redactor,
+                       target=kube or KubeTarget(False, reason="not read"))  # fmt: skip
     gpu = site.gpu.gpu
     notes += list(site.notes)
     file_tag = None

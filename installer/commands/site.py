@@ -29,18 +29,16 @@ def decide_site(
     facts: Facts,
     host_gpu: Gpu,
     redactor: Redactor | None = None,
-    target: KubeTarget | None = None,
+    *,
+    target: KubeTarget,
 ) -> site.Site:
-    """`target`: the kubeconfig's context and API server as the caller already read them
-    (plan's and install's overlapped reads); read here only when not given."""
+    """`target`: the kubeconfig's context and API server as plan's and install's overlapped
+    reads already saw them (never read a second time)."""
     choice = facts.tools.get("kubectl")  # resolved once, by gather
     kubectl = choice.tool() if choice is not None and choice.ready else None
     conn, timeout = cfg.probe.conn, cfg.probe.timeout
-    if target is not None:
-        view = site.ClusterView(target.readable, target.context or None, target.server or None,
-                                target.reason)  # fmt: skip
-    else:
-        view = cluster.read_view(kubectl, conn, timeout=timeout, env=env, redactor=redactor)
+    view = site.ClusterView(target.readable, target.context or None, target.server or None,
+                            target.reason)  # fmt: skip
     where = site.locality(view, facts.nodes, cfg.storage_mode)
     env_single, top_single = site.single_node(where, facts.nodes, cfg.storage_mode)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
-from installer.decide.site import ClusterView, Plugins, PluginSet
+from installer.decide.site import Plugins, PluginSet
 from installer.edges import proc
 from installer.present.redact import Redactor
 
@@ -34,39 +34,6 @@ def _run(tool: proc.Tool | None, args: list[str], timeout: float, env: Mapping[s
         return proc.run(tool, args, timeout=timeout, env=env, redactor=redactor)
     except InstallerError as exc:
         return exc.message
-
-
-def view_args(conn: Connection) -> list[str]:
-    return ["config", "view", "--minify", "-o", "json", *conn.kubectl_flags()]
-
-
-def read_view(tool: proc.Tool | None, conn: Connection, *, timeout: float,
-              env: Mapping[str, str] | None = None,
-              redactor: Redactor | None = None) -> ClusterView:  # fmt: skip
-    """The current context and its API server, from the kubeconfig (no network)."""
-    result = _run(tool, view_args(conn), timeout, env, redactor)
-    if isinstance(result, str):
-        return ClusterView(False, reason=result)
-    if result.rc != 0:
-        return ClusterView(False, reason=proc.last_line(result.stderr, result.rc))
-    return parse_view(result.out)
-
-
-def parse_view(out: bytes) -> ClusterView:
-    try:
-        document = json.loads(proc.decode(out))
-    except (ValueError, RecursionError):
-        return ClusterView(False, reason="kubectl config view printed output that is not JSON")
-    if not isinstance(document, dict):
-        return ClusterView(False, reason="kubectl config view printed JSON that is not a config")
-    context = document.get("current-context")
-    clusters = document.get("clusters")
-    server = None
-    if isinstance(clusters, list) and len(clusters) == 1 and isinstance(clusters[0], dict):
-        cluster = clusters[0].get("cluster")
-        server = cluster.get("server") if isinstance(cluster, dict) else None
-    return ClusterView(True, context if isinstance(context, str) and context else None,
-                       server if isinstance(server, str) and server else None)  # fmt: skip
 
 
 def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]:
