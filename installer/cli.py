@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         argv = list(sys.argv[1:] if argv is None else argv)
         bare = not argv
         frozen = bool(getattr(sys, "frozen", False))
-        code = _main(with_default_command(argv), dict(os.environ if env is None else env))
+        code = _main(argv, dict(os.environ if env is None else env))
         if bare and owns_console(os_name(sys.platform), frozen) and _stdin_is_terminal():
             pause()
         return code
@@ -186,7 +186,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     env.update(old.env)
     for note in old.notes + notices(env):
         _stderr(f"note: {note}\n")
-    argv = old.argv or [DEFAULT_COMMAND]
+    argv = with_default_command(old.argv)
     command = argv[0] if argv else ""
     try:
         args = build_parser().parse_args(argv)  # --help exits here, before any import

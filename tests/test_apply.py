@@ -326,8 +326,8 @@ def test_metrics_not_registered_or_unreadable_is_waited_out_to_the_bound(
                                   sleep=time.sleep)  # fmt: skip
 
     assert f"{seen}" in said and "after 12s of waiting; continuing" in said
-    assert time.slept == [apply.METRICS_POLL_S] * 2
-    assert len(cluster.calls("kubectl")) == 3
+    assert time.slept == [apply.METRICS_POLL_S] * 2 + [12 - 2 * apply.METRICS_POLL_S]
+    assert len(cluster.calls("kubectl")) == 4
 
 
 def test_metrics_registering_late_then_available_ends_the_wait(cluster: FakeCluster) -> None:
