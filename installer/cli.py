@@ -99,10 +99,12 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     except InstallerError as exc:
         _fail(redactor(exc.message), redactor(exc.remedy))
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
-        # helm) or by probe.concurrently for reads in worker threads.
-        _fail("interrupted", RESUME if args.command == "install" else "")
+        # helm) or by probe.concurrently for reads in worker threads. An interrupt that
+        # knows what it left behind (the readiness wait) says so itself.
+        said = getattr(exc, "remedy", "")
+        _fail("interrupted", said or (RESUME if args.command == "install" else ""))
         return 130
     except BrokenPipeError:
         # stdout went away (`| head`): nothing left to tell anyone.

@@ -324,12 +324,14 @@ def plan_config(
 
 DEFAULT_HELM_TIMEOUT_MIN = 10.0
 DEFAULT_METRICS_WAIT_S = 120.0
+DEFAULT_READY_TIMEOUT_S = 600.0  # a proxied laptop pulling several GB of images needs it
 
 
 @dataclass(frozen=True)
 class InstallSettings:
     helm_timeout_s: float
     metrics_wait_s: float
+    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
 
 
 def install_settings(env: Mapping[str, str]) -> InstallSettings:
@@ -339,4 +341,6 @@ def install_settings(env: Mapping[str, str]) -> InstallSettings:
         helm_timeout_s=minutes * 60,
         metrics_wait_s=env_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S,
                                   zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
+        ready_timeout_s=env_number(env, "READY_TIMEOUT", DEFAULT_READY_TIMEOUT_S, zero_ok=False,
+                                   most=MAX_WAIT_S),  # fmt: skip
     )

@@ -2,7 +2,7 @@
 
 preflight → tools → credentials → one read of what is installed (the guard) → recovery of
 a wedged release → the plan (sizing reuses the guard's read) → chart repo → values file →
-metrics API → `helm upgrade --install` → kube context. Nothing in the cluster changes
+metrics API → `helm upgrade --install` → kube context → wait until the client is connected. Nothing in the cluster changes
 before the guard has seen everything that is installed.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from installer.commands import credentials
+from installer.commands import credentials, wait
 from installer.commands.plan import load_yaml, make_plan
 from installer.commands.probe import concurrently
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -37,6 +37,7 @@ class Outcome:
     values_path: str
     written: Written | None
     notes: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
 
 
 def run_preflight(
@@ -162,8 +163,13 @@ def install(
     if not apply.point_context(tools, conn, namespace):
         notes.append(f"could not point the kube context at namespace {namespace}; "
                      f"use -n {namespace} with kubectl")  # fmt: skip
+    with ui.step("Waiting for the client to connect"):
+        ready = wait.wait_ready(tools, release, namespace, conn,
+                                timeout_s=settings.ready_timeout_s,
+                                read_timeout_s=cfg.probe.timeout, ui=ui,
+                                training=plan.facts.training)  # fmt: skip
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes))  # fmt: skip
+                   tuple(notes), ready.workloads)  # fmt: skip
 
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
@@ -171,11 +177,12 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     who = {"installer": "measured by the installer", "user": "chosen by a person",
            "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
     lines = [
-        "The tracebloc client is installed.",
+        "The tracebloc client is installed and connected.",
         f"  namespace:      {outcome.namespace} (release {outcome.release})",
         f"  training size:  {training.size} ({who}; {training.provenance.value})",
         f"  values file:    {outcome.values_path}",
     ]
+    lines += [f"  ready:          {w}" for w in outcome.workloads]
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
@@ -197,4 +204,6 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "values_changed": outcome.written.changed if outcome.written else False,
         "log_file": log_path,
         "notes": list(outcome.notes),
+        "connected": True,
+        "workloads": list(outcome.workloads),
     }

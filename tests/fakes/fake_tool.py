@@ -4,6 +4,8 @@ Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario
     {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stderr": "...",
                  "rc": 0, "sleep": 0.0, "grandchild": false, "on_term": 0}, ...]}
 `on_term` (an exit code): stop on SIGTERM/CTRL_BREAK, noting "<pid> <signal>" in `<log>.signals`.
+`times` (with an `id`): the rule answers that many calls, then steps aside for the next one,
+so successive calls can replay a changing state (a rollout, polled).
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
 is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
 a `grandchild` is appended to `<log>.grandchildren`, one per line.
@@ -32,6 +34,20 @@ def _matches(tokens: list[str], argv: list[str]) -> bool:
     return True
 
 
+def _take_turn(rule: dict, log_path: str) -> bool:
+    """A rule with `times` answers only that many calls; each answer is one byte appended to
+    `<log>.uses.<id>` (O_APPEND, so concurrent callers count correctly)."""
+    if "times" not in rule:
+        return True
+    path = f"{log_path}.uses.{rule['id']}"
+    used = os.path.getsize(path) if os.path.exists(path) else 0
+    if used >= int(rule["times"]):
+        return False
+    with open(path, "ab") as uses:
+        uses.write(b".")
+    return True
+
+
 def main(tool: str, scenario_path: str, log_path: str) -> int:
     argv = sys.argv[1:]
     entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
@@ -40,7 +56,8 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         log.write(json.dumps(entry) + "\n")
     with open(scenario_path, encoding="utf-8") as handle:
         rules = json.load(handle).get(tool, [])
-    rule = next((r for r in rules if _matches(r.get("match", []), argv)), None)
+    rule = next((r for r in rules if _matches(r.get("match", []), argv)
+                 and _take_turn(r, log_path)), None)  # fmt: skip
     if rule is None:
         sys.stderr.write(f"fake {tool}: no scripted answer for {argv}\n")
         return 97
