@@ -69,15 +69,23 @@ def event(name: str, reason: str, message: str, *, kind: str = "Pod", type: str 
 
 def client(*, ready: int = 3, release: str = "tracebloc", namespace: str = "tracebloc",
            **pods: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
-    """The chart's three Deployments, the first `ready` of them ready, each with one pod;
-    `pods` replaces the pod of a workload by its app label (`manager=pod(…)`)."""
+    """The chart's three Deployments, each with one pod, the first `ready` of them ready;
+    `pods` replaces the pod of a workload by its app label (`manager=pod(…)`), and that
+    workload is ready when the given pod is."""
     items: list[dict[str, Any]] = []
     for index, (name, app, image) in enumerate(CLIENT):
-        up = index < ready
         name = name.replace("tracebloc", release, 1)
+        given = pods.get(app.replace("-", "_"))
+        # A workload is ready exactly when its pod is.
+        up = _pod_ready(given) if given else index < ready
         items.append(deployment(name, app, ready=up, release=release, namespace=namespace))
-        items.append(pods.get(app.replace("-", "_")) or pod(f"{name}-7d9f-{index}", app, image, ready=up))
+        items.append(given or pod(f"{name}-7d9f-{index}", app, image, ready=up))
     return items
+
+
+def _pod_ready(item: dict[str, Any]) -> bool:
+    statuses = item["status"]["containerStatuses"]
+    return bool(statuses) and all(s["ready"] for s in statuses)
 
 
 def listing(*items: dict[str, Any]) -> str:
