@@ -61,6 +61,21 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
                          help="never prompt (automation): missing input is an error")  # fmt: skip
     install.add_argument("--chart", metavar="REF", help="chart reference or directory")
+    commands.add_parser(
+        "status", parents=[common],
+        help="is the client healthy? exit 0 when it is, 1 when not; change nothing")  # fmt: skip
+    commands.add_parser(
+        "diagnose", parents=[common],
+        help="write one support bundle (secrets masked) and print its path")  # fmt: skip
+    uninstall = commands.add_parser(
+        "uninstall", parents=[common],
+        help="remove the client's release; keeps its data unless --delete-data")  # fmt: skip
+    uninstall.add_argument("--yes", "-y", action="store_true",
+                           help="do not ask: confirms everything asked for")  # fmt: skip
+    uninstall.add_argument("--delete-data", action="store_true",
+                           help="also delete the release's volume claims and the data directory")  # fmt: skip
+    uninstall.add_argument("--delete-cluster", action="store_true",
+                           help="also delete the local k3d cluster, if tracebloc-installer created it")  # fmt: skip
     return parser
 
 
@@ -95,6 +110,9 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
             return run_probe(args, env, redactor)
         if args.command == "install":
             return run_install(args, env, redactor)
+        if args.command in ("status", "diagnose", "uninstall"):
+            return {"status": run_status, "diagnose": run_diagnose,
+                    "uninstall": run_uninstall}[args.command](args, env, redactor)  # fmt: skip
         return run_plan(args, env, redactor)
     except InstallerError as exc:
         _fail(redactor(exc.message), redactor(exc.remedy))
@@ -206,6 +224,72 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
             handler.close()
     shown_log = log_path if handler is not None else None
     _emit(args.json, install_json(outcome, shown_log), summary(outcome, shown_log), redactor)
+    return 0
+
+
+def run_status(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands.status import gather_status
+    from installer.present.health import status_json, status_text
+
+    status = gather_status(_probe_config(args, env), env, redactor)
+    _emit(args.json, status_json(status), status_text(status), redactor)
+    return 0 if status.healthy else 1
+
+
+def run_diagnose(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands.diagnose import collect, plan_config_or_reason
+    from installer.config import data_dir
+
+    probe_cfg = _probe_config(args, env)
+    plan_cfg, reason = plan_config_or_reason(env, probe_cfg)
+    if plan_cfg is not None:
+        redactor.add(*plan_cfg.secrets)
+    sys.stderr.write("collecting diagnostics (secrets are masked before anything is written) ...\n")
+    written = collect(probe_cfg, plan_cfg, reason, env, redactor,
+                      data_dir=data_dir(env, os_name(sys.platform)))  # fmt: skip
+    text = f"support bundle written: {written.path}"
+    text += "".join(f"\n  note: {note}" for note in written.notes)
+    _emit(args.json, {"bundle": written.path, "files": list(written.files),
+                      "notes": list(written.notes)}, text, redactor)  # fmt: skip
+    return 0
+
+
+def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands import uninstall
+    from installer.commands.credentials import open_terminal
+    from installer.config import data_dir
+
+    cfg = _probe_config(args, env)
+    options = uninstall.Options(args.delete_data, args.delete_cluster)
+    tools = uninstall.find(env, redactor, options)
+    survey = uninstall.survey(cfg, tools, data_dir(env, os_name(sys.platform)), options)
+    remove, keep = uninstall.plan(survey, options)
+    if not remove:
+        _emit(args.json, {"removed": [], "kept": keep},
+              "nothing to remove: " + f"no release {cfg.release} in namespace {cfg.namespace}",
+              redactor)  # fmt: skip
+        return 0
+    shown = ["will remove:", *(f"  {r}" for r in remove), "will keep:", *(f"  {k}" for k in keep)]
+    sys.stderr.write(redactor("\n".join(shown)) + "\n")
+    if not args.yes:
+        terminal = open_terminal(os_name(sys.platform))
+        if terminal is None:
+            raise BadInput("uninstall asks before it removes anything, and there is no terminal "
+                           "to ask on", "run it again with --yes to confirm")  # fmt: skip
+        try:
+            agreed = terminal.ask("Remove these? [y/N] ").strip().lower() in ("y", "yes")
+            if agreed and args.delete_data:
+                typed = terminal.ask(f"Type the namespace ({cfg.namespace}) to delete its data: ")
+                agreed = typed.strip() == cfg.namespace
+        except EOFError:
+            agreed = False
+        if not agreed:
+            _emit(args.json, {"removed": [], "kept": remove + keep}, "nothing was removed",
+                  redactor)  # fmt: skip
+            return 1
+    done = uninstall.execute(survey, tools, cfg, options)
+    _emit(args.json, {"removed": done, "kept": keep},
+          "\n".join(done + [f"kept: {k}" for k in keep]), redactor)  # fmt: skip
     return 0
 
 

@@ -279,6 +279,12 @@ def home_dir(env: Mapping[str, str], os_: str) -> str:
     return home
 
 
+def data_dir(env: Mapping[str, str], os_: str) -> str:
+    """HOST_DATA_DIR, else ~/.tracebloc: the values file, install.log, support bundles."""
+    join = ntpath.join if os_ == "windows" else posixpath.join
+    return env.get("HOST_DATA_DIR", "").strip() or join(home_dir(env, os_), ".tracebloc")
+
+
 def plan_config(
     env: Mapping[str, str],
     probe: ProbeConfig,
@@ -299,7 +305,7 @@ def plan_config(
     chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
     chart_ref = (chart or "").strip() or chart_path or None
 
-    host_data_dir = env.get("HOST_DATA_DIR", "").strip() or join(home_dir(env, os_), ".tracebloc")
+    host_data_dir = data_dir(env, os_)
     values_file = env.get("TRACEBLOC_VALUES_FILE", "").strip()
     return PlanConfig(
         probe=probe,

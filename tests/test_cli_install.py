@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.fakes.backend_server import BackendServer, Reply
 from tests.fakes import workloads
+from tests.fakes.backend_server import BackendServer, Reply
 from tests.fakes.cluster import FakeCluster, node, release_row
 from tests.fakes.processes import gone_soon
 

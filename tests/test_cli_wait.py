@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,9 +17,15 @@ from tests.fakes import workloads
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.workloads import event, pod
-from tests.test_cli_install import backend, env_for, fresh, upgrade_calls  # noqa: F401
+from tests.test_cli_install import env_for, fresh, upgrade_calls
 
 JM_IMAGE = "tracebloc/jobs-manager:1.4.2"
+
+
+@pytest.fixture
+def backend() -> Iterator[BackendServer]:
+    with BackendServer(default=200) as server:
+        yield server
 
 
 def polls(cluster: FakeCluster) -> list[list[str]]:

@@ -134,6 +134,24 @@ def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
     return Snapshot(workloads, ours, tuple(events))
 
 
+def pvc_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
+    return ["get", "persistentvolumeclaims", "-n", namespace, "-o", "json",
+            *conn.kubectl_flags(), _timeout_flag(timeout)]  # fmt: skip
+
+
+def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
+    """Names of the release's claims; raises ValueError when the output is not a list."""
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        raise ValueError("kubectl printed output that is not JSON") from None
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ValueError("kubectl printed JSON without a list of claims")
+    return tuple(_name(_map(i.get("metadata"))) for i in items
+                 if isinstance(i, dict) and _belongs(i, release, namespace))  # fmt: skip
+
+
 def _belongs(item: dict[str, Any], release: str, namespace: str) -> bool:
     meta = _map(item.get("metadata"))
     annotations, labels = _map(meta.get("annotations")), _map(meta.get("labels"))
