@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -291,3 +292,28 @@ def test_uninstall_refuses_what_it_cannot_be_sure_of(cluster: FakeCluster, row: 
     assert result.returncode == 3
     assert said in result.stderr
     assert helm_uninstalls(cluster) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize(("answers", "removed"), [
+    pytest.param(["y"], True, id="yes-removes"),
+    pytest.param(["n"], False, id="no-keeps-everything"),
+    pytest.param(["y", "wrong-namespace"], False, id="delete-data-needs-the-namespace-typed"),
+    pytest.param(["y", "tracebloc"], True, id="delete-data-confirmed"),
+])  # fmt: skip
+def test_uninstall_asks_on_the_terminal(cluster: FakeCluster, answers: list[str], removed: bool) -> None:
+    from tests.fakes.terminal import Pty
+
+    removable(cluster)
+    args = ["uninstall", *(["--delete-data"] if len(answers) > 1 else [])]
+    with Pty.spawn(args, env=cluster.env(), cwd=cluster.root) as term:
+        term.expect("Remove these? [y/N]")
+        term.send(answers[0])
+        if len(answers) > 1:
+            term.expect("Type the namespace (tracebloc)")
+            term.send(answers[1])
+        code = term.wait()
+
+    assert code == (0 if removed else 1), term.screen()
+    assert bool(helm_uninstalls(cluster)) is removed
+    assert data_dir(cluster).exists() is not (removed and len(answers) > 1)

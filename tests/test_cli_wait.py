@@ -195,3 +195,24 @@ def test_interrupt_during_the_wait_leaves_the_release_and_says_so(
     assert "stopped waiting" in err and "left as it is" in err
     assert "tracebloc-installer status" in err
     never_changed_after_helm(cluster)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_progress_on_a_terminal_rides_the_spinner(cluster: FakeCluster, backend: BackendServer) -> None:
+    from tests.fakes.terminal import Pty
+
+    fresh(cluster)
+    image = "tracebloc/egress:2.0"  # one no other pod has pulled
+    starting = workloads.client(ready=2, requests_proxy=pod(
+        "tracebloc-requests-proxy-1", "requests-proxy", image))  # fmt: skip
+    cluster.workloads(*starting, event("tracebloc-requests-proxy-1", "Pulling",
+                                       f'Pulling image "{image}"'), times=3)  # fmt: skip
+    env = cluster.env(**env_for(backend))
+    del env["TB_PLAIN"]
+    with Pty.spawn(["install", "--yes"], env=env, cwd=cluster.root) as term:
+        code = term.wait(timeout=90)
+        screen = term.screen()
+
+    assert code == 0, screen
+    assert f"Waiting for the client to connect: 2 of 3 ready · pulling {image} (2 of 3 images)" in screen
+    assert "✓\x1b[0m Waiting for the client to connect" in screen
