@@ -325,8 +325,10 @@ def _event_line(event: Event) -> str:
 
 
 def _inspect(namespace: str, name: str, events: tuple[Event, ...]) -> str:
-    lines = [f"last events of {name}:"] + [f"  {_event_line(e)}" for e in events[-5:]] \
-        if events else [f"no events recorded for {name}"]  # fmt: skip
+    if events:
+        lines = [f"last events of {name}:", *(f"  {_event_line(e)}" for e in events[-5:])]
+    else:
+        lines = [f"no events recorded for {name}"]
     lines.append(f"inspect: kubectl describe pod {name} -n {namespace}; "
                  f"kubectl get events -n {namespace}")  # fmt: skip
     lines.append(LEFT_IN_PLACE)
