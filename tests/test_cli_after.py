@@ -317,3 +317,19 @@ def test_uninstall_asks_on_the_terminal(cluster: FakeCluster, answers: list[str]
     assert code == (0 if removed else 1), term.screen()
     assert bool(helm_uninstalls(cluster)) is removed
     assert data_dir(cluster).exists() is not (removed and len(answers) > 1)
+
+
+@pytest.mark.parametrize("where", ["home-itself", "no-files-of-ours"])
+def test_delete_data_never_deletes_a_directory_that_is_not_ours(cluster: FakeCluster, where: str) -> None:
+    removable(cluster)
+    target = cluster.home if where == "home-itself" else cluster.root / "elsewhere"
+    target.mkdir(exist_ok=True)
+    (target / "precious.txt").write_text("keep me", encoding="utf-8")
+    if where == "home-itself":
+        (target / "values.yaml").write_text("clientId: x\n", encoding="utf-8")
+    result = cluster.run("uninstall", "--yes", "--delete-data", HOST_DATA_DIR=str(target))
+
+    assert result.returncode == 3
+    assert "does not look like a tracebloc data directory" in result.stderr
+    assert (target / "precious.txt").exists()
+    assert helm_uninstalls(cluster) == []

@@ -94,8 +94,9 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
                       "nothing was changed")  # fmt: skip
     exists = os.path.isdir(data_dir)
     if options.delete_data and exists and not _looks_like_ours(data_dir):
-        raise Refused(f"{data_dir} does not look like a tracebloc data directory (no "
-                      f"{' or '.join(OUR_FILES)}): it is not deleted",
+        raise Refused(f"{data_dir} does not look like a tracebloc data directory (it is a "
+                      f"home or root directory, or holds no {' or '.join(OUR_FILES)}): it is "
+                      "not deleted",
                       "nothing was changed; set HOST_DATA_DIR to the data directory")  # fmt: skip
     cluster = _cluster(tools, data_dir, cfg.timeout) if options.delete_cluster else None
     return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster)
@@ -117,9 +118,10 @@ def _claims(tools: Tools, kubectl: proc.Tool, release: str, namespace: str,
 
 
 def _looks_like_ours(path: str) -> bool:
-    home = os.path.realpath(os.path.expanduser("~"))
+    """Positive evidence only: our files inside, and neither a home nor a filesystem root
+    (a HOST_DATA_DIR pointed at either would otherwise take everything with it)."""
     real = os.path.realpath(path)
-    if real in (home, os.path.dirname(real)) or real == os.path.abspath(os.sep):
+    if real == os.path.realpath(os.path.expanduser("~")) or real == os.path.dirname(real):
         return False
     return any(os.path.exists(os.path.join(path, name)) for name in OUR_FILES)
 
@@ -203,7 +205,7 @@ def remove_tree(path: str) -> str:
     """Delete `path`; returns the first thing that could not be deleted ("" when all went)."""
     failures: list[str] = []
 
-    def retry_writable(function: object, name: str, exc_info: object) -> None:
+    def retry_writable(function: object, name: str, error: object) -> None:
         # Windows refuses to delete read-only files: make it writable and try once more.
         try:
             os.chmod(name, stat.S_IWRITE | stat.S_IREAD)
@@ -211,5 +213,8 @@ def remove_tree(path: str) -> str:
         except OSError as exc:
             failures.append(f"{name}: {exc.strerror or exc}")
 
-    shutil.rmtree(path, onerror=retry_writable)  # noqa: B028 - onexc exists only on 3.12+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry_writable)
+    else:  # onerror is deprecated from 3.12 on
+        shutil.rmtree(path, onerror=retry_writable)
     return failures[0] if failures else ""
