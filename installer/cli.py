@@ -76,7 +76,28 @@ def build_parser() -> argparse.ArgumentParser:
                            help="also delete the release's volume claims and the data directory")  # fmt: skip
     uninstall.add_argument("--delete-cluster", action="store_true",
                            help="also delete the local k3d cluster, if tracebloc-installer created it")  # fmt: skip
+    for sub in (plan, install):
+        _data_flags(sub)
     return parser
+
+
+def _data_flags(sub: argparse.ArgumentParser) -> None:
+    """The local cluster's data directory, and what to do with an earlier client's data."""
+    sub.add_argument("--data-dir", metavar="PATH", help="data directory (HOST_DATA_DIR)")
+    choice = sub.add_mutually_exclusive_group()
+    choice.add_argument("--reuse-data", dest="leftover", action="store_const", const="reuse",
+                        help="keep an earlier client's data (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
+    choice.add_argument("--wipe-data", dest="leftover", action="store_const", const="wipe",
+                        help="delete an earlier client's data (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
+
+
+def _with_flags(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
+    """Flags win over the variables they stand for."""
+    if getattr(args, "data_dir", None):
+        env = {**env, "HOST_DATA_DIR": os.path.expanduser(args.data_dir)}
+    if getattr(args, "leftover", None):
+        env = {**env, "TB_LEFTOVER_ACTION": args.leftover}
+    return env
 
 
 DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
@@ -99,6 +120,7 @@ def _stdin_is_terminal() -> bool:
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
     args = build_parser().parse_args(argv)  # --version and --help exit here, before any import
+    env = _with_flags(args, env)
     from installer.config import env_secrets
     from installer.edges.frozen import prepare_children
 
@@ -168,7 +190,11 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
     if args.values_out and cfg.values_given:
         raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
                        "install would write no values file")  # fmt: skip
-    plan = make_plan(cfg, env, redactor)
+    from installer.commands.localcluster import survey
+    from installer.edges.machine import read_machine
+
+    local = survey(cfg, env, redactor, read_machine(env), os_name(sys.platform))
+    plan = make_plan(cfg, env, redactor, local=local)
     written = None
     if args.values_out and plan.data is not None:
         written = write_values(args.values_out, plan.data, env=env, os_=plan.facts.machine.os)

@@ -11,14 +11,26 @@
 #                                     the release files; with a pinned version they are read
 #                                     from its v<VERSION>/ subdirectory
 #   TRACEBLOC_INSTALLER_NO_RUN        1: install only, do not run it
+#   TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE
+#                                     1: do not check SHA256SUMS's signature (a warning
+#                                     every time; the SHA-256 is still checked)
 #
-# The binary runs only if its SHA-256 matches its line in the release's SHA256SUMS. Plain
-# http:// is accepted for a loopback address only (127.x.x.x, localhost, [::1]): traffic
-# that never leaves the machine, which is how the tests serve a release.
+# The binary runs only if its SHA-256 matches its line in the release's SHA256SUMS, and
+# SHA256SUMS is trusted only if SHA256SUMS.sig is a signature by the release key pinned
+# below (checked with openssl): whoever can replace the binary on the way can replace
+# SHA256SUMS too, but cannot sign it. Plain http:// is accepted for a loopback address only
+# (127.x.x.x, localhost, [::1]): traffic that never leaves the machine, which is how the
+# tests serve a release.
 # Everything happens inside main(), called on the last line: a download cut short runs nothing.
 set -eu
 
 RELEASES="https://github.com/tracebloc/tracebloc-installer/releases"
+
+# The public half of the key that signs every release's SHA256SUMS (packaging/release-key.pem).
+# BEGIN RELEASE KEY (written by build/release_key.py pin; empty: none pinned yet)
+RELEASE_KEY_ID=""
+RELEASE_KEY_PEM=""
+# END RELEASE KEY
 
 say() {
     printf 'tracebloc-installer: %s\n' "$*" >&2
@@ -174,6 +186,49 @@ expected_sha256() {
         END { if (bad) print "conflicting"; else print found }'
 }
 
+# SIGNATURE.sig must be a signature of SUMS by the pinned release key (the file format is
+# build/release_key.py's). Dies with one line naming what is wrong; returns only when it holds.
+verify_signature() {
+    sums="$1" signature="$2" scratch="$3"
+    fields="$(tr -d '\r' <"$signature" | awk '
+        NR == 1 && $0 != "tracebloc-installer-signature: 1" { bad = 1 }
+        /^key: / { keys++; key = substr($0, 6) }
+        /^signature: / { sigs++; sig = substr($0, 12) }
+        END { if (bad || keys != 1 || sigs != 1) print "malformed"; else print key " " sig }')"
+    case "$fields" in
+        malformed | "" | *" ") die "SHA256SUMS.sig is not a tracebloc-installer signature file: refusing to trust SHA256SUMS; nothing was installed" ;;
+    esac
+    key_id="${fields%% *}"
+    if [ "$key_id" != "$RELEASE_KEY_ID" ]; then
+        die "SHA256SUMS is signed by another key ($key_id), not the tracebloc-installer release key ($RELEASE_KEY_ID): refusing; nothing was installed"
+    fi
+    if ! printf '%s' "${fields#* }" | openssl base64 -d -A >"$scratch/SHA256SUMS.sig.bin"; then
+        die "bad signature: the signature in SHA256SUMS.sig is not base64: refusing; nothing was installed"
+    fi
+    printf '%s\n' "$RELEASE_KEY_PEM" >"$scratch/release-key.pem"
+    if ! openssl dgst -sha256 -verify "$scratch/release-key.pem" -signature "$scratch/SHA256SUMS.sig.bin" "$sums" >"$scratch/verify.out" 2>&1; then
+        die "bad signature: SHA256SUMS does not match SHA256SUMS.sig from the release key (altered after signing, or a damaged download): nothing was installed"
+    fi
+}
+
+# When SHA256SUMS's signature is checked: 1 skips it (loudly), anything else is refused so a
+# typo never turns the check off.
+signature_mode() {
+    case "${TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE:-}" in
+        "" | 0) echo verify ;;
+        1) echo skip ;;
+        *) die "TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE='$TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE': set it to 1 to skip the signature check, or leave it unset" ;;
+    esac
+}
+
+# A file copied from a browser's download keeps macOS's quarantine attribute, and Gatekeeper
+# then blocks the ad-hoc-signed binary. Cleared only after the checksum (and signature) held.
+clear_quarantine() {
+    command -v xattr >/dev/null 2>&1 || return 0
+    xattr -p com.apple.quarantine "$1" >/dev/null 2>&1 || return 0
+    xattr -d com.apple.quarantine "$1" || say "warning: could not clear the quarantine attribute of $1; macOS may block it: run xattr -d com.apple.quarantine on the installed file"
+}
+
 main() {
     version="${TRACEBLOC_INSTALLER_VERSION:-latest}"
     [ "$version" = latest ] || version="${version#v}"
@@ -216,6 +271,15 @@ main() {
     fi
     if [ "$version" = latest ]; then shown="(latest release)"; else shown="v$version"; fi
 
+    signatures="$(signature_mode)" || exit 1
+    if [ "$signatures" = skip ]; then
+        say "warning: TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE=1: SHA256SUMS's signature is NOT checked, so this install is only as trustworthy as $origin"
+    elif [ -z "$RELEASE_KEY_PEM" ] || [ -z "$RELEASE_KEY_ID" ]; then
+        die "this install.sh has no release key pinned, so it cannot verify any release: use the install.sh published with a release"
+    elif ! command -v openssl >/dev/null 2>&1; then
+        die "openssl is needed to verify the release's signature and is not installed: install it (e.g. apt-get install openssl, dnf install openssl) and run this again"
+    fi
+
     os="$(detect_os)" || exit 1
     arch="$(detect_arch "$os")" || exit 1
     asset="tracebloc-installer-$os-$arch"
@@ -232,6 +296,10 @@ main() {
     say "downloading $asset $shown from $origin"
     download "$origin" "$asset" "$work/$asset" || die "no build for $os-$arch $shown at $origin"
     download "$origin" SHA256SUMS "$work/SHA256SUMS" || die "the release $shown has no SHA256SUMS at $origin: refusing to install an unverified binary"
+    if [ "$signatures" = verify ]; then
+        download "$origin" SHA256SUMS.sig "$work/SHA256SUMS.sig" || die "the release $shown has no SHA256SUMS.sig at $origin: refusing to trust an unsigned SHA256SUMS; nothing was installed"
+        verify_signature "$work/SHA256SUMS" "$work/SHA256SUMS.sig" "$work"
+    fi
 
     expected="$(expected_sha256 "$work/SHA256SUMS" "$asset")"
     case "$expected" in
@@ -245,11 +313,18 @@ main() {
         die "checksum mismatch for $asset (SHA256SUMS says $expected, the download is $actual): nothing was installed"
     fi
 
+    if [ "$os" = darwin ]; then
+        clear_quarantine "$work/$asset"
+    fi
     chmod 755 "$work/$asset"
     mv -f "$work/$asset" "$target" || die "cannot replace $target"
     rm -rf "$work"
     trap - EXIT
-    say "installed $target ($shown, SHA-256 verified)"
+    if [ "$signatures" = verify ]; then
+        say "installed $target ($shown, signature and SHA-256 verified)"
+    else
+        say "installed $target ($shown, SHA-256 verified, signature NOT checked)"
+    fi
 
     case ":${PATH:-}:" in
         *":$install_dir:"*) ;;

@@ -248,27 +248,47 @@ def test_uninstall_asks_and_without_a_terminal_changes_nothing(cluster: FakeClus
     assert helm_uninstalls(cluster) == []
 
 
-def test_delete_cluster_without_the_engines_marker_is_refused(cluster: FakeCluster) -> None:
-    removable(cluster).install("k3d")
-    cluster.on("k3d", "cluster", "list", stdout=json.dumps([{"name": "tracebloc"}]))
+def with_cluster(cluster: FakeCluster, labels: dict[str, str] | None) -> FakeCluster:
+    """A local k3d cluster `tracebloc`; `labels` on its server node (None: Docker cannot say)."""
+    for tool in ("k3d", "docker"):
+        cluster.install(tool)
+    cluster.on("k3d", "cluster", "list", stdout=json.dumps(
+        [{"name": "tracebloc", "serversRunning": 1, "nodes": []}]))  # fmt: skip
+    cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
+    if labels is None:
+        cluster.on("docker", "inspect", rc=1, stderr="Cannot connect to the Docker daemon\n")
+    else:
+        server = {"Name": "/k3d-tracebloc-server-0", "Config": {"Labels": labels, "Env": []}}
+        cluster.on("docker", "inspect", stdout=json.dumps([server]))
+    return cluster
+
+
+@pytest.mark.parametrize(("labels", "said"), [
+    pytest.param({}, "tracebloc-installer did not create it", id="adopted-or-hand-made"),
+    pytest.param(None, "Docker could not say", id="docker-cannot-say"),
+])  # fmt: skip
+def test_delete_cluster_the_engine_did_not_create_is_refused(
+    cluster: FakeCluster, labels: dict[str, str] | None, said: str
+) -> None:
+    with_cluster(removable(cluster), labels)
     result = cluster.run("uninstall", "--yes", "--delete-cluster")
 
     assert result.returncode == 3
-    assert "no record that tracebloc-installer created" in result.stderr
-    assert helm_uninstalls(cluster) == [] and cluster.calls("k3d") == []
+    assert said in result.stderr
+    assert helm_uninstalls(cluster) == []
+    assert not [a for a in cluster.calls("k3d") if a[:2] == ["cluster", "delete"]]
 
 
 def test_delete_cluster_the_engine_created(cluster: FakeCluster) -> None:
-    removable(cluster).install("k3d")
-    cluster.on("k3d", "cluster", "list", stdout=json.dumps([{"name": "tracebloc"}]))
-    cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
-    (data_dir(cluster) / "k3d-cluster.json").write_text(
-        json.dumps({"created_by": "tracebloc-installer", "name": "tracebloc"}), encoding="utf-8")
+    with_cluster(removable(cluster), {"tracebloc.io/created-by": "tracebloc-installer"})
     result = cluster.run("uninstall", "--yes", "--delete-cluster")
 
     assert result.returncode == 0, result.stderr
     assert cluster.calls("k3d")[-1] == ["cluster", "delete", "tracebloc"]
     assert "deleted local k3d cluster tracebloc" in result.stdout
+    order = [e["argv"][0] for e in cluster.call_log() if e["argv"][:1] in (["uninstall"], ["cluster"])
+             and e["argv"][:2] != ["cluster", "list"]]  # fmt: skip
+    assert order == ["uninstall", "cluster"]  # the release first, the cluster last
 
 
 def test_uninstall_with_no_release_removes_nothing(cluster: FakeCluster) -> None:

@@ -20,7 +20,7 @@ from installer.decide.model import os_name
 from installer.decide.render import to_yaml
 from installer.edges.helm import upgrade_install_args
 from installer.present.redact import MASK
-from tests.fakes.cluster import REPO, FakeCluster, node
+from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, REPO, FakeCluster, node
 
 CLIENT_PASSWORD = "Cl1ent-P4ss:#w0rd"
 REGISTRY_PASSWORD = "Reg1stry-S3cret@x"
@@ -79,7 +79,9 @@ def test_plan_writes_no_file(cluster: FakeCluster) -> None:
         result = cluster.run(*args, **CREDENTIALS)
         assert result.returncode == 0, result.stderr
     assert not (cluster.home / ".tracebloc").exists()
-    assert sorted(p.name for p in cluster.home.iterdir()) == []
+    # Only the kubeconfig the fixture wrote, unchanged.
+    assert sorted(p.name for p in cluster.home.iterdir()) == [".kube"]
+    assert cluster.kubeconfig.read_text(encoding="utf-8") == KUBECONFIG_OF_A_CLUSTER
 
 
 def test_plan_never_writes_to_the_cluster(cluster: FakeCluster) -> None:

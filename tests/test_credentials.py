@@ -521,3 +521,55 @@ def test_without_a_controlling_terminal_it_fails_at_once_naming_the_variables() 
     assert code == 0, err.decode()
     assert json.loads(out) == {"terminal": False, "message": f"no credentials: {BOTH}"}
     assert time.monotonic() - started < 30  # generous: it is one interpreter start
+
+
+# ---------------------------------------------------------------------------------------
+# The Windows console's hidden prompt (msvcrt.getwch turns console processing off, so
+# Ctrl-C arrives as the character \x03): it interrupts at once, reading nothing after it.
+# Run everywhere with a stand-in msvcrt that replays keystrokes.
+# ---------------------------------------------------------------------------------------
+
+
+class _Keys:
+    def __init__(self, keys: str) -> None:
+        self.left = list(keys)
+
+    def getwch(self) -> str:
+        if not self.left:
+            raise AssertionError("the prompt read past the end of the keystrokes")
+        return self.left.pop(0)
+
+
+@pytest.mark.parametrize(
+    ("keys", "outcome"),
+    [
+        pytest.param("s3cret\r", "s3cret", id="enter-ends-the-password"),
+        pytest.param("ab\bc\r", "ac", id="backspace-deletes"),
+        pytest.param("\xe0Kpw\r", "pw", id="arrow-key-dropped"),
+        pytest.param("half-typed\x03more\r", KeyboardInterrupt, id="ctrl-c-interrupts-at-once"),
+        pytest.param("\x03", KeyboardInterrupt, id="ctrl-c-before-any-key"),
+        pytest.param("\x1a", EOFError, id="ctrl-z-first-is-end-of-input"),
+    ],
+)
+def test_windows_console_hidden_prompt(
+    monkeypatch: pytest.MonkeyPatch, keys: str, outcome: str | type[BaseException]
+) -> None:
+    import io
+
+    from installer.commands import credentials
+
+    fake = _Keys(keys)
+    monkeypatch.setitem(sys.modules, "msvcrt", fake)
+    monkeypatch.setattr(sys, "platform", "win32")
+    conout = io.StringIO()
+    console = credentials._Console(io.StringIO(), conout)  # type: ignore[arg-type]
+    if isinstance(outcome, str):
+        assert console.secret("Client password: ") == outcome
+        assert fake.left == []
+    else:
+        with pytest.raises(outcome):
+            console.secret("Client password: ")
+        if outcome is KeyboardInterrupt:
+            assert "".join(fake.left) == keys[keys.index("\x03") + 1 :], "read past Ctrl-C"
+    # Nothing typed is echoed; the prompt's line is ended whatever happened.
+    assert conout.getvalue() == "Client password: \n"

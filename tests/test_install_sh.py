@@ -1,6 +1,11 @@
 """packaging/install.sh, run for real by every POSIX shell here against a release served over
 HTTP on 127.0.0.1 (plain http is accepted for loopback addresses only).
 
+Releases are signed as the release job signs them (build/release_key.py), with a key the
+tests make and pin into a copy of install.sh the way `release_key.py pin` pins the real one;
+a second key stands for anyone else. The real openssl verifies, so a signature check that
+could not fail would fail these tests.
+
 The "binary" is a stub script that reports its arguments, its stdin and its exit code; with
 TB_INSTALLER_BIN set (the binary-level suite) the real frozen binary is served as well and
 must install and answer `--version`. PATH holds only what the script needs: real curl,
@@ -10,18 +15,23 @@ OS, processor and C library is reachable from any host.
 
 from __future__ import annotations
 
+import atexit
+import base64
 import functools
 import hashlib
 import http.server
+import importlib.util
 import os
 import shutil
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -33,6 +43,59 @@ pytestmark = pytest.mark.skipif(
 )
 
 LINUX_X86 = "tracebloc-installer-linux-x86_64"
+DARWIN_ARM = "tracebloc-installer-darwin-arm64"
+
+
+@functools.cache
+def _release_key_module() -> ModuleType:
+    name = "tracebloc_build_release_key"
+    spec = importlib.util.spec_from_file_location(name, REPO / "build" / "release_key.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Signer:
+    private_pem: str
+    key_id: str
+
+
+@dataclass(frozen=True)
+class ReleaseKeys:
+    """The test release key, someone else's key, and install.sh with the first pinned."""
+
+    release: Signer
+    other: Signer
+    install_sh: Path
+
+
+@functools.cache
+def release_keys() -> ReleaseKeys:
+    release_key = _release_key_module()
+    keys = []
+    for _ in range(2):
+        private = release_key._openssl("genpkey", "-algorithm", "RSA",
+                                       "-pkeyopt", "rsa_keygen_bits:2048").decode()  # fmt: skip
+        public = release_key.public_key(release_key.public_pem_of_private(private))
+        keys.append((Signer(private, public.key_id), public))
+    folder = Path(tempfile.mkdtemp(prefix="tb-install-sh-"))
+    atexit.register(shutil.rmtree, folder, True)
+    script = folder / "install.sh"
+    script.write_text(release_key.pinned_script_texts(keys[0][1])["install.sh"], encoding="ascii")
+    return ReleaseKeys(release=keys[0][0], other=keys[1][0], install_sh=script)
+
+
+def sign(folder: Path, signer: Signer | None = None, key_id: str | None = None) -> None:
+    """Write folder/SHA256SUMS.sig over folder/SHA256SUMS, as the release job does; `key_id`
+    names another key than the one that signed (a forged label)."""
+    signer = signer or release_keys().release
+    release_key = _release_key_module()
+    signature = release_key.sign_bytes(signer.private_pem, (folder / "SHA256SUMS").read_bytes())
+    text = release_key.bundle_text(key_id or signer.key_id, signature)
+    (folder / "SHA256SUMS.sig").write_text(text, encoding="ascii")
 
 STUB = """#!/bin/sh
 printf 'ran %s:' "{label}"
@@ -85,9 +148,11 @@ class Server:
     redirect: dict[str, str] = field(default_factory=dict)  # path -> Location of a 302
 
     def publish(
-        self, name: str, content: bytes, sums: str | None = "auto", under: str = ""
-    ) -> None:
-        """Put a file (and, by default, its SHA256SUMS line) at /<under>/<name>."""
+        self, name: str, content: bytes, sums: str | None = "auto", under: str = "",
+        signed: bool = True,
+    ) -> None:  # fmt: skip
+        """Put a file (and, by default, its SHA256SUMS line, signed by the release key) at
+        /<under>/<name>."""
         folder = self.root / under
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(content)
@@ -96,6 +161,8 @@ class Server:
         if sums is not None:
             with (folder / "SHA256SUMS").open("a", encoding="ascii", newline="") as handle:
                 handle.write(sums)
+            if signed:
+                sign(folder)
 
 
 def _handler(server: Server) -> type[http.server.SimpleHTTPRequestHandler]:
@@ -231,13 +298,14 @@ class Machine:
     def env(self, **extra: str) -> dict[str, str]:
         return {"PATH": str(self.bin), "HOME": str(self.home), "LC_ALL": "C", **extra}
 
-    def run(self, *args: str, shell: tuple[str, ...] = ("sh",),
+    def run(self, *args: str, shell: tuple[str, ...] = ("sh",), script: Path | None = None,
             **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
         exe = shutil.which(shell[0])
         assert exe is not None
         # A new session has no controlling terminal: /dev/tty is unusable, as in CI.
         return subprocess.run(
-            [exe, *shell[1:], str(INSTALL_SH), *args], env=self.env(**env),
+            [exe, *shell[1:], str(script or release_keys().install_sh), *args],
+            env=self.env(**env),
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
             check=False, start_new_session=True,
         )  # fmt: skip
@@ -284,8 +352,9 @@ def test_verifies_installs_and_runs_with_the_users_arguments(
     assert machine.installed.read_bytes() == stub()
     assert machine.installed.stat().st_mode & 0o777 == 0o755
     assert machine.leftovers() == ["tracebloc-installer"], "scratch files were left behind"
-    assert server.requests == [f"/{LINUX_X86}", "/SHA256SUMS"]
-    assert "SHA-256 verified" in result.stderr
+    assert server.requests == [f"/{LINUX_X86}", "/SHA256SUMS", "/SHA256SUMS.sig"]
+    assert "signature and SHA-256 verified" in result.stderr
+    assert "warning" not in result.stderr
 
 
 def test_the_installers_exit_code_is_the_scripts(machine: Machine, server: Server) -> None:
@@ -387,9 +456,11 @@ def test_a_missing_or_unusable_entry_is_refused(
 def test_without_any_checksum_tool_it_fails_rather_than_skip(
     machine: Machine, server: Server
 ) -> None:
+    # Without openssl the signature cannot be checked either: skip that check to reach this one.
     machine.unlink(*HASHERS)
     server.publish(LINUX_X86, stub())
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url)
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+                         TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1")  # fmt: skip
     assert result.returncode == 1
     assert "no SHA-256 tool found" in result.stderr
     assert not ran(result)
@@ -398,8 +469,10 @@ def test_without_any_checksum_tool_it_fails_rather_than_skip(
 
 @pytest.mark.parametrize("hasher", PRESENT_HASHERS)
 def test_each_checksum_tool_alone_verifies(machine: Machine, server: Server, hasher: str) -> None:
+    # openssl stays as the signature verifier; it computes the SHA-256 only when it is the
+    # one left (it comes last).
     machine.unlink(*HASHERS)
-    machine.link(hasher)
+    machine.link(hasher, "openssl")
     server.publish(LINUX_X86, stub())
     assert machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url).returncode == 0
     (server.root / LINUX_X86).write_bytes(stub() + b"echo injected\n")
@@ -408,6 +481,239 @@ def test_each_checksum_tool_alone_verifies(machine: Machine, server: Server, has
     assert tampered.returncode == 1
     assert "checksum mismatch" in tampered.stderr
     assert not machine.installed.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# The signature on SHA256SUMS: checked before any line of it is trusted, served over HTTP
+# or from an offline directory alike. Each refusal is one line, exit 1, nothing installed.
+# ---------------------------------------------------------------------------------------
+
+
+def _make_release(folder: Path, case: str, name: str = LINUX_X86) -> None:
+    """A release of `name` in `folder`, signed or damaged as `case` says."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(stub())
+    (folder / "SHA256SUMS").write_text(sums_line(stub(), name))
+    keys = release_keys()
+    if case == "missing-signature":
+        return
+    if case == "other-key":
+        sign(folder, keys.other)
+    elif case == "other-key-claiming-the-release-key":
+        sign(folder, keys.other, key_id=keys.release.key_id)
+    else:
+        sign(folder)
+    if case == "sums-changed-after-signing":
+        # A binary swapped for another, and its line in SHA256SUMS with it.
+        (folder / name).write_bytes(stub("evil"))
+        (folder / "SHA256SUMS").write_text(sums_line(stub("evil"), name))
+    elif case == "sums-line-added-after-signing":
+        with (folder / "SHA256SUMS").open("a", encoding="ascii") as handle:
+            handle.write(sums_line(b"x", "tracebloc-installer-darwin-arm64"))
+    elif case == "signature-bytes-flipped":
+        text = (folder / "SHA256SUMS.sig").read_text()
+        head, _, encoded = text.rpartition("signature: ")
+        raw = bytearray(base64.b64decode(encoded))
+        raw[len(raw) // 2] ^= 0x01
+        encoded = base64.b64encode(bytes(raw)).decode()
+        (folder / "SHA256SUMS.sig").write_text(f"{head}signature: {encoded}\n")
+    elif case == "not-a-signature-file":
+        (folder / "SHA256SUMS.sig").write_text("-----BEGIN PGP SIGNATURE-----\n")
+    elif case == "signature-not-base64":
+        text = (folder / "SHA256SUMS.sig").read_text()
+        head, _, _ = text.rpartition("signature: ")
+        (folder / "SHA256SUMS.sig").write_text(f"{head}signature: !!!not base64!!!\n")
+    elif case == "binary-tampered":
+        (folder / name).write_bytes(stub("evil"))
+
+
+SIGNATURE_REFUSALS = [
+    pytest.param("missing-signature", "has no SHA256SUMS.sig", id="missing-signature"),
+    pytest.param("other-key", "signed by another key", id="another-identity"),
+    pytest.param("other-key-claiming-the-release-key", "bad signature",
+                 id="another-identity-claiming-ours"),  # fmt: skip
+    pytest.param("sums-changed-after-signing", "bad signature", id="tampered-sums"),
+    pytest.param("sums-line-added-after-signing", "bad signature", id="line-added-to-sums"),
+    pytest.param("signature-bytes-flipped", "bad signature", id="damaged-signature"),
+    pytest.param("signature-not-base64", "bad signature", id="signature-not-base64"),
+    pytest.param("not-a-signature-file", "not a tracebloc-installer signature file",
+                 id="not-a-signature-file"),  # fmt: skip
+    pytest.param("binary-tampered", "checksum mismatch", id="tampered-binary"),
+]
+
+
+def _refused_with_one_line(result: subprocess.CompletedProcess[str], message: str) -> None:
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+    assert not ran(result)
+
+
+@pytest.mark.parametrize(("case", "message"), SIGNATURE_REFUSALS)
+def test_an_unverifiable_release_is_refused_over_http(
+    machine: Machine, server: Server, case: str, message: str
+) -> None:
+    _make_release(server.root, case)
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url)
+    _refused_with_one_line(result, message)
+    assert machine.leftovers() == []
+
+
+@pytest.mark.parametrize(("case", "message"), SIGNATURE_REFUSALS)
+def test_an_unverifiable_release_is_refused_from_an_offline_directory(
+    machine: Machine, tmp_path: Path, case: str, message: str
+) -> None:
+    machine.unlink(*DOWNLOADERS)
+    _make_release(tmp_path / "offline", case)
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(tmp_path / "offline"))
+    _refused_with_one_line(result, message)
+    assert machine.leftovers() == []
+
+
+def test_a_refused_signature_keeps_the_previous_binary(machine: Machine, server: Server) -> None:
+    machine.installed.parent.mkdir(parents=True)
+    machine.installed.write_text("#!/bin/sh\necho previous\n")
+    _make_release(server.root, "other-key")
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url)
+    _refused_with_one_line(result, "signed by another key")
+    assert machine.installed.read_text() == "#!/bin/sh\necho previous\n"
+    assert machine.leftovers() == ["tracebloc-installer"]
+
+
+def test_the_signature_is_checked_before_the_sums_are_read(
+    machine: Machine, server: Server
+) -> None:
+    # An attacker's SHA256SUMS without an entry would otherwise say "no entry": the
+    # signature refusal comes first, whatever SHA256SUMS holds.
+    _make_release(server.root, "other-key")
+    (server.root / "SHA256SUMS").write_text("garbage\n")
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url)
+    _refused_with_one_line(result, "signed by another key")
+
+
+@pytest.mark.parametrize("case", ["missing-signature", "other-key", "sums-changed-after-signing"])
+def test_the_opt_out_installs_without_the_signature_and_warns_every_time(
+    machine: Machine, server: Server, case: str
+) -> None:
+    _make_release(server.root, case)
+    for _ in range(2):
+        result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+                             TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert "warning: TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE=1" in result.stderr
+        assert "signature NOT checked" in result.stderr
+        assert ran(result)
+    assert "/SHA256SUMS.sig" not in server.requests
+
+
+def test_the_opt_out_still_checks_the_sha256(machine: Machine, server: Server) -> None:
+    _make_release(server.root, "binary-tampered")
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+                         TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1")  # fmt: skip
+    _refused_with_one_line(result, "checksum mismatch")
+
+
+@pytest.mark.parametrize(("value", "verifies"), [("0", True), ("", True), ("yes", None),
+                                                 ("true", None), ("1 ", None)])  # fmt: skip
+def test_only_1_turns_the_signature_check_off(
+    machine: Machine, server: Server, value: str, verifies: bool | None
+) -> None:
+    _make_release(server.root, "missing-signature")
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+                         TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE=value)  # fmt: skip
+    if verifies:
+        _refused_with_one_line(result, "has no SHA256SUMS.sig")
+    else:
+        _refused_with_one_line(result, "set it to 1 to skip the signature check")
+        assert server.requests == []
+
+
+def test_without_openssl_it_refuses_before_downloading(machine: Machine, server: Server) -> None:
+    machine.unlink("openssl")
+    _make_release(server.root, "good")
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url)
+    _refused_with_one_line(result, "openssl is needed to verify the release's signature")
+    assert server.requests == []
+
+
+def test_the_script_as_committed_verifies_against_the_pinned_key(
+    machine: Machine, server: Server
+) -> None:
+    # The repository's own install.sh: with no key pinned yet it refuses everything; once
+    # the real key is pinned, the test key's signature is someone else's.
+    _make_release(server.root, "good")
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url, script=INSTALL_SH)
+    if 'RELEASE_KEY_PEM=""' in INSTALL_SH.read_text(encoding="utf-8"):
+        _refused_with_one_line(result, "has no release key pinned")
+        assert server.requests == []
+    else:
+        _refused_with_one_line(result, "signed by another key")
+    assert machine.leftovers() == []
+
+
+# ---------------------------------------------------------------------------------------
+# macOS: the quarantine attribute a browser download carries is cleared, after the checks.
+# ---------------------------------------------------------------------------------------
+
+XATTR = """echo "$*" >>"$XATTR_LOG"
+case "$1" in
+    -p) [ -n "$QUARANTINED" ] && echo "0081;5f000000;Safari;" && exit 0; exit 1 ;;
+    -d) exit "${XATTR_DELETE_EXIT:-0}" ;;
+esac
+exit 2
+"""
+
+
+@pytest.mark.parametrize("quarantined", [True, False], ids=["quarantined", "not-quarantined"])
+def test_macos_clears_the_quarantine_attribute_after_the_checks(
+    machine: Machine, tmp_path: Path, quarantined: bool
+) -> None:
+    machine.platform("Darwin", "arm64", arm64_sysctl=True)
+    machine.fake("xattr", XATTR)
+    folder = tmp_path / "Downloads"
+    _make_release(folder, "good", DARWIN_ARM)
+    log = tmp_path / "xattr.log"
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), XATTR_LOG=str(log),
+                         QUARANTINED="1" if quarantined else "")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0].startswith("-p com.apple.quarantine ")
+    if quarantined:
+        assert len(calls) == 2 and calls[1].startswith("-d com.apple.quarantine ")
+        # The scratch copy, before it became the installed file.
+        assert calls[1].split()[-1].startswith(str(machine.installed.parent / ".tracebloc-installer."))
+    else:
+        assert len(calls) == 1
+    assert "warning" not in result.stderr
+
+
+def test_a_quarantine_that_cannot_be_cleared_is_a_warning(machine: Machine, tmp_path: Path) -> None:
+    machine.platform("Darwin", "arm64", arm64_sysctl=True)
+    machine.fake("xattr", XATTR)
+    folder = tmp_path / "Downloads"
+    _make_release(folder, "good", DARWIN_ARM)
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), QUARANTINED="1",
+                         XATTR_LOG=str(tmp_path / "xattr.log"), XATTR_DELETE_EXIT="1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "could not clear the quarantine attribute" in result.stderr
+    assert ran(result)
+
+
+@pytest.mark.parametrize(("system", "case"), [("Darwin", "binary-tampered"),
+                                               ("Darwin", "other-key"), ("Linux", "good")])  # fmt: skip
+def test_quarantine_is_left_alone_when_refused_or_not_macos(
+    machine: Machine, tmp_path: Path, system: str, case: str
+) -> None:
+    machine.platform(system, "arm64" if system == "Darwin" else "x86_64",
+                     arm64_sysctl=True if system == "Darwin" else None)  # fmt: skip
+    machine.fake("xattr", XATTR)
+    folder = tmp_path / "release"
+    _make_release(folder, case, DARWIN_ARM if system == "Darwin" else LINUX_X86)
+    log = tmp_path / "xattr.log"
+    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), XATTR_LOG=str(log),
+                         QUARANTINED="1")  # fmt: skip
+    assert result.returncode == (0 if case == "good" else 1), result.stderr
+    assert not log.exists(), "xattr ran: " + log.read_text()
 
 
 # ---------------------------------------------------------------------------------------
@@ -425,7 +731,8 @@ def test_a_version_pin_fetches_that_releases_directory(
                          TRACEBLOC_INSTALLER_VERSION=pin)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ran v1.2.3:")
-    assert server.requests == [f"/v1.2.3/{LINUX_X86}", "/v1.2.3/SHA256SUMS"]
+    assert server.requests == [f"/v1.2.3/{LINUX_X86}", "/v1.2.3/SHA256SUMS",
+                               "/v1.2.3/SHA256SUMS.sig"]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -474,6 +781,7 @@ def test_an_offline_directory_needs_no_network_tool(
     folder.mkdir(parents=True)
     (folder / LINUX_X86).write_bytes(stub("offline"))
     (folder / "SHA256SUMS").write_text(sums_line(stub("offline"), LINUX_X86))
+    sign(folder)
     result = machine.run(
         "--yes", TRACEBLOC_INSTALLER_VERSION=pin or "latest",
         TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(mirror) if form == "path" else mirror.as_uri(),
@@ -524,7 +832,7 @@ def test_an_https_mirror_is_fetched_over_tls(
                          CURL_CA_BUNDLE=str(tls_cert))  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ran tls:")
-    assert https_server.requests == [f"/{LINUX_X86}", "/SHA256SUMS"]
+    assert https_server.requests == [f"/{LINUX_X86}", "/SHA256SUMS", "/SHA256SUMS.sig"]
 
 
 def test_an_https_mirror_may_not_redirect_to_plain_http(
@@ -680,7 +988,7 @@ def test_no_path_note_when_the_install_dir_is_on_path(machine: Machine, server: 
 def test_piped_script_passes_arguments_after_dash_dash(machine: Machine, server: Server) -> None:
     server.publish(LINUX_X86, stub())
     result = subprocess.run(
-        [host_sh(), "-s", "--", "--yes", "a b"], input=INSTALL_SH.read_text(encoding="utf-8"),
+        [host_sh(), "-s", "--", "--yes", "a b"], input=release_keys().install_sh.read_text(encoding="utf-8"),
         env=machine.env(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url), capture_output=True,
         text=True, timeout=120, check=False, start_new_session=True,
     )  # fmt: skip
@@ -702,7 +1010,7 @@ def test_piped_script_hands_the_terminal_to_the_installer(machine: Machine, serv
 
     try:
         result = subprocess.run(
-            [host_sh(), "-s", "--", "--yes"], input=INSTALL_SH.read_text(encoding="utf-8"),
+            [host_sh(), "-s", "--", "--yes"], input=release_keys().install_sh.read_text(encoding="utf-8"),
             env=machine.env(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url), capture_output=True,
             text=True, timeout=120, check=False, start_new_session=True,
             preexec_fn=take_terminal,

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import importlib.util
 import os
 import re
@@ -431,7 +432,71 @@ def test_permissions_are_read_only_except_for_the_release_job() -> None:
         for name, job in data["jobs"].items()
         if any(v == "write" for v in job.get("permissions", {}).values())
     }
-    assert writers == {"release": {"contents": "write"}}
+    assert writers == {
+        "release": {"contents": "write", "id-token": "write", "attestations": "write"}
+    }
+
+
+def test_the_jobs_that_build_or_publish_restore_no_cache() -> None:
+    # A cache written by another run (a pull request's) must never reach a release.
+    jobs = _workflow()["jobs"]
+    for name in ("binary", "release"):
+        for step in _steps(jobs[name]):
+            uses = str(step.get("uses", ""))
+            assert not uses.startswith("actions/cache"), f"{name} uses {uses}"
+            assert "cache" not in step.get("with", {}), f"{name}: {step}"
+
+
+def test_every_job_has_a_name() -> None:
+    for name, job in _workflow()["jobs"].items():
+        assert job.get("name"), f"job {name} has no name:"
+
+
+def test_the_release_signs_sha256sums_and_attests_every_binary() -> None:
+    job = _workflow()["jobs"]["release"]
+    script = _runs(job)
+    assert "python3 build/release_key.py sign release/SHA256SUMS" in script
+    assert "cosign sign-blob --yes --bundle release/SHA256SUMS.sigstore.json" in script
+    assert "--certificate-oidc-issuer https://token.actions.githubusercontent.com" in script
+    uses = [str(step.get("uses", "")) for step in _steps(job)]
+    attest = [step for step in _steps(job)
+              if str(step.get("uses", "")).startswith("actions/attest-build-provenance@")]  # fmt: skip
+    assert len(attest) == 1 and attest[0]["with"]["subject-path"] == "release/tracebloc-installer-*"
+    assert any(u.startswith("sigstore/cosign-installer@") for u in uses)
+    # Signed before publishing: the publish step comes last.
+    names = [step.get("name", step.get("uses")) for step in _steps(job)]
+    assert names[-1] == "publish"
+    assert job["environment"] == "release"
+
+
+# Node 20 is leaving the hosted runners: these are the Node 24 releases.
+NODE24_PINS = {
+    "actions/upload-artifact": "b7c566a772e6b6bfb58ed0dc250532a479d7789f",
+    "actions/download-artifact": "37930b1c2abaa49bbe596cd826c3c89aef350131",
+    "azure/setup-helm": "9bc31f4ebc9c6b171d7bfbaa5d006ae7abdb4310",
+}
+
+
+def test_artifact_and_helm_actions_are_the_node24_releases() -> None:
+    for job in _workflow()["jobs"].values():
+        for step in _steps(job):
+            action, _, sha = str(step.get("uses", "")).partition("@")
+            if action.lower() in NODE24_PINS:
+                assert sha == NODE24_PINS[action.lower()], f"{action}@{sha}"
+
+
+def test_lint_runs_zizmor_offline() -> None:
+    assert "zizmor --offline" in _runs(_workflow()["jobs"]["lint"])
+    assert '"$venv/bin/zizmor" --offline' in CI_RUN.read_text(encoding="utf-8")
+
+
+def test_workflow_is_zizmor_clean() -> None:
+    zizmor = _linter("zizmor")
+    result = subprocess.run(
+        [zizmor, "--offline", "--no-progress", str(WORKFLOW.parent)],
+        capture_output=True, text=True, check=False, cwd=REPO, env=_linter_env(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 # `on:` is YAML 1.1's boolean true to PyYAML.
@@ -455,7 +520,7 @@ INTEL_MAC = {"macos-13", "macos-15-intel", "macos-26-intel"}
 def test_the_matrix_covers_linux_both_macs_and_windows(job_name: str) -> None:
     job = _workflow()["jobs"][job_name]
     runners = {entry["os"] for entry in job["strategy"]["matrix"]["include"]}
-    assert {"ubuntu-latest", "macos-latest", "windows-latest"} <= runners
+    assert {"ubuntu-latest", "ubuntu-24.04-arm", "macos-latest", "windows-latest"} <= runners
     assert runners & INTEL_MAC, f"{job_name} has no Intel macOS runner"
 
 
@@ -465,6 +530,7 @@ def test_each_runner_builds_the_asset_install_scripts_download() -> None:
     intel = next(iter(set(assets) & INTEL_MAC))
     assert assets == {
         "ubuntu-latest": "tracebloc-installer-linux-x86_64",
+        "ubuntu-24.04-arm": "tracebloc-installer-linux-arm64",
         "macos-latest": "tracebloc-installer-darwin-arm64",
         intel: "tracebloc-installer-darwin-x86_64",
         "windows-latest": "tracebloc-installer-windows-x86_64.exe",
@@ -512,6 +578,7 @@ def _build_module(name: str) -> ModuleType:
         spec = importlib.util.spec_from_file_location(f"tracebloc_build_{name}", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))
@@ -532,7 +599,8 @@ def _knobs(text: str) -> set[str]:
 
 def test_both_scripts_and_the_docs_name_the_same_settings() -> None:
     knobs = {"TRACEBLOC_INSTALLER_VERSION", "TRACEBLOC_INSTALLER_INSTALL_DIR",
-             "TRACEBLOC_INSTALLER_DOWNLOAD_URL", "TRACEBLOC_INSTALLER_NO_RUN"}  # fmt: skip
+             "TRACEBLOC_INSTALLER_DOWNLOAD_URL", "TRACEBLOC_INSTALLER_NO_RUN",
+             "TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE"}  # fmt: skip
     assert _knobs(INSTALL_SH.read_text(encoding="utf-8")) == knobs
     assert _knobs(INSTALL_PS1.read_text(encoding="utf-8")) == knobs
     assert _knobs(PACKAGING_README.read_text(encoding="utf-8")) == knobs
@@ -565,14 +633,69 @@ def _ps1_code_lines() -> list[str]:
 
 def test_install_ps1_exits_only_when_run_from_a_file() -> None:
     # Under `irm | iex` an `exit` closes the user's window: the one exit is guarded by the
-    # function having come from a file, and it is the last line.
+    # function having come from a file, and it is the block's last line.
     code = _ps1_code_lines()
     exits = [line for line in code if re.search(r"\bexit\b", line, re.IGNORECASE)]
-    assert exits == ["if (${function:Install-TraceblocInstaller}.File) { exit $LASTEXITCODE }"]
-    assert code[-2:] == ["Install-TraceblocInstaller -Arguments $args", exits[0]]
-    assert not any(line.startswith(("Install-", "&", "Invoke-")) for line in code[:-2]), (
-        "everything before the last two lines only defines functions"
+    assert exits == ["    if (${function:Install-TraceblocInstaller}.File) { exit $LASTEXITCODE }"]
+    assert code[-3:] == ["    Install-TraceblocInstaller -Arguments $Forwarded", exits[0],
+                         "} -Forwarded $args"]  # fmt: skip
+
+
+def test_install_ps1_is_one_script_block_that_leaves_nothing_behind() -> None:
+    # Everything sits in one `& { }` invocation (its own scope): under `irm | iex` no
+    # function or variable survives in the user's session. Outside it: comments only.
+    code = _ps1_code_lines()
+    assert code[0] == "& {" and code[-1] == "} -Forwarded $args"
+    assert all(line.startswith("    ") for line in code[1:-1]), "a line outside the block"
+
+
+def test_install_ps1_checks_the_signature_before_trusting_sha256sums() -> None:
+    text = INSTALL_PS1.read_text(encoding="utf-8")
+    signature = text.index("Assert-TraceblocSignature -SumsFile $sums")
+    assert signature < text.index("Get-TraceblocExpectedHash -SumsFile $sums -Name $asset")
+    assert "[Security.Cryptography.RSASignaturePadding]::Pkcs1" in text
+    assert "[Security.Cryptography.HashAlgorithmName]::SHA256" in text
+    assert "Get-TraceblocProxy -Origin $origin" in text and "$env:NO_PROXY" in text
+
+
+def test_install_sh_checks_the_signature_before_trusting_sha256sums() -> None:
+    text = INSTALL_SH.read_text(encoding="utf-8")
+    main = text[text.index("main() {") :]
+    assert main.index("verify_signature ") < main.index("expected_sha256 ")
+    assert main.index("clear_quarantine ") > main.index('if [ "$actual" != "$expected" ]')
+
+
+def test_the_pinned_release_key_is_the_same_everywhere() -> None:
+    release_key = _build_module("release_key")
+    release_key.pinned()  # raises SystemExit naming the script that disagrees
+
+
+def test_pinning_a_key_writes_every_place_consistently(tmp_path: Path) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl makes the test key")
+    release_key = _build_module("release_key")
+    for name in ("install.sh", "install.ps1"):
+        shutil.copy(REPO / "packaging" / name, tmp_path / name)
+    private = release_key._openssl("genpkey", "-algorithm", "RSA",
+                                   "-pkeyopt", "rsa_keygen_bits:2048").decode()  # fmt: skip
+    key = release_key.pin(release_key.public_pem_of_private(private), tmp_path)
+    assert release_key.pinned(tmp_path) == key
+    sh = (tmp_path / "install.sh").read_text(encoding="utf-8")
+    ps1 = (tmp_path / "install.ps1").read_text(encoding="utf-8")
+    assert f'RELEASE_KEY_ID="{key.key_id}"' in sh and key.pem.strip() in sh
+    assert f"$releaseKeyModulus = '{key.modulus_b64}'" in ps1
+    # The modulus install.ps1 pins is the PEM's (read back through openssl).
+    modulus = release_key._openssl("rsa", "-pubin", "-noout", "-modulus",
+                                   data=key.pem.encode()).decode().strip().partition("=")[2]  # fmt: skip
+    assert int(modulus, 16) == int.from_bytes(base64.b64decode(key.modulus_b64), "big")
+    # Everything else in the scripts is untouched.
+    original = (REPO / "packaging" / "install.sh").read_text(encoding="utf-8")
+    assert sh.replace(release_key.sh_block(key), "") == original.replace(
+        release_key.sh_block(release_key.pinned()), ""
     )
+    (tmp_path / "install.ps1").write_text(ps1.replace(key.exponent_b64, "AQAA"), encoding="utf-8")
+    with pytest.raises(SystemExit, match="install.ps1 does not pin"):
+        release_key.pinned(tmp_path)
 
 
 def test_install_ps1_verifies_fail_closed_over_tls12_and_the_proxy() -> None:

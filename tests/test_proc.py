@@ -337,6 +337,16 @@ def test_find_tool_hyphenated_name_messages_name_the_real_variable(env: dict[str
             id="macos-dyld-restored",
         ),
         pytest.param(
+            {"DYLD_LIBRARY_PATH": "/opt/homebrew/lib", "A": "1"},
+            {"DYLD_LIBRARY_PATH": "/opt/homebrew/lib", "A": "1"},
+            id="macos-dyld-without-orig-is-the-users-own",
+        ),
+        pytest.param(
+            {"DYLD_LIBRARY_PATH": "", "LD_LIBRARY_PATH": "/tmp/_MEI1"},
+            {"DYLD_LIBRARY_PATH": ""},
+            id="macos-empty-dyld-kept-exactly",
+        ),
+        pytest.param(
             {"LD_LIBRARY_PATH_ORIG": ""},
             {"LD_LIBRARY_PATH": ""},
             id="empty-orig-is-still-the-users",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from installer.commands import credentials, wait
+from installer.commands import credentials, localcluster, wait
 from installer.commands.plan import load_yaml, make_plan
 from installer.commands.probe import concurrently
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -119,12 +119,17 @@ def install(
 ) -> Outcome:
     notes: list[str] = []
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
+    # The local k3d cluster, when nobody named another: Docker's budget is the machine.
+    local = localcluster.survey(cfg, env, redactor, machine, os_name(sys.platform))
+    machine = local.machine
     run_preflight(cfg, env, ui, machine)
     # Before anyone types a password: the tools the install cannot do without.
     tools = apply.Tools(helm=proc.find_tool("helm", env, os_name(sys.platform)),
                         kubectl=proc.find_tool("kubectl", env, os_name(sys.platform)),
                         env=env, redactor=redactor)  # fmt: skip
     cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+    cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
+                                os_=os_name(sys.platform))  # fmt: skip
 
     with ui.step("Reading what is installed"):
         listing, reads = read_installed(cfg, tools)
@@ -147,10 +152,12 @@ def install(
             notes.append(f"release {release} was {status}; recovered with helm {verb}")
 
     with ui.step("Sizing the training workload"):
-        plan = make_plan(cfg, env, redactor, release=target.release, machine=machine)
+        plan = make_plan(cfg, env, redactor, release=target.release, machine=machine,
+                         local=local)  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
             apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env))
+    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_name(sys.platform))
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_name(sys.platform))

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -24,6 +24,9 @@ from installer.edges import helm
 from installer.edges.gpu import detect_gpu
 from installer.present.redact import Redactor
 
+if TYPE_CHECKING:
+    from installer.commands.localcluster import Local
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -36,6 +39,7 @@ class Plan:
     data: bytes | None  # the exact bytes install writes; None when the caller's file is used
     argv: list[str]
     notes: list[str] = field(default_factory=list)
+    local: Local | None = None  # the local k3d cluster step, when the engine considered one
 
 
 def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
@@ -52,8 +56,10 @@ def make_plan(
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
+    local: Local | None = None,
 ) -> Plan:
     os_ = os_name(sys.platform)
+    machine = local.machine if local is not None else machine
     with concurrently(1) as pool:
         gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
         facts = gather(cfg.probe, env, redactor, release, machine)
@@ -69,7 +75,8 @@ def make_plan(
     if cfg.values_given:
         values = load_yaml(cfg.values_path, required=True) or {}
         return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",
-                    "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes)  # fmt: skip
+                    "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes,
+                    local)  # fmt: skip
 
     file_tag = None
     if cfg.mysql_engine == "auto":
@@ -79,7 +86,7 @@ def make_plan(
     mysql, why = decide_mysql(cfg.mysql_engine, facts.machine.arch, file_tag, facts.release,
                               data_present)  # fmt: skip
     values = values_document(cfg, facts.training, facts.nodes, gpu, mysql)
-    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes)
+    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, local)
 
 
 def load_yaml(path: str, *, required: bool) -> Any:

@@ -2,9 +2,10 @@
 
 survey (reads only) → what will be removed and kept → the caller confirms → `helm uninstall
 --wait` → with --delete-data: the release's PVCs and the data directory → with
---delete-cluster: the local k3d cluster, only when this engine created it. Nothing is
-removed on a guess: a release that cannot be read, a data directory that does not look like
-ours, or a cluster without the engine's marker stops the run before anything changes.
+--delete-cluster: the local k3d cluster (CLUSTER_NAME), only when this engine created it —
+the runtime label it puts on the cluster's nodes. Nothing is removed on a guess: a release
+that cannot be read, a data directory that does not look like ours, or a cluster Docker
+cannot vouch for stops the run before anything changes.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from installer.config import ProbeConfig
+from installer.decide import localcluster as lc
 from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import os_name
-from installer.edges import helm, localcluster, proc, workloads
+from installer.edges import helm, k3d, proc, workloads
 from installer.present.redact import Redactor
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 PVC_TIMEOUT_S = 120.0
 STOP_GRACE_S = 10.0
+K3D_DELETE_TIMEOUT_S = 180.0
 OUR_FILES = ("values.yaml", "install.log")  # evidence that a directory is our data directory
 
 
@@ -63,8 +66,8 @@ class Tools:
 def find(env: Mapping[str, str], redactor: Redactor, options: Options) -> Tools:
     os_ = os_name(sys.platform)
     kubectl = proc.find_tool("kubectl", env, os_) if options.delete_data else _maybe("kubectl", env)
-    k3d = proc.find_tool("k3d", env, os_) if options.delete_cluster else None
-    return Tools(proc.find_tool("helm", env, os_), kubectl, k3d, env, redactor)
+    k3d_tool = k3d.find_k3d(env, os_) if options.delete_cluster else None
+    return Tools(proc.find_tool("helm", env, os_), kubectl, k3d_tool, env, redactor)
 
 
 def _maybe(name: str, env: Mapping[str, str]) -> proc.Tool | None:
@@ -98,7 +101,7 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
                       f"home or root directory, or holds no {' or '.join(OUR_FILES)}): it is "
                       "not deleted",
                       "nothing was changed; set HOST_DATA_DIR to the data directory")  # fmt: skip
-    cluster = _cluster(tools, data_dir, cfg.timeout) if options.delete_cluster else None
+    cluster = _cluster(tools, cfg.timeout) if options.delete_cluster else None
     return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster)
 
 
@@ -126,19 +129,26 @@ def _looks_like_ours(path: str) -> bool:
     return any(os.path.exists(os.path.join(path, name)) for name in OUR_FILES)
 
 
-def _cluster(tools: Tools, data_dir: str, timeout: float) -> str:
-    name = localcluster.created_cluster(data_dir)
-    if name is None:
-        raise Refused("--delete-cluster: there is no record that tracebloc-installer created "
-                      "a local cluster here, so none is deleted",
-                      "nothing was changed; delete a cluster you made yourself with "
-                      "`k3d cluster delete <name>`")  # fmt: skip
+def _cluster(tools: Tools, timeout: float) -> str:
+    from installer.commands.localcluster import created_by_engine_check
+
+    name = lc.settings(tools.env).name
     if tools.k3d is None:  # `find` requires k3d whenever --delete-cluster is given
         raise InstallerError("k3d was not found", "install k3d, or name it with TRACEBLOC_K3D")
-    if name not in localcluster.cluster_names(tools.k3d, timeout=timeout, env=tools.env,
-                                              redactor=tools.redactor):  # fmt: skip
-        raise Refused(f"--delete-cluster: the cluster {name} this engine created no longer "
-                      "exists", "nothing was changed; run again without --delete-cluster")  # fmt: skip
+    seen = k3d.read_cluster(tools.k3d, name, env=tools.env, timeout=timeout,
+                            redactor=tools.redactor)  # fmt: skip
+    if not seen.readable:
+        raise Refused(f"--delete-cluster: k3d could not list its clusters: {seen.reason}",
+                      "nothing was changed")  # fmt: skip
+    if not seen.present:
+        raise Refused(f"--delete-cluster: there is no local k3d cluster {name}",
+                      "nothing was changed; run again without --delete-cluster")  # fmt: skip
+    created = created_by_engine_check(tools.env, os_name(sys.platform), name, timeout)
+    if created is not True:
+        why = ("Docker could not say who created it" if created is None
+               else "tracebloc-installer did not create it")  # fmt: skip
+        raise Refused(f"--delete-cluster: the local cluster {name} is kept: {why}",
+                      f"nothing was changed; to remove it anyway: k3d cluster delete {name}")  # fmt: skip
     return name
 
 
@@ -192,8 +202,8 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
                                  "remove the directory as that user or an administrator")  # fmt: skip
         done.append(f"deleted data directory {s.data_dir}")
     if s.cluster and tools.k3d is not None:
-        result = tools.run(tools.k3d, localcluster.delete_args(s.cluster),
-                           localcluster.DELETE_TIMEOUT_S)  # fmt: skip
+        settings = lc.settings(tools.env)
+        result = tools.run(tools.k3d, lc.delete_args(settings), K3D_DELETE_TIMEOUT_S)
         if result.rc != 0:
             raise InstallerError(f"k3d cluster delete failed: {proc.last_line(result.stderr, result.rc)}",
                                  f"delete it by hand: k3d cluster delete {s.cluster}")  # fmt: skip

@@ -116,6 +116,10 @@ class MachineFacts:
     memory_total_bytes: int
     memory_available_bytes: int
     wsl: bool
+    # "docker": memory and CPUs are Docker's budget (on macOS/Windows its VM), the machine
+    # that runs the pods of a local cluster; `host_memory_bytes` keeps the host's total.
+    budget: str = "host"
+    host_memory_bytes: int | None = None
 
 
 @dataclass(frozen=True)

@@ -124,21 +124,26 @@ def _measured(n_bytes: int) -> str:
 
 def _memory(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
     linux = machine.os == "linux"
+    docker = machine.budget == "docker"
     total = machine.memory_total_bytes
+    what = "Docker's memory budget" if docker else "memory"
     findings = []
     under_floor = total + VM_GRACE_BYTES < limits.min_mem_gib * GIB
     if under_floor:
+        # Docker's budget is what the pods get, on every OS: under the floor they OOM.
         findings.append(Finding(
-            "fail" if linux else "warn",
-            f"memory: {_measured(total)} total, the client needs at least "
+            "fail" if linux or docker else "warn",
+            f"{what}: {_measured(total)} total, the client needs at least "
             f"{_gib(limits.min_mem_gib)} (PF_MIN_MEM_GB lowers this floor)",
         ))  # fmt: skip
     elif total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
         findings.append(Finding(
             "warn",
-            f"memory: {_measured(total)} total, below the recommended "
+            f"{what}: {_measured(total)} total, below the recommended "
             f"{_gib(limits.warn_mem_gib)}; training wants about {TRAINING_MEM_GIB} GiB",
         ))  # fmt: skip
+    if docker and total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
+        findings.append(Finding("note", _docker_memory_remedy(machine, limits, under_floor)))
     # Available memory matters only on Linux (elsewhere the cluster's VM has its own), and
     # adds nothing when the total is already under the floor.
     available = machine.memory_available_bytes
@@ -149,6 +154,29 @@ def _memory(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
             f"{_gib(limits.min_mem_gib)}; other programs may leave the client too little",
         ))  # fmt: skip
     return findings
+
+
+OS_RESERVE_GIB = 2  # memory the OS keeps for itself when Docker's VM is sized from the host
+
+
+def _docker_memory_remedy(machine: MachineFacts, limits: Thresholds, under_floor: bool) -> str:
+    """How to give Docker more memory, for this OS; or, when the host itself cannot give
+    the floor and keep the OS its reserve, that no setting will."""
+    host = machine.host_memory_bytes
+    target = limits.warn_mem_gib if under_floor else TRAINING_MEM_GIB
+    if host is not None and host / GIB - OS_RESERVE_GIB < limits.min_mem_gib:
+        return (f"this machine has {_measured(host)} in all; the client needs "
+                f"{_gib(limits.min_mem_gib)} for Docker plus ~{OS_RESERVE_GIB} GiB for the "
+                "operating system: free memory or use a larger machine")  # fmt: skip
+    if host is not None:
+        target = min(target, max(limits.min_mem_gib, math.floor(host / GIB) - OS_RESERVE_GIB))
+    if machine.os == "linux":
+        return (f"give Docker {_gib(target)}: on Linux its budget is the machine's memory or "
+                "a VM/cgroup limit; raise that or free memory, then restart Docker")  # fmt: skip
+    colima = (f" (colima: colima stop && colima start --memory {target:g})"
+              if machine.os == "darwin" else "")  # fmt: skip
+    return (f"give Docker {_gib(target)}: Docker Desktop > Settings > Resources > Memory"
+            f"{colima}, then run the installer again")  # fmt: skip
 
 
 def _cpu(count: int, limits: Thresholds) -> list[Finding]:

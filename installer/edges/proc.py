@@ -109,18 +109,23 @@ def _is_executable(path: str, os_name: str) -> bool:
 def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, str]:
     """The environment for a child process.
 
-    A PyInstaller binary points LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on macOS) at its own
-    bundled libraries and keeps the user's in *_ORIG; a system helm or kubectl must see the
-    user's, or it may load our copies of libc-adjacent libraries.
+    A PyInstaller binary on Linux points LD_LIBRARY_PATH at its own bundled libraries and
+    keeps the user's in LD_LIBRARY_PATH_ORIG (absent when they had none); a system helm or
+    kubectl must see the user's, or it may load our copies of libc-adjacent libraries.
+    On macOS the bootloader leaves DYLD_LIBRARY_PATH alone and writes no _ORIG, so what is
+    there is the user's own and passes unchanged; only an _ORIG (an older bootloader's) is
+    put back.
     """
     out = dict(env)
     if frozen if frozen is not None else getattr(sys, "frozen", False):
-        for var in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"):
-            original = out.pop(var + "_ORIG", None)
-            if original is not None:
-                out[var] = original
-            else:
-                out.pop(var, None)
+        original = out.pop("LD_LIBRARY_PATH_ORIG", None)
+        if original is not None:
+            out["LD_LIBRARY_PATH"] = original
+        else:
+            out.pop("LD_LIBRARY_PATH", None)
+        dyld = out.pop("DYLD_LIBRARY_PATH_ORIG", None)
+        if dyld is not None:
+            out["DYLD_LIBRARY_PATH"] = dyld
     return out
 
 

@@ -43,6 +43,15 @@ def write_values(path: str, data: bytes, *, env: Mapping[str, str], os_: str) ->
     return Written(path, changed=True, backup=backup)
 
 
+def write_private(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -> None:
+    """Write `path` atomically and owner-only, without a backup (a file nobody keeps)."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise _failure(path, f"cannot create its directory: {exc.strerror or exc}") from None
+    _atomic_write(path, data, env=env, os_=os_)
+
+
 def _read_existing(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:

@@ -124,7 +124,8 @@ def probe_text(facts: Facts) -> str:
     m, nodes, release, t = facts.machine, facts.nodes, facts.release, facts.training
     lines = [
         f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, {m.cpu_count} CPUs, "
-        f"{m.memory_total_bytes / GIB:.1f} GiB memory ({m.memory_available_bytes / GIB:.1f} GiB free)",
+        f"{m.memory_total_bytes / GIB:.1f} GiB memory ({m.memory_available_bytes / GIB:.1f} GiB free)"
+        + (" (CPUs and memory: Docker's budget)" if m.budget == "docker" else ""),
     ]
     if nodes.skipped:
         lines.append("cluster:  not read (the size was chosen by TRACEBLOC_TRAINING_RESOURCES)")
@@ -169,12 +170,59 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "mysql": {"engine": plan.mysql, "reason": plan.mysql_reason},
         "gpu": {"vendor": plan.gpu.vendor},
         "helm": helm_json(plan.argv, plan.cfg),
+        "local_cluster": local_json(plan),
         "warnings": warnings(facts) + plan.notes,
     }
 
 
+def local_json(plan: Plan) -> dict[str, Any] | None:
+    local = plan.local
+    if local is None:
+        return None
+    docker = local.docker
+    return {
+        "managed": local.decision.manage,
+        "reason": local.decision.reason,
+        "name": local.settings.name if local.settings else None,
+        "action": local.action,
+        "docker": None if docker is None else {
+            "state": docker.state, "memory_bytes": docker.memory_bytes, "cpus": docker.cpus,
+            "nvidia_runtime": docker.nvidia, **({"reason": docker.reason} if docker.reason else {}),
+        },
+        "gpu": local.gpu,
+        "leftovers": list(local.leftovers),
+        "drift": [{"level": d.level, "message": d.message, "remedy": d.remedy}
+                  for d in local.drift],
+        "problems": [{"message": m, "remedy": r} for m, r in local.problems],
+        "commands": [list(argv) for argv in local.commands],
+    }  # fmt: skip
+
+
+def local_text(plan: Plan) -> list[str]:
+    local = plan.local
+    if local is None or local.decision.manage is False:
+        return []
+    if local.decision.manage is None:
+        return [f"local cluster: undecided: {local.decision.reason}"]
+    name = local.settings.name if local.settings else "?"
+    lines = [f"local cluster: {name}: {local.action or 'cannot proceed'} ({local.decision.reason})"]
+    if local.docker is not None and local.docker.memory_bytes and local.docker.cpus:
+        lines.append(f"  docker: {local.docker.cpus} CPUs, "
+                     f"{local.docker.memory_bytes / GIB:.1f} GiB (the budget the pods get)")  # fmt: skip
+    lines += [f"  problem: {m}; {r}" for m, r in local.problems]
+    lines += [f"  {d.level}: {d.message}" for d in local.drift]
+    if local.leftovers:
+        lines.append("  earlier data (install asks, or --reuse-data/--wipe-data/--data-dir): "
+                     + ", ".join(local.leftovers))
+    if local.commands:
+        lines.append("  commands:")
+        lines += ["    " + " ".join(_quote(part) for part in argv) for argv in local.commands]
+    return lines
+
+
 def plan_text(plan: Plan) -> str:
     lines = [probe_text(plan.facts)]
+    lines += local_text(plan)
     lines += [f"notice:   {note}" for note in plan.notes]
     missing = missing_credentials(plan.values)
     if missing:

@@ -27,6 +27,22 @@ _WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "T
                  "USERNAME", "USERDOMAIN")  # fmt: skip
 
 
+KUBECONFIG_OF_A_CLUSTER = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: office
+  cluster: {server: "https://10.1.2.3:6443"}
+contexts:
+- name: office
+  context: {cluster: office, user: me}
+users:
+- name: me
+  user: {token: not-a-secret}
+current-context: office
+"""
+
+
 def installer_command() -> list[str]:
     """How tests start the CLI: the frozen binary named by TB_INSTALLER_BIN (the binary-level
     suite), else the source tree as `python -m installer`."""
@@ -79,6 +95,11 @@ class FakeCluster:
         self._save()
         for tool in ("kubectl", "helm"):
             self.install(tool)
+        # The user's own cluster is current, as on any machine where kubectl already works;
+        # tests of the local k3d cluster remove it (`no_kubeconfig`).
+        self.kubeconfig = self.home / ".kube" / "config"
+        self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        self.kubeconfig.write_text(KUBECONFIG_OF_A_CLUSTER, encoding="utf-8")
 
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
@@ -109,6 +130,10 @@ class FakeCluster:
         grandchild: bool = False,
         on_term: int = 0,
         times: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        mark: str | None = None,
+        write: list[tuple[str, str]] | None = None,
     ) -> FakeCluster:
         """Answer calls whose argv holds `match` in order; the latest rule wins. With `times`
         the rule answers that many calls and then yields to the rules added before it."""
@@ -116,6 +141,11 @@ class FakeCluster:
                                 "grandchild": grandchild, "on_term": on_term}
         if times is not None:
             rule.update(times=times, id=sum(len(rules) for rules in self.scenario.values()))
+        for key, value in (("after", after), ("before", before), ("mark", mark)):
+            if value:
+                rule[key] = value
+        if write:
+            rule["write"] = [list(pair) for pair in write]
         if isinstance(stdout, bytes):
             rule["stdout_b64"] = base64.b64encode(stdout).decode()
         else:

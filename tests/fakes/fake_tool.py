@@ -6,6 +6,9 @@ Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario
 `on_term` (an exit code): stop on SIGTERM/CTRL_BREAK, noting "<pid> <signal>" in `<log>.signals`.
 `times` (with an `id`): the rule answers that many calls, then steps aside for the next one,
 so successive calls can replay a changing state (a rollout, polled).
+State across calls: a rule with `"after": "<mark>"` answers only once that mark was set, one
+with `"before": "<mark>"` only until then; `"mark": "<mark>"` sets it when the rule answers.
+`"write": [[path, text], ...]` writes those files when the rule answers (k3d's kubeconfig).
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
 is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
 a `grandchild` is appended to `<log>.grandchildren`, one per line.
@@ -56,11 +59,26 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         log.write(json.dumps(entry) + "\n")
     with open(scenario_path, encoding="utf-8") as handle:
         rules = json.load(handle).get(tool, [])
+    marks = os.path.join(os.path.dirname(scenario_path), "marks")
+
+    def marked(name: str) -> bool:
+        return os.path.exists(os.path.join(marks, name))
+
     rule = next((r for r in rules if _matches(r.get("match", []), argv)
+                 and ("after" not in r or marked(r["after"]))
+                 and ("before" not in r or not marked(r["before"]))
                  and _take_turn(r, log_path)), None)  # fmt: skip
     if rule is None:
         sys.stderr.write(f"fake {tool}: no scripted answer for {argv}\n")
         return 97
+    if rule.get("mark"):
+        os.makedirs(marks, exist_ok=True)
+        with open(os.path.join(marks, rule["mark"]), "w", encoding="utf-8"):
+            pass
+    for path, text in rule.get("write", []):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
     if rule.get("grandchild"):
         # A descendant that would outlive us unless the caller kills the whole tree.
         grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])

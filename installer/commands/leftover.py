@@ -1,0 +1,118 @@
+"""Questions the local cluster asks a person: whether to go ahead, and what to do with data
+an earlier client left in the data directory. Data is never deleted without an explicit
+choice: `--wipe-data`/TB_LEFTOVER_ACTION=wipe, or `w` typed at the prompt. With no choice and
+nobody to ask, the install stops and says how to choose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from installer.commands import credentials
+from installer.config import PlanConfig
+from installer.decide.errors import BadInput, InstallerError
+from installer.edges import datadir
+from installer.present.ui import Ui
+
+if TYPE_CHECKING:
+    from installer.commands.localcluster import Local
+
+CHOICES = {"r": "reuse", "reuse": "reuse", "k": "reuse", "keep": "reuse", "w": "wipe",
+           "wipe": "wipe", "n": "new", "new": "new"}  # fmt: skip
+HOW_TO_CHOOSE = ("run again with one of:\n"
+                 "  --reuse-data        keep the data and use it (TB_LEFTOVER_ACTION=reuse)\n"
+                 "  --wipe-data         delete it and start fresh (TB_LEFTOVER_ACTION=wipe)\n"
+                 "  --data-dir=PATH     install into another directory (HOST_DATA_DIR)\n"
+                 "  (TRACEBLOC_SKIP_LEFTOVER_GUARD=1 skips this check)")  # fmt: skip
+
+
+def _terminal(os_: str) -> credentials.Terminal | None:
+    return credentials.open_terminal(os_)
+
+
+def confirm(local: Local, ui: Ui, os_: str) -> None:
+    """Show what will be run against Docker and ask; no terminal means nobody can be asked,
+    and the run goes on as `--yes` would (creating a cluster deletes nothing)."""
+    terminal = _terminal(os_)
+    if terminal is None:
+        return
+    s = local.settings
+    assert s is not None
+    terminal.say(f"The local cluster {s.name} will be {_verb(local.action)} with:")
+    for argv in local.commands:
+        terminal.say("  " + " ".join(argv))
+    try:
+        answer = terminal.ask("Proceed? [Y/n] ").strip().lower()
+    except EOFError:
+        answer = "n"
+    if answer not in ("", "y", "yes"):
+        raise InstallerError("stopped before changing anything", "run again to install")
+
+
+def _verb(action: str | None) -> str:
+    return {"create": "created", "start": "started"}.get(action or "", "used")
+
+
+def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
+          interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
+    """Only before a new cluster: an existing one keeps its data by design."""
+    s = local.settings
+    assert s is not None
+    found = list(local.leftovers)
+    if not found or not s.leftover_guard:
+        return cfg
+    ui.warn(f"data of an earlier tracebloc client is in {cfg.host_data_dir}:")
+    for path in found:
+        ui.info(f"  {path}")
+    node_local = s.storage_mode == "node-local"
+    if node_local:
+        ui.info("node-local storage keeps its data inside the node: this data would be left "
+                "on disk, not used")  # fmt: skip
+    action = s.leftover_action
+    terminal = _terminal(os_) if interactive and action is None else None
+    if action is None and terminal is None:
+        raise InstallerError("existing data found and no choice was given; nothing was "
+                             "changed", HOW_TO_CHOOSE)  # fmt: skip
+    if action is None and terminal is not None:
+        terminal.say(f"  [r] {'keep (left unused)' if node_local else 'reuse'}  [w] wipe  "
+                     "[n] another directory  [a] abort (default)")  # fmt: skip
+        try:
+            action = CHOICES.get(terminal.ask("Choice [r/w/n/a]: ").strip().lower(), "abort")
+        except EOFError:
+            action = "abort"
+    if action == "reuse":
+        ui.info(f"keeping the data in {cfg.host_data_dir} (your choice)")
+        return cfg
+    if action == "wipe":
+        survivors = datadir.wipe(cfg.host_data_dir, found)
+        if survivors:
+            raise InstallerError(f"could not delete {', '.join(survivors)} (owned by another "
+                                 "user, or a link); nothing else was changed",
+                                 "remove them yourself, or choose another directory")  # fmt: skip
+        ui.info(f"deleted the earlier data in {cfg.host_data_dir} (your choice)")
+        return cfg
+    if action == "new" and terminal is not None:
+        try:
+            raw = terminal.ask("New data directory: ").strip()
+        except EOFError:
+            raw = ""
+        if not raw:
+            raise InstallerError("no directory given; nothing was changed", HOW_TO_CHOOSE)
+        new = moved(cfg, os.path.abspath(os.path.expanduser(raw)))
+        again = dataclasses.replace(local, leftovers=tuple(datadir.leftovers(new.host_data_dir)))
+        return guard(again, new, env, ui, interactive=interactive, os_=os_)
+    raise InstallerError(f"stopped: the data in {cfg.host_data_dir} was left untouched",
+                         HOW_TO_CHOOSE)  # fmt: skip
+
+
+def moved(cfg: PlanConfig, data_dir: str) -> PlanConfig:
+    """The config with another data directory (and the values file in it, unless the
+    caller brought their own)."""
+    if not data_dir or data_dir == os.path.abspath(os.sep):
+        raise BadInput(f"{data_dir!r} cannot be the data directory")
+    values = cfg.values_path if cfg.values_given else os.path.join(data_dir, "values.yaml")
+    return dataclasses.replace(cfg, host_data_dir=data_dir, values_path=values)
+

@@ -1,0 +1,392 @@
+"""The local k3d cluster as the first step of an install: survey (reads only, also what
+`plan` shows), then bring it up — create, start or adopt — merge and anchor the kube context,
+and wait for the API. Nothing is created before Docker, k3d and the drift checks have all
+answered; nothing is deleted except a partial cluster this run's own create left behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ntpath
+import os
+import posixpath
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from installer.commands import leftover
+from installer.config import PlanConfig
+from installer.decide import localcluster as lc
+from installer.decide.drift import (
+    DockerRead,
+    Drift,
+    Inspected,
+    budget_machine,
+    created_by_engine,
+    docker_remedy,
+    drift,
+)
+from installer.decide.errors import BadInput, InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.model import MachineFacts
+from installer.decide.render import to_yaml
+from installer.edges import datadir, docker, k3d, kubeconfig, proc
+from installer.edges.valuesfile import write_private
+from installer.present.redact import Redactor
+from installer.present.ui import Ui
+
+CREATE, START, ADOPT = "create", "start", "adopt"
+
+
+@dataclass(frozen=True)
+class Local:
+    settings: lc.Settings | None
+    decision: lc.Decision
+    machine: MachineFacts
+    docker: DockerRead | None = None
+    cluster: k3d.ClusterRead | None = None
+    inspected: Inspected | None = None
+    drift: tuple[Drift, ...] = ()
+    action: str | None = None
+    gpu: bool = False
+    leftovers: tuple[str, ...] = ()
+    problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
+    commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
+
+    @property
+    def managed(self) -> bool:
+        return self.decision.manage is True
+
+
+def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
+    join = ntpath.join if windows else posixpath.join
+    folder = join(data_dir, ".k3d")
+    return lc.CreateFiles(
+        proxy_config=join(folder, f"{s.name}-proxy.yaml") if lc.proxy_config(env) else None,
+        registries=join(folder, f"{s.name}-registries.yaml") if s.ca_bundle else None,
+    )
+
+
+def ca_path(s: lc.Settings) -> str | None:
+    if not s.ca_bundle:
+        return None
+    path = os.path.abspath(os.path.expanduser(s.ca_bundle))
+    if not os.path.isfile(path):
+        raise BadInput(f"{s.ca_variable}={s.ca_bundle!r} is not a file",
+                       "point it at your corporate CA bundle (PEM), or unset it")  # fmt: skip
+    return path
+
+
+def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
+                 release: str) -> tuple[tuple[str, ...], ...]:  # fmt: skip
+    """Every docker/k3d command bring_up and release_dirs would run, argv exactly."""
+    s = local.settings
+    if s is None or not local.managed or local.action is None:
+        return ()
+    out: list[tuple[str, ...]] = []
+    if local.action == CREATE:
+        files = files_for(s, data_dir, env, os_ == "windows")
+        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=ca_path(s))
+        out.append(("k3d", *args))
+        nodes = lc.node_names(s)
+    else:
+        if local.action == START:
+            out.append(("k3d", *lc.start_args(s)))
+        nodes = list(local.cluster.nodes) if local.cluster else []
+    if s.autostart and nodes:
+        out.append(("docker", *lc.restart_args(nodes)))
+    out.append(("k3d", *lc.merge_args(s)))
+    if os_ == "windows" and s.storage_mode == "hostpath":
+        out.append(("docker", *exec_args(s, release)))
+    return tuple(out)
+
+
+def exec_args(s: lc.Settings, release: str) -> list[str]:
+    dirs = lc.node_release_dirs(release, dataset=bool(s.dataset_dir))
+    return ["exec", s.server0, "sh", "-c", lc.chmod_script(dirs)]
+
+
+def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
+           machine: MachineFacts, os_: str) -> Local:  # fmt: skip
+    conn = cfg.probe.conn
+    if conn.kubeconfig or conn.context:
+        return Local(None, lc.decide(conn, lc.ContextRead(True), _unused()), machine)
+    s = lc.settings(env)
+    if s.dataset_dir and not os.path.isdir(s.dataset_dir):
+        raise BadInput(f"HOST_DATASET_DIR={s.dataset_dir!r} is not a directory",
+                       "mount the dataset volume first, or unset HOST_DATASET_DIR")  # fmt: skip
+    decision = lc.decide(conn, kubeconfig.read_context(env, os_), s)
+    if not decision.manage:
+        return Local(s, decision, machine)
+    timeout = cfg.probe.timeout
+    problems: list[tuple[str, str]] = []
+    info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
+    if info.state != "running":
+        problems.append((info.reason or "Docker is not running", docker_remedy(os_, info.state)))
+        return Local(s, decision, machine, docker=info, problems=tuple(problems))
+    machine = budget_machine(machine, info)
+    try:
+        tool = k3d.find_k3d(env, os_)
+    except ToolNotFound as exc:
+        problems.append((exc.message, exc.remedy))
+        return Local(s, decision, machine, docker=info, problems=tuple(problems))
+    cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
+    if not cluster.readable:
+        problems.append((f"k3d could not list its clusters: {cluster.reason}",
+                         "check that Docker answers (docker ps), then run the installer again"))  # fmt: skip
+        return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems))
+    inspected: Inspected | None = None
+    found: tuple[Drift, ...] = ()
+    left: tuple[str, ...] = ()
+    action = CREATE
+    if cluster.present:
+        action = START if not cluster.running else ADOPT
+        inspected = docker.inspect(docker.find_docker(env, os_), s.server0, s.serverlb,
+                                   env=env, timeout=timeout, redactor=redactor)  # fmt: skip
+        if not inspected.readable:
+            problems.append((f"could not inspect the existing cluster {s.name}: "
+                             f"{inspected.reason}", "check `docker ps -a`, then run again"))  # fmt: skip
+        found = tuple(drift(s, env, inspected))
+    else:
+        left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
+    local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
+                  drift=found, action=action, gpu=info.nvidia, leftovers=left,
+                  problems=tuple(problems))  # fmt: skip
+    return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
+                                                            cfg.probe.release))  # fmt: skip
+
+
+def _unused() -> lc.Settings:
+    # The decision for an explicitly named cluster reads no settings at all.
+    return lc.settings({})
+
+
+def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
+             ui: Ui, *, interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
+    """Create, start or adopt the cluster; returns the config (the data directory may have
+    changed at the leftover question)."""
+    s = local.settings
+    if local.decision.manage is None:
+        raise InstallerError(f"cannot tell which cluster to install into: "
+                             f"{local.decision.reason}", "fix the kubeconfig, or name the "
+                             "cluster with --kubeconfig/--context")  # fmt: skip
+    if s is None or not local.managed:
+        return cfg
+    for message, remedy in local.problems:
+        raise InstallerError(message, remedy)
+    for finding in local.drift:
+        (ui.error if finding.level == "fail" else ui.warn)(finding.message)
+    failed = [f for f in local.drift if f.level == "fail"]
+    if failed:
+        raise InstallerError(f"the existing cluster {s.name} does not match this install; "
+                             "nothing was changed", failed[0].remedy)  # fmt: skip
+    for finding in local.drift:
+        for line in finding.remedy.splitlines():
+            ui.info(f"  {line}")
+    if interactive:
+        leftover.confirm(local, ui, os_)
+    run = _Runner(env, redactor, os_)
+    if local.action == CREATE:
+        cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        _create(local, cfg, env, ui, run, os_)
+    elif local.action == START:
+        with ui.step(f"Starting the local cluster {s.name}"):
+            result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")
+        if result.rc != 0:
+            raise InstallerError(f"k3d could not start the cluster {s.name}: "
+                                 f"{proc.last_line(result.stderr, result.rc)}",
+                                 "check that Docker is running, then run the installer again")  # fmt: skip
+    else:
+        ui.info(f"using the running local cluster {s.name}")
+    nodes = lc.node_names(s) if local.action == CREATE else list(local.cluster.nodes if local.cluster else ())
+    if s.autostart and nodes:
+        try:
+            result = run.docker(lc.restart_args(nodes), cfg.probe.timeout * 3)
+            if result.rc != 0:
+                ui.warn(f"could not set the restart policy of the cluster's nodes "
+                        f"({proc.last_line(result.stderr, result.rc)}); after a reboot run "
+                        f"`k3d cluster start {s.name}`")  # fmt: skip
+        except InstallerError as exc:
+            ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
+    _merge(s, env, ui, run, os_)
+    _wait_for_api(s, env, ui, redactor, os_)
+    return cfg
+
+
+class _Runner:
+    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str) -> None:
+        self.env, self.redactor, self.os = env, redactor, os_
+
+    def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
+        tool = k3d.find_k3d(self.env, self.os)
+        try:
+            return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor)
+        except ToolTimeout as exc:
+            exc.remedy = f"{doing} took longer than {timeout:g}s; check that Docker is healthy"
+            raise
+
+    def docker(self, args: list[str], timeout: float) -> proc.Result:
+        return proc.run(docker.find_docker(self.env, self.os), args, timeout=timeout,
+                        env=self.env, redactor=self.redactor)  # fmt: skip
+
+
+_X509 = ("x509", "certificate signed by unknown authority", "tls: failed to verify")
+
+
+def _create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: _Runner,
+            os_: str) -> None:  # fmt: skip
+    s = local.settings
+    assert s is not None
+    data_dir = cfg.host_data_dir
+    datadir.ensure_traversable(data_dir)
+    files = files_for(s, data_dir, env, os_ == "windows")
+    ca = ca_path(s)
+    documents = ((files.proxy_config, lc.proxy_config(env)),
+                 (files.registries, lc.registries_config() if ca else None))  # fmt: skip
+    written: list[str] = []
+    try:
+        for path, doc in documents:
+            if path and doc:
+                # Owner-only and atomic: the proxy configuration may hold a password.
+                write_private(path, to_yaml(doc), env=env, os_=os_)
+                written.append(path)
+        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=ca)
+        deadline = s.create_timeout_s + lc.CREATE_BACKSTOP_S
+        try:
+            with ui.step(f"Creating the local cluster {s.name} (first run downloads its images)"):
+                result = run.k3d(args, deadline, "creating the cluster")
+        except ToolTimeout as exc:
+            _remove_partial(s, ui, run)
+            raise InstallerError(
+                f"creating the local cluster {s.name} did not finish within {deadline / 60:g} "
+                "minutes and was stopped; the partial cluster was removed",
+                _x509_hint(exc.output, os_) or "check that Docker is healthy and this machine "
+                "can pull images, then run again (TB_CREATE_TIMEOUT_MIN raises the bound)",
+            ) from None
+    finally:
+        for path in written:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    if result.rc != 0:
+        after = k3d.read_cluster(k3d.find_k3d(env, os_), s.name, env=env,
+                                 timeout=cfg.probe.timeout, redactor=run.redactor)  # fmt: skip
+        if after.present:
+            _remove_partial(s, ui, run)
+        said = result.stderr + result.stdout
+        raise InstallerError(f"k3d could not create the cluster {s.name}: "
+                             f"{proc.last_line(result.stderr or result.stdout, result.rc)}",
+                             _x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip
+
+
+def _remove_partial(s: lc.Settings, ui: Ui, run: _Runner) -> None:
+    try:
+        with ui.step(f"Removing the partially created cluster {s.name}"):
+            result = run.k3d(lc.delete_args(s), lc.DELETE_TIMEOUT_S, "removing the cluster")
+        if result.rc == 0:
+            return
+    except InstallerError:
+        pass
+    ui.warn(f"could not remove the partial cluster: run `k3d cluster delete {s.name}` before "
+            "running the installer again")  # fmt: skip
+
+
+def _x509_hint(output: str, os_: str) -> str:
+    if not any(marker in output.lower() for marker in _X509):
+        return ""
+    where = ("add the CA to the system trust store (update-ca-certificates / update-ca-trust), "
+             "then restart Docker" if os_ == "linux" else
+             "add the CA to the system's trusted roots, then restart Docker Desktop")  # fmt: skip
+    return ("Docker could not verify TLS while pulling k3d's images (x509): the Docker daemon "
+            f"itself must trust your corporate CA; {where}")  # fmt: skip
+
+
+def _merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: _Runner, os_: str) -> None:
+    command = "k3d " + " ".join(lc.merge_args(s))
+    try:
+        result = run.k3d(lc.merge_args(s), lc.MERGE_TIMEOUT_S, "merging the kubeconfig")
+    except ToolTimeout:
+        result = None
+    if result is None or result.rc != 0:
+        said = proc.last_line(result.stderr, result.rc) if result else "timed out"
+        raise InstallerError(f"could not point kubectl at the cluster {s.name} ({said}); "
+                             "stopping rather than install into another cluster",
+                             f"fix the kubeconfig (is it writable?), then run: {command}")  # fmt: skip
+    try:
+        fixed = kubeconfig.anchor(env, os_, s.context)
+    except (OSError, ValueError) as exc:
+        ui.warn(f"could not anchor the kubeconfig's server address to 127.0.0.1: {exc}")
+    else:
+        if fixed:
+            ui.info(f"kubeconfig: {s.context} now reaches the API at {fixed}")
+    context = kubeconfig.read_context(env, os_)
+    if context.current != s.context:
+        raise InstallerError(
+            f"after merging, the current kube context is {context.current or 'unreadable'}, "
+            f"not {s.context}; stopping rather than install into another cluster",
+            f"run: kubectl config use-context {s.context}, then run the installer again",
+        )
+
+
+def _wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
+                  os_: str) -> None:  # fmt: skip
+    tool = proc.find_tool("kubectl", env, os_)
+    deadline = time.monotonic() + s.api_wait_s
+    with ui.step("Waiting for the cluster's API"):
+        while True:
+            try:
+                result = proc.run(tool, lc.api_wait_args(), timeout=10, env=env,
+                                  redactor=redactor)  # fmt: skip
+                if result.rc == 0:
+                    return
+            except ToolTimeout:
+                pass
+            if time.monotonic() + 2 > deadline:
+                break
+            time.sleep(2)
+    raise InstallerError(f"the cluster {s.name} runs but its API did not answer within "
+                         f"{s.api_wait_s:g}s", "check `docker ps`; on a slow or proxied machine "
+                         "raise TB_API_WAIT_S; running the installer again is safe")  # fmt: skip
+
+
+def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, str],
+                 redactor: Redactor, ui: Ui, os_: str) -> None:  # fmt: skip
+    """The release's hostPath directories, with their modes, before the first pod."""
+    s = local.settings
+    if s is None or not local.managed or s.storage_mode != "hostpath":
+        return
+    dirs = lc.release_dirs(cfg.host_data_dir, s.dataset_dir, release, windows=os_ == "windows")
+    try:
+        unset = datadir.make_dirs(dirs)
+    except OSError as exc:
+        raise InstallerError(f"could not create the data directories of {release}: {exc}",
+                             "check the permissions of HOST_DATA_DIR") from None  # fmt: skip
+    if unset:
+        ui.warn(f"could not set the mode of {', '.join(unset)}; the first data ingest may "
+                "fail with 'Permission denied'")  # fmt: skip
+    if os_ == "windows":
+        # Windows cannot hold POSIX modes: they are set inside the node.
+        run = _Runner(env, redactor, os_)
+        try:
+            result = run.docker(exec_args(s, release), 60)
+            ok = result.rc == 0
+        except InstallerError:
+            ok = False
+        if not ok:
+            ui.warn("could not make the data directories writable inside the cluster; fix: "
+                    "docker " + " ".join(exec_args(s, release)[:3]) + f" sh -c \"{exec_args(s, release)[-1]}\"")  # fmt: skip
+
+
+def created_by_engine_check(env: Mapping[str, str], os_: str, name: str,
+                            timeout: float) -> bool | None:  # fmt: skip
+    """Whether the engine created the local cluster `name` (its runtime label); None when
+    Docker could not say. For `uninstall --delete-cluster`: delete only on True."""
+    s = dataclasses.replace(lc.settings({}), name=name)
+    try:
+        tool = docker.find_docker(env, os_)
+    except ToolNotFound:
+        return None
+    seen = docker.inspect(tool, s.server0, s.serverlb, env=env, timeout=timeout)
+    if not seen.readable:
+        return None
+    return created_by_engine(seen.server)

@@ -1,0 +1,319 @@
+"""The local k3d cluster: its settings, when the engine manages it, and the exact argv. Pure.
+
+The twins created this cluster on a workstation with Docker and no cluster; the argv here is
+theirs, token for token, with one addition (the runtime label that records that the engine
+created the cluster, so `uninstall --delete-cluster` never removes one it did not make).
+Every k3d/docker command an install runs is built here, so `plan` can show it exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import ntpath
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from installer.config import MAX_WAIT_S, STORAGE_MODES, env_number
+from installer.decide.errors import BadInput
+from installer.decide.model import Connection
+
+DEFAULT_CLUSTER_NAME = "tracebloc"
+DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
+DEFAULT_CREATE_TIMEOUT_MIN = 15.0
+DEFAULT_API_WAIT_S = 180.0
+START_TIMEOUT_S = 5 * 60.0  # the twins' bound on `k3d cluster start`
+MERGE_TIMEOUT_S = 60.0
+DELETE_TIMEOUT_S = 120.0
+# k3d's own --timeout should end a stuck create; this backstop kills k3d if it wedges past it.
+CREATE_BACKSTOP_S = 5 * 60.0
+API_PORT = "127.0.0.1:6550"
+NODE_DATA = "/tracebloc"
+NODE_DATASET = "/tracebloc-data"
+NODE_CA = "/etc/ssl/certs/tracebloc-mitm-ca.crt"
+# Registries whose TLS a break-and-inspect proxy re-signs: containerd in every node is
+# pointed at the corporate CA for each of them.
+CA_REGISTRIES = ("docker.io", "registry-1.docker.io", "auth.docker.io", "ghcr.io")
+CREATED_LABEL = "tracebloc.io/created-by"
+CREATED_VALUE = "tracebloc-installer"
+# Cluster-internal destinations that must never go through a corporate proxy: loopback, the
+# private ranges (pod and service CIDRs, the k3d network), the in-cluster DNS suffixes.
+NO_PROXY_DEFAULTS = (
+    "localhost", "127.0.0.1", "0.0.0.0", "169.254.169.254", "10.0.0.0/8", "172.16.0.0/12",
+    "192.168.0.0/16", ".svc", ".svc.cluster.local", ".cluster.local", "host.k3d.internal",
+)  # fmt: skip
+CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
+LEFTOVER_ACTIONS = ("reuse", "wipe")
+# Shared hostPath directory modes, as the twins and the chart's init-writable-data set them:
+# data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
+# ingest that wrote the files); logs add sticky (nobody deletes another writer's logs).
+DATA_DIR_MODE = 0o2777
+LOGS_DIR_MODE = 0o3777
+MYSQL_DIR_MODE = 0o777
+
+_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    name: str
+    servers: int
+    agents: int
+    k3s_version: str  # "latest": no --image, k3d's own default
+    create_timeout_s: float
+    api_wait_s: float
+    storage_mode: str
+    dataset_dir: str | None
+    ca_bundle: str | None  # the path as given; the command layer checks it is a file
+    ca_variable: str | None
+    autostart: bool
+    leftover_action: str | None
+    leftover_guard: bool
+
+    @property
+    def context(self) -> str:
+        return f"k3d-{self.name}"
+
+    @property
+    def server0(self) -> str:
+        return f"k3d-{self.name}-server-0"
+
+    @property
+    def serverlb(self) -> str:
+        return f"k3d-{self.name}-serverlb"
+
+
+def _count(env: Mapping[str, str], name: str, default: int, least: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < least or int(raw) > 99:
+        raise BadInput(f"{name}={raw!r} is not a whole number from {least} to 99",
+                       f"set {name} to a number such as {default}, or unset it")  # fmt: skip
+    return int(raw)
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    return env.get(name, "").strip().lower() in _TRUE
+
+
+def settings(env: Mapping[str, str]) -> Settings:
+    name = env.get("CLUSTER_NAME", "").strip() or DEFAULT_CLUSTER_NAME
+    if not _NAME.fullmatch(name):
+        raise BadInput(f"CLUSTER_NAME={name!r} is not a k3d cluster name",
+                       "start with a letter; letters, digits, '.', '_' and '-'; at most 63")  # fmt: skip
+    mode = env.get("TB_STORAGE_MODE", "").strip().lower() or STORAGE_MODES[0]
+    servers = _count(env, "SERVERS", 1, 1)
+    agents = _count(env, "AGENTS", 1, 0)
+    if mode == "node-local":
+        # local-path volumes live on one node: a second node (server or agent) could run a
+        # job that cannot reach the data.
+        servers, agents = 1, 0
+    dataset = env.get("HOST_DATASET_DIR", "").strip() or None
+    if dataset and mode == "node-local":
+        raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
+                       "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
+    ca_variable = ca_bundle = None
+    for variable in CA_VARIABLES:
+        if env.get(variable, "").strip():
+            ca_variable, ca_bundle = variable, env.get(variable, "").strip()
+            break
+    action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
+    if action is not None and action not in LEFTOVER_ACTIONS:
+        raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
+                       "use --reuse-data, --wipe-data or --data-dir=PATH")  # fmt: skip
+    minutes = env_number(env, "TB_CREATE_TIMEOUT_MIN", DEFAULT_CREATE_TIMEOUT_MIN,
+                         zero_ok=False, most=MAX_WAIT_S / 60)  # fmt: skip
+    return Settings(
+        name=name,
+        servers=servers,
+        agents=agents,
+        k3s_version=env.get("K8S_VERSION", "").strip() or DEFAULT_K3S_VERSION,
+        create_timeout_s=minutes * 60,
+        api_wait_s=env_number(env, "TB_API_WAIT_S", DEFAULT_API_WAIT_S, zero_ok=False,
+                              most=MAX_WAIT_S),  # fmt: skip
+        storage_mode=mode,
+        dataset_dir=dataset,
+        ca_bundle=ca_bundle,
+        ca_variable=ca_variable,
+        autostart=not _flag(env, "TRACEBLOC_NO_AUTOSTART"),
+        leftover_action=action,
+        leftover_guard=not _flag(env, "TRACEBLOC_SKIP_LEFTOVER_GUARD"),
+    )
+
+
+# --- when ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextRead:
+    """The merged kubeconfig's current context. `readable` False: a file could not be read."""
+
+    readable: bool
+    current: str | None = None
+    usable: bool = False  # the current context names a context and a cluster that exist
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    manage: bool | None  # None: cannot tell (the kubeconfig could not be read)
+    reason: str
+
+
+def decide(conn: Connection, context: ContextRead, s: Settings) -> Decision:
+    """The engine manages the local cluster only when nobody pointed it elsewhere: no
+    --kubeconfig/--context, and no usable current context or our own one."""
+    if conn.kubeconfig or conn.context:
+        return Decision(False, "a cluster was named with --kubeconfig/--context")
+    if not context.readable:
+        return Decision(None, f"the kubeconfig could not be read: {context.reason}")
+    if context.current == s.context:
+        return Decision(True, f"the current context is the engine's own {s.context}")
+    if context.current and context.usable:
+        return Decision(False, f"the current context {context.current} is used as it is")
+    if context.current:
+        return Decision(True, f"the current context {context.current} names no cluster")
+    return Decision(True, "no current kube context")
+
+
+# --- argv ----------------------------------------------------------------------------
+
+
+def duration(seconds: float) -> str:
+    """A Go duration for k3d's --timeout: whole minutes as the twins wrote them, else seconds."""
+    if seconds % 60 == 0:
+        return f"{int(seconds // 60)}m"
+    return f"{math.ceil(seconds)}s"
+
+
+@dataclass(frozen=True)
+class CreateFiles:
+    """Paths of the k3d config files the create reads (written by the command layer)."""
+
+    proxy_config: str | None
+    registries: str | None
+
+
+def create_args(
+    s: Settings, data_dir: str, *, gpu: bool, files: CreateFiles, ca_path: str | None
+) -> list[str]:
+    args = ["cluster", "create", s.name, "--servers", str(s.servers), "--agents",
+            str(s.agents), "--api-port", API_PORT]  # fmt: skip
+    disable = ["traefik", "servicelb"]
+    if s.storage_mode == "hostpath":
+        # The chart brings its own storage class for the hostPath volumes.
+        args += ["-v", f"{data_dir}:{NODE_DATA}@all"]
+        disable.append("local-storage")
+    for component in disable:
+        args += ["--k3s-arg", f"--disable={component}@server:*"]
+    args += ["--wait", "--timeout", duration(s.create_timeout_s)]
+    if s.dataset_dir:
+        args += ["-v", f"{s.dataset_dir}:{NODE_DATASET}@all"]
+    if s.k3s_version != "latest":
+        args += ["--image", f"rancher/k3s:{s.k3s_version}"]
+    if gpu:
+        args.append("--gpus=all")
+    if files.proxy_config:
+        args += ["--config", files.proxy_config]
+    if ca_path and files.registries:
+        args += ["-v", f"{ca_path}:{NODE_CA}@all", "--registry-config", files.registries]
+    args += ["--runtime-label", f"{CREATED_LABEL}={CREATED_VALUE}@server:*"]
+    return args
+
+
+def start_args(s: Settings) -> list[str]:
+    return ["cluster", "start", s.name, "--wait", "--timeout", duration(START_TIMEOUT_S)]
+
+
+def delete_args(s: Settings) -> list[str]:
+    return ["cluster", "delete", s.name]
+
+
+def list_args() -> list[str]:
+    return ["cluster", "list", "-o", "json"]
+
+
+def merge_args(s: Settings) -> list[str]:
+    return ["kubeconfig", "merge", s.name, "--kubeconfig-merge-default",
+            "--kubeconfig-switch-context"]  # fmt: skip
+
+
+def node_names(s: Settings) -> list[str]:
+    """The containers a fresh create makes (k3d's own naming), for the restart policy."""
+    return ([f"k3d-{s.name}-server-{i}" for i in range(s.servers)]
+            + [f"k3d-{s.name}-agent-{i}" for i in range(s.agents)] + [s.serverlb])  # fmt: skip
+
+
+def restart_args(nodes: list[str]) -> list[str]:
+    return ["update", "--restart", "unless-stopped", *nodes]
+
+
+def api_wait_args() -> list[str]:
+    return ["cluster-info", "--request-timeout=5s"]
+
+
+# --- proxies and the CA, carried into the nodes --------------------------------------
+
+
+def no_proxy(env: Mapping[str, str]) -> str:
+    """The host's NO_PROXY (or no_proxy) ∪ the cluster ranges; host entries first, no repeats."""
+    host = env.get("NO_PROXY") or env.get("no_proxy") or ""
+    seen: list[str] = []
+    for entry in [*host.split(","), *NO_PROXY_DEFAULTS]:
+        entry = "".join(entry.split())
+        if entry and entry not in seen:
+            seen.append(entry)
+    return ",".join(seen)
+
+
+def proxy_config(env: Mapping[str, str]) -> dict[str, object] | None:
+    """A k3d config carrying the proxy variables into every node, or None without a proxy.
+
+    A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
+    entries = []
+    # The same four names, in the same order, as config.PROXY_VARIABLES.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        if env.get(name, "").strip():
+            entries.append(f"{name}={env.get(name, '')}")
+    if not entries:
+        return None
+    augmented = no_proxy(env)
+    entries += [f"NO_PROXY={augmented}", f"no_proxy={augmented}"]
+    return {"apiVersion": "k3d.io/v1alpha5", "kind": "Simple",
+            "env": [{"envVar": entry, "nodeFilters": ["all"]} for entry in entries]}  # fmt: skip
+
+
+def registries_config() -> dict[str, object]:
+    return {"configs": {host: {"tls": {"ca_file": NODE_CA}} for host in CA_REGISTRIES}}
+
+
+# --- the per-release host directories ------------------------------------------------
+
+
+def release_dirs(
+    data_dir: str, dataset_dir: str | None, release: str, *, windows: bool = False
+) -> list[tuple[str, int]]:
+    """(host path, mode) of each directory the chart's hostPath volumes bind, created
+    before the first pod: kubelet would otherwise create them root-owned 0755 and the first
+    ingest fails (upstream #654). Data follows HOST_DATASET_DIR; logs and mysql never do."""
+    j = ntpath.join if windows else posixpath.join
+    data_base = j(dataset_dir, release) if dataset_dir else j(data_dir, release)
+    return [
+        (j(data_dir, release, "mysql"), MYSQL_DIR_MODE),
+        (j(data_base, "data"), DATA_DIR_MODE),
+        (j(data_dir, release, "logs"), LOGS_DIR_MODE),
+    ]
+
+
+def node_release_dirs(release: str, dataset: bool) -> list[tuple[str, int]]:
+    """The same directories as the node sees them (for the in-node chmod on Windows)."""
+    data_base = NODE_DATASET if dataset else NODE_DATA
+    return [(f"{data_base}/{release}/data", DATA_DIR_MODE),
+            (f"{NODE_DATA}/{release}/logs", LOGS_DIR_MODE)]  # fmt: skip
+
+
+def chmod_script(dirs: list[tuple[str, int]]) -> str:
+    return "; ".join(f"mkdir -p {path} && chmod {mode:o} {path}" for path, mode in dirs)

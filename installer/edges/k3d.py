@@ -1,0 +1,74 @@
+"""k3d: where the binary comes from, and what `k3d cluster list -o json` says.
+
+`find_k3d` is the one place the binary is located, so verified downloads can replace PATH
+lookup in one edit. The commands themselves are built in decide.localcluster and run by
+commands.localcluster through proc.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from installer.decide.errors import InstallerError
+from installer.decide.localcluster import list_args
+from installer.edges import proc
+from installer.present.redact import Redactor
+
+
+def find_k3d(env: Mapping[str, str], os_: str) -> proc.Tool:
+    """The k3d binary: TRACEBLOC_K3D, else PATH. Raises ToolNotFound."""
+    return proc.find_tool("k3d", env, os_)
+
+
+@dataclass(frozen=True)
+class ClusterRead:
+    """Our cluster as k3d lists it. `readable` False: k3d could not say."""
+
+    readable: bool
+    present: bool = False
+    servers_running: int = 0
+    nodes: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.present and self.servers_running > 0
+
+
+def read_cluster(tool: proc.Tool, name: str, *, env: Mapping[str, str], timeout: float,
+                 redactor: Redactor | None = None) -> ClusterRead:  # fmt: skip
+    try:
+        result = proc.run(tool, list_args(), timeout=timeout, env=env, redactor=redactor)
+    except InstallerError as exc:
+        return ClusterRead(False, reason=exc.message)
+    if result.rc != 0:
+        return ClusterRead(False, reason=proc.last_line(result.stderr, result.rc))
+    return parse_list(result.stdout, name)
+
+
+def parse_list(out: str, name: str) -> ClusterRead:
+    try:
+        items = json.loads(out) if out.strip() else []
+    except ValueError:
+        return ClusterRead(False, reason="k3d printed output that is not JSON")
+    if not isinstance(items, list):
+        return ClusterRead(False, reason="k3d printed JSON without a list of clusters")
+    # An exact name match: "tracebloc" is not "tracebloc2".
+    entry: dict[str, Any] | None = next(
+        (i for i in items if isinstance(i, dict) and i.get("name") == name), None)  # fmt: skip
+    if entry is None:
+        return ClusterRead(True, present=False)
+    running = entry.get("serversRunning")
+    listed = entry.get("nodes")
+    nodes: list[Any] = listed if isinstance(listed, list) else []
+    return ClusterRead(
+        True,
+        present=True,
+        servers_running=running if isinstance(running, int) else 0,
+        # Node containers only: k3d's transient tools container is not part of the cluster.
+        nodes=tuple(str(n["name"]) for n in nodes if isinstance(n, dict) and n.get("name")
+                    and n.get("role", "server") in ("server", "agent", "loadbalancer")),  # fmt: skip
+    )

@@ -1,0 +1,118 @@
+"""The kubeconfig as kubectl merges it: which context is current, and the one rewrite the
+engine makes (its own cluster's server anchored to 127.0.0.1).
+
+Read here, without kubectl, so a fresh machine (no kubectl yet) can still be told apart from
+one whose user points at another cluster. A file that exists but cannot be read or parsed
+makes the whole read unreadable: what cannot be seen is never taken for "no context".
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from installer.decide.localcluster import ContextRead
+
+# k3d (older versions, or a cluster created with --api-port 0.0.0.0:…) writes server URLs
+# a corporate proxy intercepts; Docker Desktop on Windows may write host.docker.internal.
+_UNANCHORED = ("https://0.0.0.0:", "https://host.docker.internal:")
+_ANCHOR = "https://127.0.0.1:"
+
+
+def paths(env: Mapping[str, str], os_: str) -> list[str]:
+    """KUBECONFIG's files in order (kubectl's list semantics), else ~/.kube/config."""
+    separator = ";" if os_ == "windows" else ":"
+    listed = [p for p in env.get("KUBECONFIG", "").split(separator) if p.strip()]
+    if listed:
+        return [os.path.expanduser(p.strip()) for p in listed]
+    home = env.get("USERPROFILE", "") if os_ == "windows" else env.get("HOME", "")
+    return [os.path.join(home or os.path.expanduser("~"), ".kube", "config")]
+
+
+def _load(path: str) -> dict[str, Any] | None:
+    """The document, {} for an empty file, None when the file does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            data = yaml.safe_load(handle)
+    except FileNotFoundError:
+        return None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError("not a kubeconfig mapping")
+    return data
+
+
+def _names(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    entries = doc.get(key)
+    out: dict[str, Any] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            out.setdefault(entry["name"], entry.get(key[:-1]))
+    return out
+
+
+def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
+    current: str | None = None
+    contexts: dict[str, Any] = {}
+    clusters: dict[str, Any] = {}
+    for path in paths(env, os_):
+        try:
+            doc = _load(path)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            reason = getattr(exc, "strerror", None) or type(exc).__name__
+            return ContextRead(False, reason=f"{path}: {reason}")
+        if doc is None:
+            continue
+        value = doc.get("current-context")
+        if current is None and isinstance(value, str) and value:
+            current = value  # the first file that sets it wins, as in kubectl
+        for name, entry in _names(doc, "contexts").items():
+            contexts.setdefault(name, entry)
+        for name, entry in _names(doc, "clusters").items():
+            clusters.setdefault(name, entry)
+    context = contexts.get(current) if current else None
+    cluster = context.get("cluster") if isinstance(context, dict) else None
+    return ContextRead(True, current=current, usable=isinstance(cluster, str) and cluster in clusters)
+
+
+def anchor(env: Mapping[str, str], os_: str, cluster: str) -> str | None:
+    """Point `cluster`'s server at 127.0.0.1 in the file k3d merged into (the first of the
+    list). Only that entry's URL is rewritten; the file is replaced atomically with its mode
+    kept. Returns the rewritten URL, or None when nothing needed rewriting."""
+    path = paths(env, os_)[0]
+    doc = _load(path) or {}
+    entry = _names(doc, "clusters").get(cluster)
+    server = entry.get("server") if isinstance(entry, dict) else None
+    if not isinstance(server, str) or not server.startswith(_UNANCHORED):
+        return None
+    fixed = _ANCHOR + server.split("://", 1)[1].split(":", 1)[1]
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    # The exact URL, in `server:` lines only: other occurrences (CIDRs, comments) stay.
+    lines = [line.replace(server, fixed) if line.strip().startswith("server:") else line
+             for line in text.splitlines(keepends=True)]  # fmt: skip
+    _replace(path, "".join(lines))
+    return fixed
+
+
+def _replace(path: str, text: str) -> None:
+    mode = os.stat(path).st_mode & 0o7777
+    fd, temp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".kubeconfig-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
