@@ -81,7 +81,7 @@ def wait_ready(
                 if last.ready:
                     return Ready(_summary(last), clock() - started)
                 found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
-                streak = _count(streak, found)
+                streak = _streak(streak, found)
                 if found is not None and found.definite and streak[1] >= CONFIRM_POLLS:
                     raise InstallerError(found.message, found.remedy)
             elapsed = clock() - started
@@ -95,7 +95,7 @@ def wait_ready(
                        training, logs)  # fmt: skip
 
 
-def _count(streak: tuple[str, int], found: Diagnosis | None) -> tuple[str, int]:
+def _streak(streak: tuple[str, int], found: Diagnosis | None) -> tuple[str, int]:
     if found is None:
         return ("", 0)
     return (found.cause, streak[1] + 1 if streak[0] == found.cause else 1)
