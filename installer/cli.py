@@ -1,7 +1,7 @@
 """Command line: options → configuration → pipeline → output and exit code.
 
 The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed,
-2 bad input, 130 interrupted.
+2 bad input, 3 refused, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM; 129 for SIGHUP).
 """
 
 from __future__ import annotations
@@ -76,28 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
                            help="also delete the release's volume claims and the data directory")  # fmt: skip
     uninstall.add_argument("--delete-cluster", action="store_true",
                            help="also delete the local k3d cluster, if tracebloc-installer created it")  # fmt: skip
-    for sub in (plan, install):
-        _data_flags(sub)
+    tools = commands.add_parser(
+        "tools", parents=[common],
+        help="show where kubectl, helm and k3d come from; --download-to fills a mirror")  # fmt: skip
+    tools.add_argument("--download-to", metavar="DIR",
+                       help="download the pinned tools, verified, into DIR "
+                            "(for TRACEBLOC_TOOLS_MIRROR on a machine without internet)")  # fmt: skip
+    tools.add_argument("--platform", action="append", metavar="OS-ARCH",
+                       help="with --download-to: linux-x86_64, linux-arm64, darwin-x86_64, "
+                            "darwin-arm64, windows-x86_64 or all (default: this machine's; "
+                            "repeatable)")  # fmt: skip
     return parser
-
-
-def _data_flags(sub: argparse.ArgumentParser) -> None:
-    """The local cluster's data directory, and what to do with an earlier client's data."""
-    sub.add_argument("--data-dir", metavar="PATH", help="data directory (HOST_DATA_DIR)")
-    choice = sub.add_mutually_exclusive_group()
-    choice.add_argument("--reuse-data", dest="leftover", action="store_const", const="reuse",
-                        help="keep an earlier client's data (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
-    choice.add_argument("--wipe-data", dest="leftover", action="store_const", const="wipe",
-                        help="delete an earlier client's data (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
-
-
-def _with_flags(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
-    """Flags win over the variables they stand for."""
-    if getattr(args, "data_dir", None):
-        env = {**env, "HOST_DATA_DIR": os.path.expanduser(args.data_dir)}
-    if getattr(args, "leftover", None):
-        env = {**env, "TB_LEFTOVER_ACTION": args.leftover}
-    return env
 
 
 DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
@@ -119,8 +108,17 @@ def _stdin_is_terminal() -> bool:
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
-    args = build_parser().parse_args(argv)  # --version and --help exit here, before any import
-    env = _with_flags(args, env)
+    from installer.decide.variables import notices, translate_argv
+
+    # The twins' flags mean what they meant, or stop here naming what replaced them.
+    old = translate_argv(argv)
+    if old.refused:
+        _fail(old.refused, "")
+        return 2
+    env.update(old.env)
+    for note in old.notes + notices(env):
+        sys.stderr.write(f"note: {note}\n")
+    args = build_parser().parse_args(old.argv or [DEFAULT_COMMAND])  # --version, --help exit here
     from installer.config import env_secrets
     from installer.edges.frozen import prepare_children
 
@@ -135,6 +133,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         if args.command in ("status", "diagnose", "uninstall"):
             return {"status": run_status, "diagnose": run_diagnose,
                     "uninstall": run_uninstall}[args.command](args, env, redactor)  # fmt: skip
+        if args.command == "tools":
+            return run_tools(args, env, redactor)
         return run_plan(args, env, redactor)
     except InstallerError as exc:
         _fail(redactor(exc.message), redactor(exc.remedy))
@@ -144,8 +144,10 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         # helm) or by probe.concurrently for reads in worker threads. An interrupt that
         # knows what it left behind (the readiness wait) says so itself.
         said = getattr(exc, "remedy", "")
-        _fail("interrupted", said or (RESUME if args.command == "install" else ""))
-        return 130
+        _fail("terminated" if isinstance(exc, Terminated) else "interrupted",
+              said or (RESUME if args.command == "install" else ""))  # fmt: skip
+        # The shell's convention, which the twins kept: 128 + the signal's number.
+        return 128 + exc.signum if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
         # stdout went away (`| head`): nothing left to tell anyone.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -207,6 +209,28 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
             f" (previous kept as {written.backup})" if written.backup else ""
         )
     _emit(args.json, document, text, redactor)
+    return 0
+
+
+def run_tools(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands import tools
+
+    cfg = tools.this_settings(env)
+    if args.download_to is None:
+        if args.platform:
+            raise BadInput("--platform is for --download-to")
+        choices = tools.tools.resolve_all(("kubectl", "helm", "k3d"), env, cfg)
+        document = {name: tools.choice_json(choice) for name, choice in choices.items()}
+        _emit(args.json, {"tools": document},
+              "\n".join(tools.choice_text(c) for c in choices.values()), redactor)  # fmt: skip
+        return 0
+    platforms = tools.parse_platforms(args.platform, cfg)
+    filled = tools.fill_mirror(os.path.expanduser(args.download_to), platforms, env, cfg)
+    _emit(args.json, tools.filled_json(filled), tools.filled_text(filled), redactor)
+    if not filled.complete:
+        _fail("some tools have no verified checksum pinned in this build (listed above)",
+              "nothing unverified was written; use a build whose pins are complete")  # fmt: skip
+        return 1
     return 0
 
 
@@ -319,13 +343,21 @@ def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redac
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stopped like Ctrl-C, but the exit code names the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+
 def _stop_cleanly_on_termination() -> None:
     """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop an install
     the way Ctrl-C does: helm is asked to stop, so no release is left pending."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise Terminated(signum)
 
     for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
@@ -378,6 +410,7 @@ def _fail(message: str, remedy: str) -> None:
 
 
 def _configure_logging(verbose: bool, redactor: Redactor) -> None:
+    logging.raiseExceptions = False  # a log that cannot be written is not worth a traceback
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RedactingFilter(redactor))
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))

@@ -70,7 +70,8 @@ def env_number(
     if not (least_ok and math.isfinite(value) and value <= most):
         low = "0" if zero_ok else "more than 0"
         wanted = f"from {low} to {most:g}" if math.isfinite(most) else f"of {low} or more"
-        raise BadInput(f"{name}={raw!r} is not a number {wanted}",
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
+        raise BadInput(f"{name}={shown!r} is not a number {wanted}",
                        f"set {name} to a number such as {default:g}, or unset it")  # fmt: skip
     return value
 
@@ -156,11 +157,30 @@ class PlanConfig:
     host_data_dir: str
     values_path: str
     values_given: bool  # TRACEBLOC_VALUES_FILE: use the caller's file as-is, render nothing
+    host_dataset_dir: str | None = None  # HOST_DATASET_DIR, as given; checked by hostdirs
 
     @property
     def secrets(self) -> tuple[str | None, ...]:
         proxy_password = self.proxy.password if self.proxy else None
         return (self.client_password, self.registry.password, proxy_password)
+
+
+CREDENTIAL_VARIABLES = ("TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_PASSWORD",
+                        "TRACEBLOC_REGISTRY_USERNAME", "TRACEBLOC_REGISTRY_PASSWORD")  # fmt: skip
+
+
+def check_text(env: Mapping[str, str], names: tuple[str, ...]) -> None:
+    """Each variable is text: bytes that are not UTF-8 (a Latin-1 terminal) reach Python as
+    lone surrogates, which no file or request can carry. BadInput names the variable only:
+    its value may be a password."""
+    for name, value in env.items():
+        if name not in names:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput(f"{name} is not valid UTF-8 text",
+                           f"set {name} again from a UTF-8 terminal (or locale)") from None
 
 
 def clean_credential(raw: str) -> str:
@@ -294,6 +314,7 @@ def plan_config(
 ) -> PlanConfig:
     """Existence checks (chart directory, caller's values file) are the caller's: no I/O here."""
     join = ntpath.join if os_ == "windows" else posixpath.join
+    check_text(env, CREDENTIAL_VARIABLES + PROXY_VARIABLES)
     raw_id, raw_password = env.get("TRACEBLOC_CLIENT_ID"), env.get("TRACEBLOC_CLIENT_PASSWORD")
     client_id = clean_credential(raw_id) if raw_id else None
     client_password = clean_credential(raw_password) if raw_password else None
@@ -323,6 +344,7 @@ def plan_config(
         host_data_dir=host_data_dir,
         values_path=values_file or join(host_data_dir, "values.yaml"),
         values_given=bool(values_file),
+        host_dataset_dir=env.get("HOST_DATASET_DIR", "").strip() or None,
     )
 
 

@@ -86,8 +86,10 @@ def log_file(cluster: FakeCluster) -> Path:
 
 
 def verbs(cluster: FakeCluster) -> list[str]:
-    """Each call as "<tool> <first two args>", in the order they were made."""
-    return [f"{e['tool']} {' '.join(e['argv'][:2])}" for e in cluster.call_log()]
+    """Each call as "<tool> <first two args>", in the order they were made; the version
+    queries that pick the tools are left out (see test_cli_tools.py)."""
+    return [f"{e['tool']} {' '.join(e['argv'][:2])}" for e in cluster.call_log()
+            if e["argv"][:1] != ["version"]]  # fmt: skip
 
 
 def upgrade_calls(cluster: FakeCluster) -> list[list[str]]:
@@ -118,9 +120,13 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 0, result.stderr
+    # First the tools are chosen (both at once, so in either order), then the work.
+    assert sorted(e["tool"] for e in cluster.call_log()[:2]) == ["helm", "kubectl"]
+    assert all(e["argv"][:1] == ["version"] for e in cluster.call_log()[:2])
     assert verbs(cluster) == [
         "helm list --all-namespaces",
         "kubectl get nodes",
+        "kubectl config view",
         "helm repo list",
         "helm repo add",
         "helm repo update",
@@ -413,13 +419,14 @@ def test_helm_past_its_deadline_is_asked_to_stop_then_reported(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="signals to a child process are POSIX")
-@pytest.mark.parametrize("signum", [
-    pytest.param("SIGINT", id="ctrl-c"),
-    pytest.param("SIGTERM", id="terminated-by-a-service-manager"),
-    pytest.param("SIGHUP", id="terminal-closed"),
+@pytest.mark.parametrize(("signum", "code", "said"), [
+    pytest.param("SIGINT", 130, "interrupted", id="ctrl-c"),
+    # 128 + the signal's number, as the bash twin's traps exited: wrappers read it.
+    pytest.param("SIGTERM", 143, "terminated", id="terminated-by-a-service-manager"),
+    pytest.param("SIGHUP", 129, "terminated", id="terminal-closed"),
 ])  # fmt: skip
-def test_interrupt_during_helm_exits_130_and_leaves_values_intact(
-    cluster: FakeCluster, backend: BackendServer, signum: str
+def test_interrupt_during_helm_exits_128_plus_signal_and_leaves_values_intact(
+    cluster: FakeCluster, backend: BackendServer, signum: str, code: int, said: str
 ) -> None:
     fresh(cluster).on("helm", "upgrade", "--install", sleep=60, on_term=1)
     running = cluster.start("install", "--yes", **env_for(backend))
@@ -428,8 +435,8 @@ def test_interrupt_during_helm_exits_130_and_leaves_values_intact(
     running.send_signal(getattr(signal, signum))
     out, err = running.communicate(timeout=30)
 
-    assert running.returncode == 130, err
-    assert "interrupted" in err
+    assert running.returncode == code, err
+    assert f"error: {said}" in err
     assert "run tracebloc-installer again" in err
     assert [pid for pid, _ in cluster.signals()] == [upgrade_pid]
     assert gone_soon(upgrade_pid)
@@ -601,9 +608,17 @@ def test_a_missing_tool_stops_before_credentials_are_asked(
     cluster: FakeCluster, backend: BackendServer, tool: str
 ) -> None:
     fresh(cluster).remove(tool)
-    result = cluster.run("install", "--yes", **env_for(backend))
+    # An empty mirror: the pinned tool cannot be had, and no test reaches the internet.
+    empty = cluster.root / "empty-mirror"
+    empty.mkdir()
+    result = cluster.run("install", "--yes", TRACEBLOC_TOOLS_MIRROR=str(empty),
+                         **env_for(backend))  # fmt: skip
     assert result.returncode == 1
-    assert f"{tool} was not found" in result.stderr
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    # Either no checksum is pinned for this platform (no download: nothing unverified is
+    # fetched), or the mirror lacks the file.
+    assert error.startswith((f"error: {tool} is not available: {tool} v",
+                             f"error: cannot read {empty}")), error  # fmt: skip
     assert backend.requests == []
     assert mutations(cluster) == []
 
@@ -636,21 +651,26 @@ def test_metrics_api_not_ready_is_waited_for_then_the_install_goes_on(
         {"status": {"conditions": [{"type": "Available", "status": "False"}]}}))  # fmt: skip
     result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="1"))
     assert result.returncode == 0, result.stderr
-    assert "not available after 1s" in result.stderr
+    assert "is registered but not Available after 1s" in result.stderr
     assert len(upgrade_calls(cluster)) == 1
 
 
-def test_metrics_api_absent_is_not_waited_for(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_metrics_api_not_registered_yet_is_waited_for_to_the_bound(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    # A fresh cluster whose metrics-server has not registered yet (#553 upstream): waited
+    # for, as the twins did, not taken for "absent".
     fresh(cluster).on("kubectl", "get", "apiservice", rc=1, stderr=(
         'Error from server (NotFound): apiservices.apiregistration.k8s.io '
         '"v1beta1.metrics.k8s.io" not found\n'))  # fmt: skip
-    result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="600"))
+    result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="6"))
     assert result.returncode == 0, result.stderr
-    assert "not installed or not readable" in result.stderr
-    assert len([a for a in cluster.calls("kubectl") if a[:2] == ["get", "apiservice"]]) == 1
+    assert "is not registered after 6s; continuing" in result.stderr
+    assert len([a for a in cluster.calls("kubectl") if a[:2] == ["get", "apiservice"]]) == 2
+    assert len(upgrade_calls(cluster)) == 1
 
 
-def test_override_sizes_without_reading_nodes_but_still_guards(
+def test_override_replaces_the_size_only_and_still_guards(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     fresh(cluster).installed(release_row())
@@ -663,7 +683,8 @@ def test_override_sizes_without_reading_nodes_but_still_guards(
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
     assert written["env"]["RESOURCE_LIMITS"] == "cpu=6,memory=20Gi"
     assert written["env"]["RESOURCE_PROVENANCE"] == "user"
-    assert not [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
+    # The other decisions still come from what the cluster shows: its nodes are read.
+    assert [a for a in cluster.calls("kubectl") if a[:2] == ["get", "nodes"]]
     assert [a[:2] for a in cluster.calls("helm")][:2] == [["list", "--all-namespaces"],
                                                           ["get", "values"]]  # fmt: skip
 

@@ -87,7 +87,8 @@ def test_plan_writes_no_file(cluster: FakeCluster) -> None:
 def test_plan_never_writes_to_the_cluster(cluster: FakeCluster) -> None:
     fresh(cluster)
     cluster.run_json("plan", **CREDENTIALS)
-    assert cluster.calls("kubectl") == [["get", "nodes", "-o", "json", "--request-timeout=10s"]]
+    assert cluster.calls("kubectl") == [["get", "nodes", "-o", "json", "--request-timeout=10s"],
+                                        ["config", "view", "--minify", "-o", "json"]]  # fmt: skip
     assert cluster.calls("helm") == [
         ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]
     ]
@@ -103,8 +104,10 @@ def test_kubeconfig_and_context_reach_helm_argv(cluster: FakeCluster) -> None:
     assert doc["helm"]["argv"] == expected_argv(
         cluster, "--kubeconfig", kubeconfig, "--kube-context", "prod-eu"
     )
-    assert cluster.calls("kubectl") == [["get", "nodes", "-o", "json", "--kubeconfig", kubeconfig,
-                                         "--context", "prod-eu", "--request-timeout=10s"]]  # fmt: skip
+    flags = ["--kubeconfig", kubeconfig, "--context", "prod-eu"]
+    assert cluster.calls("kubectl") == [["get", "nodes", "-o", "json", *flags,
+                                         "--request-timeout=10s"],
+                                        ["config", "view", "--minify", "-o", "json", *flags]]  # fmt: skip
 
 
 def test_namespace_names_release_and_namespace(cluster: FakeCluster) -> None:
@@ -240,7 +243,8 @@ def test_pasted_password_is_cleaned_with_a_notice(cluster: FakeCluster) -> None:
 
 
 def test_nvidia_gpu_adds_gpu_limits_and_device_plugin(cluster: FakeCluster) -> None:
-    fresh(cluster)
+    # A fresh local k3d cluster: this machine's GPU is the cluster's.
+    fresh(cluster).view("k3d-tracebloc", "https://0.0.0.0:6550").daemonsets().runtime_class(False)
     cluster.install("nvidia-smi")
     cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA A10G (UUID: GPU-x)\n")
     doc = cluster.run_json("plan", **CREDENTIALS)
@@ -264,10 +268,14 @@ def test_nvidia_smi_listing_no_gpu_means_none(cluster: FakeCluster) -> None:
 @pytest.mark.parametrize(
     ("setup", "expected"),
     [
-        pytest.param(lambda c: c.nodes(node("one")), "true", id="one-node"),
-        pytest.param(lambda c: c.nodes(node("a"), node("b", unschedulable=True)), "true",
-                     id="second-node-cordoned"),
-        pytest.param(lambda c: c.nodes(node("a"), node("b")), "false", id="two-nodes"),
+        pytest.param(lambda c: c.nodes(node("one")).view("default", "https://127.0.0.1:6443"),
+                     "true", id="loopback-api-server"),
+        pytest.param(lambda c: c.nodes(node("k3d-tracebloc-server-0"), node("k3d-tracebloc-agent-0")),
+                     "true", id="k3d-server-and-agent-on-this-machine"),
+        pytest.param(lambda c: c.nodes(node("a"), node("b")).view("prod", "https://10.1.2.3:6443"),
+                     None, id="remote-two-nodes-left-to-the-chart"),
+        pytest.param(lambda c: c.nodes(node("one")).view("prod", "https://10.1.2.3:6443"),
+                     None, id="remote-one-node-left-to-the-chart"),
         pytest.param(lambda c: c.on("kubectl", "get", "nodes", rc=1,
                                     stderr="The connection to the server was refused\n"),
                      None, id="cluster-unreadable"),

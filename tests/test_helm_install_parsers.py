@@ -97,8 +97,6 @@ def test_parse_list_good_rows_keep_their_status() -> None:
     "out",
     [
         pytest.param(b"[]", id="empty-list"),
-        pytest.param(b"null", id="json-null"),
-        pytest.param(b"", id="no-output"),
         pytest.param(b"[]\n", id="trailing-newline"),
     ],
 )
@@ -119,6 +117,11 @@ def test_parse_list_row_without_status_is_kept() -> None:
                      "exit 1: Error: Kubernetes cluster unreachable", id="failed-reason-is-last-line"),
         pytest.param(1, b"[]", b"", "exit 1 with no message", id="failed-silently"),
         pytest.param(0, b"NAME NAMESPACE\n", b"", "not JSON", id="table-not-json"),
+        # Only a well-formed empty list says nothing is installed.
+        pytest.param(0, b"", b"", "printed nothing", id="exit-0-no-output"),
+        pytest.param(0, b"  \n", b"", "printed nothing", id="exit-0-only-whitespace"),
+        pytest.param(0, b"null", b"", "not a list", id="json-null"),
+        pytest.param(0, b"[", b"", "not JSON", id="output-cut-off"),
         pytest.param(0, b'{"name": "r"}', b"", "not a list", id="json-object-not-a-list"),
         pytest.param(0, b'"client"', b"", "not a list", id="json-string-not-a-list"),
         pytest.param(0, as_json([{"name": "r", "namespace": "ns"}]), b"", "did not explain",
@@ -186,6 +189,9 @@ def test_parse_status_absent(err: bytes) -> None:
         pytest.param(0, as_json({"info": "deployed"}), b"", "without a release state",
                      id="info-not-an-object"),
         pytest.param(0, as_json(["deployed"]), b"", "without a release state", id="json-list"),
+        pytest.param(0, b"", b"", "without a release state", id="exit-0-no-output"),
+        pytest.param(0, as_json({"info": {"status": ""}}), b"", "without a release state",
+                     id="empty-status"),
     ],
 )  # fmt: skip
 def test_parse_status_unreadable_raises(rc: int, out: bytes, err: bytes, said: str) -> None:
@@ -226,7 +232,6 @@ def test_repo_list_args() -> None:
     [
         pytest.param(1, b"", b"Error: no repositories to show\n", {}, id="helm3-no-repositories"),
         pytest.param(0, b"[]", b"", {}, id="helm4-empty-list"),
-        pytest.param(0, b"null", b"", {}, id="json-null"),
         pytest.param(0, as_json([{"name": "tracebloc", "url": "https://tracebloc.github.io/client"},
                                  {"name": "bitnami", "url": "https://charts.bitnami.com/bitnami"}]),
                      b"", {"tracebloc": "https://tracebloc.github.io/client",
@@ -245,6 +250,9 @@ def test_parse_repo_list(rc: int, out: bytes, err: bytes, repos: dict[str, str])
         pytest.param(2, b"", b"", "exit 2 with no message", id="failed-silently"),
         pytest.param(0, b"NAME URL\n", b"", "not JSON", id="table-not-json"),
         pytest.param(0, as_json({"name": "tracebloc"}), b"", "not a list", id="object-not-a-list"),
+        pytest.param(0, b"", b"", "printed nothing", id="exit-0-no-output"),
+        pytest.param(0, b"null", b"", "not a list", id="json-null"),
+        pytest.param(0, as_json([{"url": "https://x"}]), b"", "without a name", id="row-without-name"),
     ],
 )  # fmt: skip
 def test_parse_repo_list_failure_raises(rc: int, out: bytes, err: bytes, said: str) -> None:

@@ -249,6 +249,12 @@ class Walker:
         # A parameter: every value any caller in installer/ passes.
         if func is not None and name.id in params:
             return self._arguments(func.name, params.index(name.id), name.id, depth)
+        # A module-level constant used inside a function (`TOOLS_DIR = "TRACEBLOC_…"`).
+        constants = [node.value for node in scope.tree.body
+                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                     and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)]  # fmt: skip
+        if func is not None and constants:
+            return set().union(*(self.values(scope, v, depth + 1) for v in constants))
         raise Unresolved(f"{scope.module}: cannot evaluate `{name.id}`")
 
     def _arguments(self, function: str, position: int, keyword: str, depth: int) -> set[str]:
@@ -302,7 +308,8 @@ def documented() -> set[str]:
     for line in match.group(1).splitlines():
         if line.startswith("|") and not set(line) <= set("|-: "):
             first = line.split("|")[1]
-            names |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", first))
+            # `ProgramFiles(x86)` is a real Windows variable name, parentheses and all.
+            names |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*(?:\(x86\))?)`", first))
     return names
 
 
@@ -729,3 +736,37 @@ def test_bootstrap_scripts_are_ascii(script: Path) -> None:
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page: any non-ASCII
     # character could change meaning; sh under a C locale has the same trouble.
     script.read_bytes().decode("ascii")
+
+
+# ---------------------------------------------------------------------------------------
+# The twins' settings: one registry (installer/decide/variables.py), MIGRATION.md from it.
+# ---------------------------------------------------------------------------------------
+
+
+def test_migration_tables_of_the_old_settings_are_generated_from_the_registry() -> None:
+    result = subprocess.run([sys.executable, str(REPO / "tests" / "tools" / "migration_tables.py"),
+                             "--check"], capture_output=True, text=True, check=False)  # fmt: skip
+    assert result.returncode == 0, (
+        "MIGRATION.md's tables of the old settings differ from installer/decide/variables.py: "
+        "run python tests/tools/migration_tables.py" + result.stderr
+    )
+
+
+def test_every_old_variable_the_engine_honours_is_one_it_reads() -> None:
+    from installer.decide.variables import ENGINE, VARIABLES, Fate
+
+    names, _ = engine_reads()
+    honoured = {v.name for v in VARIABLES if v.fate is Fate.HONOURED and v.by == ENGINE}
+    unread = honoured - set(names) - PASSED_THROUGH
+    assert not unread, f"the registry says the engine honours these, but nothing reads them: {unread}"
+    # And every engine variable that shares a name with an old one is honoured, not dropped.
+    dropped = {v.name for v in VARIABLES if v.fate is not Fate.HONOURED}
+    assert not dropped & set(names), f"read by the engine but listed as not honoured: {dropped & set(names)}"
+
+
+def test_each_old_setting_is_listed_once_with_a_reason() -> None:
+    from installer.decide.variables import FLAGS, VARIABLES
+
+    names = [v.name for v in (*VARIABLES, *FLAGS)]
+    assert len(names) == len(set(names)), "listed twice"
+    assert all(v.note.strip() for v in (*VARIABLES, *FLAGS))

@@ -409,7 +409,7 @@ def test_decode_never_raises(data: bytes | None, text: str) -> None:
     [
         pytest.param("", 1, "exit 1 with no message", id="silent"),
         pytest.param("W0101 noise\nError: boom\n\n", 1, "exit 1: Error: boom", id="last-line"),
-        pytest.param("x" * 1000, 2, "exit 2: " + "x" * 300, id="long-line-cut"),
+        pytest.param("x" * 1000, 2, "exit 2: " + "x" * 299 + "…", id="long-line-cut"),
     ],
 )
 def test_last_line(text: str, rc: int, line: str) -> None:
@@ -455,7 +455,7 @@ def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> 
         stderr=subprocess.PIPE,
     )
     try:
-        proc._kill_tree(child)
+        proc._kill_tree(child, None, ())
         assert taskkill.call_args.args[0] == ["taskkill", "/F", "/T", "/PID", str(child.pid)]
         assert child.returncode is not None
     finally:

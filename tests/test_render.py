@@ -24,6 +24,7 @@ from installer.config import plan_config, probe_config
 from installer.decide.model import Gpu, NodeRead, ReleaseRead, ReleaseState
 from installer.decide.render import missing_credentials, redacted, to_yaml, values_document
 from installer.decide.resolve import decide_mysql, resolve_training
+from installer.decide.site import ClusterView, Plugins, Site, locality, plan_gpu, single_node
 from installer.edges.kubectl import parse_nodes
 from installer.present.redact import MASK
 from tests.fakes.cluster import node, nodes_json
@@ -41,6 +42,7 @@ ENV_KEYS = {
     "RESOURCE_LIMITS", "RESOURCE_REQUESTS", "RESOURCE_PROVENANCE", "CLIENT_ENV",
     "HTTP_PROXY_HOST", "HTTP_PROXY_PORT", "HTTP_PROXY_USERNAME", "HTTP_PROXY_PASSWORD",
     "NO_PROXY", "GPU_LIMITS", "GPU_REQUESTS", "RUNTIME_CLASS_NAME", "SINGLE_NODE",
+    "GPU_VISIBLE_DEVICES", "HOST_UID", "HOST_GID",
 }  # fmt: skip
 
 
@@ -55,6 +57,8 @@ class Machine:
     single_node: str | None = None
     mysql: str = "5.7"
     extra: dict[str, Any] = field(default_factory=dict)
+    # What `kubectl config view --minify` shows: (context, API server).
+    view: tuple[str, str] = ("default", "https://10.0.0.5:6443")
 
 
 def nodes_out(*items: dict[str, Any]) -> bytes:
@@ -67,6 +71,7 @@ CASES = {
         kubectl_out=nodes_out(node("docker-desktop", "8", "16Gi")),
         size="cpu=7,memory=13Gi",
         single_node="true",
+        view=("docker-desktop", "https://kubernetes.docker.internal:6443"),
     ),
     "wsl2-box": Machine(
         env={"HOME": "/home/ana", "WSL_DISTRO_NAME": "Ubuntu", **CREDENTIALS},
@@ -75,6 +80,7 @@ CASES = {
         gpu="nvidia",
         size="cpu=3,memory=4Gi",
         single_node="true",
+        view=("default", "https://127.0.0.1:6443"),
     ),
     "eks-multi-node": Machine(
         env={"HOME": "/home/ci", "CLIENT_ENV": "production", **CREDENTIALS},
@@ -86,8 +92,9 @@ CASES = {
             node("ip-10-0-4-9.ec2.internal", "7910m", "31733248Ki", unschedulable=True),
         ),
         size="cpu=2,memory=11Gi",
-        single_node="false",
+        single_node=None,
         extra={"CLIENT_ENV": "prod"},
+        view=("arn:aws:eks:eu-west-1:1:cluster/ml", "https://AB12.gr7.eu-west-1.eks.amazonaws.com"),
     ),
     "proxy-with-credentials": Machine(
         env={
@@ -101,7 +108,7 @@ CASES = {
         },
         kubectl_out=nodes_out(node("k3s-server", "8", "32Gi")),
         size="cpu=7,memory=29Gi",
-        single_node="true",
+        single_node=None,
         extra={"HTTP_PROXY_PASSWORD": "p@ss:w0rd", "CLIENT_ENV": "stg"},
     ),
     "mirror-with-credentials": Machine(
@@ -114,7 +121,7 @@ CASES = {
         },
         kubectl_out=nodes_out(node("worker-a", "16", "64Gi"), node("worker-b", "16", "64Gi")),
         size="cpu=15,memory=61Gi",
-        single_node="false",
+        single_node=None,
         extra={"server": "https://mirror.corp.example:5000"},
     ),
     "node-local-cluster-unreadable": Machine(
@@ -122,7 +129,8 @@ CASES = {
         env={"HOME": "/home/ana", "TB_STORAGE_MODE": "node-local"},
         kubectl_out=b"error: You must be logged in to the server (Unauthorized)\n",
         size="cpu=2,memory=8Gi",
-        single_node=None,
+        # node-local keeps the volumes inside a node of this machine: one host.
+        single_node="true",
     ),
     "arm64-fresh-8.4": Machine(
         env={"HOME": "/Users/ana", **CREDENTIALS},
@@ -131,6 +139,7 @@ CASES = {
         size="cpu=9,memory=4Gi",
         single_node="true",
         mysql="8.4",
+        view=("docker-desktop", "https://kubernetes.docker.internal:6443"),
     ),
 }
 
@@ -140,7 +149,11 @@ def build(case: Machine) -> tuple[dict[str, Any], str]:
     nodes = parse_nodes(case.kubectl_out)
     training = resolve_training(cfg.probe.override, ABSENT, nodes)
     mysql, _ = decide_mysql(cfg.mysql_engine, case.arch, None, ABSENT, False)
-    return values_document(cfg, training, nodes, Gpu(case.gpu), mysql), mysql
+    where = locality(ClusterView(True, *case.view), nodes, cfg.storage_mode)
+    env_single, top_single = single_node(where, nodes, cfg.storage_mode)
+    gpu = plan_gpu(nodes, where, Gpu(case.gpu), False, Plugins(True), {}, "tracebloc", "tracebloc")
+    site = Site(env_single, top_single, gpu, where=where)
+    return values_document(cfg, training, nodes, gpu.gpu, mysql, site), mysql
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -206,7 +219,6 @@ def test_values_document_follows_issue_rules(name: str) -> None:
         pytest.param("node-local", {
             "storageClass": {"create": False, "name": "local-path"},
             "hostPath": {"enabled": False},
-            "singleNode": True,
         }, id="node-local"),
     ],
 )  # fmt: skip
@@ -241,22 +253,10 @@ def test_gpu_keys(vendor: str | None, gpu_env: str, device_plugin: dict[str, Any
         assert "gpu" not in doc
 
 
-@pytest.mark.parametrize(
-    ("nodes", "expected"),
-    [
-        pytest.param(parse_nodes(nodes_out(node("a"))), "true", id="one-node"),
-        pytest.param(parse_nodes(nodes_out(node("a"), node("b", unschedulable=True))), "true",
-                     id="second-node-cordoned"),
-        pytest.param(parse_nodes(nodes_out(node("a"), node("b"), node("c"))), "false",
-                     id="three-nodes"),
-        pytest.param(parse_nodes(b"The connection to the server was refused\n"), None,
-                     id="cluster-unreadable"),
-        pytest.param(NodeRead(readable=False, reason="override", skipped=True), None,
-                     id="not-read-because-of-override"),
-    ],
-)  # fmt: skip
-def test_single_node_only_when_measured(nodes: NodeRead, expected: str | None) -> None:
-    assert document({"HOME": "/h"}, nodes=nodes)["env"].get("SINGLE_NODE") == expected
+def test_without_site_evidence_no_single_node_key_is_written() -> None:
+    # Nothing seen about the site: the chart's own default decides SINGLE_NODE.
+    assert "SINGLE_NODE" not in document({"HOME": "/h"})["env"]
+    assert "singleNode" not in document({"HOME": "/h", "TB_STORAGE_MODE": "node-local"})
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,9 @@ def _answer(
         except OSError as exc:
             raise BadInput(f"the terminal could not be read: {exc.strerror or exc}",
                            f"{_SET_BOTH} to install without prompts") from None  # fmt: skip
+        if "\ufffd" in raw:  # what the terminal sent was not text in its own encoding
+            raise BadInput("the terminal sent characters that are not valid in its encoding",
+                           "type them in a UTF-8 terminal, or " + _SET_BOTH)  # fmt: skip
         answer = clean_credential(raw)
         answer = answer.strip() if strip else answer
         if answer:

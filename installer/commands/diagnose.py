@@ -21,6 +21,7 @@ import yaml
 
 from installer import __version__
 from installer.commands.status import Status, gather_status
+from installer.commands.tools import resolve_tool
 from installer.config import PlanConfig, ProbeConfig
 from installer.decide.errors import InstallerError
 from installer.decide.model import ReleaseState, os_name
@@ -125,7 +126,7 @@ def collect(
         add("plan.json", _json(report.plan_json(plan)))
 
     def do_helm() -> None:
-        tool = proc.find_tool("helm", env, os_name(sys.platform))
+        tool = resolve_tool("helm", env, timeout=timeout()).tool()
         release, ns, conn = probe_cfg.release, probe_cfg.namespace, probe_cfg.conn
         for name, args in (("helm-status.txt", helm.status_text_args(release, ns, conn)),
                            ("helm-history.txt", helm.history_args(release, ns, conn))):  # fmt: skip
@@ -141,7 +142,7 @@ def collect(
             add("pods.json", _json({"readable": False, "reason": reason}))
             return
         add("pods.json", _json(snapshot_json(status.snapshot)))
-        tool = proc.find_tool("kubectl", env, os_name(sys.platform))
+        tool = resolve_tool("kubectl", env, timeout=timeout()).tool()
         pods = status.snapshot.pods[:MAX_PODS]
         if len(status.snapshot.pods) > MAX_PODS:
             out.notes.append(f"logs: only the first {MAX_PODS} pods")

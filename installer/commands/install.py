@@ -18,11 +18,12 @@ from typing import Any
 from installer.commands import credentials, localcluster, wait
 from installer.commands.plan import load_yaml, make_plan
 from installer.commands.probe import concurrently
+from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import guard, preflight
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseRead, ReleaseState, Resolution, os_name
-from installer.edges import apply, backend, helm, proc
+from installer.edges import apply, backend, helm, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
 from installer.present.redact import Redactor
@@ -117,16 +118,36 @@ def install(
     interactive: bool,
     settings: InstallSettings,
 ) -> Outcome:
+    """The whole install under the lock (edges/lock.py): one install at a time per data
+    directory and per release; a second one is refused before it asks or changes anything."""
+    locks = lock.scope(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release)
+    what = f"install of release {cfg.probe.release} in namespace {cfg.probe.namespace}"
+    with lock.hold(locks, what=what) as held:
+        return _install(cfg, env, redactor, ui, interactive=interactive, settings=settings,
+                        held=held)  # fmt: skip
+
+
+def _install(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    *,
+    interactive: bool,
+    settings: InstallSettings,
+    held: lock.Held,
+) -> Outcome:
     notes: list[str] = []
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
-    local = localcluster.survey(cfg, env, redactor, machine, os_name(sys.platform))
+    local = localcluster.survey(cfg, env, redactor, machine, os_name(sys.platform), fetch=True)
     machine = local.machine
     run_preflight(cfg, env, ui, machine)
     # Before anyone types a password: the tools the install cannot do without.
-    tools = apply.Tools(helm=proc.find_tool("helm", env, os_name(sys.platform)),
-                        kubectl=proc.find_tool("kubectl", env, os_name(sys.platform)),
-                        env=env, redactor=redactor)  # fmt: skip
+    # Fetched here when missing (pinned, verified): see commands/tools.py.
+    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch))
+    tools = apply.Tools(helm=chosen["helm"].tool(), kubectl=chosen["kubectl"].tool(),
+                        env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
     cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
     cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                 os_=os_name(sys.platform))  # fmt: skip
@@ -141,6 +162,7 @@ def install(
         probe = dataclasses.replace(cfg.probe, namespace=target.namespace,
                                     release_name=target.name)  # fmt: skip
         cfg = dataclasses.replace(cfg, probe=probe)
+        held.add(lock.release_lock(env, cfg.host_data_dir, target.namespace, target.name))
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
 
     if target.release.state is ReleaseState.PRESENT:
@@ -153,7 +175,7 @@ def install(
 
     with ui.step("Sizing the training workload"):
         plan = make_plan(cfg, env, redactor, release=target.release, machine=machine,
-                         local=local)  # fmt: skip
+                         local=local, tool_choices=chosen)  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
             apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env))
@@ -161,8 +183,16 @@ def install(
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_name(sys.platform))
+    if plan.site.gpu.adopt is not None:
+        from installer.edges.cluster import adopt_plugin
+
+        plugin = plan.site.gpu.adopt
+        with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
+            adopt_plugin(lambda args: tools.run(tools.kubectl, args, apply.READ_TIMEOUT_S),
+                         plugin, release, namespace, conn)  # fmt: skip
+    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note]
     if settings.metrics_wait_s > 0:
-        with ui.step("Waiting for the metrics API"):
+        with ui.step(f"Waiting for the metrics API (up to {settings.metrics_wait_s:g}s)"):
             seen = apply.wait_for_metrics(tools, conn, settings.metrics_wait_s)
         ui.info(seen)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):

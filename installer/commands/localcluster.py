@@ -105,8 +105,19 @@ def exec_args(s: lc.Settings, release: str) -> list[str]:
     return ["exec", s.server0, "sh", "-c", lc.chmod_script(dirs)]
 
 
+def find_k3d(env: Mapping[str, str], *, fetch: bool) -> proc.Tool:
+    """k3d through the verified-tools path: TRACEBLOC_K3D, a supported k3d on PATH, the
+    cached pinned copy, or (only when `fetch`: install, never plan) the pinned download.
+    Raises InstallerError saying why when there is none."""
+    from installer.commands.tools import ensure_tools, resolve_tool
+
+    if fetch:
+        return ensure_tools(["k3d"], env)["k3d"].tool()
+    return resolve_tool("k3d", env).tool()
+
+
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
-           machine: MachineFacts, os_: str) -> Local:  # fmt: skip
+           machine: MachineFacts, os_: str, *, fetch: bool = False) -> Local:  # fmt: skip
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, lc.ContextRead(True), _unused()), machine)
@@ -125,8 +136,8 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         return Local(s, decision, machine, docker=info, problems=tuple(problems))
     machine = budget_machine(machine, info)
     try:
-        tool = k3d.find_k3d(env, os_)
-    except ToolNotFound as exc:
+        tool = find_k3d(env, fetch=fetch)
+    except InstallerError as exc:
         problems.append((exc.message, exc.remedy))
         return Local(s, decision, machine, docker=info, problems=tuple(problems))
     cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
@@ -215,9 +226,15 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
 class _Runner:
     def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str) -> None:
         self.env, self.redactor, self.os = env, redactor, os_
+        self._k3d: proc.Tool | None = None
+
+    def k3d_tool(self) -> proc.Tool:
+        if self._k3d is None:  # located once per run: each lookup runs `k3d version`
+            self._k3d = find_k3d(self.env, fetch=True)
+        return self._k3d
 
     def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
-        tool = k3d.find_k3d(self.env, self.os)
+        tool = self.k3d_tool()
         try:
             return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor)
         except ToolTimeout as exc:
@@ -269,7 +286,7 @@ def _create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: 
             except OSError:
                 pass
     if result.rc != 0:
-        after = k3d.read_cluster(k3d.find_k3d(env, os_), s.name, env=env,
+        after = k3d.read_cluster(run.k3d_tool(), s.name, env=env,
                                  timeout=cfg.probe.timeout, redactor=run.redactor)  # fmt: skip
         if after.present:
             _remove_partial(s, ui, run)

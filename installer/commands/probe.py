@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from installer.config import ProbeConfig
-from installer.decide.errors import ToolNotFound
 from installer.decide.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
 from installer.decide.resolve import resolve_training
-from installer.edges import helm, kubectl, proc
+from installer.edges import helm, kubectl, proc, tools
 from installer.edges.machine import read_machine
+from installer.edges.tools import ToolChoice
 from installer.present.redact import Redactor
 
 SKIP_REASON = "not read: TRACEBLOC_TRAINING_RESOURCES chooses the size"
@@ -39,25 +39,29 @@ def concurrently(workers: int) -> Iterator[ThreadPoolExecutor]:
 @dataclass(frozen=True)
 class Facts:
     machine: MachineFacts
-    tools: Mapping[str, str | None]
-    tool_problems: Mapping[str, str]
+    tools: Mapping[str, ToolChoice]  # kubectl, helm, k3d: where each comes from
+    tool_problems: Mapping[str, str]  # the required tools (kubectl, helm) that cannot be had
     nodes: NodeRead
     release: ReleaseRead
     training: Resolution
 
 
+SHOWN_TOOLS = ("kubectl", "helm", "k3d")
+REQUIRED_TOOLS = ("kubectl", "helm")
+
+
 def find_tools(
-    env: Mapping[str, str], os_: str
-) -> tuple[dict[str, proc.Tool | None], dict[str, str]]:
-    found: dict[str, proc.Tool | None] = {}
-    problems: dict[str, str] = {}
-    for name in ("kubectl", "helm"):
-        try:
-            found[name] = proc.find_tool(name, env, os_)
-        except ToolNotFound as exc:
-            found[name] = None
-            problems[name] = f"{exc.message}; {exc.remedy}"
-    return found, problems
+    env: Mapping[str, str], machine: MachineFacts, timeout: float
+) -> tuple[dict[str, proc.Tool | None], dict[str, ToolChoice], dict[str, str]]:
+    """The runnable tools (None: not here yet, or not to be had), every tool's resolution,
+    and a problem line for each required tool that cannot be had."""
+    cfg = tools.settings(env, machine.os, machine.arch)
+    choices = tools.resolve_all(SHOWN_TOOLS, env, cfg, timeout=timeout)
+    found = {name: choices[name].tool() if choices[name].ready else None
+             for name in REQUIRED_TOOLS}  # fmt: skip
+    problems = {name: f"{name}: {choices[name].problem}"
+                for name in REQUIRED_TOOLS if choices[name].source is None}  # fmt: skip
+    return found, choices, problems
 
 
 def gather(
@@ -66,13 +70,24 @@ def gather(
     redactor: Redactor | None = None,
     release: ReleaseRead | None = None,
     machine: MachineFacts | None = None,
+    tool_choices: Mapping[str, ToolChoice] | None = None,
+    *,
+    sizing_only: bool = True,
 ) -> Facts:
-    """`release` and `machine`, when given, are reads already made (install reads every
-    client release once for its guard, and the machine for its preflight); they are used
-    as-is, never read a second time."""
+    """`release`, `machine` and `tool_choices`, when given, are reads already made (install
+    reads every client release once for its guard, the machine for its preflight, and
+    fetches its tools first); they are used as-is, never read a second time. `sizing_only`
+    False (plan, install): the cluster is read even under a size override, which replaces
+    the size decision and nothing else."""
     machine = machine or read_machine(env)
-    tools, problems = find_tools(env, machine.os)
-    if cfg.override:
+    if tool_choices is None:
+        tools, choices, problems = find_tools(env, machine, cfg.timeout)
+    else:
+        choices = dict(tool_choices)
+        tools = {n: choices[n].tool() if n in choices and choices[n].ready else None
+                 for n in REQUIRED_TOOLS}  # fmt: skip
+        problems = {}
+    if cfg.override and sizing_only:
         # A human chose the size: the cluster is not asked anything about it.
         nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
         if release is None:
@@ -92,7 +107,7 @@ def gather(
             release, nodes = release_future.result(), nodes_future.result()
     return Facts(
         machine=machine,
-        tools={name: tool.path if tool else None for name, tool in tools.items()},
+        tools=choices,
         tool_problems=problems,
         nodes=nodes,
         release=release,

@@ -8,17 +8,17 @@ deployed, and every one of its workloads is rolled out.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from installer.commands.probe import concurrently, find_tools
 from installer.config import ProbeConfig
 from installer.decide.errors import InstallerError
-from installer.decide.model import NodeRead, ReleaseRead, ReleaseState, os_name
+from installer.decide.model import NodeRead, ReleaseRead, ReleaseState
 from installer.decide.readiness import Snapshot
 from installer.decide.resolve import carried_choice
 from installer.edges import helm, kubectl, proc, workloads
+from installer.edges.machine import read_machine
 from installer.present.redact import Redactor
 
 
@@ -88,7 +88,7 @@ class Status:
 
 
 def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) -> Status:
-    found, problems = find_tools(env, os_name(sys.platform))
+    found, _, problems = find_tools(env, read_machine(env), cfg.timeout)
     helm_tool, kubectl_tool = found["helm"], found["kubectl"]
     release, namespace, conn, timeout = cfg.release, cfg.namespace, cfg.conn, cfg.timeout
     with concurrently(4) as pool:
@@ -99,12 +99,13 @@ def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) 
                             redactor=redactor)  # fmt: skip
         snapshot = pool.submit(workloads.read_snapshot, kubectl_tool, release, namespace, conn,
                                timeout=timeout, env=env, redactor=redactor)  # fmt: skip
-        listing = listed.result()
+        # Inside the pool: leaving it cancels whatever has not started yet.
+        listing, values_read = listed.result(), values.result()
+        nodes_read, snapshot_read = nodes.result(), snapshot.result()
     row = next((r for r in listing.releases if r.name == release and r.namespace == namespace),
                None)  # fmt: skip
     return Status(release, namespace, {k: t.path if t else None for k, t in found.items()},
-                  problems, row, listing, values.result(), nodes.result(),
-                  snapshot.result())  # fmt: skip
+                  problems, row, listing, values_read, nodes_read, snapshot_read)  # fmt: skip
 
 
 def _list_release(

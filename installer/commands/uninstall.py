@@ -64,15 +64,23 @@ class Tools:
 
 
 def find(env: Mapping[str, str], redactor: Redactor, options: Options) -> Tools:
-    os_ = os_name(sys.platform)
-    kubectl = proc.find_tool("kubectl", env, os_) if options.delete_data else _maybe("kubectl", env)
-    k3d_tool = k3d.find_k3d(env, os_) if options.delete_cluster else None
-    return Tools(proc.find_tool("helm", env, os_), kubectl, k3d_tool, env, redactor)
+    """The tools, as install finds them but never downloaded: removing needs nothing new."""
+    from installer.commands.localcluster import find_k3d
+
+    kubectl = _found("kubectl", env) if options.delete_data else _maybe("kubectl", env)
+    k3d_tool = find_k3d(env, fetch=False) if options.delete_cluster else None
+    return Tools(_found("helm", env), kubectl, k3d_tool, env, redactor)
+
+
+def _found(name: str, env: Mapping[str, str]) -> proc.Tool:
+    from installer.commands.tools import resolve_tool
+
+    return resolve_tool(name, env).tool()
 
 
 def _maybe(name: str, env: Mapping[str, str]) -> proc.Tool | None:
     try:
-        return proc.find_tool(name, env, os_name(sys.platform))
+        return _found(name, env)
     except InstallerError:
         return None
 

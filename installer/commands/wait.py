@@ -30,14 +30,9 @@ QUICK_PHASE_S = 15.0
 CONFIRM_POLLS = 3  # a definite cause must be seen this many times in a row to end the wait
 
 
-class WaitInterrupted(KeyboardInterrupt):
-    """Ctrl-C while waiting: the release is installed and left as it is."""
-
-    def __init__(self, release: str, namespace: str) -> None:
-        super().__init__()
-        self.remedy = (f"stopped waiting; release {release} in namespace {namespace} is "
-                       "installed and left as it is: `tracebloc-installer status` shows "
-                       "whether it comes up")  # fmt: skip
+def _left_as_it_is(release: str, namespace: str) -> str:
+    return (f"stopped waiting; release {release} in namespace {namespace} is installed and "
+            "left as it is: `tracebloc-installer status` shows whether it comes up")
 
 
 @dataclass(frozen=True)
@@ -89,8 +84,11 @@ def wait_ready(
             if clock() + interval >= deadline:
                 break
             sleep(interval)
-    except KeyboardInterrupt:
-        raise WaitInterrupted(release, namespace) from None
+    except KeyboardInterrupt as exc:
+        # The same interrupt (Ctrl-C, or SIGTERM with its own exit code) goes on up, now
+        # saying what it left behind; the handler in cli prints `remedy`.
+        exc.remedy = _left_as_it_is(release, namespace)  # type: ignore[attr-defined]
+        raise
     raise _at_deadline(tools, last, unanswered, namespace, conn, timeout_s, read_timeout_s,
                        training, logs)  # fmt: skip
 

@@ -67,6 +67,12 @@ class Node:
     schedulable: bool
     parsed: bool
     reason: str = ""
+    # Read beside the size, for decisions that are not about size (site.py): the node's
+    # `kubernetes.io/arch`, its allocatable GPUs per vendor, its kernel and provider id.
+    arch: str | None = None
+    gpus: tuple[tuple[str, int], ...] = ()
+    kernel: str = ""
+    provider_id: str = ""
 
     @property
     def usable(self) -> bool:

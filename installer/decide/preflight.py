@@ -70,13 +70,19 @@ def thresholds(env: Mapping[str, str]) -> Thresholds:
     )
 
 
+# No machine has more CPUs than this; a longer number is a typo (and int() of thousands of
+# digits raises instead of answering).
+MAX_CPUS = 1_000_000
+
+
 def _whole(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
-    if not (raw.isascii() and raw.isdigit()):
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 7 and int(raw) <= MAX_CPUS):
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
         raise BadInput(
-            f"{name}={raw!r} is not a whole number of CPUs",
+            f"{name}={shown!r} is not a whole number of CPUs from 0 to {MAX_CPUS}",
             f"set {name} to a whole number such as {default}, or unset it",
         )
     return int(raw)

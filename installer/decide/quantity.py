@@ -3,8 +3,10 @@
 The grammar is Kubernetes' own (apimachinery resource.Quantity):
     <quantity> ::= <signedNumber><suffix>
     <number>   ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
-    <suffix>   ::= Ki|Mi|Gi|Ti|Pi|Ei | m|""|k|M|G|T|P|E | (e|E)<signedNumber>
-Values are exact `Fraction`s, so nothing rounds or overflows until the caller decides how.
+    <suffix>   ::= Ki|Mi|Gi|Ti|Pi|Ei | n|u|m|""|k|M|G|T|P|E | (e|E)<signedInteger>
+(`n` and `u` are nano and micro: the kubelet reports CPU in nano-cores.) Values are exact
+`Fraction`s, except that, as in Kubernetes, a non-zero value finer than 1n is rounded away
+from zero to the next nano; nothing overflows until the caller decides how to round.
 """
 
 from __future__ import annotations
@@ -13,16 +15,17 @@ import re
 from fractions import Fraction
 
 BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-DECIMAL = {"m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 # An exponent beyond this is no machine's allocatable; refusing it keeps `1e999999999`
 # from costing unbounded time and memory.
 MAX_EXPONENT = 64
 
 GIB = 2**30
+NANO = 10**9
 
 _QUANTITY = re.compile(
     r"(?P<sign>[+-]?)(?P<number>\d+(?:\.\d*)?|\.\d+)"
-    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)|[eE](?P<exp>[+-]?\d+))?",
+    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE](?P<exp>[+-]?\d+))?",
     re.ASCII,  # \d is [0-9] only: a node reporting "٣Gi" has not reported 3Gi
 )
 # Longer than any real quantity; also below Python's int-from-text digit limit.
@@ -43,17 +46,26 @@ def parse_quantity(text: str) -> Fraction:
         shown = text if not isinstance(text, str) or len(text) <= 40 else text[:40] + "…"
         raise QuantityError(f"{shown!r} is not a Kubernetes quantity")
     value = Fraction(match["number"])
-    if match["sign"] == "-":
-        value = -value
     suffix, exp = match["suffix"], match["exp"]
     if exp is not None:
         power = int(exp)
         if abs(power) > MAX_EXPONENT:
             raise QuantityError(f"{text!r} is out of range")
-        return value * Fraction(10) ** power
-    if suffix in BINARY:
-        return value * BINARY[suffix]
-    return value * Fraction(10) ** DECIMAL[suffix or ""]
+        value *= Fraction(10) ** power
+    elif suffix in BINARY:
+        value *= BINARY[suffix]
+    else:
+        value *= Fraction(10) ** DECIMAL[suffix or ""]
+    value = _nano_up(value)
+    return -value if match["sign"] == "-" else value
+
+
+def _nano_up(value: Fraction) -> Fraction:
+    """Kubernetes keeps at most nano precision: a finer non-negative value rounds up."""
+    nanos = value * NANO
+    if nanos.denominator == 1:
+        return value
+    return Fraction(-(-nanos.numerator // nanos.denominator), NANO)
 
 
 def to_millicores(text: str) -> int:

@@ -15,6 +15,7 @@ import yaml
 
 from installer.config import PlanConfig
 from installer.decide.model import Gpu, NodeRead, Resolution
+from installer.decide.site import Site
 from installer.present.redact import MASK
 
 # Where each secret sits in the document, for redaction.
@@ -27,16 +28,27 @@ CREDENTIAL_KEYS = ("clientId", "clientPassword")
 
 
 def values_document(
-    cfg: PlanConfig, training: Resolution, nodes: NodeRead, gpu: Gpu, mysql: str
+    cfg: PlanConfig,
+    training: Resolution,
+    nodes: NodeRead,
+    gpu: Gpu,
+    mysql: str,
+    site: Site | None = None,
 ) -> dict[str, Any]:
+    """`site` holds what the cluster showed (decide/site.py); without it nothing is claimed
+    about the site, and `gpu` alone decides the GPU request with the chart's plugin on."""
+    site = site or Site()
+    plugin = site.gpu.chart_plugin if site.gpu.vendor else bool(gpu.vendor)
     env: dict[str, str] = {
         "RESOURCE_LIMITS": training.size,
         "RESOURCE_REQUESTS": training.size,
         "RESOURCE_PROVENANCE": training.provenance.value,
         "GPU_LIMITS": "nvidia.com/gpu=1" if gpu.vendor == "nvidia" else "",
         "GPU_REQUESTS": "nvidia.com/gpu=1" if gpu.vendor == "nvidia" else "",
-        "RUNTIME_CLASS_NAME": "",
+        "RUNTIME_CLASS_NAME": site.gpu.runtime_class,
     }
+    if site.gpu.visible_devices:
+        env["GPU_VISIBLE_DEVICES"] = site.gpu.visible_devices
     if cfg.client_env:
         env["CLIENT_ENV"] = cfg.client_env
     if cfg.proxy:
@@ -48,9 +60,11 @@ def values_document(
             env["HTTP_PROXY_PASSWORD"] = cfg.proxy.password
         if cfg.no_proxy:
             env["NO_PROXY"] = cfg.no_proxy
-    # Said only when measured: a cluster that was not read gets no claim either way.
-    if nodes.readable and nodes.schedulable_count:
-        env["SINGLE_NODE"] = "true" if nodes.schedulable_count == 1 else "false"
+    # "One host", said only on evidence; otherwise the chart's default decides.
+    if site.single_node_env is not None:
+        env["SINGLE_NODE"] = site.single_node_env
+    if site.host_ids is not None:
+        env["HOST_UID"], env["HOST_GID"] = (str(n) for n in site.host_ids)
 
     doc: dict[str, Any] = {"env": env}
     if cfg.client_id is not None:
@@ -58,6 +72,10 @@ def values_document(
     if cfg.client_password is not None:
         doc["clientPassword"] = cfg.client_password
     doc.update(storage(cfg.storage_mode))
+    if site.dataset_path and doc["hostPath"].get("enabled"):
+        doc["hostPath"]["datasetPath"] = site.dataset_path
+    if site.single_node is not None:
+        doc["singleNode"] = site.single_node
     doc["pvc"] = {"mysql": "2Gi", "logs": "10Gi", "data": "50Gi"}
     doc["pvcAccessMode"] = "ReadWriteOnce"
     doc["clusterScope"] = True
@@ -65,7 +83,7 @@ def values_document(
         # The one image pin we write: 8.4 is a choice, and its digest is cleared so the tag
         # is what resolves. 5.7 is the chart's default and so is left to the chart.
         doc["images"] = {"mysqlClient": {"tag": "8.4", "digest": ""}}
-    if gpu.vendor:
+    if gpu.vendor and plugin:
         doc["gpu"] = {"devicePlugin": {"enabled": True, "vendor": gpu.vendor}}
     if cfg.registry.mirror:
         doc["global"] = {"imageRegistry": cfg.registry.mirror}
@@ -85,7 +103,6 @@ def storage(mode: str) -> dict[str, Any]:
         return {
             "storageClass": {"create": False, "name": "local-path"},
             "hostPath": {"enabled": False},
-            "singleNode": True,
         }
     return {
         "storageClass": {

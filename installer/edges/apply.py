@@ -20,7 +20,7 @@ from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 
-READ_TIMEOUT_S = 30.0
+READ_TIMEOUT_S = 30.0  # when the caller names none; install passes TB_PROBE_TIMEOUT_S
 REPO_TIMEOUT_S = 120.0
 RECOVERY_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 STOP_GRACE_S = 10.0  # after SIGTERM/CTRL_BREAK, how long helm gets to mark the release failed
@@ -35,6 +35,7 @@ class Tools:
     kubectl: proc.Tool
     env: Mapping[str, str]
     redactor: Redactor
+    read_timeout: float = READ_TIMEOUT_S  # every read: status, repo list, APIService, context
 
     def run(self, tool: proc.Tool, args: Sequence[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
@@ -43,8 +44,15 @@ class Tools:
 
 
 def tail(text: str, lines: int = TAIL_LINES) -> str:
-    kept = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
-    return "\n".join(kept[-lines:])
+    """The last `lines` non-empty lines, each cut to proc.LINE_CAP characters: a tool's
+    10 MB line reaches neither the terminal nor the log whole."""
+    kept: list[str] = []
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            kept.append(proc.cap(line.rstrip()))
+            if len(kept) == lines:
+                break
+    return "\n".join(reversed(kept))
 
 
 def manual_commands(release: str, namespace: str) -> str:
@@ -63,8 +71,9 @@ UNINSTALL_STATES = ("pending-install", "uninstalling")
 
 
 def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
-    result = tools.run(tools.helm, helm.status_args(release, namespace, conn), READ_TIMEOUT_S)
     try:
+        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
+                           tools.read_timeout)  # fmt: skip
         return helm.parse_status(result.rc, result.out, result.err, namespace)
     except InstallerError as exc:
         # A state that cannot be seen is never guessed at: recovering or upgrading blind
@@ -102,7 +111,7 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
 
 def ensure_repo(tools: Tools, name: str, url: str, ca_file: str | None) -> str:
     """Add the repo only when it is missing, then update it. Returns what was done."""
-    result = tools.run(tools.helm, helm.repo_list_args(), READ_TIMEOUT_S)
+    result = tools.run(tools.helm, helm.repo_list_args(), tools.read_timeout)
     repos = helm.parse_repo_list(result.rc, result.out, result.err)
     done = f"repo {name} already configured"
     if name not in repos:
@@ -134,22 +143,35 @@ def _repo_remedy() -> str:
 
 # --- the metrics API -------------------------------------------------------------------
 
-def metrics_available(tools: Tools, conn: Connection) -> bool | None:
-    """True/False from the APIService's Available condition; None when it does not exist
-    or could not be read (nothing to wait for)."""
+def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
+    """("available" | "registered" | "not-registered" | "unreadable", detail).
+
+    "not-registered" only when kubectl says NotFound: on a fresh cluster metrics-server
+    registers its APIService a little while after the API server answers (#553 upstream),
+    so "not registered yet" is a state to wait out, never a verdict that it is absent."""
     args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
     try:
-        result = tools.run(tools.kubectl, args, READ_TIMEOUT_S)
-    except ToolTimeout:
-        return None
+        result = tools.run(tools.kubectl, args, tools.read_timeout)
+    except InstallerError as exc:
+        return "unreadable", exc.message
     if result.rc != 0:
-        return None
+        if "NotFound" in result.stderr or "not found" in result.stderr:
+            return "not-registered", ""
+        return "unreadable", proc.last_line(result.stderr, result.rc)
     try:
         conditions = json.loads(result.stdout).get("status", {}).get("conditions", [])
-        return any(c.get("type") == "Available" and c.get("status") == "True"
-                   for c in conditions)  # fmt: skip
+        available = any(c.get("type") == "Available" and c.get("status") == "True"
+                        for c in conditions)  # fmt: skip
     except (ValueError, AttributeError, TypeError, RecursionError):
-        return None
+        return "unreadable", "kubectl printed an APIService that could not be read"
+    return ("available", "") if available else ("registered", "")
+
+
+def metrics_available(tools: Tools, conn: Connection) -> bool | None:
+    """True/False from the APIService's Available condition; None when it is not
+    registered or could not be read."""
+    state, _ = metrics_state(tools, conn)
+    return {"available": True, "registered": False}.get(state)
 
 
 def wait_for_metrics(
@@ -160,17 +182,22 @@ def wait_for_metrics(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
-    """Best effort, bounded: returns one line saying what was seen."""
+    """Until the APIService is registered and Available, at most `seconds` (the twins'
+    TB_METRICS_WAIT_S); returns one line saying what was seen last. Never fails the
+    install: when metrics-server is really missing, the chart says so at render time."""
     deadline = clock() + seconds
     while True:
-        state = metrics_available(tools, conn)
-        if state is None:
-            return f"the metrics API ({METRICS_APISERVICE}) is not installed or not readable; not waiting"
-        if state:
+        state, detail = metrics_state(tools, conn)
+        if state == "available":
             return "the metrics API is available"
         if clock() + METRICS_POLL_S > deadline:
-            return (f"the metrics API is not available after {seconds:g}s; continuing "
-                    "(resource metrics appear once metrics-server is ready)")  # fmt: skip
+            seen = {
+                "registered": "is registered but not Available",
+                "not-registered": "is not registered",
+                "unreadable": f"could not be read ({detail})",
+            }[state]
+            return (f"the metrics API ({METRICS_APISERVICE}) {seen} after {seconds:g}s; "
+                    "continuing (raise TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
         sleep(METRICS_POLL_S)
 
 
@@ -209,6 +236,6 @@ def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:
     args = ["config", "set-context", *target, "--namespace", namespace,
             *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])]  # fmt: skip
     try:
-        return tools.run(tools.kubectl, args, READ_TIMEOUT_S).rc == 0
+        return tools.run(tools.kubectl, args, tools.read_timeout).rc == 0
     except InstallerError:
         return False

@@ -28,7 +28,7 @@ from installer.decide.errors import BadInput
 from installer.present.redact import Redactor
 
 if TYPE_CHECKING:
-    from requests import Response
+    from requests import Response, Session
 
 log = logging.getLogger(__name__)
 
@@ -257,20 +257,15 @@ def verify(
     return check
 
 
-def _post(
-    target: str,
-    username: str,
-    password: str,
-    context: ssl.SSLContext,
-    proxy: str | None,
-    timeout: float,
-) -> Response:
+def session(context: ssl.SSLContext, retries: Any = None) -> Session:
+    """A requests session whose every connection, direct or through a proxy, trusts exactly
+    `context`, and which reads nothing from the process environment (proxies come from the
+    caller's `env` through `proxy_for`). `retries`: a urllib3 `Retry`, or None for none.
+    The downloader (edges/download.py) uses it too, so both follow the same trust rules."""
     import requests
     from requests.adapters import HTTPAdapter
 
     class Adapter(HTTPAdapter):
-        """Every connection, direct or through a proxy, uses our SSL context."""
-
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
             kwargs["ssl_context"] = context
             super().init_poolmanager(*args, **kwargs)
@@ -283,11 +278,24 @@ def _post(
             # Trust is the context's alone: requests would load certifi's bundle into it.
             conn.cert_reqs = "CERT_REQUIRED"
 
-    with requests.Session() as session:
-        session.trust_env = False  # no ~/.netrc, no os.environ proxies or CA bundle
-        session.mount("https://", Adapter())
-        session.mount("http://", Adapter())
-        response = session.post(
+    out = requests.Session()
+    out.trust_env = False  # no ~/.netrc, no os.environ proxies or CA bundle
+    adapter = Adapter(max_retries=retries) if retries is not None else Adapter()
+    out.mount("https://", adapter)
+    out.mount("http://", adapter)
+    return out
+
+
+def _post(
+    target: str,
+    username: str,
+    password: str,
+    context: ssl.SSLContext,
+    proxy: str | None,
+    timeout: float,
+) -> Response:
+    with session(context) as open_session:
+        response = open_session.post(
             target,
             data={"username": username, "password": password},
             headers={"User-Agent": f"tracebloc-installer/{__version__}"},
@@ -332,6 +340,14 @@ def _failure(
         log.debug("backend: unexpected failure", exc_info=exc)
         detail = f"could not check with {site}: {type(exc).__name__}"
     return Check(Verdict.UNVERIFIED, detail)
+
+
+def failure_detail(
+    exc: BaseException, target: str, proxy: str | None, timeout: float, redact: Redactor
+) -> str:
+    """One line saying why a request to `target` failed (the downloader words failures
+    exactly as the credentials check does)."""
+    return _one_line(_failure(exc, target, proxy, timeout, redact).detail)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -52,7 +52,7 @@ def parse_release(release: str, namespace: str, rc: int, out: bytes, err: bytes)
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
                            reason=proc.last_line(stderr, rc))  # fmt: skip
     try:
-        values = json.loads(proc.decode(out))
+        values = json.loads(proc.decode(out))  # no output at all is not JSON: unreadable
     except (ValueError, RecursionError):
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
                            reason="helm printed output that is not JSON")  # fmt: skip
@@ -127,14 +127,17 @@ def list_args(conn: Connection) -> list[str]:
 
 
 def parse_list(rc: int, out: bytes, err: bytes) -> ListRead:
+    """Nothing is installed only on a well-formed empty list (`[]`). No output at all, `null`
+    or a cut-off document is an answer nobody gave: unreadable, like a failure."""
     if rc != 0:
         return ListRead(False, reason=proc.last_line(proc.decode(err), rc))
+    text = proc.decode(out)
+    if not text.strip():
+        return ListRead(False, reason="helm list exited 0 but printed nothing")
     try:
-        rows = json.loads(proc.decode(out) or "[]")
+        rows = json.loads(text)
     except (ValueError, RecursionError):
         return ListRead(False, reason="helm list printed output that is not JSON")
-    if rows is None:
-        rows = []
     if not isinstance(rows, list):
         return ListRead(False, reason="helm list printed JSON that is not a list")
     releases = []
@@ -166,7 +169,7 @@ def parse_status(rc: int, out: bytes, err: bytes, namespace: str) -> str | None:
         status = document["info"]["status"]
     except (ValueError, RecursionError, KeyError, TypeError):
         raise InstallerError("helm status printed output without a release state") from None
-    if not isinstance(status, str):
+    if not isinstance(status, str) or not status.strip():
         raise InstallerError("helm status printed output without a release state")
     return status
 
@@ -195,13 +198,18 @@ def parse_repo_list(rc: int, out: bytes, err: bytes) -> dict[str, str]:
         if "no repositories" in stderr:
             return {}
         raise InstallerError(f"could not list helm repositories: {proc.last_line(stderr, rc)}")
+    text = proc.decode(out)
+    if not text.strip():  # helm says "no repositories" with exit 1; silence is not that
+        raise InstallerError("helm repo list exited 0 but printed nothing")
     try:
-        rows = json.loads(proc.decode(out) or "[]") or []
+        rows = json.loads(text)
     except (ValueError, RecursionError):
         raise InstallerError("helm repo list printed output that is not JSON") from None
     if not isinstance(rows, list):
         raise InstallerError("helm repo list printed JSON that is not a list")
-    return {str(row.get("name")): str(row.get("url", "")) for row in rows if isinstance(row, dict)}
+    if not all(isinstance(row, dict) and isinstance(row.get("name"), str) for row in rows):
+        raise InstallerError("helm repo list printed a row without a name")
+    return {row["name"]: str(row.get("url", "")) for row in rows}
 
 
 def repo_add_args(name: str, url: str, ca_file: str | None) -> list[str]:

@@ -1,7 +1,6 @@
 """k3d: where the binary comes from, and what `k3d cluster list -o json` says.
 
-`find_k3d` is the one place the binary is located, so verified downloads can replace PATH
-lookup in one edit. The commands themselves are built in decide.localcluster and run by
+The binary comes from the verified-tools path (commands.localcluster.find_k3d). The commands themselves are built in decide.localcluster and run by
 commands.localcluster through proc.
 """
 
@@ -16,11 +15,6 @@ from installer.decide.errors import InstallerError
 from installer.decide.localcluster import list_args
 from installer.edges import proc
 from installer.present.redact import Redactor
-
-
-def find_k3d(env: Mapping[str, str], os_: str) -> proc.Tool:
-    """The k3d binary: TRACEBLOC_K3D, else PATH. Raises ToolNotFound."""
-    return proc.find_tool("k3d", env, os_)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ asked for) becomes an unreadable `NodeRead` with a reason, never an exception.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -58,6 +59,36 @@ def parse_nodes(out: bytes) -> NodeRead:
 
 
 def parse_node(item: Any) -> Node:
+    node = _parse_size(item)
+    return dataclasses.replace(node, **_other_facts(item if isinstance(item, dict) else {}))
+
+
+GPU_RESOURCES = (("nvidia", "nvidia.com/gpu"), ("amd", "amd.com/gpu"))
+
+
+def _other_facts(item: dict[str, Any]) -> dict[str, Any]:
+    """Arch label, allocatable GPUs, kernel and provider id; whatever is malformed is left
+    out (an unknown fact), never guessed."""
+    labels = _mapping(_mapping(item.get("metadata")).get("labels"))
+    status = _mapping(item.get("status"))
+    allocatable = _mapping(status.get("allocatable"))
+    arch = labels.get("kubernetes.io/arch")
+    gpus = []
+    for vendor, resource in GPU_RESOURCES:
+        count = allocatable.get(resource)
+        if isinstance(count, str) and count.isascii() and count.isdigit() and int(count) > 0:
+            gpus.append((vendor, int(count)))
+    kernel = _mapping(status.get("nodeInfo")).get("kernelVersion")
+    provider = _mapping(item.get("spec")).get("providerID")
+    return {
+        "arch": arch if isinstance(arch, str) and arch else None,
+        "gpus": tuple(gpus),
+        "kernel": kernel if isinstance(kernel, str) else "",
+        "provider_id": provider if isinstance(provider, str) else "",
+    }
+
+
+def _parse_size(item: Any) -> Node:
     item = item if isinstance(item, dict) else {}
     metadata = _mapping(item.get("metadata"))
     name = metadata.get("name")

@@ -103,3 +103,37 @@ def _nearest_existing_dir(path: str) -> str | None:
             return None
         current = parent
     return current
+
+
+def filesystem_type(path: str) -> str | None:
+    """The type of the filesystem holding `path` (its nearest existing directory), from the
+    mount table; "network" for a Windows network drive or UNC path; None when unknown."""
+    if path.startswith(("\\\\", "//")) and os_name(sys.platform) == "windows":
+        return "network"
+    directory = _nearest_existing_dir(path)
+    if directory is None:
+        return None
+    try:
+        partitions = _psutil().disk_partitions(all=True)
+    except (OSError, RuntimeError):
+        return None
+    real = os.path.normcase(os.path.realpath(directory))
+    best: Any = None
+    for part in partitions:
+        mount = os.path.normcase(part.mountpoint)
+        inside = real == mount or real.startswith(mount.rstrip("\\/") + os.sep) or mount in ("/", "\\")
+        if inside and (best is None or len(mount) > len(os.path.normcase(best.mountpoint))):
+            best = part
+    if best is None:
+        return None
+    if "remote" in str(getattr(best, "opts", "")).split(","):
+        return "network"
+    return str(best.fstype) or None
+
+
+def process_exists(pid: int) -> bool:
+    """True while a process with this pid exists on this machine (any user's)."""
+    try:
+        return bool(_psutil().pid_exists(pid))
+    except (OSError, ValueError, OverflowError):
+        return True  # unknown: never claim a lock's holder has gone

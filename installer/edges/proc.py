@@ -15,11 +15,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
+from installer.edges import lifetime
 from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -67,10 +70,18 @@ def decode(data: bytes | None) -> str:
     return data.decode("utf-8-sig", errors="replace")
 
 
+LINE_CAP = 300
+
+
+def cap(line: str, most: int = LINE_CAP) -> str:
+    """At most `most` characters; a cut line ends in `…` (so the redactor sees the cut)."""
+    return line if len(line) <= most else line[: most - 1] + "…"
+
+
 def last_line(text: str, rc: int) -> str:
     """A tool's failure in one line: its exit code and the last thing it said."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return f"exit {rc}: {lines[-1][:300]}" if lines else f"exit {rc} with no message"
+    return f"exit {rc}: {cap(lines[-1])}" if lines else f"exit {rc} with no message"
 
 
 def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
@@ -82,17 +93,25 @@ def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> 
     variable = tool_variable(name)
     explicit = env.get(variable, "").strip()
     if explicit:
-        if _is_executable(explicit, os_name):
+        if is_executable(explicit, os_name):
             return Tool(name, explicit)
         raise ToolNotFound(name, f"{variable} names {explicit!r}, which is not an executable file")
+    found = find_on_path(name, env, os_name)
+    if found is not None:
+        return found
+    raise ToolNotFound(name, f"install {name}, or name its binary with {variable}")
+
+
+def find_on_path(name: str, env: Mapping[str, str], os_name: str) -> Tool | None:
+    """The first `name` (`name.exe` on Windows) on PATH; None when there is none."""
     separator = ";" if os_name == "windows" else ":"
     exe = name + ".exe" if os_name == "windows" and not name.endswith(".exe") else name
     for directory in env.get("PATH", "").split(separator):
         if directory:
             candidate = os.path.join(directory.strip('"'), exe)
-            if _is_executable(candidate, os_name):
+            if is_executable(candidate, os_name):
                 return Tool(name, candidate)
-    raise ToolNotFound(name, f"install {name}, or name its binary with {variable}")
+    return None
 
 
 def tool_variable(name: str) -> str:
@@ -100,7 +119,7 @@ def tool_variable(name: str) -> str:
     return "TRACEBLOC_" + name.upper().replace("-", "_")
 
 
-def _is_executable(path: str, os_name: str) -> bool:
+def is_executable(path: str, os_name: str) -> bool:
     if not os.path.isfile(path):
         return False
     return os_name == "windows" or os.access(path, os.X_OK)
@@ -129,6 +148,95 @@ def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, s
     return out
 
 
+# The engine's own secrets: a child gets the environment without them (a kubeconfig exec
+# plugin or helm plugin could read them, and /proc/<pid>/environ shows them). The proxy
+# variables stay, password and all: kubectl and helm need them to reach the cluster.
+SECRET_VARIABLES = ("TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD")
+
+# What is kept of a tool's output: stdout whole up to a bound (a bigger answer is cut, and
+# so fails to parse: unreadable, never half-read); stderr's last part, where errors are.
+MAX_STDOUT = 64 * 2**20
+MAX_STDERR = 2**20
+# After the child exits, how long its pipes may stay open: a descendant that still holds
+# them (a daemonised plugin) does not make a finished child unfinished.
+DRAIN_S = 1.0
+
+# File descriptors every child inherits: the install lock (edges/lock.py), so a child that
+# outlives a killed engine still holds it.
+_inherited: set[int] = set()
+
+
+def pass_to_children(fd: int) -> None:
+    _inherited.add(fd)
+
+
+def stop_passing(fd: int) -> None:
+    _inherited.discard(fd)
+
+
+def _child_environment(env: Mapping[str, str], secrets: Sequence[str]) -> dict[str, str]:
+    out = child_env(env)
+    for name in SECRET_VARIABLES:
+        out.pop(name, None)
+    # A secret that arrived another way (the prompt, the values file) but also sits in some
+    # variable the user exported is the engine's secret too.
+    for name in [n for n, value in out.items() if value in secrets]:
+        del out[name]
+    return out
+
+
+class _Drain:
+    """Reads one pipe to its end in a thread, keeping the first (or last) `cap` bytes."""
+
+    def __init__(self, stream: IO[bytes] | None, cap: int, keep_last: bool) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self._cap, self._keep_last = cap, keep_last
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True,
+                                       name="proc-drain")  # fmt: skip
+        if stream is not None:
+            self.thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        try:
+            fd = stream.fileno()
+            while chunk := os.read(fd, 65536):
+                with self._lock:
+                    self._add(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def _add(self, chunk: bytes) -> None:
+        if not self._keep_last:
+            room = self._cap - self.size
+            if room > 0:
+                self.chunks.append(chunk[:room])
+                self.size += min(room, len(chunk))
+            return
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        while self.size - len(self.chunks[0]) >= self._cap:
+            self.size -= len(self.chunks.popleft())
+
+    def wait(self, seconds: float) -> bool:
+        """True when the pipe reached its end within `seconds`."""
+        if self.thread.ident is None:
+            return True
+        self.thread.join(max(seconds, 0.0))
+        return not self.thread.is_alive()
+
+    def data(self) -> bytes:
+        with self._lock:
+            joined = b"".join(self.chunks)
+        return joined[-self._cap :] if self._keep_last else joined
+
+
 def run(
     tool: Tool,
     args: Sequence[str],
@@ -142,7 +250,10 @@ def run(
 
     Raises ToolTimeout after killing the process tree when `timeout` expires, ToolNotFound
     when the executable cannot be started, and InstallerError before starting anything if
-    a known secret would appear in the argv.
+    a known secret would be passed as a value on the command line.
+
+    The child is finished when it exits: a descendant still holding its output is not
+    waited for beyond DRAIN_S, and is then killed with the child's process group.
 
     With `grace` > 0 the child is first asked to stop (SIGTERM; CTRL_BREAK on Windows) at
     the deadline or on Ctrl-C, and killed only if it is still running `grace` seconds
@@ -163,61 +274,71 @@ def run(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=child_env(env if env is not None else os.environ),
+            env=_child_environment(env if env is not None else os.environ, redactor.secrets),
             # Its own process group (session on POSIX), so the whole tree can be killed.
             start_new_session=not _WINDOWS,
             creationflags=_NEW_PROCESS_GROUP if _WINDOWS else 0,
+            preexec_fn=lifetime.die_with_parent(),  # noqa: PLW1509 - see lifetime.py
+            pass_fds=() if _WINDOWS else tuple(sorted(_inherited)),
         )
     except OSError as exc:
         raise ToolNotFound(
             tool.name, f"could not start {tool.path}: {exc.strerror or exc}"
         ) from exc
+    job = lifetime.contain(getattr(child, "_handle", None)) if _WINDOWS else None
+    out = _Drain(child.stdout, MAX_STDOUT, keep_last=False)
+    err = _Drain(child.stderr, MAX_STDERR, keep_last=True)
     with _live_lock:
         _live.add(child)
     try:
-        out, err = child.communicate(timeout=timeout)
+        child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        out, err = _stop(child, tool.name, grace)
+        _stop(child, tool.name, grace, job, (out, err))
         log.debug("deadline: %s stopped after %gs", tool.name, timeout)
         timed_out = ToolTimeout(shown, timeout)
-        timed_out.output = decode(out) + decode(err)
+        timed_out.output = decode(out.data()) + decode(err.data())
         raise timed_out from None
     except BaseException:
-        _stop(child, tool.name, grace)
+        _stop(child, tool.name, grace, job, (out, err))
         raise
     finally:
         with _live_lock:
             _live.discard(child)
+    exited = time.monotonic()
+    drained = out.wait(DRAIN_S) and err.wait(DRAIN_S - (time.monotonic() - exited))
+    if not drained:
+        log.debug("%s exited; what it left running still holds its output: stopped", tool.name)
+        _signal_group(child.pid, job)
+        out.wait(REAP_GRACE_S)
+        err.wait(REAP_GRACE_S)
+    lifetime.release(job)
     elapsed = time.monotonic() - started
+    result = Result(shown, child.returncode, out.data(), err.data(), elapsed)
     if child.returncode:
-        said = last_line(decode(err), child.returncode)
-        log.debug("%s: %s in %.2fs", tool.name, redactor(said), elapsed)
+        said = last_line(redactor(result.stderr), child.returncode)
+        log.debug("%s: %s in %.2fs", tool.name, said, elapsed)
     else:
         log.debug("exit 0: %s in %.2fs", tool.name, elapsed)
-    return Result(shown, child.returncode, out or b"", err or b"", elapsed)
+    return result
 
 
-def _stop(child: subprocess.Popen[bytes], name: str, grace: float) -> tuple[bytes, bytes]:
-    """Ask first when there is a grace period, then kill the tree; returns what the child
-    said while stopping. A second Ctrl-C during the grace period skips to the kill."""
-    out = err = b""
+def _stop(child: subprocess.Popen[bytes], name: str, grace: float, job: int | None,
+          drains: tuple[_Drain, _Drain]) -> None:  # fmt: skip
+    """Ask first when there is a grace period, then kill the tree. The drains keep reading
+    meanwhile, so a child blocked on a full pipe can still exit. A second Ctrl-C during the
+    grace period skips to the kill."""
     try:
         if grace > 0 and child.poll() is None:
             _ask_to_stop(child)
             log.debug("asked %s (pid %s) to stop; killing it in %gs", name, child.pid, grace)
             try:
-                # communicate, not wait: a child blocked on a full pipe could never exit.
-                out, err = child.communicate(timeout=grace)
+                child.wait(timeout=grace)
             except subprocess.TimeoutExpired:
                 log.debug("%s did not stop within %gs", name, grace)
-            except (ValueError, OSError):
-                pass
     except KeyboardInterrupt:
-        _kill_tree(child)
+        _kill_tree(child, job, drains)
         raise
-    late_out, late_err = _kill_tree(child)
-    # communicate() keeps what it read before a timeout and returns all of it at the end.
-    return (out or late_out), (err or late_err)
+    _kill_tree(child, job, drains)
 
 
 def _ask_to_stop(child: subprocess.Popen[bytes]) -> None:
@@ -251,22 +372,28 @@ def _signal_tree(child: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _kill_tree(child: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """Kill the child's tree, then reap it; returns what it had still to say. Never raises."""
+def _signal_group(pid: int, job: int | None) -> None:
+    """Kill what a child that has exited left running in its group (job on Windows)."""
+    if _WINDOWS:
+        lifetime.kill_job(job)
+    else:
+        _kill_group(pid)
+
+
+def _kill_tree(child: subprocess.Popen[bytes], job: int | None,
+               drains: tuple[_Drain, ...]) -> None:  # fmt: skip
+    """Kill the child's tree, reap it, and let the pipes drain briefly. Never raises.
+
+    A grandchild that escaped the group may still hold a pipe: it is not waited for."""
+    lifetime.kill_job(job)
     _signal_tree(child)
     try:
-        out, err = child.communicate(timeout=REAP_GRACE_S)
-        return out or b"", err or b""
-    except (subprocess.TimeoutExpired, ValueError, OSError):
-        # A grandchild that escaped the group may still hold a pipe open; stop reading it.
-        for stream in (child.stdout, child.stderr):
-            if stream is not None:
-                stream.close()
-        try:
-            child.wait(timeout=REAP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
-    return b"", b""
+        child.wait(timeout=REAP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    for drain in drains:
+        drain.wait(REAP_GRACE_S)
+    lifetime.release(job)
 
 
 def _kill_group(pid: int) -> None:

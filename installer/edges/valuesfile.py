@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
+import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,9 +27,97 @@ class Written:
     backup: str | None
 
 
+# A values file is a few kilobytes; anything near this is not one.
+MAX_VALUES_BYTES = 4 * 2**20
+_TEMP_PREFIX = ".values-"
+_TEMP = re.compile(r"\.values-(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp")
+# A temporary file of a writer that left no pid in its name is stale after this long.
+STALE_TEMP_S = 60.0
+
+
+class NotRegular(InstallerError):
+    """The path exists but is not a regular file (a FIFO, a device, a directory)."""
+
+
+def read_regular(path: str, *, limit: int = MAX_VALUES_BYTES) -> bytes | None:
+    """The bytes of the regular file at `path`, or None when nothing is there.
+
+    Checked with lstat before opening (a symlink must lead to a regular file), opened
+    without blocking (a FIFO swapped in meanwhile cannot hang the open) and checked again on
+    the open descriptor, then read at most `limit` bytes: a FIFO, `/dev/zero` or a huge file
+    is an error, never a hang or an exhausted memory."""
+    try:
+        found = os.lstat(path)
+        if stat.S_ISLNK(found.st_mode):
+            found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise NotRegular(f"{path} is not a regular file",
+                         "move it aside, or point the setting at a values file")  # fmt: skip
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(f"{path} is not a regular file",
+                             "move it aside, or point the setting at a values file")  # fmt: skip
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(65536, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise InstallerError(f"{path} is larger than {limit // 2**20} MiB: not a values file",
+                                     "move it aside")  # fmt: skip
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temps(directory: str) -> list[str]:
+    """Delete temporary files an interrupted write left behind (they hold the passwords):
+    those of a process that no longer runs, or older than STALE_TEMP_S. Returns their names."""
+    from installer.edges.machine import process_exists
+
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TEMP.fullmatch(name)
+        if match is None:
+            continue
+        path = os.path.join(directory, name)
+        try:
+            found = os.lstat(path)
+            if not stat.S_ISREG(found.st_mode):
+                continue
+            pid = int(match["pid"]) if match["pid"] else None
+            if pid == os.getpid():
+                continue
+            alive = process_exists(pid) if pid is not None else (
+                time.time() - found.st_mtime < STALE_TEMP_S)  # fmt: skip
+            if not alive:
+                os.unlink(path)
+                removed.append(name)
+        except (OSError, ValueError, OverflowError):
+            continue
+    return removed
+
+
 def write_values(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -> Written:
     """Replace `path` with `data` atomically. On any failure the old file is untouched."""
     directory = os.path.dirname(os.path.abspath(path))
+    remove_stale_temps(directory)
     previous = _read_existing(path)
     if previous == data:
         restrict(path, env=env, os_=os_)
@@ -54,18 +145,17 @@ def write_private(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -
 
 def _read_existing(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise _failure(path, f"cannot read the existing file: {exc.strerror or exc}") from None
+        return read_regular(path)
+    except InstallerError as exc:
+        raise _failure(path, f"the existing file cannot be kept: {exc.message}") from None
 
 
 def _atomic_write(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, temp = tempfile.mkstemp(prefix=".values-", suffix=".tmp", dir=directory)
+        # The pid in the name lets the next run tell an abandoned file from a live write.
+        fd, temp = tempfile.mkstemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp",
+                                    dir=directory)  # fmt: skip
     except OSError as exc:
         raise _failure(
             path, f"cannot create a file in {directory}: {exc.strerror or exc}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from installer.commands.plan import Plan
 from installer.commands.probe import Facts
+from installer.commands.tools import choice_json, choice_text
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
 from installer.decide.model import (
     NodeRead,
@@ -66,7 +67,7 @@ def training_json(training: Resolution) -> dict[str, Any]:
 def probe_json(facts: Facts) -> dict[str, Any]:
     return {
         "machine": asdict(facts.machine),
-        "tools": dict(facts.tools),
+        "tools": {name: choice_json(choice) for name, choice in facts.tools.items()},
         "cluster": cluster_json(facts.nodes, facts.training.anchor),
         "release": release_json(facts.release),
         "training": training_json(facts.training),
@@ -143,6 +144,8 @@ def probe_text(facts: Facts) -> str:
                 size = f"skipped: {n.reason}"
             cordon = "" if n.schedulable else " (cordoned)"
             lines.append(f"        {mark} {n.name}: {size}{cordon}")
+    for index, choice in enumerate(facts.tools.values()):
+        lines.append(("tools:    " if index == 0 else "          ") + choice_text(choice))
     state = release.state.value + (f": {release.reason}" if release.reason else "")
     lines.append(f"release:  {release.name} in namespace {release.namespace}: {state}")
     lines.append(f"training: {t.size} ({chooser(t)}; provenance {t.provenance.value})")
@@ -164,11 +167,13 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "release": release_json(facts.release),
         "cluster": cluster_json(facts.nodes, facts.training.anchor),
         "machine": asdict(facts.machine),
+        "tools": {name: choice_json(choice) for name, choice in facts.tools.items()},
         "values": redacted(plan.values),
         "values_path": plan.cfg.values_path,
         "missing": missing_credentials(plan.values),
         "mysql": {"engine": plan.mysql, "reason": plan.mysql_reason},
-        "gpu": {"vendor": plan.gpu.vendor},
+        "gpu": {"vendor": plan.gpu.vendor, "reason": plan.site.gpu.source},
+        "site": {"local": plan.site.where.local, "evidence": plan.site.where.evidence},
         "helm": helm_json(plan.argv, plan.cfg),
         "local_cluster": local_json(plan),
         "warnings": warnings(facts) + plan.notes,
@@ -229,6 +234,10 @@ def plan_text(plan: Plan) -> str:
         lines.append(f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
                      "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
     lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
+    where = plan.site.where
+    lines.append("site:     " + {True: "the cluster runs on this machine", False: "the cluster "
+                 "does not run (only) here", None: "unknown"}[where.local] + f" ({where.evidence})")  # fmt: skip
+    lines.append(f"gpu:      {plan.gpu.vendor or 'none'} ({plan.site.gpu.source})")
     lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
     dumped = to_yaml(redacted(plan.values)).decode("utf-8")
     lines += ["  " + line for line in dumped.rstrip("\n").splitlines()]

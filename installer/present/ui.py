@@ -294,7 +294,20 @@ class _RedactingFormatter(logging.Formatter):
 
 
 class _LogFile(logging.StreamHandler):
-    """A StreamHandler that owns (and closes) its file."""
+    """A StreamHandler that owns (and closes) its file, and goes quiet when it fails.
+
+    A full disk or a vanished file must not print Python's "--- Logging error ---" traceback
+    for every record: the install goes on, and the log simply ends where it could not be
+    written."""
+
+    broken = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.broken:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self.broken = True
 
     def close(self) -> None:
         self.acquire()

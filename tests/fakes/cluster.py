@@ -22,6 +22,20 @@ REPO = FAKES.parent.parent
 
 HELM_NOT_FOUND = "Error: release: not found\n"
 
+# What the fakes say their version is unless a test scripts otherwise: in the supported
+# range, so the engine uses them from PATH (see installer/decide/pins.py SUPPORTED).
+FAKE_VERSIONS = {"kubectl": "v1.37.1", "helm": "v4.2.3", "k3d": "v5.9.0"}
+
+
+def version_answer(tool: str, version: str) -> str:
+    """`<tool> version` output, in the form the engine asks for (decide/pins.VERSION_ARGS)."""
+    if tool == "kubectl":
+        return json.dumps({"clientVersion": {"gitVersion": version, "platform": "linux/amd64"},
+                           "kustomizeVersion": "v5.7.1"})  # fmt: skip
+    if tool == "k3d":
+        return f"k3d version {version}\nk3s version v1.33.4-k3s1 (default)\n"
+    return version
+
 # What a Windows child needs from the real environment (PATH and USERPROFILE are the fakes').
 _WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
                  "USERNAME", "USERDOMAIN")  # fmt: skip
@@ -58,16 +72,44 @@ def node(
     memory: str | None = "16Gi",
     *,
     unschedulable: bool | None = None,
+    arch: str | None = None,
+    gpus: dict[str, str] | None = None,
+    kernel: str | None = None,
+    provider_id: str | None = None,
 ) -> dict[str, Any]:
     allocatable = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     item: dict[str, Any] = {
         "kind": "Node",
         "metadata": {"name": name},
-        "status": {"allocatable": {**allocatable, "pods": "110"}},
+        "status": {"allocatable": {**allocatable, "pods": "110", **(gpus or {})}},
     }
+    if arch is not None:
+        item["metadata"]["labels"] = {"kubernetes.io/arch": arch, "kubernetes.io/os": "linux"}
+    if kernel is not None:
+        item["status"]["nodeInfo"] = {"kernelVersion": kernel}
     if unschedulable is not None:
-        item["spec"] = {"unschedulable": unschedulable}
+        item.setdefault("spec", {})["unschedulable"] = unschedulable
+    if provider_id is not None:
+        item.setdefault("spec", {})["providerID"] = provider_id
     return item
+
+
+def kubeconfig_view(context: str, server: str) -> dict[str, Any]:
+    """What `kubectl config view --minify -o json` prints for one context."""
+    return {"apiVersion": "v1", "kind": "Config", "current-context": context,
+            "clusters": [{"name": context, "cluster": {"server": server}}],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}]}
+
+
+def daemonset(name: str, namespace: str, image: str,
+              release: tuple[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    if release is not None:
+        metadata["annotations"] = {"meta.helm.sh/release-name": release[0],
+                                   "meta.helm.sh/release-namespace": release[1]}  # fmt: skip
+        metadata["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    return {"kind": "DaemonSet", "metadata": metadata,
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}}
 
 
 def release_row(name: str = "tracebloc", namespace: str | None = None, *,
@@ -100,17 +142,22 @@ class FakeCluster:
         self.kubeconfig = self.home / ".kube" / "config"
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         self.kubeconfig.write_text(KUBECONFIG_OF_A_CLUSTER, encoding="utf-8")
+        for tool, version in FAKE_VERSIONS.items():
+            self.version(tool, version)  # k3d too: a downloaded fake k3d answers
 
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
         """Put an executable named `tool` on the fake PATH (`tool.exe` on Windows)."""
-        return make_executable(
-            self.bin / tool,
-            "import sys\n"
-            f"sys.path.insert(0, {str(FAKES)!r})\n"
-            "import fake_tool\n"
-            f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, {str(self.log_path)!r}))\n",
-        )
+        return make_executable(self.bin / tool, self.program(tool))
+
+    def program(self, tool: str) -> str:
+        """The fake's Python source: any copy of it (a downloaded one too) replays this
+        cluster's scenario for `tool` and logs to its call log."""
+        return ("import sys\n"
+                f"sys.path.insert(0, {str(FAKES)!r})\n"
+                "import fake_tool\n"
+                f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, "
+                f"{str(self.log_path)!r}))\n")  # fmt: skip
 
     def executable(self, tool: str) -> Path:
         """The file `install(tool)` wrote: what find_tool resolves `tool` to on this OS."""
@@ -134,11 +181,12 @@ class FakeCluster:
         before: str | None = None,
         mark: str | None = None,
         write: list[tuple[str, str]] | None = None,
+        outlive: bool = False,
     ) -> FakeCluster:
         """Answer calls whose argv holds `match` in order; the latest rule wins. With `times`
         the rule answers that many calls and then yields to the rules added before it."""
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
-                                "grandchild": grandchild, "on_term": on_term}
+                                "grandchild": grandchild, "on_term": on_term, "outlive": outlive}
         if times is not None:
             rule.update(times=times, id=sum(len(rules) for rules in self.scenario.values()))
         for key, value in (("after", after), ("before", before), ("mark", mark)):
@@ -154,8 +202,26 @@ class FakeCluster:
         self._save()
         return self
 
+    def version(self, tool: str, version: str, **kwargs: Any) -> FakeCluster:
+        """`<tool> version` answers `version` (the latest call wins)."""
+        return self.on(tool, "version", stdout=version_answer(tool, version), **kwargs)
+
     def nodes(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
         return self.on("kubectl", "get", "nodes", stdout=nodes_json(*items), **kwargs)
+
+    def view(self, context: str, server: str) -> FakeCluster:
+        return self.on("kubectl", "config", "view",
+                       stdout=json.dumps(kubeconfig_view(context, server)))  # fmt: skip
+
+    def runtime_class(self, present: bool) -> FakeCluster:
+        if present:
+            return self.on("kubectl", "get", "runtimeclass", stdout="runtimeclass.node.k8s.io/nvidia\n")
+        return self.on("kubectl", "get", "runtimeclass", rc=1, stderr='Error from server '
+                       '(NotFound): runtimeclasses.node.k8s.io "nvidia" not found\n')  # fmt: skip
+
+    def daemonsets(self, *items: dict[str, Any]) -> FakeCluster:
+        return self.on("kubectl", "get", "daemonsets",
+                       stdout=json.dumps({"kind": "List", "items": list(items)}))  # fmt: skip
 
     def release_absent(self) -> FakeCluster:
         return self.on("helm", "get", "values", stderr=HELM_NOT_FOUND, rc=1)
@@ -210,8 +276,12 @@ class FakeCluster:
         self.scenario_path.write_text(json.dumps(self.scenario), encoding="utf-8")
 
     # --- observing -------------------------------------------------------------------
-    def calls(self, tool: str | None = None) -> list[list[str]]:
-        return [entry["argv"] for entry in self.call_log() if tool is None or entry["tool"] == tool]
+    def calls(self, tool: str | None = None, *, versions: bool = False) -> list[list[str]]:
+        """The argv of each call, in order. `<tool> version` queries (how the engine picks its
+        tools, asserted by tests/test_cli_tools.py) are left out unless `versions`."""
+        return [entry["argv"] for entry in self.call_log()
+                if (tool is None or entry["tool"] == tool)
+                and (versions or entry["argv"][:1] != ["version"])]  # fmt: skip
 
     def call_log(self) -> list[dict[str, Any]]:
         if not self.log_path.exists():

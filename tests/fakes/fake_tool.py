@@ -2,13 +2,14 @@
 
 Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario is JSON:
     {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stderr": "...",
-                 "rc": 0, "sleep": 0.0, "grandchild": false, "on_term": 0}, ...]}
+                 "rc": 0, "sleep": 0.0, "grandchild": false, "on_term": 0, "outlive": false}, ...]}
 `on_term` (an exit code): stop on SIGTERM/CTRL_BREAK, noting "<pid> <signal>" in `<log>.signals`.
 `times` (with an `id`): the rule answers that many calls, then steps aside for the next one,
 so successive calls can replay a changing state (a rollout, polled).
 State across calls: a rule with `"after": "<mark>"` answers only once that mark was set, one
 with `"before": "<mark>"` only until then; `"mark": "<mark>"` sets it when the rule answers.
 `"write": [[path, text], ...]` writes those files when the rule answers (k3d's kubeconfig).
+`outlive`: clear the parent-death signal (Linux), standing in for an OS that has none.
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
 is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
 a `grandchild` is appended to `<log>.grandchildren`, one per line.
@@ -54,7 +55,8 @@ def _take_turn(rule: dict, log_path: str) -> bool:
 def main(tool: str, scenario_path: str, log_path: str) -> int:
     argv = sys.argv[1:]
     entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
-             "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ}}
+             "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ},
+             "env_names": sorted(os.environ)}
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(json.dumps(entry) + "\n")
     with open(scenario_path, encoding="utf-8") as handle:
@@ -79,6 +81,10 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+    if rule.get("outlive") and sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG, none
     if rule.get("grandchild"):
         # A descendant that would outlive us unless the caller kills the whole tree.
         grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])

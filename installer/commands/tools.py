@@ -1,0 +1,164 @@
+"""The tools the engine runs: what `probe`/`plan` show, what `install` fetches, and the
+`tools` command (`--download-to DIR` fills a mirror for an air-gapped machine).
+
+`resolve_tool` / `ensure_tools` are the one way to get a kubectl, helm or k3d: the local
+cluster (k3d) uses them as install does.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from installer.decide import pins
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.model import os_name
+from installer.edges import fetch, proc, tools
+from installer.edges.tools import Settings, ToolChoice
+from installer.present.console import is_terminal
+from installer.present.progress import Progress
+from installer.present.ui import wants_fancy
+
+REQUIRED = ("kubectl", "helm")  # what install cannot do without; k3d only for a local cluster
+
+
+def this_settings(env: Mapping[str, str], arch: str | None = None) -> Settings:
+    """The tool settings for this machine (bad values are BadInput)."""
+    if arch is None:
+        import platform
+
+        from installer.edges.machine import arch_name
+
+        arch = arch_name(platform.machine())
+    return tools.settings(env, os_name(sys.platform), arch)
+
+
+def progress_for(env: Mapping[str, str], stream: TextIO = sys.stderr) -> fetch.ProgressFor:
+    fancy = is_terminal(stream) and wants_fancy(env)
+    return lambda label: Progress(stream, label, fancy=fancy)
+
+
+def resolve_tool(
+    name: str, env: Mapping[str, str], cfg: Settings | None = None, *, timeout: float = 10.0
+) -> ToolChoice:
+    """Where `name` comes from (env, path, cache, or download with its URL and SHA-256);
+    runs `<tool> version`, downloads nothing."""
+    return tools.resolve_tool(name, env, cfg or this_settings(env), timeout=timeout)
+
+
+def ensure_tools(
+    names: Iterable[str],
+    env: Mapping[str, str],
+    cfg: Settings | None = None,
+    *,
+    choices: Mapping[str, ToolChoice] | None = None,
+    stream: TextIO = sys.stderr,
+    timeout: float = 10.0,
+) -> dict[str, ToolChoice]:
+    """Every named tool ready to run, downloading the pinned ones that are missing. Raises
+    InstallerError (exit 1) naming the first tool that cannot be had; BadInput (exit 2) for
+    a bad tools directory or mirror. `choices` are resolutions already made (probe's)."""
+    cfg = cfg or this_settings(env)
+    names = list(names)
+    known = dict(choices or {})
+    missing = [n for n in names if n not in known]
+    known.update(tools.resolve_all(missing, env, cfg, timeout=timeout))
+    for name in names:
+        if known[name].source is None:
+            raise InstallerError(f"{name} is not available: {known[name].problem}")
+    out = {}
+    for name in names:
+        choice = known[name]
+        if choice.source == "download":
+            choice = fetch.install_tool(choice, env, cfg, progress_for(env, stream))
+        out[name] = choice
+    return out
+
+
+def as_tools(choices: Mapping[str, ToolChoice]) -> dict[str, proc.Tool]:
+    return {name: choice.tool() for name, choice in choices.items()}
+
+
+# --- what is shown ---------------------------------------------------------------------------
+
+
+def choice_json(choice: ToolChoice) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": choice.path, "version": choice.version, "source": choice.source}
+    if choice.source == "download":
+        out.update(url=choice.url, sha256=choice.sha256)
+    if choice.problem:
+        out["problem"] = choice.problem
+    if choice.note:
+        out["note"] = choice.note
+    return out
+
+
+def choice_text(choice: ToolChoice) -> str:
+    version = f" {choice.version}" if choice.version else ""
+    where = {
+        "env": f"named by {proc.tool_variable(choice.name)}: {choice.path}",
+        "path": f"on PATH: {choice.path}",
+        "cache": f"downloaded earlier: {choice.path}",
+        "download": f"to be downloaded from {choice.url} (sha256 {choice.sha256}) to {choice.path}",
+    }.get(choice.source or "", f"not available: {choice.problem}")
+    text = f"{choice.name}{version} ({where})"
+    return text + (f"; {choice.note}" if choice.note and choice.source else "")
+
+
+# --- the `tools` command -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filled:
+    directory: str
+    carried: list[fetch.Carried]
+
+    @property
+    def complete(self) -> bool:
+        return all(c.path is not None for c in self.carried)
+
+
+def parse_platforms(given: list[str] | None, cfg: Settings) -> list[str]:
+    if not given:
+        return [cfg.platform]
+    if "all" in given:
+        return list(pins.PLATFORMS)
+    unknown = [p for p in given if p not in pins.PLATFORMS]
+    if unknown:
+        raise BadInput(f"--platform {unknown[0]!r} is not one of {', '.join(pins.PLATFORMS)}, all")
+    return list(dict.fromkeys(given))
+
+
+def fill_mirror(
+    directory: str, platforms: list[str], env: Mapping[str, str], cfg: Settings,
+    stream: TextIO = sys.stderr,
+) -> Filled:  # fmt: skip
+    carried = fetch.download_to(directory, platforms, env, cfg, progress_for(env, stream))
+    return Filled(directory, carried)
+
+
+def filled_json(filled: Filled) -> dict[str, Any]:
+    return {
+        "directory": filled.directory,
+        "complete": filled.complete,
+        "files": [{"tool": c.artifact.tool, "version": c.artifact.version,
+                   "platform": c.artifact.platform, "file": c.artifact.file,
+                   "path": c.path, "sha256": None if c.artifact.pending else c.artifact.sha256,
+                   "status": c.status} for c in filled.carried],  # fmt: skip
+    }
+
+
+def filled_text(filled: Filled) -> str:
+    lines = [f"mirror: {filled.directory}"]
+    for c in filled.carried:
+        a = c.artifact
+        what = f"{a.tool} {a.version} {a.platform}"
+        if c.path is None:
+            lines.append(f"  missing  {what}: no verified checksum is pinned in this build")
+        else:
+            lines.append(f"  {c.status:<13} {what}: {c.path} (sha256 {a.sha256})")
+    if filled.complete:
+        lines.append("carry the directory across and set TRACEBLOC_TOOLS_MIRROR to it")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""Rules for the host directories, checked before anything changes. Pure: the facts (the
+resolved path, whether it exists, can be written, which filesystem holds it) are read by
+edges/hostdirs.py and passed in.
+
+HOST_DATA_DIR holds the client database (MySQL) and the values file: it must be a local
+directory under the user's home, never the home itself or a system directory, because the
+install makes its subdirectories world-writable for the pods, and InnoDB corrupts on network
+storage. HOST_DATASET_DIR holds datasets only and may be a network mount, but must exist,
+be writable, and not be a system directory.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from installer.decide.errors import BadInput
+
+POSIX_SYSTEM_DIRS = ("/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/lib64", "/boot",
+                     "/proc", "/sys", "/dev")  # fmt: skip
+NETWORK_FS = frozenset(
+    "nfs nfs3 nfs4 nfsd cifs smb smbfs smb2 smb3 afpfs 9p ncpfs gfs gfs2 ocfs2 lustre "
+    "glusterfs ceph beegfs sshfs s3fs gcsfuse blobfuse blobfuse2 davfs webdav rclone "
+    "network".split()
+)
+ALLOW = "TRACEBLOC_ALLOW_NETWORK_FS"
+
+
+@dataclass(frozen=True)
+class DirFacts:
+    given: str  # as the user wrote it
+    path: str  # absolute, ~ expanded, symlinks of the existing part resolved
+    exists: bool
+    parent_exists: bool
+    writable: bool  # the directory, or its parent when it is still to be created
+    fstype: str | None  # None: could not be read (assumed local, as the twins did)
+
+
+def _under(path: str, root: str, windows: bool) -> bool:
+    join = ntpath if windows else posixpath
+    a, b = (join.normcase(path), join.normcase(root)) if windows else (path, root)
+    b = b.rstrip("\\/")
+    return a == b or a.startswith(b + ("\\" if windows else "/"))
+
+
+def storage_kind(fstype: str | None) -> str | None:
+    """"network", "FUSE" or None (local, or not known)."""
+    if not fstype:
+        return None
+    name = fstype.lower()
+    if name.removeprefix("fuse.") in NETWORK_FS:
+        return "network"
+    if name.startswith("fuse") or name in ("macfuse", "osxfuse", "osxfusefs"):
+        return "FUSE"
+    return None
+
+
+def system_dir(path: str, system_dirs: Sequence[str], windows: bool) -> str | None:
+    return next((d for d in system_dirs if d and _under(path, d, windows)), None)
+
+
+def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
+                   allow_network: bool) -> list[str]:  # fmt: skip
+    """Raise BadInput for the first rule broken; return warnings (network storage allowed)."""
+    shown = f"HOST_DATA_DIR={facts.given!r}"
+    if facts.path.rstrip("\\/") in ("", "/") or (windows and len(facts.path.rstrip("\\/")) <= 2):
+        raise BadInput(f"{shown} is the root of a filesystem", _where_instead(home))
+    found = system_dir(facts.path, system_dirs, windows)
+    if found:
+        raise BadInput(f"{shown} is inside the system directory {found}", _where_instead(home))
+    if not _under(facts.path, home, windows):
+        raise BadInput(f"{shown} is not under your home directory {home}", _where_instead(home))
+    if _under(home, facts.path, windows):
+        raise BadInput(f"{shown} is your home directory itself; the install would make its "
+                       "data subdirectories writable for the cluster", _where_instead(home))  # fmt: skip
+    if not facts.exists and not facts.parent_exists:
+        raise BadInput(f"{shown} does not exist, and neither does the directory it would be "
+                       "created in", "create the parent directory first, or choose another")  # fmt: skip
+    if not facts.writable:
+        what = "is not writable by you" if facts.exists else "cannot be created: its parent is not writable by you"
+        raise BadInput(f"{shown} {what}", "fix its permissions, or choose a directory you own")
+    kind = storage_kind(facts.fstype)
+    if kind is None:
+        return []
+    said = f"{shown} is on a {kind} filesystem ({facts.fstype}): the client database corrupts or crash-loops there"
+    if allow_network:
+        return [f"{said}; going on because {ALLOW} is set"]
+    raise BadInput(said, "use a local directory under your home; HOST_DATASET_DIR may stay on "
+                         f"network storage; or set {ALLOW}=1 to go on anyway (not recommended)")  # fmt: skip
+
+
+def check_dataset_dir(facts: DirFacts, system_dirs: Sequence[str], *, windows: bool,
+                      storage_mode: str) -> None:  # fmt: skip
+    shown = f"HOST_DATASET_DIR={facts.given!r}"
+    if storage_mode == "node-local":
+        raise BadInput(f"{shown} cannot be used with TB_STORAGE_MODE=node-local: datasets would "
+                       "land inside the node, not on that directory",
+                       "use the default TB_STORAGE_MODE=hostpath with HOST_DATASET_DIR")  # fmt: skip
+    found = system_dir(facts.path, system_dirs, windows)
+    if facts.path.rstrip("\\/") in ("", "/") or found:
+        raise BadInput(f"{shown} is {'inside the system directory ' + found if found else 'the root'}",
+                       "choose the directory the dataset volume is mounted on")  # fmt: skip
+    if not facts.exists:
+        raise BadInput(f"{shown} does not exist", "mount the dataset volume before installing")
+    if not facts.writable:
+        raise BadInput(f"{shown} is not writable by you", "check the mount's permissions")
+
+
+def _where_instead(home: str) -> str:
+    return f"set HOST_DATA_DIR to a directory under {home}, or unset it for the default"

@@ -1,0 +1,270 @@
+"""Where the client will run, decided from what the cluster shows. Pure.
+
+Three questions the twins answered by assuming their own k3d cluster on this machine, and
+the engine answers from evidence, because it may be pointed at any cluster:
+
+- Does the whole cluster run on this machine? (`env.SINGLE_NODE`, the chart's GPU→CPU
+  fallback, and whether this machine's GPU is the cluster's.)
+- Which GPU do the pods get, under which RuntimeClass, and whose device plugin?
+- Which CPU architecture do the nodes have? (the MySQL engine)
+
+Each answer carries the evidence it rests on, so `plan` can say why.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from installer.decide.model import Gpu, Node, NodeRead
+
+# Context names the local distributions give their clusters.
+LOCAL_CONTEXT_PREFIXES = ("k3d-", "kind-")
+LOCAL_CONTEXTS = frozenset({"minikube", "docker-desktop", "docker-for-desktop",
+                            "rancher-desktop", "colima", "orbstack"})  # fmt: skip
+# Node names only a local distribution uses.
+_LOCAL_NODE = re.compile(
+    r"k3d-.+-(server|agent)-\d+|minikube(-m\d+)?|docker-desktop|desktop-(control-plane|worker\d*)"
+    r"|orbstack|colima|lima-rancher-desktop"
+)
+# Hosts that name this machine from a kubeconfig: Docker Desktop's names for the host, and
+# the unspecified address k3d writes on some platforms (a connection to it reaches the host).
+_LOCAL_HOSTS = frozenset({"localhost", "host.docker.internal", "kubernetes.docker.internal",
+                          "0.0.0.0", "::"})  # fmt: skip
+# Provider ids a machine-local node carries; any other scheme (aws://, azure://, gce://, …)
+# is a node some provider runs, which is positive evidence that the cluster is elsewhere.
+_LOCAL_PROVIDERS = ("k3s://", "kind://")
+WSL_KERNEL = "microsoft"  # a WSL2 kernel's release names Microsoft
+CDI_SELECTOR = "nvidia.com/gpu=all"
+DATASET_MOUNT = "/tracebloc-data"  # where the local cluster mounts HOST_DATASET_DIR
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """`kubectl config view --minify`: which context and API server kubectl talks to."""
+
+    readable: bool
+    context: str | None = None
+    server: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PluginSet:
+    """A GPU device-plugin DaemonSet found in the cluster."""
+
+    namespace: str
+    name: str
+    vendor: str
+    release: str | None = None  # meta.helm.sh/release-name
+    release_namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Plugins:
+    readable: bool
+    found: tuple[PluginSet, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Locality:
+    local: bool | None  # None: nothing could be read
+    evidence: str
+
+
+def server_is_local(server: str | None) -> bool:
+    if not server:
+        return False
+    try:
+        host = urlsplit(server if "://" in server else f"https://{server}").hostname or ""
+    except ValueError:
+        return False
+    if host.lower() in _LOCAL_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _local_node(node: Node) -> bool:
+    return bool(_LOCAL_NODE.fullmatch(node.name)) or node.provider_id.startswith("kind://")
+
+
+def locality(view: ClusterView, nodes: NodeRead, storage_mode: str) -> Locality:
+    """Does the whole cluster run on this machine? Local only on positive evidence, and
+    a node that a provider runs outweighs every sign of locality (a tunnel to a cloud
+    cluster has a loopback address too)."""
+    remote = [n for n in nodes.nodes if n.provider_id
+              and not n.provider_id.startswith(_LOCAL_PROVIDERS)] if nodes.readable else []  # fmt: skip
+    if remote:
+        scheme = remote[0].provider_id.partition("://")[0]
+        return Locality(False, f"node {remote[0].name} is run by provider {scheme!r}")
+    signs = []
+    if view.readable and server_is_local(view.server):
+        signs.append(f"the API server {view.server} is on this machine")
+    context = view.context or ""
+    if view.readable and (context.startswith(LOCAL_CONTEXT_PREFIXES) or context in LOCAL_CONTEXTS):
+        signs.append(f"context {context!r} is a local cluster's")
+    if nodes.readable and nodes.nodes and all(_local_node(n) for n in nodes.nodes):
+        signs.append("every node is a local cluster's (" + ", ".join(n.name for n in nodes.nodes) + ")")
+    if storage_mode == "node-local":
+        signs.append("TB_STORAGE_MODE=node-local keeps the volumes inside a local node")
+    if signs:
+        return Locality(True, "; ".join(signs))
+    if not view.readable and not nodes.readable:
+        return Locality(None, "neither the kubeconfig nor the nodes could be read")
+    return Locality(False, "nothing shows that the cluster runs on this machine")
+
+
+def single_node(where: Locality, nodes: NodeRead, storage_mode: str) -> tuple[str | None, bool | None]:
+    """(`env.SINGLE_NODE`, top-level `singleNode`); None leaves a key to the chart.
+
+    `env.SINGLE_NODE` means "one host": "true" when the whole cluster runs here (a k3d
+    server and agent on one machine included), else absent so the chart's default applies.
+    `singleNode` answers the schema's "one schedulable node?" and is written only where the
+    chart's default (`hostPath.enabled`) would answer it wrongly: one measured node with
+    hostPath off (node-local). With hostPath on the default already says single-node."""
+    env = "true" if where.local else None
+    top = True if (storage_mode == "node-local" and nodes.readable
+                   and nodes.schedulable_count == 1) else None  # fmt: skip
+    return env, top
+
+
+def node_arch(nodes: NodeRead, machine_arch: str) -> tuple[str, str]:
+    """(arch, where it was read) for the MySQL engine: the schedulable nodes' labels, or
+    this machine when no node says (the rule before nodes were read)."""
+    _norm = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
+    labelled = sorted({_norm.get(n.arch, n.arch) for n in nodes.nodes
+                       if n.schedulable and n.arch}) if nodes.readable else []  # fmt: skip
+    if not labelled:
+        return machine_arch, "this machine"
+    if labelled == ["x86_64"]:
+        return "x86_64", "the nodes"
+    # A node that is not amd64 could be given the amd64-only 5.7 image: only 8.4 runs on all.
+    return "+".join(labelled), "the nodes"
+
+
+# --- GPU ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GpuPlan:
+    vendor: str | None  # what the pods get; None: no GPU
+    source: str  # why
+    runtime_class: str = ""  # env.RUNTIME_CLASS_NAME
+    visible_devices: str = ""  # env.GPU_VISIBLE_DEVICES, written only when non-empty
+    chart_plugin: bool = False  # gpu.devicePlugin.enabled
+    adopt: PluginSet | None = None  # an orphaned plugin to hand to the release first
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def gpu(self) -> Gpu:
+        return Gpu(self.vendor, reason=self.source)
+
+
+def cluster_gpu(nodes: NodeRead) -> str | None:
+    """The vendor whose GPUs schedulable nodes advertise; NVIDIA first, as the twins did."""
+    if not nodes.readable:
+        return None
+    vendors = {vendor for n in nodes.nodes if n.schedulable for vendor, count in n.gpus if count}
+    return next((v for v in ("nvidia", "amd") if v in vendors), None)
+
+
+def gpu_vendor(nodes: NodeRead, where: Locality, host: Gpu) -> tuple[str | None, str]:
+    advertised = cluster_gpu(nodes)
+    if advertised:
+        return advertised, f"the cluster's nodes advertise {advertised}.com/gpu"
+    if where.local and host.vendor:
+        # The cluster runs here and nothing advertises the GPU yet: on a fresh cluster that
+        # is the device plugin this install brings.
+        return host.vendor, f"this machine has a {host.vendor} GPU and the cluster runs here"
+    if host.vendor:
+        return None, (f"this machine has a {host.vendor} GPU, but the cluster's nodes "
+                      "advertise none and the cluster does not run here")  # fmt: skip
+    return None, host.reason or "no GPU on the nodes or this machine"
+
+
+def _wsl_nodes(nodes: NodeRead) -> bool:
+    return nodes.readable and any(WSL_KERNEL in n.kernel.lower() for n in nodes.nodes)
+
+
+def plugin_name(vendor: str) -> str:
+    """The chart's DaemonSet name, the one the old `kubectl apply` used."""
+    return {"nvidia": "nvidia-device-plugin-daemonset", "amd": "amdgpu-device-plugin-daemonset"}[vendor]
+
+
+def plan_gpu(
+    nodes: NodeRead,
+    where: Locality,
+    host: Gpu,
+    runtime_class: bool | None,
+    plugins: Plugins | None,
+    release_values: Mapping[str, Any],
+    release: str,
+    namespace: str,
+) -> GpuPlan:
+    vendor, source = gpu_vendor(nodes, where, host)
+    if vendor is None:
+        return GpuPlan(None, source)
+    runtime = "nvidia" if vendor == "nvidia" and runtime_class else ""
+    if vendor == "nvidia" and where.local and _wsl_nodes(nodes):
+        # WSL2: NVML cannot see the GPU, so the NVML plugin would advertise 0 and pin the
+        # resource there; pods get the GPU through CDI instead (what the PowerShell twin did).
+        return GpuPlan(vendor, source, runtime, CDI_SELECTOR, False, notes=(
+            "WSL2 nodes: the GPU reaches pods through CDI (GPU_VISIBLE_DEVICES); "
+            "the chart's device plugin is left off",))  # fmt: skip
+    ours = plugin_name(vendor)
+    if plugins is None or not plugins.readable:
+        kept = _chart_plugin_in(release_values)
+        why = plugins.reason if plugins else "not read"
+        return GpuPlan(vendor, source, runtime, "", kept, notes=(
+            f"could not list the device plugins ({why}); the chart's plugin is "
+            + ("kept on, as installed" if kept else "left off, so no node runs two"),))  # fmt: skip
+    others = [p for p in plugins.found if p.vendor == vendor
+              and not (p.release == release and p.release_namespace == namespace)]  # fmt: skip
+    orphans = [p for p in others if p.release is None and p.name == ours
+               and p.namespace == "kube-system"]  # fmt: skip
+    foreign = [p for p in others if p not in orphans]
+    if foreign:
+        names = ", ".join(f"{p.namespace}/{p.name}" for p in foreign)
+        return GpuPlan(vendor, source, runtime, "", False, notes=(
+            f"a {vendor} device plugin already runs ({names}); the chart's plugin is left "
+            "off so no node runs two",))  # fmt: skip
+    if orphans:
+        plugin = orphans[0]
+        return GpuPlan(vendor, source, runtime, "", True, adopt=plugin, notes=(
+            f"the device plugin {plugin.namespace}/{plugin.name}, applied by an older "
+            f"installer, is adopted into release {release}",))  # fmt: skip
+    if cluster_gpu(nodes) == vendor and not any(p.vendor == vendor for p in plugins.found):
+        return GpuPlan(vendor, source, runtime, "", False, notes=(
+            f"the nodes already advertise {vendor}.com/gpu without a device plugin this "
+            "release owns; the chart's plugin is left off so no node runs two",))  # fmt: skip
+    return GpuPlan(vendor, source, runtime, "", True)
+
+
+def _chart_plugin_in(values: Mapping[str, Any]) -> bool:
+    node: Any = values
+    for key in ("gpu", "devicePlugin", "enabled"):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node is True
+
+
+# --- everything the values need from here ------------------------------------------------
+
+@dataclass(frozen=True)
+class Site:
+    """The per-site decisions the values document carries. The default is "nothing seen":
+    no key is written that the chart's own default should decide."""
+
+    single_node_env: str | None = None
+    single_node: bool | None = None
+    gpu: GpuPlan = field(default_factory=lambda: GpuPlan(None, "not decided"))
+    dataset_path: str | None = None
+    host_ids: tuple[int, int] | None = None
+    where: Locality = field(default_factory=lambda: Locality(None, "not read"))
+    notes: tuple[str, ...] = ()

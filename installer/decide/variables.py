@@ -1,0 +1,242 @@
+"""Every setting the twin installers accepted, and what became of it. Pure data.
+
+The twins (`install-k8s.sh` with `lib/*.sh`, `install-k8s.ps1`) read environment variables
+and took a few flags. Each one a user could set is listed here once with its fate:
+
+- honoured: read with the same meaning, by the engine or by its local-cluster path;
+- replaced: something else does the job now, named in `replacement`;
+- dropped: nothing does it any more, and `why` says why.
+
+Internal state the scripts passed between their own functions (`LOG_FILE`, `GPU_VENDOR`,
+`OS`, …) and the hooks their test suites set (`TB_OS_RELEASE_FILE`, `TB_PESTER`, …) were
+never settings and are not listed. MIGRATION.md's tables are generated from this module
+(tests/tools/migration_tables.py) and tests/test_packaging.py fails when they differ.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+class Fate(str, enum.Enum):
+    HONOURED = "honoured"
+    REPLACED = "replaced"
+    DROPPED = "dropped"
+
+
+ENGINE = "engine"
+LOCAL_CLUSTER = "local cluster"  # the path that creates or adopts the local k3d cluster
+
+
+@dataclass(frozen=True)
+class Upstream:
+    name: str
+    fate: Fate
+    note: str  # honoured: what it does; replaced: the replacement; dropped: why
+    by: str = ENGINE  # who honours it (honoured only)
+    twins: str = "both"  # "bash", "powershell" or "both": which twin accepted it
+
+
+H, R, D = Fate.HONOURED, Fate.REPLACED, Fate.DROPPED
+
+VARIABLES: tuple[Upstream, ...] = (
+    # --- the client and its values -------------------------------------------------------
+    Upstream("TRACEBLOC_CLIENT_ID", H, "the client id, written as `clientId`"),
+    Upstream("TRACEBLOC_CLIENT_PASSWORD", H, "the client password, written as `clientPassword`"),
+    Upstream("TRACEBLOC_TRAINING_RESOURCES", H, "the training size; replaces the size decision only"),
+    Upstream("TB_NAMESPACE", H, "namespace and release name"),
+    Upstream("CLIENT_ENV", H, "the backend, written as `env.CLIENT_ENV`"),
+    Upstream("HOST_DATA_DIR", H, "the data directory, checked before anything changes"),
+    Upstream("HOST_DATASET_DIR", H, "datasets on their own mount: `hostPath.datasetPath`, "
+             "`env.HOST_UID`/`env.HOST_GID`"),  # fmt: skip
+    Upstream("TB_STORAGE_MODE", H, "`hostpath` or `node-local`", twins="bash"),
+    Upstream("TB_MYSQL_ENGINE", H, "`auto`, `5.7` or `8.4`", twins="bash"),
+    Upstream("TRACEBLOC_VALUES_FILE", H, "use this values file as it is", twins="bash"),
+    Upstream("TRACEBLOC_CHART_PATH", H, "install a local chart directory"),
+    Upstream("TRACEBLOC_IMAGE_REGISTRY", H, "image mirror, written as `global.imageRegistry`"),
+    Upstream("TRACEBLOC_REGISTRY_USERNAME", H, "mirror pull secret"),
+    Upstream("TRACEBLOC_REGISTRY_PASSWORD", H, "mirror pull secret"),
+    Upstream("TRACEBLOC_REGISTRY_SERVER", H, "mirror pull secret"),
+    Upstream("TRACEBLOC_REGISTRY_EMAIL", H, "mirror pull secret"),
+    Upstream("TRACEBLOC_CA_BUNDLE", H, "an extra CA for the credential check and `helm repo`"),
+    Upstream("HTTP_PROXY", H, "proxy, split into `env.HTTP_PROXY_*`"),
+    Upstream("HTTPS_PROXY", H, "proxy, split into `env.HTTP_PROXY_*`"),
+    Upstream("http_proxy", H, "proxy, split into `env.HTTP_PROXY_*`"),
+    Upstream("https_proxy", H, "proxy, split into `env.HTTP_PROXY_*`"),
+    Upstream("NO_PROXY", H, "hosts reached directly, written as `env.NO_PROXY`"),
+    Upstream("no_proxy", H, "hosts reached directly, written as `env.NO_PROXY`"),
+    Upstream("KUBECONFIG", H, "passed to kubectl and helm"),
+    # --- waits and checks ----------------------------------------------------------------
+    Upstream("TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"),
+    Upstream("TB_METRICS_WAIT_S", H, "wait for the metrics API, seconds (default 120)"),
+    Upstream("READY_TIMEOUT", H, "wait after helm for the client to be ready, seconds (default 600)"),
+    Upstream("TRACEBLOC_SKIP_PREFLIGHT", H, "skip the machine checks"),
+    Upstream("TRACEBLOC_ALLOW_NETWORK_FS", H, "allow HOST_DATA_DIR on a network or FUSE filesystem"),
+    Upstream("PF_MIN_MEM_GB", H, "memory floor"),
+    Upstream("PF_WARN_MEM_GB", H, "memory warning"),
+    Upstream("PF_MIN_CPU", H, "CPU floor"),
+    Upstream("PF_MIN_DISK_GB", H, "disk floor"),
+    Upstream("PF_WARN_DISK_GB", D, "the disk warning is fixed at 20 GiB; PF_MIN_DISK_GB sets "
+             "the floor that matters"),  # fmt: skip
+    Upstream("PF_REC_MEM_GB", D, "the recommendation is a fixed note; PF_WARN_MEM_GB sets the "
+             "warning"),  # fmt: skip
+    Upstream("PF_REC_CPU", D, "the recommendation is a fixed note; PF_MIN_CPU sets the floor"),
+    Upstream("PF_VM_MEM_GRACE_MIB", D, "the 512 MiB grace for VM-reported memory is fixed"),
+    Upstream("PF_OS_RESERVE_GB", D, "the engine does not size a Docker Desktop VM", twins="bash"),
+    Upstream("NO_COLOR", H, "plain output", twins="bash"),
+    Upstream("TB_PLAIN", H, "plain output", twins="bash"),
+    # --- the local cluster (created or adopted on this machine) ---------------------------
+    Upstream("CLUSTER_NAME", H, "name of the local k3d cluster", by=LOCAL_CLUSTER),
+    Upstream("SERVERS", H, "server nodes of the local cluster", by=LOCAL_CLUSTER),
+    Upstream("AGENTS", H, "agent nodes of the local cluster", by=LOCAL_CLUSTER),
+    Upstream("TB_LEFTOVER_ACTION", H, "`reuse` or `wipe` data a previous install left",
+             by=LOCAL_CLUSTER),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_LEFTOVER_GUARD", H, "do not stop for leftover data",
+             by=LOCAL_CLUSTER),  # fmt: skip
+    Upstream("TRACEBLOC_K3S_CUDA_IMAGE", D, "the engine builds and uses no CUDA node image; "
+             "a GPU local cluster gets `--gpus=all` on the stock k3s image",
+             twins="powershell"),  # fmt: skip
+    Upstream("TRACEBLOC_CUDA_BASE_TAG", D, "as TRACEBLOC_K3S_CUDA_IMAGE", twins="powershell"),
+    Upstream("K8S_VERSION", H, "the k3s version of a new local cluster's node image",
+             by=LOCAL_CLUSTER),  # fmt: skip
+    Upstream("K3D_VERSION", D, "the engine brings the k3d it verified; a version variable "
+             "would fetch one nobody checked"),  # fmt: skip
+    Upstream("HELM_VERSION", D, "the engine brings the helm it verified"),
+    Upstream("TB_CREATE_TIMEOUT_MIN", H, "deadline of `k3d cluster create --wait`",
+             by=LOCAL_CLUSTER),  # fmt: skip
+    Upstream("TB_CLUSTER_START_TIMEOUT_MIN", D, "cluster start has its own deadline", twins="bash"),
+    Upstream("TB_API_WAIT_S", H, "how long to wait for a new local cluster's API",
+             by=LOCAL_CLUSTER, twins="bash"),  # fmt: skip
+    Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
+    Upstream("TB_DOCKER_WAIT_MIN", D, "the engine neither installs nor starts Docker Desktop",
+             twins="powershell"),  # fmt: skip
+    Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
+    Upstream("TB_WSL_MIN_VERSION", D, "the engine does not install or update WSL",
+             twins="powershell"),  # fmt: skip
+    # --- what the engine no longer does --------------------------------------------------
+    Upstream("TRACEBLOC_FORCE_REINSTALL", D, "there is no \"already set up\" stop: every run "
+             "checks and applies everything", twins="bash"),  # fmt: skip
+    Upstream("TB_FORCE_REINSTALL", D, "there is no \"already set up\" stop: every run checks "
+             "and applies everything", twins="bash"),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so it never "
+             "asks for a reboot", twins="bash"),  # fmt: skip
+    Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture, "
+             "so no amd64-only image is forced onto an arm64 node"),  # fmt: skip
+    Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
+             "containers (the engine never registers Docker itself to start)",
+             by=LOCAL_CLUSTER),  # fmt: skip
+    Upstream("TRACEBLOC_CLIENT_NAME", D, "the engine installs a client that exists; create "
+             "one at https://ai.tracebloc.io/clients"),  # fmt: skip
+    Upstream("TRACEBLOC_CLIENT_LOCATION", D, "as TRACEBLOC_CLIENT_NAME"),
+    Upstream("TRACEBLOC_INSTALL_REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
+    Upstream("BRANCH", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
+    Upstream("REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
+    Upstream("TRACEBLOC_ALLOW_UNVERIFIED", D, "the binary is always verified against the "
+             "release's SHA256SUMS; there is no opt-out"),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_DAILY_USER", D, "the engine runs as you and never elevates",
+             twins="powershell"),  # fmt: skip
+    Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", twins="powershell"),
+    Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", twins="bash"),
+    Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", twins="bash"),
+)
+
+FLAGS: tuple[Upstream, ...] = (
+    Upstream("--help", H, "`--help` (also `-h`)"),
+    Upstream("--force", H, "every run already checks and applies everything",
+             twins="bash"),  # fmt: skip
+    Upstream("--reinstall", H, "as `--force`", twins="bash"),
+    Upstream("--reuse-data", H, "same as TB_LEFTOVER_ACTION=reuse", by=LOCAL_CLUSTER, twins="bash"),
+    Upstream("--wipe-data", H, "same as TB_LEFTOVER_ACTION=wipe", by=LOCAL_CLUSTER, twins="bash"),
+    Upstream("--data-dir=PATH", H, "same as HOST_DATA_DIR=PATH", twins="bash"),
+    Upstream("--diagnose", R, "`tracebloc-installer diagnose`", twins="bash"),
+    Upstream("prepare-host", D, "the engine needs no host prepared by an administrator: it "
+             "runs as you and brings its own tools", twins="bash"),  # fmt: skip
+    Upstream("-Help", H, "`--help`", twins="powershell"),
+    Upstream("-Diagnose", R, "`tracebloc-installer diagnose`", twins="powershell"),
+    Upstream("-NoReboot", H, "the engine never reboots the machine", twins="powershell"),
+    Upstream("-Resume", H, "every run picks up where the last one stopped",
+             twins="powershell"),  # fmt: skip
+    Upstream("-DailyUser", D, "the engine installs for the user who runs it and never "
+             "elevates: run it as that user", twins="powershell"),  # fmt: skip
+)
+
+
+def by_name(name: str) -> Upstream | None:
+    return next((v for v in VARIABLES if v.name == name), None)
+
+
+def notices(env: Mapping[str, str]) -> list[str]:
+    """One line for each variable that is set and no longer does anything here."""
+    lines = []
+    set_now = {name for name, value in env.items() if value.strip()}
+    for item in VARIABLES:
+        if item.fate is Fate.HONOURED or item.name not in set_now:
+            continue
+        if item.fate is Fate.REPLACED:
+            lines.append(f"{item.name} is not read any more: use {item.note}")
+        else:
+            lines.append(f"{item.name} is ignored: {item.note}")
+    return lines
+
+
+@dataclass(frozen=True)
+class Translated:
+    argv: list[str]
+    env: dict[str, str]  # settings the old flags stand for
+    notes: list[str]
+    refused: str | None = None  # an old flag whose job is done elsewhere: exit 2 with this
+
+
+def _flag(name: str) -> Upstream:
+    return next(f for f in FLAGS if f.name == name)
+
+
+def arg_name(lowered: str) -> str:
+    return next(f.name for f in FLAGS if f.name.lower() == lowered)
+
+
+def translate_argv(argv: Sequence[str]) -> Translated:
+    """Old flags → what they mean now, before argparse sees them (it would only say
+    "unrecognized arguments"). `--`  ends the scan: what follows is never a flag."""
+    kept: list[str] = []
+    env: dict[str, str] = {}
+    notes: list[str] = []
+    args = list(argv)
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            kept += args[index - 1:]
+            break
+        lowered = arg.lower()
+        if arg in ("--force", "--reinstall"):
+            notes.append(f"{arg} is no longer needed: {_flag('--force').note}")
+        elif arg == "--reuse-data":
+            env["TB_LEFTOVER_ACTION"] = "reuse"
+        elif arg == "--wipe-data":
+            env["TB_LEFTOVER_ACTION"] = "wipe"
+        elif arg == "--data-dir" or arg.startswith("--data-dir="):
+            value = arg.partition("=")[2] if "=" in arg else (
+                args[index] if index < len(args) else "")  # fmt: skip
+            index += 0 if "=" in arg else 1
+            if not value.strip():
+                return Translated(kept, env, notes, "--data-dir needs a path: --data-dir=PATH")
+            env["HOST_DATA_DIR"] = value
+        elif lowered == "-help":
+            kept.append("--help")
+        elif arg == "--diagnose" or lowered == "-diagnose":
+            return Translated(kept, env, notes,
+                              f"{arg} was replaced by: tracebloc-installer diagnose")  # fmt: skip
+        elif arg in ("prepare-host", "--prepare-host"):
+            return Translated(kept, env, notes,
+                              f"{arg} is gone: {_flag('prepare-host').note}")  # fmt: skip
+        elif lowered in ("-noreboot", "-resume"):
+            notes.append(f"{arg} is no longer needed: {_flag(arg_name(lowered)).note}")
+        elif lowered == "-dailyuser":
+            return Translated(kept, env, notes, f"{arg} is gone: {_flag('-DailyUser').note}")
+        else:
+            kept.append(arg)
+    return Translated(kept, env, notes)

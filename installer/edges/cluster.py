@@ -1,0 +1,176 @@
+"""Reads of the cluster beyond its nodes, for the site decisions; and the one change they
+may call for (adopting an orphaned device plugin).
+
+Each read says "absent" only when kubectl said NotFound; any other failure is unreadable,
+with the reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from installer.decide.errors import InstallerError
+from installer.decide.model import Connection
+from installer.decide.site import ClusterView, Plugins, PluginSet
+from installer.edges import proc
+from installer.present.redact import Redactor
+
+_NOT_FOUND = ("NotFound", "not found")
+
+
+def _timeout_flag(timeout: float) -> str:
+    return f"--request-timeout={max(1, math.ceil(timeout))}s"
+
+
+def _run(tool: proc.Tool | None, args: list[str], timeout: float, env: Mapping[str, str] | None,
+         redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
+    """The result, or why there is none."""
+    if tool is None:
+        return "kubectl was not found"
+    try:
+        return proc.run(tool, args, timeout=timeout, env=env, redactor=redactor)
+    except InstallerError as exc:
+        return exc.message
+
+
+def view_args(conn: Connection) -> list[str]:
+    return ["config", "view", "--minify", "-o", "json", *conn.kubectl_flags()]
+
+
+def read_view(tool: proc.Tool | None, conn: Connection, *, timeout: float,
+              env: Mapping[str, str] | None = None,
+              redactor: Redactor | None = None) -> ClusterView:  # fmt: skip
+    """The current context and its API server, from the kubeconfig (no network)."""
+    result = _run(tool, view_args(conn), timeout, env, redactor)
+    if isinstance(result, str):
+        return ClusterView(False, reason=result)
+    if result.rc != 0:
+        return ClusterView(False, reason=proc.last_line(result.stderr, result.rc))
+    return parse_view(result.out)
+
+
+def parse_view(out: bytes) -> ClusterView:
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        return ClusterView(False, reason="kubectl config view printed output that is not JSON")
+    if not isinstance(document, dict):
+        return ClusterView(False, reason="kubectl config view printed JSON that is not a config")
+    context = document.get("current-context")
+    clusters = document.get("clusters")
+    server = None
+    if isinstance(clusters, list) and len(clusters) == 1 and isinstance(clusters[0], dict):
+        cluster = clusters[0].get("cluster")
+        server = cluster.get("server") if isinstance(cluster, dict) else None
+    return ClusterView(True, context if isinstance(context, str) and context else None,
+                       server if isinstance(server, str) and server else None)  # fmt: skip
+
+
+def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]:
+    return ["get", "runtimeclass", name, "-o", "name", *conn.kubectl_flags(),
+            _timeout_flag(timeout)]  # fmt: skip
+
+
+def read_runtime_class(tool: proc.Tool | None, name: str, conn: Connection, *, timeout: float,
+                       env: Mapping[str, str] | None = None,
+                       redactor: Redactor | None = None) -> bool | None:  # fmt: skip
+    """True: it exists; False: kubectl said NotFound; None: could not tell."""
+    result = _run(tool, runtime_class_args(name, conn, timeout), timeout, env, redactor)
+    if isinstance(result, str):
+        return None
+    if result.rc == 0:
+        return True
+    return False if any(word in result.stderr for word in _NOT_FOUND) else None
+
+
+def daemonsets_args(conn: Connection, timeout: float) -> list[str]:
+    return ["get", "daemonsets", "--all-namespaces", "-o", "json", *conn.kubectl_flags(),
+            _timeout_flag(timeout)]  # fmt: skip
+
+
+def read_plugins(tool: proc.Tool | None, conn: Connection, *, timeout: float,
+                 env: Mapping[str, str] | None = None,
+                 redactor: Redactor | None = None) -> Plugins:  # fmt: skip
+    result = _run(tool, daemonsets_args(conn, timeout), timeout, env, redactor)
+    if isinstance(result, str):
+        return Plugins(False, reason=result)
+    if result.rc != 0:
+        return Plugins(False, reason=proc.last_line(result.stderr, result.rc))
+    return parse_plugins(result.out)
+
+
+def _vendor(name: str, images: list[str]) -> str | None:
+    """A DaemonSet is a device plugin when its name or an image says so."""
+    text = " ".join([name, *images]).lower()
+    if "device-plugin" not in text:
+        return None
+    if "nvidia" in text:
+        return "nvidia"
+    if "amdgpu" in text or "rocm" in text:
+        return "amd"
+    return None
+
+
+def parse_plugins(out: bytes) -> Plugins:
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        return Plugins(False, reason="kubectl printed output that is not JSON")
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        return Plugins(False, reason="kubectl printed JSON without a list of DaemonSets")
+    found = []
+    for item in items:
+        item = item if isinstance(item, dict) else {}
+        metadata = _mapping(item.get("metadata"))
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if not (isinstance(name, str) and isinstance(namespace, str)):
+            continue
+        pod = _mapping(_mapping(_mapping(item.get("spec")).get("template")).get("spec"))
+        containers = pod.get("containers")
+        images: list[str] = [c["image"] for c in containers
+                             if isinstance(c, dict) and isinstance(c.get("image"), str)] \
+            if isinstance(containers, list) else []  # fmt: skip
+        vendor = _vendor(name, images)
+        if vendor is None:
+            continue
+        notes = _mapping(metadata.get("annotations"))
+        release, release_ns = notes.get("meta.helm.sh/release-name"), notes.get(
+            "meta.helm.sh/release-namespace")
+        found.append(PluginSet(namespace, name, vendor,
+                               release if isinstance(release, str) else None,
+                               release_ns if isinstance(release_ns, str) else None))  # fmt: skip
+    return Plugins(True, tuple(found))
+
+
+def adopt_args(plugin: PluginSet, release: str, namespace: str,
+               conn: Connection) -> list[list[str]]:  # fmt: skip
+    """The two calls that hand an unowned DaemonSet to the release, so helm takes it over in
+    place instead of failing with "exists and cannot be imported"."""
+    target = ["daemonset", plugin.name, "-n", plugin.namespace, *conn.kubectl_flags()]
+    return [
+        ["label", *target, "app.kubernetes.io/managed-by=Helm", "--overwrite"],
+        ["annotate", *target, f"meta.helm.sh/release-name={release}",
+         f"meta.helm.sh/release-namespace={namespace}", "--overwrite"],
+    ]  # fmt: skip
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def adopt_plugin(run: Callable[[list[str]], proc.Result], plugin: PluginSet, release: str,
+                 namespace: str, conn: Connection) -> None:  # fmt: skip
+    """Hand the orphaned plugin to the release (both calls), or raise with the way out."""
+    for args in adopt_args(plugin, release, namespace, conn):
+        result = run(args)
+        if result.rc != 0:
+            raise InstallerError(
+                f"could not adopt the device plugin {plugin.namespace}/{plugin.name} into "
+                f"release {release}: {proc.last_line(result.stderr, result.rc)}",
+                f"remove it and run again: kubectl delete daemonset {plugin.name} "
+                f"-n {plugin.namespace} (the chart brings its own)",
+            )

@@ -1,0 +1,172 @@
+"""Fetch one file over HTTPS into an open file, hashing it on the way, within a deadline.
+
+The second module that imports `requests` (see pyproject's per-file-ignores): it uses the
+credentials check's session (backend.session), so proxies, `TRACEBLOC_CA_BUNDLE` and the OS
+trust store follow exactly the same rules. Three tries with backoff on connection errors
+and 5xx answers, none on 4xx (urllib3's Retry); the whole download, retries included, is
+bounded by one deadline. What the bytes are worth is decided by the caller, who compares
+the SHA-256 returned here with the one embedded in this build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from installer import __version__
+from installer.decide.errors import InstallerError
+from installer.edges import backend
+from installer.present.redact import Redactor
+
+log = logging.getLogger(__name__)
+
+TRIES = 3
+BACKOFF_S = 0.5  # urllib3 waits 0.5 s, then 1 s between tries
+CHUNK = 1 << 16
+# A socket operation waits at most this long (or what is left of the deadline).
+SOCKET_WAIT_S = 30.0
+
+Progress = Callable[[int, "int | None"], None]  # (bytes so far, total or None)
+
+
+class DownloadFailed(InstallerError):
+    """Nothing usable was received; the caller discards what was written."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    sha256: str
+    size: int
+    seconds: float
+
+
+def retry_policy() -> Any:
+    from urllib3.util.retry import Retry
+
+    return Retry(
+        total=TRIES - 1, connect=TRIES - 1, read=TRIES - 1, status=TRIES - 1, other=0,
+        redirect=5,  # GitHub's release links redirect to its storage host
+        status_forcelist=tuple(range(500, 600)), allowed_methods=frozenset({"GET"}),
+        backoff_factor=BACKOFF_S, raise_on_status=False,
+        respect_retry_after_header=False,  # our deadline decides how long to wait
+    )  # fmt: skip
+
+
+def fetch(
+    url: str,
+    out: BinaryIO,
+    *,
+    env: Mapping[str, str],
+    deadline_s: float,
+    progress: Progress | None = None,
+) -> Fetched:
+    """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (a bad
+    `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised."""
+    context = backend.ssl_context(backend.ca_bundle(env))
+    proxy = backend.proxy_for(url, env)
+    log.debug("download: GET %s%s (deadline %gs)", url,
+              f" via proxy {backend._netloc(proxy)}" if proxy else "", deadline_s)  # fmt: skip
+    lock = threading.Lock()
+    stopped = threading.Event()  # set under `lock`: after it, `out` is never written again
+    outcome: list[Fetched | BaseException] = []
+    started = time.monotonic()
+    wait = min(SOCKET_WAIT_S, deadline_s)
+
+    def write(chunk: bytes) -> None:
+        with lock:
+            if stopped.is_set():
+                raise _Stopped
+            out.write(chunk)
+
+    def work() -> None:
+        try:
+            outcome.append(_get(url, write, context, proxy, wait, progress, started))
+        except BaseException as exc:  # handed to the waiting thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, name="download", daemon=True)
+    worker.start()
+    until = started + deadline_s
+    try:
+        while worker.is_alive() and time.monotonic() < until:
+            worker.join(0.1)  # short waits: Ctrl-C is delivered between them
+    finally:
+        with lock:
+            stopped.set()
+    if not outcome:
+        raise DownloadFailed(f"{url} did not finish downloading within {deadline_s:g}s",
+                             "check the network (or the proxy), or raise "
+                             "TRACEBLOC_DOWNLOAD_TIMEOUT_S")  # fmt: skip
+    result = outcome[0]
+    if isinstance(result, Fetched):
+        return result
+    if isinstance(result, (InstallerError, KeyboardInterrupt, SystemExit)):
+        raise result
+    redact = Redactor(backend._proxy_userinfo(env))
+    detail = backend.failure_detail(result, url, proxy, wait, redact)
+    raise DownloadFailed(f"could not download {url}: {detail}", _REMEDY)
+
+
+_REMEDY = ("check the network, the proxy (HTTPS_PROXY) and TRACEBLOC_CA_BUNDLE; or carry the "
+           "files in: tracebloc-installer tools --download-to DIR, then TRACEBLOC_TOOLS_MIRROR=DIR")  # fmt: skip
+
+
+class _Stopped(Exception):
+    """The deadline passed while the body was arriving."""
+
+
+def _get(
+    url: str,
+    write: Callable[[bytes], None],
+    context: Any,
+    proxy: str | None,
+    wait: float,
+    progress: Progress | None,
+    started: float,
+) -> Fetched:
+    import requests
+
+    digest = hashlib.sha256()
+    size = 0
+    with backend.session(context, retry_policy()) as session:
+        response = session.get(
+            url,
+            headers={"User-Agent": f"tracebloc-installer/{__version__}"},
+            proxies={"http": proxy, "https": proxy} if proxy else {},
+            timeout=(wait, wait),
+            stream=True,
+        )
+        with response:
+            if response.status_code != 200:
+                tries = f" after {TRIES} tries" if response.status_code >= 500 else ""
+                reason = f" {response.reason}" if response.reason else ""
+                raise DownloadFailed(f"could not download {url}: HTTP {response.status_code}"
+                                     f"{reason}{tries}", _REMEDY)  # fmt: skip
+            total = _length(response.headers.get("Content-Length"))
+            if progress is not None:
+                progress(0, total)
+            try:
+                for chunk in response.iter_content(CHUNK):
+                    write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+                    if progress is not None:
+                        progress(size, total)
+            except _Stopped:
+                raise
+            except requests.exceptions.RequestException as exc:
+                if isinstance(exc, requests.exceptions.ConnectionError) and "timed out" in str(exc):
+                    raise
+                raise DownloadFailed(f"could not download {url}: the transfer broke off after "
+                                     f"{size} of {total if total is not None else '?'} bytes",
+                                     _REMEDY) from None  # fmt: skip
+    return Fetched(digest.hexdigest(), size, time.monotonic() - started)
+
+
+def _length(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.strip().isdigit() else None

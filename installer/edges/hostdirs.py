@@ -1,0 +1,58 @@
+"""Read the facts the host-directory rules need (decide/hostdirs.py) and apply them."""
+
+from __future__ import annotations
+
+import ntpath
+import os
+from collections.abc import Mapping
+
+from installer.decide import hostdirs
+from installer.decide.errors import BadInput
+from installer.edges.machine import filesystem_type
+
+
+def _facts(given: str, home: str, *, relative_to_home: bool) -> hostdirs.DirFacts:
+    path = os.path.expanduser(given) if given.startswith("~") else given
+    if given.startswith("~") and home:
+        path = home + given[1:]
+    if not os.path.isabs(path):
+        if not relative_to_home:
+            raise BadInput(f"HOST_DATASET_DIR={given!r} is not an absolute path")
+        path = os.path.join(home, path)
+    path = os.path.abspath(path)
+    exists = os.path.isdir(path)
+    parent = os.path.dirname(path)
+    parent_exists = os.path.isdir(parent)
+    # Symlinks in the existing part are resolved, so a link into /etc is seen as /etc.
+    resolved = os.path.realpath(path) if exists else (
+        os.path.join(os.path.realpath(parent), os.path.basename(path)) if parent_exists else path)  # fmt: skip
+    probe = resolved if exists else os.path.dirname(resolved)
+    writable = (exists or parent_exists) and os.access(probe, os.W_OK | os.X_OK)
+    return hostdirs.DirFacts(given, resolved, exists, parent_exists, writable,
+                             filesystem_type(probe) if (exists or parent_exists) else None)  # fmt: skip
+
+
+def _system_dirs(env: Mapping[str, str], windows: bool) -> tuple[str, ...]:
+    if not windows:
+        return hostdirs.POSIX_SYSTEM_DIRS
+    root = env.get("SystemRoot") or env.get("SYSTEMROOT") or r"C:\Windows"
+    return tuple(d for d in (root, env.get("ProgramFiles"), env.get("ProgramFiles(x86)"),
+                             env.get("ProgramData")) if d)  # fmt: skip
+
+
+def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | None,
+          storage_mode: str) -> list[str]:  # fmt: skip
+    """BadInput for a directory the install must not use; warnings otherwise."""
+    windows = os_ == "windows"
+    home = env.get("USERPROFILE", "") if windows else env.get("HOME", "")
+    home = os.path.realpath(home) if home else home
+    if windows:
+        home = ntpath.normpath(home)
+    system = _system_dirs(env, windows)
+    allow = env.get("TRACEBLOC_ALLOW_NETWORK_FS", "").strip() not in ("", "0")
+    warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
+                                       system, windows=windows, allow_network=allow)  # fmt: skip
+    if dataset_dir:
+        hostdirs.check_dataset_dir(_facts(dataset_dir, home, relative_to_home=False), system,
+                                   windows=windows, storage_mode=storage_mode)  # fmt: skip
+    return warnings

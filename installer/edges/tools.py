@@ -1,0 +1,260 @@
+"""Which kubectl, helm and k3d the engine runs, and where each comes from.
+
+In order: the binary a `TRACEBLOC_<TOOL>` variable names (always, whatever its version);
+the one on PATH when its version is in the supported range (decide/pins.SUPPORTED); the
+pinned version already in the tools directory; else the pinned version, to be downloaded
+(edges/fetch.py) and verified against the SHA-256 embedded in this build. The user's PATH
+and own tools are never changed: downloads go to `TRACEBLOC_TOOLS_DIR` (default
+~/.tracebloc/bin; on Windows %LOCALAPPDATA%\\tracebloc\\bin).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import ntpath
+import os
+import posixpath
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from installer.config import MAX_WAIT_S, env_number
+from installer.decide import pins
+from installer.decide.errors import BadInput, InstallerError
+from installer.edges import proc
+
+log = logging.getLogger(__name__)
+
+TOOLS_DIR = "TRACEBLOC_TOOLS_DIR"
+MIRROR = "TRACEBLOC_TOOLS_MIRROR"
+DOWNLOAD_TIMEOUT = "TRACEBLOC_DOWNLOAD_TIMEOUT_S"
+DEFAULT_DOWNLOAD_TIMEOUT_S = 600.0
+# Tests only: a manifest that replaces the embedded one, so a test can serve archives it
+# built. Honoured only together with a mirror on this machine (a directory, or https to a
+# loopback address): it cannot make the engine fetch anything from another host, and each run
+# that honours it says so. Whoever can set it could equally name any binary with
+# TRACEBLOC_HELM, so it grants nothing the environment does not already grant.
+TEST_MANIFEST = "TB_TEST_TOOLS_MANIFEST"
+SOURCES = ("env", "path", "cache", "download")
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """`source` is env, path, cache or download; None when the tool cannot be had (then
+    `problem` says why). For a download, `path` is where it will be put and `url` and
+    `sha256` are what will be fetched and required (or were, once `fetched`). `note` says
+    why a tool on PATH was passed over."""
+
+    name: str
+    path: str | None
+    version: str | None
+    source: str | None
+    url: str | None = None
+    sha256: str | None = None
+    problem: str = ""
+    note: str = ""
+    fetched: bool = False  # a download that has been made (verified and in place)
+
+    @property
+    def ready(self) -> bool:
+        """Usable now, without a download."""
+        return self.path is not None and (self.source in ("env", "path", "cache") or self.fetched)
+
+    def tool(self) -> proc.Tool:
+        if not self.ready or self.path is None:
+            raise InstallerError(f"{self.name} is not available: {self.problem or 'not fetched'}")
+        return proc.Tool(self.name, self.path)
+
+
+@dataclass(frozen=True)
+class Mirror:
+    kind: str  # "url" or "dir"
+    base: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    os: str
+    arch: str
+    tools_dir: str
+    mirror: Mirror | None
+    deadline_s: float
+    manifest: pins.Manifest
+
+    @property
+    def platform(self) -> str:
+        return pins.platform_key(self.os, self.arch)
+
+
+# --- settings ------------------------------------------------------------------------------
+
+
+def tools_dir(env: Mapping[str, str], os_: str) -> str:
+    raw = env.get(TOOLS_DIR, "").strip()
+    if raw:
+        return os.path.abspath(os.path.expanduser(raw))
+    if os_ == "windows":
+        base = env.get("LOCALAPPDATA", "").strip()
+        if not base and env.get("USERPROFILE", "").strip():
+            base = ntpath.join(env["USERPROFILE"].strip(), "AppData", "Local")
+        if base:
+            return ntpath.join(base, "tracebloc", "bin")
+    elif env.get("HOME", "").strip():
+        return posixpath.join(env["HOME"].strip(), ".tracebloc", "bin")
+    raise BadInput("there is no home directory for the downloaded tools",
+                   f"set {TOOLS_DIR} to a directory you can write to")  # fmt: skip
+
+
+def parse_mirror(env: Mapping[str, str]) -> Mirror | None:
+    """An https URL, or a directory that exists; anything else is bad input."""
+    raw = env.get(MIRROR, "").strip()
+    if not raw:
+        return None
+    if "://" in raw:
+        parts = urlsplit(raw)
+        try:
+            port_ok = parts.port is None or parts.port > 0  # .port raises on a bad port
+        except ValueError:
+            port_ok = False
+        if parts.scheme.lower() != "https" or not parts.hostname or not port_ok \
+                or parts.query or parts.fragment or parts.username is not None:  # fmt: skip
+            raise BadInput(f"{MIRROR}={raw!r} is neither an https:// URL nor a directory",
+                           "use https://host[:port]/path/ or a local directory")  # fmt: skip
+        return Mirror("url", raw.rstrip("/") + "/")
+    path = os.path.abspath(os.path.expanduser(raw))
+    if not os.path.isdir(path):
+        raise BadInput(f"{MIRROR}={raw!r} is not a directory",
+                       "fill one with: tracebloc-installer tools --download-to DIR")  # fmt: skip
+    return Mirror("dir", path)
+
+
+def settings(env: Mapping[str, str], os_: str, arch: str) -> Settings:
+    mirror = parse_mirror(env)
+    return Settings(
+        os=os_,
+        arch=arch,
+        tools_dir=tools_dir(env, os_),
+        mirror=mirror,
+        deadline_s=env_number(env, DOWNLOAD_TIMEOUT, DEFAULT_DOWNLOAD_TIMEOUT_S,
+                              zero_ok=False, most=MAX_WAIT_S),  # fmt: skip
+        manifest=load_manifest(env, mirror),
+    )
+
+
+def load_manifest(env: Mapping[str, str], mirror: Mirror | None) -> pins.Manifest:
+    override = env.get(TEST_MANIFEST, "").strip()
+    if override:
+        if not _local(mirror):
+            raise BadInput(f"{TEST_MANIFEST} is for tests only and needs {MIRROR} on this "
+                           "machine (a directory, or https:// to a loopback address)")  # fmt: skip
+        try:
+            with open(override, "rb") as handle:
+                manifest = pins.parse_manifest(json.load(handle), origin=override)
+        except (OSError, ValueError) as exc:
+            raise BadInput(f"{TEST_MANIFEST}={override!r} is not a usable manifest: {exc}") from None
+        log.warning("tool checksums come from the test manifest %s, not from this build", override)
+        return manifest
+    from importlib import resources
+
+    try:
+        data = (resources.files("installer") / "data" / "tools.json").read_bytes()
+        return pins.parse_manifest(json.loads(data))
+    except (OSError, ValueError) as exc:
+        raise InstallerError(f"this build's tool manifest cannot be read: {exc}",
+                             "this is a bug in tracebloc-installer; please report it") from None  # fmt: skip
+
+
+def _local(mirror: Mirror | None) -> bool:
+    if mirror is None:
+        return False
+    if mirror.kind == "dir":
+        return True
+    from installer.edges.backend import is_loopback
+
+    return is_loopback(urlsplit(mirror.base).hostname or "")
+
+
+def location(artifact: pins.Artifact, mirror: Mirror | None) -> str:
+    """Where the artifact is fetched from: the official URL, or its place in the mirror."""
+    if mirror is None:
+        return artifact.url
+    if mirror.kind == "url":
+        return mirror.base + quote(artifact.mirror_path)
+    return os.path.join(mirror.base, *artifact.mirror_path.split("/"))
+
+
+def executable_name(name: str, os_: str) -> str:
+    return name + ".exe" if os_ == "windows" else name
+
+
+# --- resolution ----------------------------------------------------------------------------
+
+
+def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -> str | None:
+    """What the binary at `path` says its version is; None when it cannot say."""
+    try:
+        result = proc.run(proc.Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout,
+                          env=env)  # fmt: skip
+    except InstallerError as exc:
+        log.debug("%s at %s: no version (%s)", name, path, exc.message)
+        return None
+    return pins.reported_version(name, result.stdout) if result.rc == 0 else None
+
+
+def explicit_paths(env: Mapping[str, str]) -> dict[str, str]:
+    """TRACEBLOC_KUBECTL, TRACEBLOC_HELM, TRACEBLOC_K3D: the binaries a person named."""
+    return {tool: env.get(proc.tool_variable(tool), "").strip()
+            for tool in ("kubectl", "helm", "k3d")}  # fmt: skip
+
+
+def resolve_tool(
+    name: str, env: Mapping[str, str], cfg: Settings, *, timeout: float = 10.0
+) -> ToolChoice:
+    """Where `name` comes from; reads only (runs `<tool> version`), never downloads."""
+    variable = proc.tool_variable(name)
+    explicit = explicit_paths(env).get(name, "")
+    if explicit:
+        if not proc.is_executable(explicit, cfg.os):
+            return ToolChoice(name, None, None, None,
+                              problem=f"{variable} names {explicit!r}, which is not an executable file")  # fmt: skip
+        return ToolChoice(name, explicit, read_version(name, explicit, env, timeout), "env")
+    note = ""
+    on_path = proc.find_on_path(name, env, cfg.os)
+    if on_path is not None:
+        version = read_version(name, on_path.path, env, timeout)
+        if pins.supported(name, version):
+            return ToolChoice(name, on_path.path, version, "path")
+        note = (f"{name} {version or '(version unknown)'} at {on_path.path} is outside the "
+                f"supported range ({pins.supported_range(name)})")  # fmt: skip
+    pinned = cfg.manifest.versions[name]
+    cached = os.path.join(cfg.tools_dir, executable_name(name, cfg.os))
+    if os.path.isfile(cached) and (cfg.os == "windows" or os.access(cached, os.X_OK)):
+        if pins.same_version(pinned, read_version(name, cached, env, timeout)):
+            return ToolChoice(name, cached, pinned, "cache", note=note)
+    artifact = cfg.manifest.artifact(name, cfg.platform)
+    if artifact is None or artifact.pending:
+        why = ("no verified checksum for it is pinned in this build" if artifact is not None
+               else "this build pins none for this platform")  # fmt: skip
+        problem = (f"{name} {pinned} for {cfg.platform} cannot be downloaded: {why}; put {name} "
+                   f"({pins.supported_range(name)}) on PATH, or name it with {variable}")  # fmt: skip
+        return ToolChoice(name, None, None, None, problem=problem, note=note)
+    return ToolChoice(name, cached, pinned, "download", url=location(artifact, cfg.mirror),
+                      sha256=artifact.sha256, note=note)  # fmt: skip
+
+
+def resolve_all(
+    names: Iterable[str], env: Mapping[str, str], cfg: Settings, *, timeout: float = 10.0
+) -> dict[str, ToolChoice]:
+    """`resolve_tool` for each name, at the same time (each may run a version query)."""
+    names = list(names)
+    pool = ThreadPoolExecutor(max_workers=max(1, len(names)), thread_name_prefix="tools")
+    try:
+        futures = {n: pool.submit(resolve_tool, n, env, cfg, timeout=timeout) for n in names}
+        return {name: future.result() for name, future in futures.items()}
+    except BaseException:
+        proc.terminate_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,113 @@
+"""The redactor: the password in every form a tool prints it is masked; a name that merely
+contains it is not; the leak guard stops a password passed as a value, not a name."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from installer.decide.model import Connection
+from installer.edges import helm
+from installer.present.redact import MASK, Redactor
+
+# Passwords a person may choose: any text, but at least a few characters that are letters or
+# digits, so that "leaves no fragment" has a fragment to look for.
+passwords = st.text(min_size=6, max_size=40).filter(
+    lambda p: sum(c.isalnum() for c in p) >= 6 and p.strip() == p
+)
+
+
+def printed(password: str) -> list[str]:
+    """What tools print for a value: as is, JSON, YAML, Go-ish quoted, percent-encoded."""
+    dumped = yaml.safe_dump({"clientPassword": password}, width=1 << 30, allow_unicode=True)
+    return [
+        f"Error: password {password} rejected",
+        f'{{"clientPassword": {json.dumps(password)}}}',
+        f'{{"clientPassword": {json.dumps(password, ensure_ascii=False)}}}',
+        dumped,
+        f"proxy http://u:{urllib.parse.quote(password, safe='')}@proxy:3128",
+        f"query ?password={urllib.parse.quote_plus(password)}&x=1",
+        f"Error: password {password}.",
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(password=passwords)
+def test_every_printed_form_is_masked(password: str) -> None:
+    redact = Redactor([password])
+    for text in printed(password):
+        shown = redact(text)
+        assert password not in shown, (text, shown)
+        assert MASK in shown
+
+
+@settings(max_examples=150, deadline=None)
+@given(password=passwords, keep=st.integers(min_value=3, max_value=39))
+def test_a_password_cut_short_leaves_no_fragment(password: str, keep: int) -> None:
+    cut = password[: min(keep, len(password) - 1)]
+    redact = Redactor([password])
+    for text in (f"Error: password {cut}…", f"Error: password {cut}\nnext line",
+                 f"clientPassword: {cut}"):  # fmt: skip
+        assert cut not in redact(text).replace(MASK, "")
+
+
+@pytest.mark.parametrize("password", [" hunter2 ", "\thunter2\n"])
+def test_whitespace_around_the_password_is_not_needed_to_mask_it(password: str) -> None:
+    assert Redactor([password])("pw: hunter2, ok") == f"pw: {MASK}, ok"
+
+
+@pytest.mark.parametrize(
+    ("password", "text"),
+    [
+        pytest.param("client", "The chart tracebloc/client, clients, subclient", id="client"),
+        pytest.param("values", "helm --values /home/me/.tracebloc/values.yaml", id="values"),
+        pytest.param("tracebloc", "~/.tracebloc/install.log, tracebloc/client", id="tracebloc"),
+        pytest.param("install", "helm upgrade --install; installed; reinstall", id="install"),
+        pytest.param("a", "a-b values.yaml cat", id="one-letter"),
+    ],
+)
+def test_a_name_that_contains_the_password_is_not_garbled(password: str, text: str) -> None:
+    assert Redactor([password])(text) == text
+
+
+@pytest.mark.parametrize(
+    ("password", "text", "shown"),
+    [
+        pytest.param("client", "password client rejected", f"password {MASK} rejected",
+                     id="standalone-word"),
+        pytest.param("s3cret", "token=s3cret&x", f"token={MASK}&x", id="query-value"),
+        pytest.param("s3cret", "'s3cret'", f"'{MASK}'", id="quoted"),
+    ],
+)  # fmt: skip
+def test_the_password_as_a_token_is_masked(password: str, text: str, shown: str) -> None:
+    assert Redactor([password])(text) == shown
+
+
+@settings(deadline=None)
+@given(password=st.text(min_size=1, max_size=30).filter(str.strip),
+       release=st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True))  # fmt: skip
+def test_the_engines_own_argv_never_trips_the_guard(password: str, release: str) -> None:
+    # Whatever the password, even equal to the release, namespace or a path's name.
+    redact = Redactor([password, release, "values", "client", "tracebloc"])
+    for conn in (Connection(), Connection(kubeconfig=f"/h/{password}/kube", context=password)):
+        argv = helm.upgrade_install_args(release, "tracebloc/client", release,
+                                         f"/home/{password}/values.yaml", conn)  # fmt: skip
+        assert not redact.leaks(argv)
+        assert not redact.leaks(helm.list_args(conn))
+
+
+@settings(deadline=None)
+@given(password=st.text(min_size=1, max_size=30).filter(lambda p: "," not in p))
+def test_a_password_passed_as_a_value_is_refused(password: str) -> None:
+    redact = Redactor([password])
+    assert redact.leaks(["upgrade", "--set", f"clientPassword={password}"])
+    assert redact.leaks(["upgrade", "--set-string", f"x={password}"])
+    assert redact.leaks(["registry", "login", "--password", password])
+    assert redact.leaks(["login", f"--password={password}"])
+    if not set(password) & set("/?#@ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0") and password.isprintable():
+        assert redact.leaks(["repo", "add", "r", f"https://u:{password}@charts.example"])

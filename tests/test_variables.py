@@ -1,0 +1,70 @@
+"""The twins' flags and variables: old flags work or stop naming their replacement (req 7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from installer.decide.variables import notices, translate_argv
+from tests.fakes.cluster import FakeCluster, node
+
+
+@pytest.mark.parametrize(("argv", "kept", "env"), [
+    pytest.param(["--force"], [], {}, id="force-is-every-run-already"),
+    pytest.param(["--reinstall", "install", "--yes"], ["install", "--yes"], {}, id="reinstall"),
+    pytest.param(["--reuse-data"], [], {"TB_LEFTOVER_ACTION": "reuse"}, id="reuse-data"),
+    pytest.param(["--wipe-data"], [], {"TB_LEFTOVER_ACTION": "wipe"}, id="wipe-data"),
+    pytest.param(["--data-dir=~/tb"], [], {"HOST_DATA_DIR": "~/tb"}, id="data-dir-equals"),
+    pytest.param(["--data-dir", "/h/x", "plan"], ["plan"], {"HOST_DATA_DIR": "/h/x"},
+                 id="data-dir-separate"),
+    pytest.param(["-NoReboot"], [], {}, id="powershell-no-reboot"),
+    pytest.param(["-help"], ["--help"], {}, id="powershell-help-any-case"),
+    pytest.param(["plan", "--", "--force"], ["plan", "--", "--force"], {}, id="after-double-dash"),
+])  # fmt: skip
+def test_old_flags_that_still_mean_something(argv: list[str], kept: list[str],
+                                             env: dict[str, str]) -> None:  # fmt: skip
+    done = translate_argv(argv)
+    assert done.refused is None
+    assert done.argv == kept
+    assert done.env == env
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    pytest.param(["--diagnose"], "tracebloc-installer diagnose", id="diagnose"),
+    pytest.param(["-Diagnose"], "tracebloc-installer diagnose", id="powershell-diagnose"),
+    pytest.param(["prepare-host"], "brings its own tools", id="prepare-host"),
+    pytest.param(["--prepare-host"], "brings its own tools", id="prepare-host-flag"),
+    pytest.param(["-DailyUser", "bob"], "run it as that user", id="powershell-daily-user"),
+    pytest.param(["--data-dir="], "needs a path", id="data-dir-empty"),
+])  # fmt: skip
+def test_old_flags_whose_job_moved_are_refused_naming_the_replacement(argv: list[str],
+                                                                       named: str) -> None:  # fmt: skip
+    assert named in (translate_argv(argv).refused or "")
+
+
+def test_a_variable_no_longer_read_gets_one_line_naming_the_replacement() -> None:
+    said = notices({"TRACEBLOC_INSTALL_REF": "v1", "K3D_VERSION": "latest", "TB_NAMESPACE": "x",
+                    "HELM_VERSION": ""})  # fmt: skip
+    assert said == [
+        "K3D_VERSION is ignored: the engine brings the k3d it verified; a version variable "
+        "would fetch one nobody checked",
+        "TRACEBLOC_INSTALL_REF is not read any more: use TRACEBLOC_INSTALLER_VERSION "
+        "(bootstrap scripts)",
+    ]
+
+
+def test_cli_refuses_diagnose_with_exit_2_not_argparse(cluster: FakeCluster) -> None:
+    result = cluster.run("--diagnose")
+    assert result.returncode == 2
+    assert "replaced by: tracebloc-installer diagnose" in result.stderr
+    assert "unrecognized arguments" not in result.stderr
+    assert cluster.calls() == []
+
+
+def test_cli_data_dir_flag_sets_the_data_directory(cluster: FakeCluster) -> None:
+    cluster.nodes(node("a")).release_absent()
+    chosen = cluster.home / "elsewhere"
+    result = cluster.run("--data-dir=" + str(chosen), "plan", "--json",
+                         TRACEBLOC_FORCE_REINSTALL="1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert str(chosen / "values.yaml") in result.stdout
+    assert "note: TRACEBLOC_FORCE_REINSTALL is ignored" in result.stderr
