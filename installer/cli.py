@@ -202,11 +202,13 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy))
     except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
-        # helm) or by probe.concurrently for reads in worker threads. The shell's convention,
-        # which the twins kept: 128 + the signal's number.
+        # helm) or by probe.concurrently for reads in worker threads. An interrupt that
+        # knows what it left behind (the readiness wait) says so itself. The shell's
+        # convention, which the twins kept: 128 + the signal's number.
+        said = getattr(exc, "remedy", "")
         code = 128 + exc.signum if isinstance(exc, Terminated) else 130
         return _failed(as_json, code, "terminated" if isinstance(exc, Terminated) else
-                       "interrupted", RESUME if command == "install" else "")  # fmt: skip
+                       "interrupted", said or (RESUME if command == "install" else ""))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
         log.debug("internal error", exc_info=True)
         return _failed(as_json, 1, f"internal error: {redactor(repr(exc))}",
@@ -311,6 +313,15 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
     return code
 
 
+def _uninstall_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--yes", "-y", action="store_true",
+                     help="do not ask: confirms everything asked for")  # fmt: skip
+    sub.add_argument("--delete-data", action="store_true",
+                     help="also delete the release's volume claims and the data directory")  # fmt: skip
+    sub.add_argument("--delete-cluster", action="store_true",
+                     help="also delete the local k3d cluster, if tracebloc-installer created it")  # fmt: skip
+
+
 def _tools_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--download-to", metavar="DIR",
                      help="download the pinned tools, verified, into DIR "
@@ -385,6 +396,72 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     return 0
 
 
+def run_status(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands.status import gather_status
+    from installer.present.health import status_json, status_text
+
+    status = gather_status(_probe_config(args, env), env, redactor)
+    _emit(args.json, status_json(status), status_text(status), redactor)
+    return 0 if status.healthy else 1
+
+
+def run_diagnose(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands.diagnose import collect, plan_config_or_reason
+    from installer.config import data_dir
+
+    probe_cfg = _probe_config(args, env)
+    plan_cfg, reason = plan_config_or_reason(env, probe_cfg)
+    if plan_cfg is not None:
+        redactor.add(*plan_cfg.secrets)
+    sys.stderr.write("collecting diagnostics (secrets are masked before anything is written) ...\n")
+    written = collect(probe_cfg, plan_cfg, reason, env, redactor,
+                      data_dir=data_dir(env, os_name(sys.platform)))  # fmt: skip
+    text = f"support bundle written: {written.path}"
+    text += "".join(f"\n  note: {note}" for note in written.notes)
+    _emit(args.json, {"bundle": written.path, "files": list(written.files),
+                      "notes": list(written.notes)}, text, redactor)  # fmt: skip
+    return 0
+
+
+def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.commands import uninstall
+    from installer.commands.credentials import open_terminal
+    from installer.config import data_dir
+
+    cfg = _probe_config(args, env)
+    options = uninstall.Options(args.delete_data, args.delete_cluster)
+    tools = uninstall.find(env, redactor, options)
+    survey = uninstall.survey(cfg, tools, data_dir(env, os_name(sys.platform)), options)
+    remove, keep = uninstall.plan(survey, options)
+    if not remove:
+        _emit(args.json, {"removed": [], "kept": keep},
+              "nothing to remove: " + f"no release {cfg.release} in namespace {cfg.namespace}",
+              redactor)  # fmt: skip
+        return 0
+    shown = ["will remove:", *(f"  {r}" for r in remove), "will keep:", *(f"  {k}" for k in keep)]
+    sys.stderr.write(redactor("\n".join(shown)) + "\n")
+    if not args.yes:
+        terminal = open_terminal(os_name(sys.platform))
+        if terminal is None:
+            raise BadInput("uninstall asks before it removes anything, and there is no terminal "
+                           "to ask on", "run it again with --yes to confirm")  # fmt: skip
+        try:
+            agreed = terminal.ask("Remove these? [y/N] ").strip().lower() in ("y", "yes")
+            if agreed and args.delete_data:
+                typed = terminal.ask(f"Type the namespace ({cfg.namespace}) to delete its data: ")
+                agreed = typed.strip() == cfg.namespace
+        except EOFError:
+            agreed = False
+        if not agreed:
+            _emit(args.json, {"removed": [], "kept": remove + keep}, "nothing was removed",
+                  redactor)  # fmt: skip
+            return 1
+    done = uninstall.execute(survey, tools, cfg, options)
+    _emit(args.json, {"removed": done, "kept": keep},
+          "\n".join(done + [f"kept: {k}" for k in keep]), redactor)  # fmt: skip
+    return 0
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP: stopped like Ctrl-C, but the exit code names the signal."""
 
@@ -402,6 +479,12 @@ COMMANDS: list[Command] = [
     Command("version", "print the version, build commit and date", run_version, cluster=False),
     Command("tools", "show where kubectl, helm and k3d come from; --download-to fills a mirror",
             run_tools, _tools_options),  # fmt: skip
+    Command("status", "is the client healthy? exit 0 when it is, 1 when not; change nothing",
+            run_status),  # fmt: skip
+    Command("diagnose", "write one support bundle (secrets masked) and print its path",
+            run_diagnose),  # fmt: skip
+    Command("uninstall", "remove the client's release; keeps its data unless --delete-data",
+            run_uninstall, _uninstall_options),  # fmt: skip
 ]
 
 

@@ -329,6 +329,12 @@ def home_dir(env: Mapping[str, str], os_: str) -> str:
     return home
 
 
+def data_dir(env: Mapping[str, str], os_: str) -> str:
+    """HOST_DATA_DIR, else ~/.tracebloc: the values file, install.log, support bundles."""
+    join = ntpath.join if os_ == "windows" else posixpath.join
+    return env.get("HOST_DATA_DIR", "").strip() or join(home_dir(env, os_), ".tracebloc")
+
+
 def plan_config(
     env: Mapping[str, str],
     probe: ProbeConfig,
@@ -350,7 +356,7 @@ def plan_config(
     chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
     chart_ref = (chart or "").strip() or chart_path or None
 
-    host_data_dir = env.get("HOST_DATA_DIR", "").strip() or join(home_dir(env, os_), ".tracebloc")
+    host_data_dir = data_dir(env, os_)
     values_file = env.get("TRACEBLOC_VALUES_FILE", "").strip()
     return PlanConfig(
         probe=probe,
@@ -376,6 +382,7 @@ def plan_config(
 
 DEFAULT_HELM_TIMEOUT_MIN = 10.0
 DEFAULT_METRICS_WAIT_S = 120.0
+DEFAULT_READY_TIMEOUT_S = 600.0  # a proxied laptop pulling several GB of images needs it
 
 
 @dataclass(frozen=True)
@@ -384,6 +391,7 @@ class InstallSettings:
     metrics_wait_s: float
     # `kubectl config set-context --namespace` after a successful install.
     set_context_namespace: bool = True
+    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
 
 
 def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -411,4 +419,6 @@ def install_settings(env: Mapping[str, str], *, keep_context: bool = False) -> I
         metrics_wait_s=env_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S,
                                   zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
         set_context_namespace=set_context and not keep_context,
+        ready_timeout_s=env_number(env, "READY_TIMEOUT", DEFAULT_READY_TIMEOUT_S, zero_ok=False,
+                                   most=MAX_WAIT_S),  # fmt: skip
     )

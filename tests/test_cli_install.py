@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.fakes import workloads
 from tests.fakes.backend_server import BackendServer, Reply
 from tests.fakes.cluster import FakeCluster, node, release_row
 from tests.fakes.processes import gone_soon
@@ -66,6 +67,7 @@ def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
         "TRACEBLOC_SKIP_PREFLIGHT": "1",
         "TB_METRICS_WAIT_S": "5",
         "TB_PLAIN": "1",
+        "READY_TIMEOUT": "30",
     }
     base.update(extra)
     return base
@@ -133,7 +135,8 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     # just added needs no `helm repo update`: `repo add` downloaded its index.
     called = verbs(cluster)
     assert sorted(called[:7]) == sorted(READS)
-    assert called[7:] == ["helm repo add", "helm upgrade --install", "kubectl config set-context"]
+    assert called[7:] == ["helm repo add", "helm upgrade --install", "kubectl config set-context",
+                          "kubectl get deployments,statefulsets,pods,events"]
     # The release asked for is read beside the list (a re-install then needs no second
     # round), but the list is the evidence: here the fake does not even answer that read.
     assert [a[:3] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
@@ -147,7 +150,7 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
         "upgrade", "--install", "tracebloc", "tracebloc/client", "--namespace", "tracebloc",
         "--create-namespace", "--cleanup-on-fail", "--values", str(values_file(cluster))]]
     assert [r.fields["username"] for r in backend.requests] == [CLIENT_ID]
-    assert "The tracebloc client is installed." in result.stdout
+    assert "The tracebloc client is installed and connected." in result.stdout
     assert "namespace:      tracebloc" in result.stdout
     assert "(measured by the installer; installer)" in result.stdout
     assert str(log_file(cluster)) in result.stdout
@@ -235,6 +238,7 @@ def test_same_client_in_another_namespace_is_upgraded_in_place(
     fresh(cluster).installed(release_row("edge", "ml-edge"), release_row("web", "web", chart="nginx-1.0.0"))
     cluster.values_of("edge", "ml-edge", {"clientId": CLIENT_ID})
     cluster.status_of("edge", "deployed")
+    cluster.workloads(*workloads.client(release="edge", namespace="ml-edge"))
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 0, result.stderr
@@ -594,7 +598,7 @@ def test_progress_on_a_terminal(cluster: FakeCluster, backend: BackendServer,
         screen = term.screen()
 
     assert code == 0, screen
-    assert "The tracebloc client is installed." in screen
+    assert "The tracebloc client is installed and connected." in screen
     timestamped = [line for line in screen.splitlines()
                    if line[:1] == "[" and line[3:4] == ":" and "Installing" in line]  # fmt: skip
     if fancy:

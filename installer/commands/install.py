@@ -7,7 +7,8 @@ all under the install lock (edges/lock.py):
   read of the cluster (reads.read_cluster) → reachable? → preflight → credentials → the
   guard's verdict (judge) → the plan → the operator sees the target and confirms →
   recovery of a wedged release → chart repo → release directories → values file →
-  device plugin adoption → metrics API → `helm upgrade --install` → kube context namespace.
+  device plugin adoption → metrics API → `helm upgrade --install` → kube context namespace →
+  wait until the client is connected (commands/wait.py; exit 0 means connected).
 
 When the engine manages the local k3d cluster, the cluster may not exist yet: then
 preflight (Docker's budget) and credentials come first, the cluster is created, started or
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, judge, localcluster, reads
+from installer.commands import credentials, judge, localcluster, reads, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -54,6 +55,7 @@ class Outcome:
     notes: tuple[str, ...] = ()
     kube: KubeTarget | None = None
     context_namespace: str = ""  # what was done to the kube context's default namespace
+    workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
 
 
 class Declined(InstallerError):
@@ -301,8 +303,13 @@ def _install(
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
                               conn)  # fmt: skip
     context_done = point_context(cfg, tools, settings, notes)
+    with ui.step("Waiting for the client to connect"):
+        ready = wait.wait_ready(tools, release, namespace, conn,
+                                timeout_s=settings.ready_timeout_s,
+                                read_timeout_s=cfg.probe.timeout, ui=ui,
+                                training=plan.facts.training)  # fmt: skip
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes), cluster.target, context_done)  # fmt: skip
+                   tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,
@@ -324,7 +331,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
            "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
     kube = outcome.kube
     lines = [
-        "The tracebloc client is installed.",
+        "The tracebloc client is installed and connected.",
         f"  kube context:   {kube.context} (API server {kube.server or 'unknown'})"
         if kube is not None and kube.readable else "  kube context:   unknown",
         f"  namespace:      {outcome.namespace} (release {outcome.release})",
@@ -332,6 +339,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
         f"  values file:    {outcome.values_path}",
         f"  context namespace: {outcome.context_namespace}",
     ]
+    lines += [f"  ready:          {w}" for w in outcome.workloads]
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
@@ -356,4 +364,6 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "values_changed": outcome.written.changed if outcome.written else False,
         "log_file": log_path,
         "notes": list(outcome.notes),
+        "connected": True,
+        "workloads": list(outcome.workloads),
     }

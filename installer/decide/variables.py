@@ -71,6 +71,7 @@ VARIABLES: tuple[Upstream, ...] = (
     # --- waits and checks ----------------------------------------------------------------
     Upstream("TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"),
     Upstream("TB_METRICS_WAIT_S", H, "wait for the metrics API, seconds (default 120)"),
+    Upstream("READY_TIMEOUT", H, "wait after helm for the client to be ready, seconds (default 600)"),
     Upstream("TRACEBLOC_SKIP_PREFLIGHT", H, "skip the machine checks"),
     Upstream("TRACEBLOC_ALLOW_NETWORK_FS", H, "allow HOST_DATA_DIR on a network or FUSE filesystem"),
     Upstream("PF_MIN_MEM_GB", H, "memory floor"),
@@ -108,7 +109,6 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_CLUSTER_START_TIMEOUT_MIN", D, "cluster start has its own deadline", twins="bash"),
     Upstream("TB_API_WAIT_S", H, "how long to wait for a new local cluster's API",
              by=LOCAL_CLUSTER, twins="bash"),  # fmt: skip
-    Upstream("READY_TIMEOUT", D, "the readiness wait has its own deadline"),
     Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
     Upstream("TB_DOCKER_WAIT_MIN", D, "the engine neither installs nor starts Docker Desktop",
              twins="powershell"),  # fmt: skip

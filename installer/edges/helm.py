@@ -218,3 +218,19 @@ def repo_add_args(name: str, url: str, ca_file: str | None) -> list[str]:
 
 def repo_update_args(name: str) -> list[str]:
     return ["repo", "update", name]
+
+
+def release_list_args(release: str, namespace: str, conn: Connection) -> list[str]:
+    """`helm list` of one release, in every state: its status, chart and revision."""
+    return ["list", "-n", namespace, "--filter", f"^{re.escape(release)}$", *LIST_STATES,
+            "--max", "0", "-o", "json", *conn.helm_flags()]  # fmt: skip
+
+
+def history_args(release: str, namespace: str, conn: Connection, last: int = 20) -> list[str]:
+    return ["history", release, "-n", namespace, "--max", str(last), *conn.helm_flags()]
+
+
+def status_text_args(release: str, namespace: str, conn: Connection) -> list[str]:
+    # Text, not `-o json`: the JSON form carries the release's values and manifest, secrets
+    # included.
+    return ["status", release, "-n", namespace, *conn.helm_flags()]

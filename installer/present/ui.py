@@ -101,6 +101,8 @@ class Ui:
         self._spinning: tuple[str, float] | None = None
         self._drawn = 0
         self._width = _width(stream)
+        self._last_progress = ""
+        self._step_title = ""
 
     # --- steps -------------------------------------------------------------------------
 
@@ -118,6 +120,7 @@ class Ui:
         if self.fancy and self._spinning is None:
             stop = threading.Event()
             self._spinning = (title, started)
+            self._step_title = title
             thread = threading.Thread(
                 target=self._spin, args=(stop,), name=SPINNER_THREAD, daemon=True
             )
@@ -188,6 +191,20 @@ class Ui:
             self._width = _width(self.stream)
             self._raw(f"\r{' ' * min(self._drawn, max(self._width - 1, 1))}\r")
             self._drawn = 0
+
+    def progress(self, text: str) -> None:
+        """What a running step is waiting for right now. On a terminal it becomes the
+        spinner's line; elsewhere a plain line, written only when it changes."""
+        text = " ".join(self._clean(text).split())
+        if self.fancy and self._spinning is not None:
+            with self._lock:
+                if self._spinning is not None:
+                    self._spinning = (f"{self._step_title}: {text}", self._spinning[1])
+            return
+        if text != self._last_progress:
+            self._last_progress = text
+            log.info("progress: %s", text)
+            self._line(f"{_clock()} {text}" if not self.fancy else text)
 
     # --- messages ------------------------------------------------------------------------
 

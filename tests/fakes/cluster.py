@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.fakes import workloads
 from tests.fakes.executables import executable_path, make_executable, on_windows
 
 FAKES = Path(__file__).resolve().parent
@@ -176,14 +177,19 @@ class FakeCluster:
         sleep: float = 0.0,
         grandchild: bool = False,
         on_term: int = 0,
+        times: int | None = None,
         after: str | None = None,
         before: str | None = None,
         mark: str | None = None,
         write: list[tuple[str, str]] | None = None,
         outlive: bool = False,
     ) -> FakeCluster:
+        """Answer calls whose argv holds `match` in order; the latest rule wins. With `times`
+        the rule answers that many calls and then yields to the rules added before it."""
         rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
                                 "grandchild": grandchild, "on_term": on_term, "outlive": outlive}
+        if times is not None:
+            rule.update(times=times, id=sum(len(rules) for rules in self.scenario.values()))
         for key, value in (("after", after), ("before", before), ("mark", mark)):
             if value:
                 rule[key] = value
@@ -252,6 +258,7 @@ class FakeCluster:
         self.on("kubectl", "get", "apiservice", stdout=json.dumps(
             {"status": {"conditions": [{"type": "Available", "status": "True"}]}}))  # fmt: skip
         self.on("kubectl", "config", "set-context", stdout="Context modified.\n")
+        self.workloads(*workloads.client())
         return self.kube_target()
 
     def kube_target(self, context: str = "k3d-tracebloc",
@@ -263,6 +270,12 @@ class FakeCluster:
                 "server": server, "certificate-authority-data": "DATA+OMITTED"}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": "admin"}}],
             "users": [{"name": "admin", "user": {"token": "REDACTED"}}]}))  # fmt: skip
+
+    def workloads(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
+        """One look at the release's namespace (`tests/fakes/workloads.py` builds the items);
+        with `times=N` this state is seen N times, then the state scripted before it."""
+        return self.on("kubectl", "get", workloads.KINDS, stdout=workloads.listing(*items),
+                       **kwargs)  # fmt: skip
 
     def signals(self) -> list[tuple[int, int]]:
         """(pid, signal) of each fake that was asked to stop (rules with `on_term`)."""

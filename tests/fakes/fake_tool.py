@@ -4,6 +4,8 @@ Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario
     {"<tool>": [{"match": [...], "stdout": "...", "stdout_b64": "...", "stdout_path": "...", "stderr": "...",
                  "rc": 0, "sleep": 0.0, "grandchild": false, "on_term": 0, "outlive": false}, ...]}
 `on_term` (an exit code): stop on SIGTERM/CTRL_BREAK, noting "<pid> <signal>" in `<log>.signals`.
+`times` (with an `id`): the rule answers that many calls, then steps aside for the next one,
+so successive calls can replay a changing state (a rollout, polled).
 State across calls: a rule with `"after": "<mark>"` answers only once that mark was set, one
 with `"before": "<mark>"` only until then; `"mark": "<mark>"` sets it when the rule answers.
 `"write": [[path, text], ...]` writes those files when the rule answers (k3d's kubeconfig).
@@ -36,6 +38,20 @@ def _matches(tokens: list[str], argv: list[str]) -> bool:
     return True
 
 
+def _take_turn(rule: dict, log_path: str) -> bool:
+    """A rule with `times` answers only that many calls; each answer is one byte appended to
+    `<log>.uses.<id>` (O_APPEND, so concurrent callers count correctly)."""
+    if "times" not in rule:
+        return True
+    path = f"{log_path}.uses.{rule['id']}"
+    used = os.path.getsize(path) if os.path.exists(path) else 0
+    if used >= int(rule["times"]):
+        return False
+    with open(path, "ab") as uses:
+        uses.write(b".")
+    return True
+
+
 def main(tool: str, scenario_path: str, log_path: str) -> int:
     argv = sys.argv[1:]
     entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
@@ -52,7 +68,8 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
 
     rule = next((r for r in rules if _matches(r.get("match", []), argv)
                  and ("after" not in r or marked(r["after"]))
-                 and ("before" not in r or not marked(r["before"]))), None)
+                 and ("before" not in r or not marked(r["before"]))
+                 and _take_turn(r, log_path)), None)  # fmt: skip
     if rule is None:
         sys.stderr.write(f"fake {tool}: no scripted answer for {argv}\n")
         return 97

@@ -1,0 +1,241 @@
+"""Reads of the release's workloads: one `kubectl get` for the whole namespace per look, and a
+bounded tail of one container's log.
+
+The release's Deployments and StatefulSets are found from the release itself — helm's
+`meta.helm.sh/release-name` annotation, else the chart's `app.kubernetes.io/instance` label —
+and their pods through each workload's own selector, so no workload name is written here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from installer.decide.errors import InstallerError
+from installer.decide.model import Connection
+from installer.decide.readiness import Container, Event, Pod, Snapshot, Workload
+from installer.edges import proc
+from installer.present.redact import Redactor
+
+KINDS = "deployments,statefulsets,pods,events"
+LOG_LINES = 50
+LOG_BYTES = 64 * 1024
+RELEASE_ANNOTATION = "meta.helm.sh/release-name"
+NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+
+
+@dataclass(frozen=True)
+class SnapshotRead:
+    snapshot: Snapshot | None
+    reason: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.snapshot is not None
+
+
+def _timeout_flag(timeout: float) -> str:
+    # kubectl's own limit; proc's deadline is the one that is enforced.
+    return f"--request-timeout={max(1, math.ceil(timeout))}s"
+
+
+def snapshot_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
+    return ["get", KINDS, "-n", namespace, "-o", "json", *conn.kubectl_flags(),
+            _timeout_flag(timeout)]  # fmt: skip
+
+
+def read_snapshot(
+    tool: proc.Tool | None,
+    release: str,
+    namespace: str,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> SnapshotRead:
+    """One look at the namespace. Every expected failure is an unreadable read with a reason."""
+    if tool is None:
+        return SnapshotRead(None, "kubectl was not found")
+    try:
+        result = proc.run(tool, snapshot_args(namespace, conn, timeout), timeout=timeout,
+                          env=env, redactor=redactor)  # fmt: skip
+    except InstallerError as exc:
+        return SnapshotRead(None, exc.message)
+    if result.rc != 0:
+        return SnapshotRead(None, proc.last_line(result.stderr, result.rc))
+    try:
+        return SnapshotRead(parse_snapshot(result.out, release, namespace))
+    except ValueError as exc:
+        return SnapshotRead(None, str(exc))
+
+
+def log_args(pod: str, container: str, namespace: str, conn: Connection, *, timeout: float,
+             lines: int = LOG_LINES, limit: int = LOG_BYTES,
+             previous: bool = False) -> list[str]:  # fmt: skip
+    return ["logs", pod, "-c", container, "-n", namespace, f"--tail={lines}",
+            f"--limit-bytes={limit}", *(["--previous"] if previous else []),
+            *conn.kubectl_flags(), _timeout_flag(timeout)]  # fmt: skip
+
+
+def read_log(
+    tool: proc.Tool,
+    pod: str,
+    container: str,
+    namespace: str,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+    lines: int = LOG_LINES,
+    limit: int = LOG_BYTES,
+    previous: bool = False,
+) -> str:
+    """The container's last lines; "" when they cannot be read (a log is evidence, never a
+    reason to fail)."""
+    try:
+        result = proc.run(tool, log_args(pod, container, namespace, conn, timeout=timeout,
+                                         lines=lines, limit=limit, previous=previous),
+                          timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+    except InstallerError:
+        return ""
+    return result.stdout[-limit:] if result.rc == 0 else ""
+
+
+# --- parsing ---------------------------------------------------------------------------
+
+
+def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
+    """Raises ValueError when the output is not the list kubectl prints."""
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        raise ValueError("kubectl printed output that is not JSON") from None
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ValueError("kubectl printed JSON without a list of objects")
+    items = [item for item in items if isinstance(item, dict)]
+    workloads = tuple(_workload(i) for i in items
+                      if i.get("kind") in ("Deployment", "StatefulSet")
+                      and _belongs(i, release, namespace))  # fmt: skip
+    pods = tuple(_pod(i) for i in items if i.get("kind") == "Pod")
+    ours = tuple(p for p in pods if any(
+        w.selector and all(p.labels.get(k) == v for k, v in w.selector.items()) for w in workloads))
+    names = {p.name for p in ours} | {w.name for w in workloads}
+    prefixes = tuple(f"{w.name}-" for w in workloads)  # ReplicaSets, and pods since deleted
+    events = [_event(i) for i in items if i.get("kind") == "Event"]
+    events = [e for e in events if e.name in names or e.name.startswith(prefixes)]
+    events.sort(key=lambda e: e.when)
+    return Snapshot(workloads, ours, tuple(events))
+
+
+def pvc_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
+    return ["get", "persistentvolumeclaims", "-n", namespace, "-o", "json",
+            *conn.kubectl_flags(), _timeout_flag(timeout)]  # fmt: skip
+
+
+def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
+    """Names of the release's claims; raises ValueError when the output is not a list."""
+    try:
+        document = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        raise ValueError("kubectl printed output that is not JSON") from None
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ValueError("kubectl printed JSON without a list of claims")
+    return tuple(_name(_map(i.get("metadata"))) for i in items
+                 if isinstance(i, dict) and _belongs(i, release, namespace))  # fmt: skip
+
+
+def _belongs(item: dict[str, Any], release: str, namespace: str) -> bool:
+    meta = _map(item.get("metadata"))
+    annotations, labels = _map(meta.get("annotations")), _map(meta.get("labels"))
+    if RELEASE_ANNOTATION in annotations:
+        return (annotations.get(RELEASE_ANNOTATION) == release
+                and annotations.get(NAMESPACE_ANNOTATION, namespace) == namespace)  # fmt: skip
+    return labels.get(INSTANCE_LABEL) == release
+
+
+def _workload(item: dict[str, Any]) -> Workload:
+    meta, spec, status = (_map(item.get(k)) for k in ("metadata", "spec", "status"))
+    kind = str(item.get("kind"))
+    desired = _int(spec.get("replicas"), 1)
+    ready = _int(status.get("readyReplicas"))
+    selector = {str(k): str(v) for k, v in _map(_map(spec.get("selector")).get("matchLabels")).items()}
+    observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
+    failed = ""
+    if kind == "Deployment":
+        for condition in status.get("conditions") or []:
+            if isinstance(condition, dict) and condition.get("reason") == "ProgressDeadlineExceeded":
+                failed = str(condition.get("message") or "progress deadline exceeded")
+        updated = _int(status.get("updatedReplicas"))
+        rolled_out = (observed and updated >= desired and _int(status.get("replicas")) <= updated
+                      and _int(status.get("availableReplicas")) >= updated)  # fmt: skip
+    else:
+        current, update = status.get("currentRevision"), status.get("updateRevision")
+        rolled_out = (observed and _int(status.get("observedGeneration")) > 0
+                      and ready >= desired and (not update or current == update))  # fmt: skip
+    if desired == 0:
+        rolled_out = observed
+    return Workload(kind, _name(meta), desired, ready, rolled_out, selector, failed)
+
+
+def _pod(item: dict[str, Any]) -> Pod:
+    meta, spec, status = (_map(item.get(k)) for k in ("metadata", "spec", "status"))
+    images: dict[str, str] = {}
+    order: list[str] = []
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict) and isinstance(c.get("image"), str):
+                images[f"{key}/{c.get('name')}"] = c["image"]
+                if c["image"] not in order:
+                    order.append(c["image"])
+    containers = []
+    for key, spec_key in (("initContainerStatuses", "initContainers"),
+                          ("containerStatuses", "containers")):  # fmt: skip
+        for s in status.get(key) or []:
+            if not isinstance(s, dict):
+                continue
+            waiting = _map(_map(s.get("state")).get("waiting"))
+            name = str(s.get("name", ""))
+            containers.append(Container(
+                name=name, image=images.get(f"{spec_key}/{name}", str(s.get("image", ""))),
+                init=spec_key == "initContainers", ready=s.get("ready") is True,
+                waiting=str(waiting.get("reason") or ""), message=str(waiting.get("message") or ""),
+                restarts=_int(s.get("restartCount")), pulled=bool(s.get("imageID"))))  # fmt: skip
+    unschedulable = ""
+    for condition in status.get("conditions") or []:
+        if (isinstance(condition, dict) and condition.get("type") == "PodScheduled"
+                and condition.get("status") == "False"):  # fmt: skip
+            unschedulable = str(condition.get("message") or condition.get("reason") or "unschedulable")
+    labels = {str(k): str(v) for k, v in _map(meta.get("labels")).items()}
+    return Pod(_name(meta), labels, tuple(order), tuple(containers),
+               phase=str(status.get("phase") or ""), unschedulable=unschedulable,
+               terminating=bool(meta.get("deletionTimestamp")))  # fmt: skip
+
+
+def _event(item: dict[str, Any]) -> Event:
+    involved = _map(item.get("involvedObject")) or _map(item.get("regarding"))
+    when = item.get("lastTimestamp") or item.get("eventTime") or item.get("firstTimestamp") or ""
+    return Event(kind=str(involved.get("kind", "")), name=str(involved.get("name", "")),
+                 reason=str(item.get("reason") or ""),
+                 message=str(item.get("message") or item.get("note") or ""),
+                 type=str(item.get("type") or "Normal"), when=str(when))  # fmt: skip
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _name(meta: dict[str, Any]) -> str:
+    name = meta.get("name")
+    return name if isinstance(name, str) and name else "<unnamed>"

@@ -1,0 +1,359 @@
+"""`status`, `diagnose` and `uninstall` as processes against fake kubectl/helm/k3d.
+
+`status` exits 0 only when healthy; `diagnose` writes one bundle in which no password
+survives, whatever read it; `uninstall` removes the release and keeps the data unless told.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fakes import workloads
+from tests.fakes.cluster import FakeCluster, node, release_row
+from tests.fakes.workloads import pod
+
+PASSWORD = "Cl1ent-P4ss:#w0rd"
+REGISTRY_PASSWORD = "Reg1stry-S3cret@x"
+PROXY_PASSWORD = "Pr0xy-S3cret:@y"
+OLD_RELEASE_PASSWORD = "0ld-Rel3ase-P4ss"  # only the installed release knows this one
+SECRETS = (PASSWORD, REGISTRY_PASSWORD, PROXY_PASSWORD, OLD_RELEASE_PASSWORD)
+SIZED = {"env": {"RESOURCE_LIMITS": "cpu=6,memory=12Gi", "RESOURCE_PROVENANCE": "installer"}}
+
+
+def release_listed(cluster: FakeCluster, *rows: dict[str, Any]) -> FakeCluster:
+    """`helm list -n <ns> --filter ^<release>$` answers with these rows."""
+    return cluster.on("helm", "list", "-n", "tracebloc", "--filter", stdout=json.dumps(list(rows)))
+
+
+def healthy(cluster: FakeCluster) -> FakeCluster:
+    release_listed(cluster, release_row())
+    cluster.values_of("tracebloc", "tracebloc", SIZED)
+    cluster.nodes(node("laptop", "8", "16Gi"))
+    return cluster.workloads(*workloads.client())
+
+
+def data_dir(cluster: FakeCluster) -> Path:
+    return cluster.home / ".tracebloc"
+
+
+# --- status ------------------------------------------------------------------------------
+
+
+def test_status_of_a_healthy_client_exits_0(cluster: FakeCluster) -> None:
+    healthy(cluster)
+    result = cluster.run("status", "--json")
+
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["healthy"] is True and doc["problems"] == []
+    assert doc["release"] == {"name": "tracebloc", "namespace": "tracebloc", "state": "deployed",
+                              "chart": "client-1.4.2", "chart_version": "1.4.2"}  # fmt: skip
+    assert doc["training"] == {"size": "cpu=6,memory=12Gi", "provenance": "installer"}
+    assert (doc["workloads"]["ready"], doc["workloads"]["total"]) == (3, 3)
+    assert doc["cluster"] == {"reachable": True, "nodes": 1}
+    assert doc["tools"]["helm"] and doc["tools"]["kubectl"]
+    # One look at the namespace, not one call per workload.
+    assert len([a for a in cluster.calls("kubectl") if a[:2] == ["get", workloads.KINDS]]) == 1
+
+
+def test_status_with_a_workload_down_exits_1_and_names_it(cluster: FakeCluster) -> None:
+    healthy(cluster).workloads(*workloads.client(ready=2))
+    result = cluster.run("status")
+
+    assert result.returncode == 1
+    assert "workloads: 2 of 3 ready" in result.stdout
+    assert "Deployment tracebloc-requests-proxy is not ready (0 of 1)" in result.stdout
+    assert "not healthy" in result.stdout
+
+
+def test_status_with_the_cluster_down_exits_1(cluster: FakeCluster) -> None:
+    refused = "Unable to connect to the server: dial tcp 127.0.0.1:6443: connect: connection refused\n"
+    healthy(cluster)
+    cluster.on("kubectl", "get", rc=1, stderr=refused)
+    cluster.on("helm", rc=1, stderr="Error: Kubernetes cluster unreachable\n")
+    result = cluster.run("status", "--json")
+
+    assert result.returncode == 1
+    doc = json.loads(result.stdout)
+    assert doc["cluster"]["reachable"] is False and "connection refused" in doc["cluster"]["reason"]
+    assert doc["release"]["state"] == "unreadable"
+    assert doc["healthy"] is False
+
+
+def test_status_without_a_release_exits_1(cluster: FakeCluster) -> None:
+    healthy(cluster)
+    release_listed(cluster)
+    cluster.release_absent().workloads()
+    result = cluster.run("status", "--json")
+
+    assert result.returncode == 1
+    doc = json.loads(result.stdout)
+    assert doc["release"]["state"] == "absent"
+    assert "no release tracebloc in namespace tracebloc" in doc["problems"]
+
+
+# --- diagnose ------------------------------------------------------------------------------
+
+
+def _members(bundle: Path) -> dict[str, bytes]:
+    """Each file of the bundle, decompressed, by its name under the top folder."""
+    if bundle.suffix == ".zip":
+        with zipfile.ZipFile(bundle) as archive:
+            return {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    with tarfile.open(bundle, "r:gz") as tar:
+        return {m.name.split("/", 1)[1]: tar.extractfile(m).read()  # type: ignore[union-attr]
+                for m in tar.getmembers() if m.isfile()}  # fmt: skip
+
+
+def test_diagnose_bundle_holds_everything_and_no_password(cluster: FakeCluster) -> None:
+    healthy(cluster)
+    crashing = pod("tracebloc-jobs-manager-1", "manager", "tracebloc/jobs-manager:1.4.2",
+                   waiting="CrashLoopBackOff", restarts=2, pulled=True, container="jobs-manager")  # fmt: skip
+    cluster.workloads(*workloads.client(manager=crashing))
+    # Every source that could echo a secret does: a release carrying an older password, its
+    # logs, helm's text, an install log written before redaction existed.
+    cluster.values_of("tracebloc", "tracebloc", {**SIZED, "clientPassword": OLD_RELEASE_PASSWORD})
+    cluster.on("kubectl", "logs", stdout=(
+        f"connecting as client with {PASSWORD} via http://u:{PROXY_PASSWORD}@proxy:3128\n"
+        f"old: {OLD_RELEASE_PASSWORD}\n"))  # fmt: skip
+    cluster.on("helm", "status", stdout=f"NAME: tracebloc\nSTATUS: deployed\nNOTES: {PASSWORD}\n")
+    cluster.on("helm", "history", stdout="REVISION STATUS\n1 deployed\n")
+    data = data_dir(cluster)
+    data.mkdir(parents=True)
+    (data / "install.log").write_text(f"old line {REGISTRY_PASSWORD}\n", encoding="utf-8")
+    (data / "values.yaml").write_text(yaml.safe_dump({
+        "clientId": "client-7f3a", "clientPassword": PASSWORD,
+        "dockerRegistry": {"username": "bot", "password": REGISTRY_PASSWORD},
+        "env": {"HTTP_PROXY_HOST": "proxy", "HTTP_PROXY_PASSWORD": PROXY_PASSWORD}}),
+        encoding="utf-8")  # fmt: skip
+
+    result = cluster.run("diagnose", "--json", TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+                         TRACEBLOC_REGISTRY_USERNAME="bot",
+                         TRACEBLOC_REGISTRY_PASSWORD=REGISTRY_PASSWORD,
+                         HTTPS_PROXY=f"http://u:{PROXY_PASSWORD}@proxy:3128")  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    bundle = Path(json.loads(result.stdout)["bundle"])
+    assert bundle.parent == data
+    assert bundle.name.endswith(".zip" if sys.platform == "win32" else ".tar.gz")
+    members = _members(bundle)
+    assert {"status.json", "probe.json", "plan.json", "helm-status.txt", "helm-history.txt",
+            "pods.json", "install.log", "values.yaml", "collection.json"} <= set(members)  # fmt: skip
+    assert "logs/tracebloc-jobs-manager-1.jobs-manager.log" in members
+    assert "logs/tracebloc-jobs-manager-1.jobs-manager.previous.log" in members
+    assert yaml.safe_load(members["values.yaml"])["clientPassword"] == "********"
+    assert json.loads(members["pods.json"])["pods"][1]["containers"][0]["waiting"] == "CrashLoopBackOff"
+    # Every byte: the compressed file, the tar stream, each member, and what was printed.
+    raw = bundle.read_bytes()
+    unpacked = raw if bundle.suffix == ".zip" else gzip.decompress(raw)
+    streams = [raw, unpacked, *members.values(), result.stdout.encode(), result.stderr.encode()]
+    for secret in SECRETS:
+        for stream in streams:
+            assert secret.encode() not in stream
+    assert b"********" in members["install.log"]
+
+
+def test_diagnose_with_nothing_reachable_still_writes_a_bundle(cluster: FakeCluster) -> None:
+    cluster.remove("kubectl")
+    cluster.on("helm", rc=1, stderr="Error: Kubernetes cluster unreachable\n")
+    result = cluster.run("diagnose")
+
+    assert result.returncode == 0, result.stderr
+    path = Path(result.stdout.split("support bundle written: ", 1)[1].splitlines()[0])
+    members = _members(path)
+    status = json.loads(members["status.json"])
+    assert status["healthy"] is False and status["tools"]["kubectl"] is None
+    assert "install.log: not found" in json.loads(members["collection.json"])["notes"]
+
+
+def test_bundle_format_by_os() -> None:
+    from installer.edges.bundle import archive
+
+    files = [("a.txt", b"hello"), ("logs/b.log", b"world")]
+    zipped = zipfile.ZipFile(io.BytesIO(archive("top", files, zip_format=True, mtime=0.0 + 1e9)))
+    assert {n: zipped.read(n) for n in zipped.namelist()} == {"top/a.txt": b"hello",
+                                                              "top/logs/b.log": b"world"}  # fmt: skip
+    with tarfile.open(fileobj=io.BytesIO(archive("top", files, zip_format=False, mtime=1e9))) as tar:
+        assert sorted(tar.getnames()) == ["top/a.txt", "top/logs/b.log"]
+
+
+# --- uninstall -----------------------------------------------------------------------------
+
+
+def pvc(name: str, release: str = "tracebloc") -> dict[str, Any]:
+    return {"kind": "PersistentVolumeClaim", "metadata": {
+        "name": name, "labels": {"app.kubernetes.io/instance": release},
+        "annotations": {"meta.helm.sh/release-name": release,
+                        "meta.helm.sh/release-namespace": "tracebloc"}}}  # fmt: skip
+
+
+def removable(cluster: FakeCluster) -> FakeCluster:
+    release_listed(cluster, release_row())
+    cluster.on("kubectl", "get", "persistentvolumeclaims", stdout=workloads.listing(
+        pvc("client-pvc"), pvc("client-logs-pvc"), pvc("someone-elses", release="other")))  # fmt: skip
+    cluster.on("helm", "uninstall", stdout="release \"tracebloc\" uninstalled\n")
+    cluster.on("kubectl", "delete", stdout="deleted\n")
+    data = data_dir(cluster)
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "values.yaml").write_text("clientId: x\n", encoding="utf-8")
+    return cluster
+
+
+def helm_uninstalls(cluster: FakeCluster) -> list[list[str]]:
+    return [a for a in cluster.calls("helm") if a[:1] == ["uninstall"]]
+
+
+def test_uninstall_removes_the_release_and_keeps_the_data(cluster: FakeCluster) -> None:
+    removable(cluster)
+    result = cluster.run("uninstall", "--yes")
+
+    assert result.returncode == 0, result.stderr
+    assert helm_uninstalls(cluster) == [["uninstall", "tracebloc", "-n", "tracebloc", "--wait",
+                                         "--timeout", "5m"]]  # fmt: skip
+    assert not [a for a in cluster.calls("kubectl") if a[:1] == ["delete"]]
+    assert (data_dir(cluster) / "values.yaml").exists()
+    assert "will remove:\n  helm release tracebloc in namespace tracebloc" in result.stderr
+    assert "client-pvc, client-logs-pvc" in result.stderr and "someone-elses" not in result.stderr
+    assert f"kept: data directory {data_dir(cluster)}" in result.stdout
+
+
+def test_uninstall_delete_data_removes_claims_and_directory(cluster: FakeCluster) -> None:
+    removable(cluster)
+    result = cluster.run("uninstall", "--yes", "--delete-data")
+
+    assert result.returncode == 0, result.stderr
+    [delete] = [a for a in cluster.calls("kubectl") if a[:1] == ["delete"]]
+    assert delete[:5] == ["delete", "persistentvolumeclaims", "client-pvc", "client-logs-pvc", "-n"]
+    assert not data_dir(cluster).exists()
+    order = [e["argv"][0] for e in cluster.call_log() if e["argv"][0] in ("uninstall", "delete")]
+    assert order == ["uninstall", "delete"]  # the release goes before its volumes
+
+
+def test_uninstall_asks_and_without_a_terminal_changes_nothing(cluster: FakeCluster) -> None:
+    removable(cluster)
+    result = cluster.run("uninstall")
+
+    assert result.returncode == 2
+    assert "--yes" in result.stderr
+    assert helm_uninstalls(cluster) == []
+
+
+def with_cluster(cluster: FakeCluster, labels: dict[str, str] | None) -> FakeCluster:
+    """A local k3d cluster `tracebloc`; `labels` on its server node (None: Docker cannot say)."""
+    for tool in ("k3d", "docker"):
+        cluster.install(tool)
+    cluster.on("k3d", "cluster", "list", stdout=json.dumps(
+        [{"name": "tracebloc", "serversRunning": 1, "nodes": []}]))  # fmt: skip
+    cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
+    if labels is None:
+        cluster.on("docker", "inspect", rc=1, stderr="Cannot connect to the Docker daemon\n")
+    else:
+        server = {"Name": "/k3d-tracebloc-server-0", "Config": {"Labels": labels, "Env": []}}
+        cluster.on("docker", "inspect", stdout=json.dumps([server]))
+    return cluster
+
+
+@pytest.mark.parametrize(("labels", "said"), [
+    pytest.param({}, "tracebloc-installer did not create it", id="adopted-or-hand-made"),
+    pytest.param(None, "Docker could not say", id="docker-cannot-say"),
+])  # fmt: skip
+def test_delete_cluster_the_engine_did_not_create_is_refused(
+    cluster: FakeCluster, labels: dict[str, str] | None, said: str
+) -> None:
+    with_cluster(removable(cluster), labels)
+    result = cluster.run("uninstall", "--yes", "--delete-cluster")
+
+    assert result.returncode == 3
+    assert said in result.stderr
+    assert helm_uninstalls(cluster) == []
+    assert not [a for a in cluster.calls("k3d") if a[:2] == ["cluster", "delete"]]
+
+
+def test_delete_cluster_the_engine_created(cluster: FakeCluster) -> None:
+    with_cluster(removable(cluster), {"tracebloc.io/created-by": "tracebloc-installer"})
+    result = cluster.run("uninstall", "--yes", "--delete-cluster")
+
+    assert result.returncode == 0, result.stderr
+    assert cluster.calls("k3d")[-1] == ["cluster", "delete", "tracebloc"]
+    assert "deleted local k3d cluster tracebloc" in result.stdout
+    order = [e["argv"][0] for e in cluster.call_log() if e["argv"][:1] in (["uninstall"], ["cluster"])
+             and e["argv"][:2] != ["cluster", "list"]]  # fmt: skip
+    assert order == ["uninstall", "cluster"]  # the release first, the cluster last
+
+
+def test_uninstall_with_no_release_removes_nothing(cluster: FakeCluster) -> None:
+    removable(cluster)
+    release_listed(cluster)
+    result = cluster.run("uninstall", "--yes")
+
+    assert result.returncode == 0, result.stderr
+    assert "nothing to remove" in result.stdout
+    assert helm_uninstalls(cluster) == []
+
+
+@pytest.mark.parametrize(("row", "said"), [
+    pytest.param(release_row(chart="nginx-1.0.0"), "not the tracebloc client", id="another-chart"),
+    pytest.param(None, "cannot see whether", id="release-list-fails"),
+])  # fmt: skip
+def test_uninstall_refuses_what_it_cannot_be_sure_of(cluster: FakeCluster, row: Any, said: str) -> None:
+    removable(cluster)
+    if row is None:
+        cluster.on("helm", "list", rc=1, stderr="Error: Kubernetes cluster unreachable\n")
+    else:
+        release_listed(cluster, row)
+    result = cluster.run("uninstall", "--yes")
+
+    assert result.returncode == 3
+    assert said in result.stderr
+    assert helm_uninstalls(cluster) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize(("answers", "removed"), [
+    pytest.param(["y"], True, id="yes-removes"),
+    pytest.param(["n"], False, id="no-keeps-everything"),
+    pytest.param(["y", "wrong-namespace"], False, id="delete-data-needs-the-namespace-typed"),
+    pytest.param(["y", "tracebloc"], True, id="delete-data-confirmed"),
+])  # fmt: skip
+def test_uninstall_asks_on_the_terminal(cluster: FakeCluster, answers: list[str], removed: bool) -> None:
+    from tests.fakes.terminal import Pty
+
+    removable(cluster)
+    args = ["uninstall", *(["--delete-data"] if len(answers) > 1 else [])]
+    with Pty.spawn(args, env=cluster.env(), cwd=cluster.root) as term:
+        term.expect("Remove these? [y/N]")
+        term.send(answers[0])
+        if len(answers) > 1:
+            term.expect("Type the namespace (tracebloc)")
+            term.send(answers[1])
+        code = term.wait()
+
+    assert code == (0 if removed else 1), term.screen()
+    assert bool(helm_uninstalls(cluster)) is removed
+    assert data_dir(cluster).exists() is not (removed and len(answers) > 1)
+
+
+@pytest.mark.parametrize("where", ["home-itself", "no-files-of-ours"])
+def test_delete_data_never_deletes_a_directory_that_is_not_ours(cluster: FakeCluster, where: str) -> None:
+    removable(cluster)
+    target = cluster.home if where == "home-itself" else cluster.root / "elsewhere"
+    target.mkdir(exist_ok=True)
+    (target / "precious.txt").write_text("keep me", encoding="utf-8")
+    if where == "home-itself":
+        (target / "values.yaml").write_text("clientId: x\n", encoding="utf-8")
+    result = cluster.run("uninstall", "--yes", "--delete-data", HOST_DATA_DIR=str(target))
+
+    assert result.returncode == 3
+    assert "does not look like a tracebloc data directory" in result.stderr
+    assert (target / "precious.txt").exists()
+    assert helm_uninstalls(cluster) == []
