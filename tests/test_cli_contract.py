@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.fakes import workloads
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, installer_command, node, release_row
 from tests.test_cli_install import (
@@ -502,6 +503,7 @@ def test_the_spinner_survives_a_resize(cluster: FakeCluster, backend: BackendSer
 
     namespace = "a-namespace-with-a-rather-long-name-for-the-test"
     fresh(cluster).on("helm", "upgrade", "--install", sleep=2.5)
+    cluster.workloads(*workloads.client(release=namespace, namespace=namespace))
     env = cluster.env(**env_for(backend))
     del env["TB_PLAIN"]
     with Pty.spawn(["install", "--yes", "-n", namespace], env=env, cwd=cluster.root) as term:
@@ -511,7 +513,7 @@ def test_the_spinner_survives_a_resize(cluster: FakeCluster, backend: BackendSer
         mark = len(term.seen)
         code = term.wait(timeout=60)
         after = term.seen[mark:].decode("utf-8", errors="replace")
-    assert code == 0
+    assert code == 0, after[-1500:]
     frames = [part for part in re.split(r"[\r\n]", after) if part.startswith(tuple("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"))]
     assert frames, after
     # The frame in flight when the size changed may be long; every later one fits.

@@ -62,5 +62,5 @@ def test_pause_only_for_a_double_click(
     pause = mocker.patch.object(cli, "pause")
     run = mocker.patch.object(cli, "_main", return_value=0)
     assert cli.main(argv, env={}) == 0
-    run.assert_called_once_with(argv or ["install"], {})
+    run.assert_called_once_with(argv, {})  # the default command is chosen inside _main
     assert pause.called is pauses
