@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from installer.decide.variables import notices, translate_argv
@@ -61,10 +63,12 @@ def test_cli_refuses_diagnose_with_exit_2_not_argparse(cluster: FakeCluster) -> 
 
 
 def test_cli_data_dir_flag_sets_the_data_directory(cluster: FakeCluster) -> None:
-    cluster.nodes(node("a")).release_absent()
+    # plan is install's dry run: it reads what is installed with `helm list -A` (empty here)
+    cluster.nodes(node("a")).installed().kube_target()
     chosen = cluster.home / "elsewhere"
     result = cluster.run("--data-dir=" + str(chosen), "plan", "--json",
                          TRACEBLOC_FORCE_REINSTALL="1")  # fmt: skip
     assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verdict"]["action"] == "install"
     assert str(chosen / "values.yaml") in result.stdout
     assert "note: TRACEBLOC_FORCE_REINSTALL is ignored" in result.stderr

@@ -16,7 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from installer.commands.probe import SKIP_REASON, concurrently
+from installer.commands.probe import concurrently
 from installer.config import PlanConfig
 from installer.decide.errors import InstallerError
 from installer.decide.model import Gpu, KubeTarget, NodeRead, ReleaseRead
@@ -66,8 +66,10 @@ def read_cluster(
     repos: bool = False,
     metrics: bool = False,
 ) -> ClusterRead:
-    """With an override (TRACEBLOC_TRAINING_RESOURCES) the nodes are not read: the size is
-    chosen, and the releases are still read for the guard and for what they carry."""
+    """The nodes are read even under a size override (TRACEBLOC_TRAINING_RESOURCES): it
+    replaces the size decision only, and the site decisions (one host, GPU, the MySQL
+    engine's arch) still come from the nodes; the releases are read for the guard and for
+    what they carry. (`probe` with an override reads nothing: probe.gather.)"""
     probe = cfg.probe
     conn, timeout = probe.conn, probe.timeout
     tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
@@ -97,11 +99,8 @@ def read_cluster(
         target_f = pool.submit(kubectl.read_target, kubectl_tool, conn, timeout=timeout,
                                env=env, redactor=redactor)  # fmt: skip
         list_f = pool.submit(listing)
-        if probe.override:
-            nodes_f = None
-        else:
-            nodes_f = pool.submit(kubectl.read_nodes, kubectl_tool, conn, timeout=timeout,
-                                  env=env, redactor=redactor)  # fmt: skip
+        nodes_f = pool.submit(kubectl.read_nodes, kubectl_tool, conn, timeout=timeout,
+                              env=env, redactor=redactor)  # fmt: skip
         gpu_f = pool.submit(detect_gpu, env, os_, timeout=timeout)
         repos_f = pool.submit(apply.read_repos, tools) if repos and tools else None
         metrics_f = (pool.submit(apply.metrics_available, tools, conn)
@@ -123,8 +122,7 @@ def read_cluster(
         for key in sorted(clients):
             read_release(key)
 
-        nodes = (nodes_f.result() if nodes_f is not None
-                 else NodeRead(readable=False, reason=SKIP_REASON, skipped=True))  # fmt: skip
+        nodes = nodes_f.result()
         found_repos, repos_error = _outcome(repos_f) if repos_f else (None, None)
         available, _ = _outcome(metrics_f) if metrics_f else (None, None)
         return ClusterRead(

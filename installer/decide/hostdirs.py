@@ -62,9 +62,13 @@ def system_dir(path: str, system_dirs: Sequence[str], windows: bool) -> str | No
 
 
 def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
-                   allow_network: bool) -> list[str]:  # fmt: skip
-    """Raise BadInput for the first rule broken; return warnings (network storage allowed)."""
-    shown = f"HOST_DATA_DIR={facts.given!r}"
+                   allow_network: bool, variable: str = "HOST_DATA_DIR") -> list[str]:  # fmt: skip
+    """Raise BadInput for the first rule broken; return warnings (network storage allowed).
+
+    `variable` is where the path came from: HOST_DATA_DIR, or HOME/USERPROFILE when the
+    default under the home directory is used, so the error names what the user set."""
+    shown = (f"HOST_DATA_DIR={facts.given!r}" if variable == "HOST_DATA_DIR"
+             else f"{variable}: the default data directory {facts.given!r}")  # fmt: skip
     if facts.path.rstrip("\\/") in ("", "/") or (windows and len(facts.path.rstrip("\\/")) <= 2):
         raise BadInput(f"{shown} is the root of a filesystem", _where_instead(home))
     found = system_dir(facts.path, system_dirs, windows)

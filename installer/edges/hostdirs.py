@@ -52,7 +52,8 @@ def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | No
     system = _system_dirs(env, windows)
     allow = env.get("TRACEBLOC_ALLOW_NETWORK_FS", "").strip() not in ("", "0")
     warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
-                                       system, windows=windows, allow_network=allow)  # fmt: skip
+                                       system, windows=windows, allow_network=allow,
+                                       variable=variable_for(env, os_))  # fmt: skip
     if dataset_dir:
         hostdirs.check_dataset_dir(_facts(dataset_dir, home, relative_to_home=False), system,
                                    windows=windows, storage_mode=storage_mode)  # fmt: skip
