@@ -25,6 +25,7 @@ class Unreachable(InstallerError):
 @dataclass(frozen=True)
 class Verdict:
     action: str  # install | upgrade | upgrade-elsewhere | refused | unreachable
+    # (plan alone also answers missing-tools and fetch-tools-first: nothing read yet)
     reason: str
     error: InstallerError | None = None  # what install raises; None: it goes ahead
     target: guard.Target | None = None

@@ -200,6 +200,12 @@ def plan_install(
         # install creates or starts this machine's cluster first: nothing to judge in it yet.
         verdict = judge.Verdict("install", "the local cluster is created or started first; "
                                 "nothing of this client can be installed in it yet")  # fmt: skip
+    elif fetch := [name for name, tool in tools.items() if tool is None]:
+        # install downloads them before its first read: what it will find is not known yet,
+        # so plan neither promises an install nor refuses one.
+        verdict = judge.Verdict("fetch-tools-first", f"{' and '.join(fetch)} to be downloaded "
+                                "first; install reads what is installed after that and "
+                                "decides from that read")  # fmt: skip
     else:
         verdict = judge.judge(cfg, cluster, cfg.client_id)
     release = judge.release_for_sizing(cfg, cluster, verdict)
