@@ -152,6 +152,8 @@ def test_plan_and_probe_show_what_would_be_fetched(world: World) -> None:
         assert doc["tools"]["kubectl"]["source"] == "download"
         assert doc["tools"]["k3d"]["source"] is None  # nothing pinned for it in this manifest
     assert f"helm v4.2.3 (to be downloaded from {world.mirror.url}" in text.stdout
+    # Nothing to read the cluster with yet: neither a promise nor a refusal (exit 0).
+    assert plan["verdict"]["action"] == "fetch-tools-first"
     assert world.mirror.requests == [] and world.installed() == []  # plan changes nothing
 
 

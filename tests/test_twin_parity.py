@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fakes.cluster import FakeCluster, node
+from tests.fakes.cluster import FakeCluster, node, release_row
 
 HERE = Path(__file__).resolve().parent
 CHART = HERE / "upstream" / "client"
@@ -172,11 +172,15 @@ def _first_path(x: Any, y: Any, path: str = "") -> str:
 
 
 def engine_values(cluster: FakeCluster, scenario: Scenario, out: Path, datasets: Path) -> Path:
-    cluster.nodes(*scenario.nodes).view("k3d-tracebloc", "https://0.0.0.0:6550")
+    # plan reads what install reads (the release list, its status, the repositories, the
+    # metrics API); the kubeconfig's target is scripted last, so the k3d server is the one.
+    cluster.nodes(*scenario.nodes)
     if scenario.release is None:
-        cluster.release_absent()
+        cluster.installed().release_absent()
     else:
+        cluster.installed(release_row()).status_of("tracebloc", "deployed")
         cluster.release_values(scenario.release)
+    cluster.installable().view("k3d-tracebloc", "https://0.0.0.0:6550")
     if scenario.setup:
         scenario.setup(cluster)
     env = {k: v.replace("{datasets}", str(datasets)) for k, v in scenario.env.items()}

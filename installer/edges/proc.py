@@ -176,11 +176,13 @@ def stop_passing(fd: int) -> None:
 
 def _child_environment(env: Mapping[str, str], secrets: Sequence[str]) -> dict[str, str]:
     out = child_env(env)
-    for name in SECRET_VARIABLES:
-        out.pop(name, None)
+    # The secret variables' values are secrets whether or not the caller's redactor knows
+    # them: a child run without one (a `<tool> version` query) must not get a copy either.
+    withheld = set(secrets) | {value for name in SECRET_VARIABLES
+                               if (value := out.pop(name, None))}  # fmt: skip
     # A secret that arrived another way (the prompt, the values file) but also sits in some
     # variable the user exported is the engine's secret too.
-    for name in [n for n, value in out.items() if value in secrets]:
+    for name in [n for n, value in out.items() if value in withheld]:
         del out[name]
     return out
 
