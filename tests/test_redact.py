@@ -22,6 +22,9 @@ passwords = st.text(min_size=6, max_size=40).filter(
 )
 
 
+TEMPLATE_WORDS = ("clientPassword", "password", "rejected", "Error", "proxy", "http", "query")
+
+
 def printed(password: str) -> list[str]:
     """What tools print for a value: as is, JSON, YAML, Go-ish quoted, percent-encoded."""
     dumped = yaml.safe_dump({"clientPassword": password}, width=1 << 30, allow_unicode=True)
@@ -42,8 +45,13 @@ def test_every_printed_form_is_masked(password: str) -> None:
     redact = Redactor([password])
     for text in printed(password):
         shown = redact(text)
-        assert password not in shown, (text, shown)
-        assert MASK in shown
+        assert MASK in shown, (text, shown)
+        # The tools' own words may contain the password ('client' in 'clientPassword'): what
+        # must not show is the value, so those words are taken out before looking for it.
+        rest = shown
+        for word in TEMPLATE_WORDS:
+            rest = rest.replace(word, "\0")
+        assert password not in rest, (text, shown)
 
 
 @settings(max_examples=150, deadline=None)

@@ -95,8 +95,24 @@ def _cut_pattern(form: str) -> re.Pattern[str] | None:
     return re.compile("(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")" + _CUT_AT)
 
 
+# A line break inside a printed value may come out followed by blank lines and indentation:
+# YAML folds a single-quoted multi-line scalar that way ('a\n\n  b' is "a\nb"; NEL, LS and
+# PS are line breaks to YAML too).
+_BREAKS = "\n\r\x85\u2028\u2029"
+_SPLIT_BREAKS = re.compile(f"([{_BREAKS}])")
+_FOLDED = f"(?:[ \\t]*[{_BREAKS}])*[ \\t]*"
+
+
 def _pattern(form: str) -> re.Pattern[str]:
-    """`form` literally, except that percent-escapes match in either case (`%2f`, `%2F`)."""
+    """`form` literally, except that percent-escapes match in either case (`%2f`, `%2F`) and
+    a line break matches however a printer folded it."""
+    pieces = _SPLIT_BREAKS.split(form)  # text, break, text, break, …, text
+    return re.compile("".join(
+        _literal(piece) if index % 2 == 0 else re.escape(piece) + _FOLDED
+        for index, piece in enumerate(pieces)))  # fmt: skip
+
+
+def _literal(form: str) -> str:
     parts, last = [], 0
     for match in _PERCENT.finditer(form):
         parts.append(re.escape(form[last : match.start()]))
@@ -104,7 +120,7 @@ def _pattern(form: str) -> re.Pattern[str]:
         parts.append("%" + "".join(f"[{c.upper()}{c.lower()}]" for c in hex_digits))
         last = match.end()
     parts.append(re.escape(form[last:]))
-    return re.compile("".join(parts))
+    return "".join(parts)
 
 
 class Redactor:
