@@ -177,7 +177,7 @@ def collect(
     add("collection.json", _json({"tracebloc_installer": __version__, "os": sys.platform,
                                   "release": probe_cfg.release, "namespace": probe_cfg.namespace,
                                   "notes": out.notes}))  # fmt: skip
-    path = bundle.write(data_dir, out.files, os_name(sys.platform))
+    path = bundle.write(data_dir, out.files, os_name(sys.platform), env)
     return Written(path, tuple(name for name, _ in out.files), tuple(out.notes))
 
 

@@ -12,36 +12,22 @@ import os
 import tarfile
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from installer.decide.errors import InstallerError
+from installer.edges.valuesfile import write_private
 
 
 def write(directory: str, files: Sequence[tuple[str, bytes]], os_: str,
-          now: float | None = None) -> str:  # fmt: skip
-    """Archive `files` (name, bytes) under one top folder; returns the archive's path."""
+          env: Mapping[str, str], now: float | None = None) -> str:  # fmt: skip
+    """Archive `files` (name, bytes) under one top folder; returns the archive's path.
+    Written as the values file is (valuesfile.write_private): atomic, owner-only (ACL on
+    Windows), fsynced."""
     moment = time.localtime(now)
     stem = "tracebloc-diagnose-" + time.strftime("%Y%m%d-%H%M%S", moment)
     suffix = ".zip" if os_ == "windows" else ".tar.gz"
     path = os.path.join(directory, stem + suffix)
-    temporary = f"{path}.{os.getpid()}.partial"
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0),
-                     0o600)  # fmt: skip
-        with open(fd, "wb") as handle:
-            handle.write(archive(stem, files, zip_format=os_ == "windows", mtime=time.mktime(moment)))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except OSError as exc:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise InstallerError(f"cannot write the support bundle in {directory}: "
-                             f"{exc.strerror or exc}",
-                             "set HOST_DATA_DIR to a directory you can write to") from None  # fmt: skip
+    data = archive(stem, files, zip_format=os_ == "windows", mtime=time.mktime(moment))
+    write_private(path, data, env=env, os_=os_)
     return path
 
 
