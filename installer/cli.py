@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from installer import __version__
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
+from installer.decide.redact import RedactingFilter, Redactor
 from installer.present.console import is_terminal, owns_console, pause
-from installer.present.redact import RedactingFilter, Redactor
 
 if TYPE_CHECKING:
     from installer.config import InstallSettings, PlanConfig, ProbeConfig
@@ -334,15 +334,16 @@ def _tools_options(sub: argparse.ArgumentParser) -> None:
 
 def run_tools(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands import tools
+    from installer.present import tools as present_tools
 
     cfg = tools.this_settings(env)
     if args.download_to is None:
         if args.platform:
             raise BadInput("--platform is for --download-to")
         choices = tools.tools.resolve_all(("kubectl", "helm", "k3d"), env, cfg)
-        document = {name: tools.choice_json(choice) for name, choice in choices.items()}
+        document = {name: present_tools.choice_json(choice) for name, choice in choices.items()}
         _emit(args.json, {"tools": document},
-              "\n".join(tools.choice_text(c) for c in choices.values()), redactor)  # fmt: skip
+              "\n".join(present_tools.choice_text(c) for c in choices.values()), redactor)  # fmt: skip
         return 0
     platforms = tools.parse_platforms(args.platform, cfg)
     filled = tools.fill_mirror(os.path.expanduser(args.download_to), platforms, env, cfg)

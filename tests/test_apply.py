@@ -10,10 +10,11 @@ import json
 
 import pytest
 
+from installer.decide import recovery
 from installer.decide.errors import InstallerError, Refused
 from installer.decide.model import Connection
+from installer.decide.redact import Redactor
 from installer.edges import apply, proc
-from installer.present.redact import Redactor
 from tests.fakes.cluster import HELM_NOT_FOUND, FakeCluster
 
 REPO_URL = "https://tracebloc.github.io/client"
@@ -66,7 +67,7 @@ class FakeTime:
     ],
 )
 def test_recovery_for(status: str | None, verb: str | None) -> None:
-    assert apply.recovery_for(status) == verb
+    assert recovery.recovery_for(status) == verb
 
 
 def test_release_status_reads_the_state(cluster: FakeCluster) -> None:
@@ -118,7 +119,7 @@ def test_recover_failing_names_the_manual_commands(cluster: FakeCluster) -> None
 def test_manual_commands_carry_the_runs_cluster_and_namespace() -> None:
     conn = Connection(kubeconfig="/home/ana/my kube/config", context="prod-eu")
 
-    said = apply.manual_commands("tracebloc", "tb", conn)
+    said = recovery.manual_commands("tracebloc", "tb", conn)
 
     flags = "-n tb --kubeconfig '/home/ana/my kube/config' --kube-context prod-eu"
     for verb in ("status", "history", "rollback", "uninstall"):

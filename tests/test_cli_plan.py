@@ -17,9 +17,9 @@ import yaml
 
 from installer.config import plan_config, probe_config
 from installer.decide.model import os_name
+from installer.decide.redact import MASK
 from installer.decide.render import to_yaml
 from installer.edges.helm import upgrade_install_args
-from installer.present.redact import MASK
 from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, REPO, FakeCluster, node, release_row
 
 CLIENT_PASSWORD = "Cl1ent-P4ss:#w0rd"

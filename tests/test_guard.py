@@ -12,8 +12,7 @@ import pytest
 
 from installer.decide.errors import Refused
 from installer.decide.guard import Target, decide
-from installer.decide.model import ReleaseRead, ReleaseState
-from installer.edges.helm import Installed, ListRead
+from installer.decide.model import Installed, ListRead, ReleaseRead, ReleaseState
 
 ME = "client-7f3a"
 OTHER = "client-0b1d"

@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from installer.decide.errors import InstallerError
-from installer.decide.model import Connection
+from installer.decide.model import Connection, Installed, ListRead, chart_name
 from installer.edges import helm
-from installer.edges.helm import Installed, ListRead
 from tests.fakes.cluster import HELM_NOT_FOUND, release_row
 
 CONN = Connection(kubeconfig="/home/ana/.kube/config", context="prod-eu")
@@ -42,7 +41,7 @@ def as_json(value: Any) -> bytes:
     ],
 )
 def test_chart_name(chart: str, name: str) -> None:
-    assert helm.chart_name(chart) == name
+    assert chart_name(chart) == name
 
 
 @pytest.mark.parametrize(

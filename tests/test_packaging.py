@@ -215,15 +215,17 @@ class Walker:
             raise Unresolved(f"`{func.name}` returns nothing")
         return set().union(*(self.values(callee_scope, r, depth + 1, inner) for r in returns))
 
-    @staticmethod
-    def _module_constant(scope: Scope, expr: ast.expr) -> ast.expr:
-        """A module-level `NAME = (…)` stands for its literal; anything else for itself."""
+    def _module_constant(self, scope: Scope, expr: ast.expr) -> ast.expr:
+        """A module-level `NAME = (…)` stands for its literal (in this module, else in the one
+        it was imported from: any of ours that defines it); anything else for itself."""
         if isinstance(expr, ast.Name):
-            for node in scope.tree.body:
-                if (isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List))
-                        and any(isinstance(t, ast.Name) and t.id == expr.id
-                                for t in node.targets)):  # fmt: skip
-                    return node.value
+            for candidate in (scope, *self.scopes):
+                for node in candidate.tree.body:
+                    if (isinstance(node, ast.Assign)
+                            and isinstance(node.value, (ast.Tuple, ast.List))
+                            and any(isinstance(t, ast.Name) and t.id == expr.id
+                                    for t in node.targets)):  # fmt: skip
+                        return node.value
         return expr
 
     def _name(self, scope: Scope, name: ast.Name, depth: int) -> set[str]:

@@ -19,8 +19,8 @@ import pytest
 from pytest_mock import MockerFixture
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.redact import Redactor
 from installer.edges import proc
-from installer.present.redact import Redactor
 from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
 from tests.fakes.processes import gone_soon, kill_if_running
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from installer.decide.model import Connection
+from installer.decide.redact import MASK, Redactor
 from installer.edges import helm
-from installer.present.redact import MASK, Redactor
 
 # Passwords a person may choose: any text, but at least a few characters that are letters or
 # digits, so that "leaves no fragment" has a fragment to look for.

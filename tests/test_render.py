@@ -22,11 +22,11 @@ import yaml
 
 from installer.config import plan_config, probe_config
 from installer.decide.model import Gpu, NodeRead, ReleaseRead, ReleaseState
+from installer.decide.redact import MASK
 from installer.decide.render import missing_credentials, redacted, to_yaml, values_document
 from installer.decide.resolve import decide_mysql, resolve_training
 from installer.decide.site import ClusterView, Plugins, Site, locality, plan_gpu, single_node
 from installer.edges.kubectl import parse_nodes
-from installer.present.redact import MASK
 from tests.fakes.cluster import node, nodes_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

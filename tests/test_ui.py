@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from installer.decide.errors import InstallerError
-from installer.present.redact import MASK, Redactor
+from installer.decide.redact import MASK, Redactor
 from installer.present.ui import ASCII, SPINNER_THREAD, TICK_S, UNICODE, Ui, open_log
 
 SECRET = "hunter2-s3cret"
@@ -455,7 +455,7 @@ def test_unwritable_log_location_is_an_installer_error(tmp_path: Path) -> None:
 SCRIPT = textwrap.dedent(
     """
     import sys, time
-    from installer.present.redact import Redactor
+    from installer.decide.redact import Redactor
     from installer.present.ui import Ui
     ui = Ui(sys.stdout, env={}, redactor=Redactor())
     print("fancy" if ui.fancy else "plain", flush=True)

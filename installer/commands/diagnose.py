@@ -20,14 +20,15 @@ from typing import Any
 import yaml
 
 from installer import __version__
-from installer.commands.status import Status, gather_status
+from installer.commands.status import gather_status
 from installer.commands.tools import resolve_tool
 from installer.config import PlanConfig, ProbeConfig
 from installer.decide.errors import InstallerError
 from installer.decide.model import ReleaseState, os_name
+from installer.decide.redact import MASK, Redactor
 from installer.decide.render import SECRET_PATHS
+from installer.decide.status import Status
 from installer.edges import bundle, helm, proc, workloads
-from installer.present.redact import MASK, Redactor
 
 BUDGET_S = 120.0  # the whole collection; a step that would start later is skipped
 FILE_BYTES = 2 * 1024 * 1024  # each file keeps at most its last 2 MiB

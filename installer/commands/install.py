@@ -27,17 +27,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, judge, localcluster, reads, wait
+from installer.commands import credentials, localcluster, reads, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
-from installer.decide import preflight, reach
+from installer.decide import judge, preflight, reach
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolution, os_name
+from installer.decide.redact import Redactor
 from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
-from installer.present.redact import Redactor
 from installer.present.target import target_lines
 from installer.present.ui import Ui
 

@@ -18,7 +18,7 @@ from installer.edges import datadir
 from installer.present.ui import Ui
 
 if TYPE_CHECKING:
-    from installer.commands.localcluster import Local
+    from installer.decide.localstate import Local
 
 CHOICES = {"r": "reuse", "reuse": "reuse", "k": "reuse", "keep": "reuse", "w": "wipe",
            "wipe": "wipe", "n": "new", "new": "new"}  # fmt: skip

@@ -12,13 +12,11 @@ import os
 import posixpath
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from installer.commands import leftover
 from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
-    DockerRead,
     Drift,
     Inspected,
     budget_machine,
@@ -27,34 +25,17 @@ from installer.decide.drift import (
     drift,
 )
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.localstate import Local
 from installer.decide.model import MachineFacts
+from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
 from installer.edges.valuesfile import write_private
-from installer.present.redact import Redactor
 from installer.present.ui import Ui
 
 CREATE, START, ADOPT = "create", "start", "adopt"
 
 
-@dataclass(frozen=True)
-class Local:
-    settings: lc.Settings | None
-    decision: lc.Decision
-    machine: MachineFacts
-    docker: DockerRead | None = None
-    cluster: k3d.ClusterRead | None = None
-    inspected: Inspected | None = None
-    drift: tuple[Drift, ...] = ()
-    action: str | None = None
-    gpu: bool = False
-    leftovers: tuple[str, ...] = ()
-    problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
-    commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
-
-    @property
-    def managed(self) -> bool:
-        return self.decision.manage is True
 
 
 def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:

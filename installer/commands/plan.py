@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from installer.commands import credentials, judge, reads
+from installer.commands import credentials, reads
 from installer.commands.probe import Facts, concurrently, find_tools, gather
 from installer.config import InstallSettings, PlanConfig
+from installer.decide import judge
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import Gpu, KubeTarget, MachineFacts, NodeRead, ReleaseRead, os_name
+from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
 from installer.decide.site import Site, node_arch
@@ -29,7 +31,6 @@ from installer.edges.gpu import detect_gpu
 from installer.edges.machine import read_machine
 from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import read_regular
-from installer.present.redact import Redactor
 
 if TYPE_CHECKING:
     from installer.commands.localcluster import Local

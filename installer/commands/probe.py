@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from installer.config import ProbeConfig
 from installer.decide.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
+from installer.decide.redact import Redactor
 from installer.decide.resolve import resolve_training
 from installer.edges import helm, kubectl, proc, tools
 from installer.edges.machine import read_machine
 from installer.edges.tools import ToolChoice
-from installer.present.redact import Redactor
 
 SKIP_REASON = "not read: TRACEBLOC_TRAINING_RESOURCES chooses the size"
 

@@ -13,39 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from installer.commands.probe import concurrently
 from installer.config import PlanConfig
+from installer.decide.clusterread import ClusterRead, Key, StatusRead
 from installer.decide.errors import InstallerError
-from installer.decide.model import Gpu, KubeTarget, NodeRead, ReleaseRead
+from installer.decide.model import ListRead, ReleaseRead
+from installer.decide.redact import Redactor
 from installer.edges import apply, helm, kubectl, proc
 from installer.edges.gpu import detect_gpu
-from installer.present.redact import Redactor
 
 T = TypeVar("T")
-Key = tuple[str, str]  # (release, namespace)
 
 
-@dataclass(frozen=True)
-class StatusRead:
-    status: str | None = None  # None: helm says the release does not exist
-    error: InstallerError | None = None  # set: the state could not be read
 
 
-@dataclass(frozen=True)
-class ClusterRead:
-    target: KubeTarget
-    listing: helm.ListRead
-    values: Mapping[Key, ReleaseRead]
-    statuses: Mapping[Key, StatusRead]
-    nodes: NodeRead
-    gpu: Gpu
-    repos: dict[str, str] | None = None  # not asked (a local chart) or unreadable: None
-    repos_error: InstallerError | None = None
-    metrics: bool | None = None  # the APIService's Available condition; None: absent/unread
-    asked: frozenset[str] = field(default_factory=frozenset)  # which optional reads were made
 
 
 def _outcome(future: Future[T]) -> tuple[T, None] | tuple[None, InstallerError]:
@@ -75,14 +58,14 @@ def read_cluster(
     tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
              if helm_tool and kubectl_tool else None)  # fmt: skip
 
-    def listing() -> helm.ListRead:
+    def listing() -> ListRead:
         if helm_tool is None:
-            return helm.ListRead(False, reason="helm was not found")
+            return ListRead(False, reason="helm was not found")
         try:
             result = proc.run(helm_tool, helm.list_args(conn), timeout=timeout, env=env,
                               redactor=redactor)  # fmt: skip
         except InstallerError as exc:
-            return helm.ListRead(False, reason=exc.message)
+            return ListRead(False, reason=exc.message)
         return helm.parse_list(result.rc, result.out, result.err)
 
     def status(name: str, namespace: str) -> StatusRead:

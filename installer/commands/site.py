@@ -13,8 +13,8 @@ from installer.commands.probe import Facts, concurrently
 from installer.config import PlanConfig
 from installer.decide import site
 from installer.decide.model import Gpu, KubeTarget, ReleaseState
+from installer.decide.redact import Redactor
 from installer.edges import cluster
-from installer.present.redact import Redactor
 
 
 def host_ids() -> tuple[int, int] | None:

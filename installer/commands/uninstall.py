@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from installer.config import ProbeConfig
 from installer.decide import localcluster as lc
 from installer.decide.errors import InstallerError, Refused, ToolTimeout
-from installer.decide.model import os_name
+from installer.decide.model import Installed, os_name
+from installer.decide.redact import Redactor
 from installer.edges import helm, k3d, proc, workloads
-from installer.present.redact import Redactor
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 PVC_TIMEOUT_S = 120.0
@@ -35,7 +35,7 @@ OUR_FILES = ("values.yaml", "install.log")  # evidence that a directory is our d
 class Survey:
     release: str
     namespace: str
-    row: helm.Installed | None  # None: no such release
+    row: Installed | None  # None: no such release
     pvcs: tuple[str, ...]
     pvc_reason: str  # why the claims could not be listed ("" when they were)
     data_dir: str

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from installer.decide import remedy
 from installer.decide.errors import Refused
-from installer.decide.model import Connection, ReleaseRead, ReleaseState
-from installer.edges.helm import Installed, ListRead
+from installer.decide.model import Connection, Installed, ListRead, ReleaseRead, ReleaseState
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer.config import MAX_WAIT_S, STORAGE_MODES, env_number
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.settings import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
 DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
@@ -274,8 +274,7 @@ def proxy_config(env: Mapping[str, str]) -> dict[str, object] | None:
 
     A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
     entries = []
-    # The same four names, in the same order, as config.PROXY_VARIABLES.
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+    for name in PROXY_VARIABLES:
         if env.get(name, "").strip():
             entries.append(f"{name}={env.get(name, '')}")
     if not entries:
@@ -317,3 +316,21 @@ def node_release_dirs(release: str, dataset: bool) -> list[tuple[str, int]]:
 
 def chmod_script(dirs: list[tuple[str, int]]) -> str:
     return "; ".join(f"mkdir -p {path} && chmod {mode:o} {path}" for path, mode in dirs)
+
+
+# `k3d cluster list`, as data.
+
+
+@dataclass(frozen=True)
+class ClusterRead:
+    """Our cluster as k3d lists it. `readable` False: k3d could not say."""
+
+    readable: bool
+    present: bool = False
+    servers_running: int = 0
+    nodes: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.present and self.servers_running > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,3 +146,38 @@ class KubeTarget:
     context: str = ""
     server: str = ""
     reason: str = ""
+
+
+# `helm list -A`, as data: what the guard, status and uninstall decide on.
+CLIENT_CHART = "client"
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One row of `helm list -A`."""
+
+    name: str
+    namespace: str
+    chart: str  # "client-1.4.2"
+    status: str
+
+    @property
+    def chart_name(self) -> str:
+        return chart_name(self.chart)
+
+    @property
+    def is_client(self) -> bool:
+        return self.chart_name == CLIENT_CHART
+
+
+@dataclass(frozen=True)
+class ListRead:
+    readable: bool
+    releases: tuple[Installed, ...] = ()
+    reason: str = ""
+
+
+def chart_name(chart: str) -> str:
+    """`client-1.4.2` → `client`; helm joins name and SemVer version with a dash."""
+    match = re.fullmatch(r"(?P<name>.+?)-v?\d+\.\d+\.\d+(?:[-+].*)?", chart)
+    return match["name"] if match else chart

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from installer.config import env_number
 from installer.decide.errors import BadInput
 from installer.decide.model import MachineFacts, NodeRead
+from installer.decide.settings import env_number
 
 GIB = 2**30
 MIB = 2**20

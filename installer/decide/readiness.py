@@ -365,3 +365,14 @@ def _size_remedy(training: Resolution | None) -> str:
                  "hold")  # fmt: skip
     return (f"free CPU or memory on the cluster (or give Docker more), or {sized}, then run "
             f"tracebloc-installer again\n{LEFT_IN_PLACE}")  # fmt: skip
+
+
+# A read of the namespace's workloads: the snapshot, or why there is none.
+@dataclass(frozen=True)
+class SnapshotRead:
+    snapshot: Snapshot | None
+    reason: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.snapshot is not None

@@ -13,10 +13,10 @@ from typing import Any
 
 import yaml
 
-from installer.config import PlanConfig
 from installer.decide.model import Gpu, NodeRead, Resolution
+from installer.decide.redact import MASK
+from installer.decide.settings import PlanConfig
 from installer.decide.site import Site
-from installer.present.redact import MASK
 
 # Where each secret sits in the document, for redaction.
 SECRET_PATHS = (

@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from installer.decide import remedy
 from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import Connection
+from installer.decide.recovery import manual_commands
+from installer.decide.redact import Redactor
 from installer.edges import helm, proc
-from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -56,25 +56,10 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(reversed(kept))
 
 
-def manual_commands(release: str, namespace: str, conn: Connection | None = None) -> str:
-    """What an operator can run by hand, on the cluster and namespace this run used."""
-    conn = conn or Connection()
-
-    def helm_cmd(verb: str) -> str:
-        return remedy.helm([verb, release], conn, namespace)
-
-    return (
-        f"to inspect: {helm_cmd('status')}; {helm_cmd('history')}\n"
-        f"to unwedge: {helm_cmd('rollback')} (an upgrade), or "
-        f"{helm_cmd('uninstall')} (a first install; the data volumes are kept)\n"
-        f"then run {remedy.installer(conn, namespace)} again"
-    )
 
 
 # --- recovery --------------------------------------------------------------------------
 
-ROLLBACK_STATES = ("pending-upgrade", "pending-rollback")
-UNINSTALL_STATES = ("pending-install", "uninstalling")
 
 
 def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
@@ -89,13 +74,6 @@ def release_status(tools: Tools, release: str, namespace: str, conn: Connection)
                       + manual_commands(release, namespace, conn)) from None  # fmt: skip
 
 
-def recovery_for(status: str | None) -> str | None:
-    """The helm verb that unwedges a release in `status`, or None when none is needed."""
-    if status in ROLLBACK_STATES:
-        return "rollback"
-    if status in UNINSTALL_STATES:
-        return "uninstall"
-    return None
 
 
 def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: str) -> None:

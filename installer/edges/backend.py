@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from installer import __version__
-from installer.config import split_proxy_url
 from installer.decide.errors import BadInput
-from installer.present.redact import Redactor
+from installer.decide.redact import Redactor
+from installer.decide.settings import split_proxy_url
 
 if TYPE_CHECKING:
     from requests import Response, Session

@@ -14,9 +14,9 @@ from typing import Any
 
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
+from installer.decide.redact import Redactor
 from installer.decide.site import Plugins, PluginSet
 from installer.edges import proc
-from installer.present.redact import Redactor
 
 _NOT_FOUND = ("NotFound", "not found")
 

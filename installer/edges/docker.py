@@ -14,8 +14,8 @@ from typing import Any
 
 from installer.decide.drift import Container, DockerRead, Inspected
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.redact import Redactor
 from installer.edges import proc
-from installer.present.redact import Redactor
 
 INFO_ARGS = ["info", "--format", "{{json .}}"]
 

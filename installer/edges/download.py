@@ -20,8 +20,8 @@ from typing import Any, BinaryIO
 
 from installer import __version__
 from installer.decide.errors import InstallerError
+from installer.decide.redact import Redactor
 from installer.edges import backend
-from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 

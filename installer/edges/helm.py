@@ -8,12 +8,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from installer.decide.errors import InstallerError
-from installer.decide.model import Connection, ReleaseRead, ReleaseState
+from installer.decide.model import (
+    Connection,
+    Installed,
+    ListRead,
+    ReleaseRead,
+    ReleaseState,
+)
+from installer.decide.redact import Redactor
 from installer.edges import proc
-from installer.present.redact import Redactor
 
 
 def get_values_args(release: str, namespace: str, conn: Connection) -> list[str]:
@@ -83,41 +88,9 @@ def upgrade_install_args(
 
 # --- what is installed: one list, then each client release's values once ---------------
 
-CLIENT_CHART = "client"
 # Every state a release can be in while it still exists. Helm 3 lists only deployed and
 # failed by default, helm 4 everything; naming the filters means the same on both.
 LIST_STATES = ("--deployed", "--failed", "--pending", "--uninstalling")
-
-
-@dataclass(frozen=True)
-class Installed:
-    """One row of `helm list -A`."""
-
-    name: str
-    namespace: str
-    chart: str  # "client-1.4.2"
-    status: str
-
-    @property
-    def chart_name(self) -> str:
-        return chart_name(self.chart)
-
-    @property
-    def is_client(self) -> bool:
-        return self.chart_name == CLIENT_CHART
-
-
-@dataclass(frozen=True)
-class ListRead:
-    readable: bool
-    releases: tuple[Installed, ...] = ()
-    reason: str = ""
-
-
-def chart_name(chart: str) -> str:
-    """`client-1.4.2` → `client`; helm joins name and SemVer version with a dash."""
-    match = re.fullmatch(r"(?P<name>.+?)-v?\d+\.\d+\.\d+(?:[-+].*)?", chart)
-    return match["name"] if match else chart
 
 
 def list_args(conn: Connection) -> list[str]:

@@ -8,28 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from installer.decide.errors import InstallerError
-from installer.decide.localcluster import list_args
+from installer.decide.localcluster import ClusterRead, list_args
+from installer.decide.redact import Redactor
 from installer.edges import proc
-from installer.present.redact import Redactor
-
-
-@dataclass(frozen=True)
-class ClusterRead:
-    """Our cluster as k3d lists it. `readable` False: k3d could not say."""
-
-    readable: bool
-    present: bool = False
-    servers_running: int = 0
-    nodes: tuple[str, ...] = ()
-    reason: str = ""
-
-    @property
-    def running(self) -> bool:
-        return self.present and self.servers_running > 0
 
 
 def read_cluster(tool: proc.Tool, name: str, *, env: Mapping[str, str], timeout: float,

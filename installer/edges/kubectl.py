@@ -17,8 +17,8 @@ from typing import IO, Any
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, KubeTarget, Node, NodeRead
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
+from installer.decide.redact import Redactor
 from installer.edges import jsonstream, proc
-from installer.present.redact import Redactor
 
 
 def get_nodes_args(conn: Connection, timeout: float) -> list[str]:

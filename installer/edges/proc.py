@@ -22,8 +22,8 @@ from typing import IO
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
+from installer.decide.redact import Redactor
 from installer.edges import lifetime
-from installer.present.redact import Redactor
 
 log = logging.getLogger(__name__)
 

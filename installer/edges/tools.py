@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from installer.config import MAX_WAIT_S, env_number
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.settings import MAX_WAIT_S, env_number
 from installer.edges import proc
 
 log = logging.getLogger(__name__)

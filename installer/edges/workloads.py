@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
-from installer.decide.readiness import Container, Event, Pod, Snapshot, Workload
+from installer.decide.readiness import Container, Event, Pod, Snapshot, SnapshotRead, Workload
+from installer.decide.redact import Redactor
 from installer.edges import proc
-from installer.present.redact import Redactor
 
 KINDS = "deployments,statefulsets,pods,events"
 LOG_LINES = 50
@@ -26,16 +25,6 @@ LOG_BYTES = 64 * 1024
 RELEASE_ANNOTATION = "meta.helm.sh/release-name"
 NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
-
-
-@dataclass(frozen=True)
-class SnapshotRead:
-    snapshot: Snapshot | None
-    reason: str = ""
-
-    @property
-    def readable(self) -> bool:
-        return self.snapshot is not None
 
 
 def _timeout_flag(timeout: float) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from installer.commands.status import Status
 from installer.decide import readiness
 from installer.decide.readiness import Snapshot
+from installer.decide.status import Status
 
 
 def status_json(status: Status) -> dict[str, Any]:

@@ -8,11 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from installer.commands.tools import choice_json, choice_text
-from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
 from installer.decide.model import (
     NodeRead,
-    Provenance,
     ReleaseRead,
     ReleaseState,
     Resolution,
@@ -20,6 +17,9 @@ from installer.decide.model import (
 )
 from installer.decide.quantity import GIB
 from installer.decide.resolve import HISTORIC_LITERAL
+from installer.decide.settings import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
+from installer.present.target import chooser
+from installer.present.tools import choice_json, choice_text
 
 if TYPE_CHECKING:
     # Only `plan` needs rendering (and YAML): `probe` imports neither.
@@ -109,18 +109,6 @@ def _anchor(facts: Facts) -> str | None:
     return f"{node.name} ({cpu:g} CPU, {mem:.1f} GiB allocatable)"
 
 
-def chooser(training: Resolution) -> str:
-    return {
-        Source.OVERRIDE: "chosen by you (TRACEBLOC_TRAINING_RESOURCES)",
-        Source.CARRIED: "carried from the installed release"
-        + (
-            ", chosen by an unknown hand"
-            if training.provenance is Provenance.UNKNOWN
-            else f", chosen by the {training.provenance.value}"
-        ),
-        Source.MACHINE: "sized by the installer from the largest schedulable node",
-        Source.FALLBACK: "the installer's default: no node could be measured",
-    }[training.source]
 
 
 def probe_text(facts: Facts) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from installer.decide.model import Provenance, Resolution, Source
+
 if TYPE_CHECKING:
     from installer.commands.plan import Plan
 
@@ -17,8 +19,6 @@ KEEP_CONTEXT_VAR = "TB_SET_CONTEXT_NAMESPACE"
 
 
 def _who(plan: Plan) -> str:
-    from installer.present.report import chooser
-
     training = plan.facts.training
     return f"{training.size} ({chooser(training)}; provenance {training.provenance.value})"
 
@@ -68,3 +68,17 @@ def target_json(plan: Plan) -> dict[str, Any]:
         "installed_chart": verdict.installed_chart if verdict else None,
         "set_context_namespace": plan.set_context_namespace,
     }
+
+
+def chooser(training: Resolution) -> str:
+    return {
+        Source.OVERRIDE: "chosen by you (TRACEBLOC_TRAINING_RESOURCES)",
+        Source.CARRIED: "carried from the installed release"
+        + (
+            ", chosen by an unknown hand"
+            if training.provenance is Provenance.UNKNOWN
+            else f", chosen by the {training.provenance.value}"
+        ),
+        Source.MACHINE: "sized by the installer from the largest schedulable node",
+        Source.FALLBACK: "the installer's default: no node could be measured",
+    }[training.source]

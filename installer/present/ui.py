@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from installer.decide.errors import InstallerError
+from installer.decide.redact import RedactingFilter, Redactor
 from installer.present.console import is_terminal
-from installer.present.redact import RedactingFilter, Redactor
 
 log = logging.getLogger("installer.present.ui")
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from installer.commands.reads import ClusterRead
-from installer.config import PlanConfig
 from installer.decide import guard, reach, remedy
+from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError, Refused
 from installer.decide.model import ReleaseRead, ReleaseState
-from installer.edges import apply
+from installer.decide.recovery import manual_commands, recovery_for
+from installer.decide.settings import PlanConfig
 
 
 class Unreachable(InstallerError):
@@ -71,10 +71,10 @@ def judge(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdi
     if read is None or read.error is not None:
         why = read.error.message if read is not None and read.error else "not read"
         error = Refused(f"could not read the state of release {target.name}: {why}",
-                        "nothing was changed\n" + apply.manual_commands(
+                        "nothing was changed\n" + manual_commands(
                             target.name, target.namespace, probe.conn))  # fmt: skip
         return Verdict("refused", error.message, error, target)
-    recovery = apply.recovery_for(read.status)
+    recovery = recovery_for(read.status)
     action = "upgrade-elsewhere" if target.moved else "upgrade"
     reason = (f"this client is installed as release {target.name} in namespace "
               f"{target.namespace}: upgrading it there" if target.moved

@@ -1,0 +1,173 @@
+"""The validated settings of a run, as plain data, and the pure parsers they are built with.
+
+`installer/config.py` builds these from the options and the environment (and is read by `cli`
+and `commands/` only); every lower layer receives them, never the environment's raw text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from installer.decide.errors import BadInput
+from installer.decide.model import Connection
+
+DEFAULT_NAMESPACE = "tracebloc"
+
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+# No wait is longer than a week: beyond that a value is a typo, and an unbounded one would
+# overflow the operating system's timer (Python raises OverflowError past ~24 days).
+MAX_WAIT_S = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    namespace: str
+    conn: Connection
+    timeout: float
+    override: str | None
+    release_name: str | None = None  # an installed release found under another name
+    notes: tuple[str, ...] = ()  # what the configuration changed of what was given, said once
+
+    @property
+    def release(self) -> str:
+        # The Helm release is named after its namespace, as both historic installers did.
+        return self.release_name or self.namespace
+
+
+def env_number(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    *,
+    zero_ok: bool,
+    most: float = math.inf,
+) -> float:
+    """The number in variable `name` (unset or empty: `default`), which must be finite, more
+    than 0 (or 0 too when `zero_ok`) and at most `most`; anything else is BadInput."""
+    raw = env.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    least_ok = value >= 0 if zero_ok else value > 0
+    if not (least_ok and math.isfinite(value) and value <= most):
+        low = "0" if zero_ok else "more than 0"
+        wanted = f"from {low} to {most:g}" if math.isfinite(most) else f"of {low} or more"
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
+        raise BadInput(f"{name}={shown!r} is not a number {wanted}",
+                       f"set {name} to a number such as {default:g}, or unset it")  # fmt: skip
+    return value
+
+
+STORAGE_MODES = ("hostpath", "node-local")
+
+
+MYSQL_ENGINES = ("auto", "5.7", "8.4")
+
+
+DOCKER_HUB = "https://index.docker.io/v1/"
+
+
+DEFAULT_CHART = "tracebloc/client"
+
+
+DEFAULT_REPO_NAME = "tracebloc"
+
+
+DEFAULT_REPO_URL = "https://tracebloc.github.io/client"
+
+
+@dataclass(frozen=True)
+class Proxy:
+    host: str
+    port: str
+    username: str | None = None
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class Registry:
+    mirror: str | None
+    username: str | None = None
+    password: str | None = None
+    server: str | None = None
+    email: str = ""
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    probe: ProbeConfig
+    client_id: str | None
+    client_password: str | None
+    cleaned: tuple[str, ...]  # names of credentials that had pasted terminal garbage removed
+    client_env: str | None
+    proxy: Proxy | None
+    no_proxy: str | None
+    registry: Registry
+    storage_mode: str
+    mysql_engine: str
+    chart: str
+    chart_is_default: bool
+    host_data_dir: str
+    values_path: str
+    values_given: bool  # TRACEBLOC_VALUES_FILE: use the caller's file as-is, render nothing
+    host_dataset_dir: str | None = None  # HOST_DATASET_DIR, as given; checked by hostdirs
+
+    @property
+    def secrets(self) -> tuple[str | None, ...]:
+        proxy_password = self.proxy.password if self.proxy else None
+        return (self.client_password, self.registry.password, proxy_password)
+
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+
+
+def split_proxy_url(raw: str) -> tuple[str, str | None, str]:
+    """(scheme, userinfo or None, the rest) of a proxy URL, the scheme defaulting to http.
+
+    Userinfo ends at the LAST `@`: a password may hold `@`, `:` and `/`."""
+    text = raw.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "http", text
+    userinfo, at, hostpart = rest.rpartition("@")
+    return scheme, (userinfo if at else None), hostpart
+
+
+DEFAULT_HELM_TIMEOUT_MIN = 10.0
+
+
+DEFAULT_METRICS_WAIT_S = 120.0
+
+
+DEFAULT_READY_TIMEOUT_S = 600.0  # a proxied laptop pulling several GB of images needs it
+
+
+@dataclass(frozen=True)
+class InstallSettings:
+    helm_timeout_s: float
+    metrics_wait_s: float
+    # `kubectl config set-context --namespace` after a successful install.
+    set_context_namespace: bool = True
+    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
+
+
+def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """1/true/yes/on or 0/false/no/off (any case); unset or empty: `default`. Anything else
+    is BadInput: a typo must not silently decide either way."""
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise BadInput(f"{name}={env[name]!r} is not understood",
+                   f"set {name} to 1 or 0, or unset it")  # fmt: skip
