@@ -3,10 +3,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO, FakeCluster
 
 
@@ -14,6 +16,13 @@ from tests.fakes.cluster import REPO, FakeCluster
 def cluster(tmp_path: Path) -> FakeCluster:
     """Fake kubectl and helm on PATH, scripted per test; no rule means exit 97."""
     return FakeCluster(tmp_path)
+
+
+@pytest.fixture
+def backend() -> Iterator[BackendServer]:
+    """The tracebloc backend on loopback: scripted replies, then 200 for every request."""
+    with BackendServer() as server:
+        yield server
 
 
 def _real_helm() -> str | None:

@@ -35,12 +35,6 @@ from tests.fakes.backend_server import GARBAGE, HANG_UP, BackendServer, Reply
 PASSWORD = "s3cr&t=%20 pässwörd+/?#"
 
 
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer() as server:
-        yield server
-
-
 def dead_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as sock:

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,12 +36,6 @@ from tests.test_cli_install import (
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 SOURCE_ONLY = pytest.mark.skipif(bool(os.environ.get("TB_INSTALLER_BIN")),
                                  reason="inspects the Python process")  # fmt: skip
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def reinstall(cluster: FakeCluster, values: dict[str, object] | None = None) -> FakeCluster:

@@ -14,7 +14,6 @@ import signal
 import stat
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,12 +51,6 @@ WtgalSBOcJJl0FZCMgUJa62wgcgFs8Xt7FCNZU3BmGSDeacZyEAeFt0eUrsUYWVm
 dH20Qs2+9QrXa6FohJgN0wGGMwzMen859hqAvKEJlA==
 -----END CERTIFICATE-----
 """
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from subprocess import CompletedProcess
 
@@ -25,13 +24,6 @@ from tests.fakes.localcluster import (
     machine_without_cluster,
 )
 from tests.test_cli_install import env_for, fresh
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
-
 
 CREATE_DEFAULTS = [
     "--servers", "1", "--agents", "1", "--api-port", "127.0.0.1:6550",

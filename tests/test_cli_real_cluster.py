@@ -300,12 +300,6 @@ def real(tmp_path: Path, real_tools: dict[str, Path], server: ApiServer) -> Iter
                      check=False)  # fmt: skip
 
 
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
-
-
 def install_env(backend: BackendServer, client_id: str = CLIENT_ID, **extra: str) -> dict[str, str]:
     return {
         "TRACEBLOC_CLIENT_ID": client_id,

@@ -91,12 +91,6 @@ def world(cluster: FakeCluster, tmp_path: Path) -> Iterator[World]:
         yield World(cluster, mirror, tls)
 
 
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer() as server:
-        yield server
-
-
 def install_env(backend: BackendServer) -> dict[str, str]:
     return {"TRACEBLOC_CLIENT_ID": "client-1", "TRACEBLOC_CLIENT_PASSWORD": "pw-Secret-1",
             "TRACEBLOC_BACKEND_URL": backend.url, "TRACEBLOC_SKIP_PREFLIGHT": "1",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -20,12 +19,6 @@ from tests.fakes.workloads import event, pod
 from tests.test_cli_install import env_for, fresh, upgrade_calls
 
 JM_IMAGE = "tracebloc/jobs-manager:1.4.2"
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def polls(cluster: FakeCluster) -> list[list[str]]:

@@ -30,12 +30,6 @@ POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals, FIFOs
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
 
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
-
-
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
     base = {
         "TRACEBLOC_CLIENT_ID": CLIENT_ID,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -154,12 +153,6 @@ def test_parsers_read_what_kubectl_prints() -> None:
 
 
 # --- through the CLI ------------------------------------------------------------------
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def test_install_adopts_the_orphaned_plugin_before_helm(cluster: FakeCluster,

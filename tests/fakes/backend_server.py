@@ -20,9 +20,11 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl
+
+from tests.fakes.loopback import Loopback
 
 
 @dataclass(frozen=True)
@@ -70,27 +72,16 @@ class BackendServer:
         self.host = host
         self.requests: list[Request] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server = Loopback(_handler(self), tls=tls, host=host, name="fake-backend")
 
     # --- lifecycle ---
 
     def start(self) -> BackendServer:
-        server = ThreadingHTTPServer((self.host, 0), _handler(self))
-        server.daemon_threads = True  # a reply still sleeping must not hold up stop()
-        if self.tls is not None:
-            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-backend", daemon=True)  # fmt: skip
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        self._server.stop()
 
     def __enter__(self) -> BackendServer:
         return self.start()
@@ -102,13 +93,11 @@ class BackendServer:
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "start() the server first"
-        return int(self._server.server_address[1])
+        return self._server.port
 
     @property
     def url(self) -> str:
-        scheme = "https" if self.tls is not None else "http"
-        return f"{scheme}://{self.host}:{self.port}/"
+        return self._server.url() + "/"
 
     def then(self, *replies: Reply | int) -> None:
         with self._lock:

@@ -25,7 +25,7 @@ import tarfile
 import threading
 import time
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -33,6 +33,7 @@ from urllib.parse import unquote, urlsplit
 import trustme
 
 from installer.edges.machine import arch_name
+from tests.fakes.loopback import Loopback
 
 STALL = "stall"
 TRUNCATE = "truncate"
@@ -66,28 +67,19 @@ class MirrorServer:
         self.faults: dict[str, list[int | str]] = {}
         self.requests: list[str] = []  # paths asked for, in order
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        context = tls.server_context() if tls is not None else None
+        self._server = Loopback(_handler(self), tls=context, name="fake-mirror")
 
     def __enter__(self) -> MirrorServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        server.daemon_threads = True
-        if self.tls is not None:
-            server.socket = self.tls.server_context().wrap_socket(server.socket, server_side=True)
-        self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()  # fmt: skip
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        self._server.stop()
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        scheme = "https" if self.tls is not None else "http"
-        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}/"
+        return self._server.url() + "/"
 
     def next_fault(self, path: str) -> int | str | None:
         with self._lock:
@@ -144,7 +136,7 @@ class ConnectProxy:
 
     def __init__(self) -> None:
         self.tunnels: list[str] = []
-        self._server: ThreadingHTTPServer | None = None
+        self._server: Loopback | None = None
 
     def __enter__(self) -> ConnectProxy:
         proxy = self
@@ -162,22 +154,17 @@ class ConnectProxy:
                 _pipe(self.connection, upstream)
                 self.close_connection = True
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()  # fmt: skip
+        self._server = Loopback(Handler, name="fake-proxy").start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
 
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._server.url()
 
 
 def _pipe(a: socket.socket, b: socket.socket) -> None:

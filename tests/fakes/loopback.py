@@ -1,0 +1,44 @@
+"""One way to serve HTTP(S) on loopback in a test: start in a thread, stop, and tell the port.
+
+Every fake server (the backend, the tool mirror, the CONNECT proxy) runs through this, so a
+fix to start-up or shut-down (daemon threads, the poll interval, TLS wrapping) is made once.
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Loopback:
+    def __init__(self, handler: type[BaseHTTPRequestHandler], *, tls: ssl.SSLContext | None = None,
+                 host: str = "127.0.0.1", name: str = "fake-server") -> None:  # fmt: skip
+        self.tls, self.host = tls, host
+        self._handler, self._name = handler, name
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> Loopback:
+        server = ThreadingHTTPServer((self.host, 0), self._handler)
+        server.daemon_threads = True  # a reply still sleeping must not hold up stop()
+        if self.tls is not None:
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
+        self._server = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                         name=self._name, daemon=True).start()  # fmt: skip
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the server first"
+        return int(self._server.server_address[1])
+
+    def url(self, scheme: str | None = None) -> str:
+        scheme = scheme or ("https" if self.tls is not None else "http")
+        return f"{scheme}://{self.host}:{self.port}"
