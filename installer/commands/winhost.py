@@ -1,0 +1,247 @@
+"""Windows host preparation, the flow: survey, one elevation for the privileged half, reboot and
+resume, then the daily user's half and Docker Desktop's first start.
+
+The plan (decide/winhost.py) is shown with install's plan and confirmed with it; nothing here
+asks before changing anything except the reboot itself (the twin's "Reboot now? [y/N]",
+default no). A run whose Docker Desktop already answers does nothing here at all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from installer.decide import winhost as wh
+from installer.decide.errors import InstallerError
+from installer.decide.model import os_name
+from installer.decide.redact import Redactor
+from installer.edges import docker, proc
+from installer.edges import winhost as edge
+from installer.edges.valuesfile import read_regular, write_private
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "host-prep.json"
+THIS_OS = os_name(sys.platform)  # "windows" in use; the tests run the flow on any OS
+STATE_SCHEMA = 1
+DOCKER_POLL_S = 3.0
+
+
+class RebootPending(InstallerError):
+    """A feature was enabled and Windows must restart before the install can go on (the
+    twin's declared hand-off, exit 2: not a failure)."""
+
+    exit_code = wh.REBOOT_EXIT
+
+
+@dataclass
+class State:
+    """What the host preparation has done, kept in the data directory across the reboot."""
+
+    consented: bool = False
+    done: list[str] = field(default_factory=list)
+    reboot_pending: bool = False
+    failed: list[str] = field(default_factory=list)
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"schema": STATE_SCHEMA, "consented": self.consented,
+                           "done": self.done, "reboot_pending": self.reboot_pending,
+                           "failed": self.failed}).encode()  # fmt: skip
+
+
+def load_state(path: str) -> State:
+    """The recorded state; a missing, unreadable or foreign file is a fresh start (it only
+    ever skips steps the machine's own read already shows as done)."""
+    try:
+        raw = read_regular(path, limit=64 * 1024)
+        doc = json.loads(raw) if raw else None
+    except (InstallerError, ValueError):
+        return State()
+    if not isinstance(doc, dict) or doc.get("schema") != STATE_SCHEMA:
+        return State()
+    strings = lambda key: [s for s in doc.get(key) or [] if isinstance(s, str)]  # noqa: E731
+    return State(doc.get("consented") is True, strings("done"), doc.get("reboot_pending") is True,
+                 strings("failed"))  # fmt: skip
+
+
+def save_state(path: str, state: State, env: Mapping[str, str]) -> None:
+    write_private(path, state.to_bytes(), env=env, os_=THIS_OS)
+
+
+def survey(env: Mapping[str, str], opts: wh.Options, redactor: Redactor, *,
+           our_cluster_running: bool | None) -> tuple[wh.WinFacts, wh.HostPlan]:  # fmt: skip
+    usable = docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor).state == "running"
+    facts = edge.read_facts(env, docker_usable=usable, our_cluster_running=our_cluster_running,
+                            daily_user=opts.daily_user, redactor=redactor)  # fmt: skip
+    return facts, wh.plan_host(facts, opts)
+
+
+def refuse_blockers(plan: wh.HostPlan) -> None:
+    """Before anything changes: the first blocker stops the run with its remedy."""
+    if plan.blockers:
+        message, remedy = plan.blockers[0]
+        more = [m for m, _ in plan.blockers[1:]]
+        raise InstallerError(message, remedy + "".join(f"\nalso: {m}" for m in more))
+
+
+def run_privileged(plan: wh.HostPlan, facts: wh.WinFacts, state: State, env: Mapping[str, str],
+                   redactor: Redactor, say: Callable[[str], None]) -> State:  # fmt: skip
+    """The elevated half, in this (already elevated) process. A step that fails is reported
+    and the rest still run where they do not depend on it (the twin warns and goes on);
+    Docker Desktop that could not be installed stops the run."""
+    for step in plan.privileged:
+        if step.key in state.done:
+            continue
+        if step.key in ("wslconfig", "autostart"):  # another account's profile
+            profile = edge.profile_of(plan.user, env)
+            if not profile:
+                say(f"{plan.user} has not signed in yet (no profile): after the first sign-in, "
+                    "set Docker Desktop to start at sign-in and the [wsl2] memory by hand")
+            elif step.key == "wslconfig":
+                say(edge.write_wslconfig(profile, plan.wslconfig_gib))
+            elif _call(edge.startup_shortcut_argv(profile, facts.docker_desktop_exe), env, redactor):
+                say(f"Docker Desktop starts when {plan.user} signs in")
+            state.done.append(step.key)
+            continue
+        outcome, rc = edge.run_step(step, env, redactor)
+        if outcome == "ok":
+            state.done.append(step.key)
+            say(f"done: {step.title}")
+        elif outcome == "reboot":
+            state.done.append(step.key)
+            state.reboot_pending = True
+            say(f"done: {step.title} (Windows must restart to finish)")
+        else:
+            state.failed.append(step.key)
+            code = f" (exit {rc})" if rc is not None else ""
+            say(f"could not {step.title}{code}")
+            if step.key == "docker-desktop":
+                raise InstallerError(f"Docker Desktop could not be installed{code}",
+                                     wh.DOCKER_MANUAL)  # fmt: skip
+    return state
+
+
+def elevate(exe: str, opts: wh.Options, state_path: str, env: Mapping[str, str],
+            redactor: Redactor) -> State:  # fmt: skip
+    """One UAC prompt: the engine's `prepare-host` elevated, waited for; its record of what it
+    did is read back from the data directory (no output, no secret crosses the boundary)."""
+    argv = wh.elevate_argv(exe, wh.engine_args("prepare-host", opts, ("--windows-elevated",)))
+    tool = proc.find_tool("powershell", env)
+    result = proc.run(tool, argv[1:], timeout=3 * 3600.0, env=env, redactor=redactor)
+    if result.rc == wh.DECLINED_RC:
+        raise InstallerError("administrator rights were not given (the Windows prompt was "
+                             "declined): nothing was installed",
+                             "run the installer again and accept the prompt, or have IT run "
+                             "`tracebloc-installer prepare-host --daily-user <you>` as administrator")  # fmt: skip
+    state = load_state(state_path)
+    if result.rc not in (0, wh.REBOOT_EXIT) and not state.done:
+        raise InstallerError(f"the elevated preparation failed (exit {result.rc})",
+                             "see the installer's log in the data directory, then re-run")  # fmt: skip
+    return state
+
+
+def after_reboot_handoff(plan: wh.HostPlan, opts: wh.Options, exe: str, env: Mapping[str, str],
+                         redactor: Redactor, ask: Callable[[str], str] | None,
+                         say: Callable[[str], None]) -> None:  # fmt: skip
+    """Register the resume (this user's RunOnce: the same account signs back in), reboot only
+    on a yes, and hand off with the twin's exit code."""
+    armed = _call(wh.resume_argv(exe, opts), env, redactor)
+    if armed:
+        say("the install will resume automatically the next time you sign in")
+    if opts.daily_user and armed:
+        say(f"sign back in as this account to continue; if '{opts.daily_user}' signs in "
+            "instead, run the installer again")  # fmt: skip
+    if not opts.no_reboot and ask is not None:
+        if ask("Reboot now? [y/N] ").strip().lower() in ("y", "yes"):
+            _call(edge.reboot_argv(), env, redactor)
+    raise RebootPending("Windows must restart to finish enabling WSL and virtualization",
+                        wh.reboot_words(plan, opts, armed))  # fmt: skip
+
+
+def run_as_user(plan: wh.HostPlan, facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str],
+                redactor: Redactor, say: Callable[[str], None]) -> None:  # fmt: skip
+    keys = {s.key for s in plan.as_user}
+    profile = edge.profile_of(plan.user, env)
+    if "wslconfig" in keys and profile:
+        say(edge.write_wslconfig(profile, plan.wslconfig_gib))
+    if "autostart" in keys and _call(edge.autostart_argv(facts.docker_desktop_exe), env, redactor):
+        say("Docker Desktop starts at sign-in")
+    if "docker-start" in keys:
+        wait_for_docker(facts, opts, env, redactor, say)
+
+
+def wait_for_docker(facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str],
+                    redactor: Redactor, say: Callable[[str], None],
+                    clock: Callable[[], float] = time.monotonic,
+                    sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+    _call(edge.start_docker_argv(facts.docker_desktop_exe), env, redactor)
+    deadline = clock() + opts.docker_wait_s
+    while True:
+        read = docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor)
+        if read.state == "running":
+            say("Docker Desktop is running")
+            return
+        if clock() + DOCKER_POLL_S > deadline:
+            break
+        sleep(DOCKER_POLL_S)
+    minutes = f"{opts.docker_wait_s / 60:g}"
+    raise InstallerError(
+        f"Docker Desktop's engine did not come up within {minutes} minutes",
+        "look for the Docker whale in the system tray and wait until it says 'Docker Desktop is "
+        "running'; if it shows an error (virtualization, a WSL update) fix that first, it may "
+        f"need a reboot. A first start can be slow: TB_DOCKER_WAIT_MIN raises the wait ({minutes}). "
+        "Then re-run the installer",
+    )
+
+
+def _call(argv: list[str], env: Mapping[str, str], redactor: Redactor) -> bool:
+    try:
+        tool = proc.find_tool(argv[0].removesuffix(".exe"), env)
+        result = proc.run(tool, argv[1:], timeout=60.0, env=env, redactor=redactor)
+    except InstallerError as exc:
+        log.warning("host: %s: %s", argv[0], exc.message)
+        return False
+    if result.rc != 0:
+        log.warning("host: %s exited %s", " ".join(argv[:2]), result.rc)
+    return result.rc == 0
+
+
+def prepare(exe: str, env: Mapping[str, str], opts: wh.Options, redactor: Redactor, data_dir: str,
+            *, ask: Callable[[str], str] | None, say: Callable[[str], None],
+            our_cluster_running: bool | None, elevated_child: bool = False,
+            resume: bool = False) -> wh.HostPlan:  # fmt: skip
+    """Everything the machine needs before the local cluster, after the plan was confirmed.
+    The elevated child (`prepare-host --windows-elevated`) does the privileged half only and
+    records it; the parent, as the daily user, does the rest."""
+    state_path = os.path.join(data_dir, STATE_FILE)
+    facts, plan = survey(env, opts, redactor, our_cluster_running=our_cluster_running)
+    refuse_blockers(plan)
+    if plan.tier == 0:
+        if resume:
+            _call(wh.unresume_argv(), env, redactor)
+        return plan
+    state = load_state(state_path) if (resume or elevated_child) else State()
+    state.consented, state.reboot_pending, state.failed = True, False, []
+    if plan.privileged:
+        if elevated_child or facts.admin:
+            state = run_privileged(plan, facts, state, env, redactor, say)
+            save_state(state_path, state, env)
+        else:
+            save_state(state_path, state, env)
+            state = elevate(exe, opts, state_path, env, redactor)
+        if state.reboot_pending:
+            if elevated_child:
+                raise RebootPending("Windows must restart to finish enabling WSL and "
+                                    "virtualization", "the installer continues after it")  # fmt: skip
+            after_reboot_handoff(plan, opts, exe, env, redactor, ask, say)
+    if elevated_child:
+        return plan
+    run_as_user(plan, facts, opts, env, redactor, say)
+    if resume:
+        _call(wh.unresume_argv(), env, redactor)
+    return plan

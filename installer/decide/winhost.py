@@ -1,0 +1,349 @@
+"""Windows host preparation: what a machine needs before a local cluster can run, as a plan.
+
+Pure. The facts come from one bounded probe (edges/winhost.py); the answer is a plan of steps,
+each with the exact argv it runs and whether it needs administrator rights, plus the blockers
+that stop the install before anything changes. The tiers are the PowerShell twin's: Docker
+Desktop answering as this user means zero privileged steps (no elevation, no admin check);
+otherwise every privileged step is listed, confirmed once, and run in one elevated child of
+the engine itself, and the rest runs as the daily user.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from installer.decide.settings import env_number
+
+API_PORT = 6550  # the local cluster's API server (decide/localcluster.py binds 127.0.0.1:6550)
+WSL_MIN_VERSION = "2.1.5"  # Docker Desktop's documented WSL minimum; TB_WSL_MIN_VERSION overrides
+DOCKER_WAIT_MIN = 10.0  # a first Docker Desktop start on an AV-heavy laptop needs minutes
+OS_RESERVE_GIB = 2  # what Windows keeps for itself when the Docker VM is sized from the host
+REBOOT_EXIT = 2  # the twin's declared hand-off: "reboot, then the install continues"
+# DISM's exit code for "done, a restart is required to finish".
+DISM_REBOOT_RC = 3010
+# The elevation wrapper's own exit code for a declined UAC prompt (Windows' ERROR_CANCELLED,
+# 1223, does not fit the 8 bits a POSIX test can carry).
+DECLINED_RC = 223
+
+WSL_FEATURE = "Microsoft-Windows-Subsystem-Linux"
+VM_PLATFORM = "VirtualMachinePlatform"
+HYPER_V = "Microsoft-Hyper-V-All"
+FEATURE_LABELS = {WSL_FEATURE: "WSL2", VM_PLATFORM: "Virtual Machine Platform", HYPER_V: "Hyper-V"}
+
+DOCKER_DESKTOP_ARGS = "install --quiet --accept-license --backend=wsl-2 --always-run-service"
+DOCKER_DOWNLOAD = "https://desktop.docker.com/win/main/{arch}/Docker%20Desktop%20Installer.exe"
+DOCKER_SIGNER = "Docker Inc"  # the Authenticode signer a downloaded installer must carry
+DOCKER_MANUAL = "install Docker Desktop from https://www.docker.com/products/docker-desktop/ and re-run"
+RESUME_KEY = r"HKCU\Software\Microsoft\Windows\CurrentVersion\RunOnce"
+RESUME_VALUE = "TraceblocInstallerResume"
+
+
+@dataclass(frozen=True)
+class Listener:
+    pid: int | None
+    process: str = ""  # the owning process's name, when Windows says
+
+
+@dataclass(frozen=True)
+class WinFacts:
+    """One read of the machine. `None` in a field: could not be told (never "no")."""
+
+    readable: bool
+    reason: str = ""
+    admin: bool = False
+    edition: str = ""  # the OS caption, "Microsoft Windows 11 Home"
+    features: Mapping[str, str | None] = field(default_factory=dict)  # None: not on this edition
+    virtualization: bool | None = None
+    wsl_version: str = ""  # `wsl --version`'s output; "" when absent, legacy or timed out
+    winget: bool = False
+    docker_desktop: bool = False  # Docker Desktop.exe is installed
+    docker_usable: bool = False  # `docker info` answers as this user
+    docker_desktop_exe: str = r"C:\Program Files\Docker\Docker\Docker Desktop.exe"
+    port_busy: bool | None = None
+    port_owner: Listener | None = None
+    our_cluster_running: bool | None = None  # the engine's k3d cluster owns the port
+    host_memory_gib: int | None = None
+    user: str = ""
+    arch: str = "amd64"  # Docker's download path segment: amd64 or arm64
+    in_docker_users: bool | None = None  # the daily user, when known
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    title: str
+    argv: tuple[str, ...]  # what runs, exactly; () for a file the engine writes itself
+    privileged: bool
+    reboot: bool = False  # may leave a reboot pending
+    fallback: tuple[str, ...] = ()  # run when argv exits non-zero (the twin's second rung)
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    tier: int  # 0: nothing to do as administrator; 1: the privileged flow
+    steps: tuple[Step, ...] = ()
+    blockers: tuple[tuple[str, str], ...] = ()  # (what, what to do): stop before any change
+    notes: tuple[str, ...] = ()
+    wslconfig_gib: int = 0  # 0: leave .wslconfig's memory alone
+    user: str = ""  # the daily user: whose profile, group and sign-in the plan prepares
+
+    @property
+    def privileged(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.steps if s.privileged)
+
+    @property
+    def as_user(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.steps if not s.privileged)
+
+    @property
+    def reboot_expected(self) -> bool:
+        return any(s.reboot for s in self.steps)
+
+
+@dataclass(frozen=True)
+class Options:
+    daily_user: str = ""  # -DailyUser / --daily-user; "" = the user running the engine
+    no_reboot: bool = False
+    skip_daily_user: bool = False  # TRACEBLOC_SKIP_DAILY_USER
+    no_autostart: bool = False  # TRACEBLOC_NO_AUTOSTART
+    wsl_min: str = WSL_MIN_VERSION
+    docker_wait_s: float = DOCKER_WAIT_MIN * 60
+    min_mem_gib: float = 5
+    rec_mem_gib: float = 16
+
+
+def options(env: Mapping[str, str], *, daily_user: str = "", no_reboot: bool = False,
+            min_mem_gib: float = 5) -> Options:  # fmt: skip
+    wsl_min = env.get("TB_WSL_MIN_VERSION", "").strip() or WSL_MIN_VERSION
+    if not re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)?", wsl_min):
+        from installer.decide.errors import BadInput
+
+        raise BadInput(f"TB_WSL_MIN_VERSION={wsl_min!r} is not a version such as 2.1.5")
+    minutes = env_number(env, "TB_DOCKER_WAIT_MIN", DOCKER_WAIT_MIN, zero_ok=False, most=24 * 60)
+    return Options(
+        daily_user=bare_user(daily_user),
+        no_reboot=no_reboot,
+        skip_daily_user=bool(env.get("TRACEBLOC_SKIP_DAILY_USER", "").strip()),
+        no_autostart=bool(env.get("TRACEBLOC_NO_AUTOSTART", "").strip()),
+        wsl_min=wsl_min,
+        docker_wait_s=minutes * 60,
+        min_mem_gib=min_mem_gib,
+    )
+
+
+def bare_user(name: str) -> str:
+    """`CONTOSO\\jdoe` → `jdoe`; control characters (a pasted escape sequence) removed."""
+    cleaned = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x1f\x7f]", "", name)
+    return cleaned.rsplit("\\", 1)[-1].strip()
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    match = re.search(r"\d+\.\d+\.\d+(?:\.\d+)?", text)
+    return tuple(int(p) for p in match.group(0).split(".")) if match else None
+
+
+def wsl_current(version_output: str, minimum: str) -> bool:
+    """The first dotted version `wsl --version` prints (its labels are localised) is WSL's;
+    current only when it is at least `minimum`. Absent, legacy or unreadable: not current."""
+    seen, floor = _version(version_output), _version(minimum)
+    if seen is None or floor is None:
+        return False
+    width = max(len(seen), len(floor))
+    return seen + (0,) * (width - len(seen)) >= floor + (0,) * (width - len(floor))
+
+
+def wslconfig_gib(host_gib: int | None, min_gib: float, rec_gib: float) -> int:
+    """The Docker VM's memory: the recommended training budget, capped at the host less what
+    Windows keeps, never below the floor. 0 when the host cannot give the floor (writing a
+    budget known to run out of memory is worse than leaving the default)."""
+    if host_gib is None or host_gib - OS_RESERVE_GIB < min_gib:
+        return 0
+    cap = max(host_gib - OS_RESERVE_GIB, math.ceil(min_gib))
+    return int(min(rec_gib, cap))
+
+
+def merge_wslconfig(existing: str, gib: int) -> str | None:
+    """`existing` with `memory=<gib>GB` under `[wsl2]`; None when a memory is already set
+    (the operator's tuning is kept). Other settings are never touched."""
+    if re.search(r"(?im)^\s*memory\s*=", existing):
+        return None
+    line = f"memory={gib}GB"
+    if not existing.strip():
+        return f"[wsl2]\r\n{line}\r\n"
+    header = re.search(r"(?im)^\s*\[wsl2\]\s*$", existing)
+    if header:
+        return existing[: header.end()] + "\r\n" + line + existing[header.end():]
+    separator = "" if existing.endswith("\n") else "\r\n"
+    return f"{existing}{separator}[wsl2]\r\n{line}\r\n"
+
+
+def feature_argv(name: str) -> tuple[str, ...]:
+    return ("dism.exe", "/online", "/enable-feature", f"/featurename:{name}", "/all", "/norestart")
+
+
+def docker_desktop_steps(facts: WinFacts) -> tuple[Step, ...]:
+    if facts.docker_desktop:
+        return ()
+    if facts.winget:
+        argv = ("winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
+                "--accept-package-agreements", "--accept-source-agreements", "--silent",
+                "--override", DOCKER_DESKTOP_ARGS)  # fmt: skip
+        return (Step("docker-desktop", "install Docker Desktop (winget)", argv, True),)
+    url = DOCKER_DOWNLOAD.format(arch=facts.arch)
+    return (Step("docker-desktop", f"download Docker Desktop from {url}, check its signature "
+                 f"({DOCKER_SIGNER}) and run its installer",
+                 ("<downloaded installer>", *DOCKER_DESKTOP_ARGS.split()), True),)  # fmt: skip
+
+
+def _blockers(facts: WinFacts) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if facts.virtualization is False:
+        found.append((
+            "virtualization is disabled in firmware: Docker Desktop cannot run",
+            "enable Intel VT-x / AMD SVM in the BIOS/UEFI setup (usually under Advanced -> CPU), "
+            "then re-run; check in Task Manager -> Performance -> CPU: 'Virtualization: Enabled'. "
+            "On a company device IT policy may lock this setting",
+        ))
+    if facts.port_busy and facts.our_cluster_running is False:
+        owner = facts.port_owner
+        who = (f"{owner.process or 'a process'} (pid {owner.pid})" if owner and owner.pid
+               else "another process")  # fmt: skip
+        found.append((
+            f"port {API_PORT} is already in use by {who}: the local cluster's API server needs it",
+            f"stop it (Get-Process -Id {owner.pid if owner and owner.pid else '<pid>'}; "
+            f"Get-NetTCPConnection -LocalPort {API_PORT} -State Listen shows the owner), or "
+            "'k3d cluster delete <name>' if it is a leftover k3d cluster, then re-run",
+        ))
+    return found
+
+
+def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
+    if not facts.readable:
+        return HostPlan(1, blockers=((f"could not read this Windows machine: {facts.reason}",
+                                      "run the installer again; if it persists, run it with "
+                                      "--verbose and send the log"),))  # fmt: skip
+    blockers = tuple(_blockers(facts))
+    notes: list[str] = []
+    if facts.port_busy and facts.our_cluster_running is None:
+        notes.append(f"port {API_PORT} is in use and the local cluster's state could not be "
+                     "read; the cluster step will start or repair it, or report the conflict")
+    user = opts.daily_user or facts.user
+    if facts.docker_usable:
+        if opts.daily_user and opts.daily_user != facts.user:
+            notes.append(f"Docker Desktop already answers; '{user}' is not added to docker-users "
+                         "(nothing is done as administrator when Docker works)")
+        return HostPlan(0, blockers=blockers, notes=tuple(notes), user=user)
+    steps: list[Step] = []
+    home = "Home" in facts.edition
+    wanted = [WSL_FEATURE, VM_PLATFORM] + ([] if home else [HYPER_V])
+    for name in wanted:
+        state = facts.features.get(name, "")
+        if state == "Enabled":
+            continue
+        if state is None:
+            notes.append(f"{FEATURE_LABELS[name]} is not available on this Windows edition "
+                         f"({facts.edition}): skipped")
+            continue
+        steps.append(Step(f"feature:{name}", f"enable {FEATURE_LABELS[name]}", feature_argv(name),
+                          True, reboot=True))  # fmt: skip
+    if not wsl_current(facts.wsl_version, opts.wsl_min):
+        steps.append(Step("wsl-update", f"update WSL (to at least {opts.wsl_min})",
+                          ("wsl.exe", "--update", "--web-download"), True,
+                          fallback=("wsl.exe", "--update")))  # fmt: skip
+    steps.append(Step("wsl-default", "make WSL 2 the default",
+                      ("wsl.exe", "--set-default-version", "2"), True))  # fmt: skip
+    steps += docker_desktop_steps(facts)
+    if not opts.skip_daily_user and user and facts.in_docker_users is not True:
+        steps.append(Step("docker-users", f"add '{user}' to docker-users",
+                          ("net.exe", "localgroup", "docker-users", user, "/add"), True))  # fmt: skip
+    gib = wslconfig_gib(facts.host_memory_gib, opts.min_mem_gib, opts.rec_mem_gib)
+    if gib == 0 and facts.host_memory_gib is not None:
+        notes.append(f"this machine has {facts.host_memory_gib} GiB of memory, too little for a "
+                     f"{opts.min_mem_gib:g} GiB Docker VM plus ~{OS_RESERVE_GIB} GiB for Windows: "
+                     ".wslconfig is left as it is")
+    # Another account's profile is written in the elevated window (the twin's -DailyUser).
+    other = bool(user) and user.lower() != facts.user.lower()
+    if gib:
+        steps.append(Step("wslconfig", f"size the Docker VM: memory={gib}GB in {user}'s .wslconfig "
+                          "(unless a memory is already set)", (), other))  # fmt: skip
+    if not opts.no_autostart:
+        steps.append(Step("autostart", f"start Docker Desktop when {user} signs in", (), other))
+    if not facts.docker_usable:
+        steps.append(Step("docker-start", "start Docker Desktop and wait for its engine "
+                          f"(at most {opts.docker_wait_s / 60:g} min)",
+                          (facts.docker_desktop_exe,), False))  # fmt: skip
+    return HostPlan(1, tuple(steps), blockers, tuple(notes), gib, user)
+
+
+# --- elevation and resume -----------------------------------------------------------------
+
+SAFE_FLAGS = ("--no-reboot", "--resume", "--verbose")
+
+
+def ps_quote(text: str) -> str:
+    """A PowerShell single-quoted string: quotes doubled, nothing expanded."""
+    return "'" + text.replace("'", "''").replace("\u2019", "\u2019\u2019") + "'"
+
+
+def win_quote(arg: str) -> str:
+    """One argument as CommandLineToArgvW reads it back (what Start-Process passes on)."""
+    if arg and not re.search(r'[\s"]', arg):
+        return arg
+    out, backslashes = ['"'], 0
+    for char in arg:
+        if char == "\\":
+            backslashes += 1
+            continue
+        if char == '"':
+            out.append("\\" * (2 * backslashes + 1) + '"')
+        else:
+            out.append("\\" * backslashes + char)
+        backslashes = 0
+    out.append("\\" * (2 * backslashes) + '"')
+    return "".join(out)
+
+
+def engine_args(command: str, opts: Options, extra: tuple[str, ...] = ()) -> list[str]:
+    """The engine's own arguments for a child run of itself: only flags that carry no
+    secret (credentials stay in the environment or the values file, never on a command line
+    or in the registry)."""
+    args = [command]
+    if opts.daily_user:
+        args += ["--daily-user", opts.daily_user]
+    if opts.no_reboot:
+        args.append("--no-reboot")
+    return args + [a for a in extra if a in SAFE_FLAGS]
+
+
+def elevate_argv(exe: str, args: list[str]) -> list[str]:
+    """One UAC prompt: the engine itself, elevated, for the privileged half; waits for it and
+    exits with its exit code (a declined prompt makes Start-Process fail: DECLINED_RC)."""
+    arg_line = " ".join(win_quote(a) for a in args)
+    script = (f"try {{ $p = Start-Process -FilePath {ps_quote(exe)} -ArgumentList "
+              f"{ps_quote(arg_line)} -Verb RunAs -Wait -PassThru -ErrorAction Stop }} "
+              f"catch {{ exit {DECLINED_RC} }}; exit $p.ExitCode")  # fmt: skip
+    return ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command", script]
+
+
+def resume_command(exe: str, opts: Options) -> str:
+    return " ".join(win_quote(a) for a in [exe, *engine_args("install", opts), "--resume"])
+
+
+def resume_argv(exe: str, opts: Options) -> list[str]:
+    return ["reg.exe", "add", RESUME_KEY, "/v", RESUME_VALUE, "/t", "REG_SZ", "/d",
+            resume_command(exe, opts), "/f"]  # fmt: skip
+
+
+def unresume_argv() -> list[str]:
+    return ["reg.exe", "delete", RESUME_KEY, "/v", RESUME_VALUE, "/f"]
+
+
+def reboot_words(plan: HostPlan, opts: Options, resume_armed: bool) -> str:
+    if opts.no_reboot:
+        return ("reboot when ready; the install continues at your next sign-in" if resume_armed
+                else "reboot, then run the installer again to continue")  # fmt: skip
+    return ("the install continues at your next sign-in after the reboot" if resume_armed
+            else "after the reboot, run the installer again to continue")  # fmt: skip
