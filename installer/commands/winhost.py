@@ -131,7 +131,7 @@ def elevate(exe: str, opts: wh.Options, state_path: str, env: Mapping[str, str],
     """One UAC prompt: the engine's `prepare-host` elevated, waited for; its record of what it
     did is read back from the data directory (no output, no secret crosses the boundary)."""
     argv = wh.elevate_argv(exe, wh.engine_args("prepare-host", opts, ("--windows-elevated",)))
-    tool = proc.find_tool("powershell", env)
+    tool = edge.system_tool(argv[0], env)
     result = proc.run(tool, argv[1:], timeout=3 * 3600.0, env=env, redactor=redactor)
     if result.rc == wh.DECLINED_RC:
         raise InstallerError("administrator rights were not given (the Windows prompt was "
@@ -201,7 +201,7 @@ def wait_for_docker(facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str]
 
 def _call(argv: list[str], env: Mapping[str, str], redactor: Redactor) -> bool:
     try:
-        tool = proc.find_tool(argv[0].removesuffix(".exe"), env)
+        tool = edge.system_tool(argv[0], env)
         result = proc.run(tool, argv[1:], timeout=60.0, env=env, redactor=redactor)
     except InstallerError as exc:
         log.warning("host: %s: %s", argv[0], exc.message)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from installer.decide import winhost as wh
-from installer.decide.errors import InstallerError
+from installer.decide.errors import InstallerError, ToolNotFound
+from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.edges import proc
 
@@ -70,10 +72,20 @@ def members_script(group: str) -> str:
             "'ObjectNotFound') { exit 3 } else { exit 4 } }")  # fmt: skip
 
 
+def system_tool(argv0: str, env: Mapping[str, str]) -> proc.Tool:
+    """Windows' own programs (powershell.exe, dism.exe, …), found on PATH only: they are the
+    system's, so no TRACEBLOC_<NAME> variable names another one."""
+    name = argv0.removesuffix(".exe")
+    found = proc.find_on_path(name, env, os_name(sys.platform))
+    if found is None:
+        raise ToolNotFound(name, f"{argv0} is part of Windows and was not found on PATH")
+    return found
+
+
 def _run(argv: list[str], env: Mapping[str, str], timeout: float,
          redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
     try:
-        tool = proc.find_tool(argv[0].removesuffix(".exe"), env)
+        tool = system_tool(argv[0], env)
     except InstallerError as exc:
         return exc.message
     try:
