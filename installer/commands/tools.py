@@ -98,7 +98,7 @@ def choice_json(choice: ToolChoice) -> dict[str, Any]:
 def choice_text(choice: ToolChoice) -> str:
     version = f" {choice.version}" if choice.version else ""
     where = {
-        "env": f"named by {proc.tool_variable(choice.name)}: {choice.path}",
+        "env": f"named by {tools.variable(choice.name)}: {choice.path}",
         "path": f"on PATH: {choice.path}",
         "cache": f"downloaded earlier: {choice.path}",
         "download": f"to be downloaded from {choice.url} (sha256 {choice.sha256}) to {choice.path}",
