@@ -76,7 +76,7 @@ def sign_in(
     say: Callable[[str], None],
 ) -> SignedIn:
     """The whole sign-in; raises before minting when anything is not as it must be."""
-    name_given = signin.clean_name(env.get(signin.NAME_VAR, ""))
+    name_given = signin.clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))
     if not name_given and not (may_ask and terminal is not None):
         raise BadInput(f"a name for this client is needed to register it: set {signin.NAME_VAR}",
                        f"set {signin.NAME_VAR} (and optionally {signin.LOCATION_VAR}), or "

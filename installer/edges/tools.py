@@ -206,12 +206,19 @@ def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -
 def explicit_paths(env: Mapping[str, str]) -> dict[str, str]:
     """TRACEBLOC_KUBECTL, TRACEBLOC_HELM, TRACEBLOC_K3D, TRACEBLOC_CLI: the binaries a
     person named."""
-    return {tool: env.get(variable(tool), "").strip() for tool in pins.PINNED}
+    return {"kubectl": env.get("TRACEBLOC_KUBECTL", "").strip(),
+            "helm": env.get("TRACEBLOC_HELM", "").strip(),
+            "k3d": env.get("TRACEBLOC_K3D", "").strip(),
+            "tracebloc": env.get("TRACEBLOC_CLI", "").strip()}  # fmt: skip
+
+
+_VARIABLES = {"kubectl": "TRACEBLOC_KUBECTL", "helm": "TRACEBLOC_HELM", "k3d": "TRACEBLOC_K3D",
+              "tracebloc": "TRACEBLOC_CLI"}  # fmt: skip
 
 
 def variable(name: str) -> str:
     """The variable naming a tool's binary; the tracebloc CLI's is TRACEBLOC_CLI."""
-    return "TRACEBLOC_CLI" if name == pins.CLI else proc.tool_variable(name)
+    return _VARIABLES.get(name) or proc.tool_variable(name)
 
 
 def wanted_range(name: str) -> str:
