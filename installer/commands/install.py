@@ -282,6 +282,7 @@ def _install(
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
     machine = local.machine
+    signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
         cluster = read_cluster(cfg, env, ui, tools, settings)
         run_preflight(cfg, env, ui, machine, cluster)
@@ -290,7 +291,6 @@ def _install(
         # The cluster is this machine's and may not exist yet: it is read once it is up.
         run_preflight(cfg, env, ui, machine)
         # A sign-in registers against what is installed: it waits until the cluster is read.
-        signs_in = signin_wanted(cfg, env)
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
@@ -333,6 +333,7 @@ def _install(
                                 timeout_s=settings.ready_timeout_s,
                                 read_timeout_s=cfg.probe.timeout, ui=ui,
                                 training=plan.facts.training)  # fmt: skip
+    notes += signin.cli_notes(env) if signs_in else []
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
 

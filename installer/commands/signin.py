@@ -147,7 +147,7 @@ def _preflight(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor,
     """One client per machine: an installed client the signed-in account provably does not
     own stops the run before anything is minted. A list that cannot be read proves nothing:
     `client create` (which adopts what is on this cluster) and the guard decide then."""
-    if not [ns for ns in namespaces if ns != signin.LEGACY_NAMESPACE]:
+    if not namespaces:
         return
     listed = tbcli.list_clients(tool, env, redactor)
     if not listed.readable:
@@ -266,3 +266,48 @@ def with_namespace(cfg: PlanConfig, namespace: str | None) -> PlanConfig:
     probe = dataclasses.replace(cfg.probe, namespace=validate_namespace(namespace, "TB_NAMESPACE of the credential file"),
                                 release_name=None)  # fmt: skip
     return dataclasses.replace(cfg, probe=probe)
+
+
+def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
+    """What `plan` says of a sign-in `install` would run (it runs none, and downloads nothing)."""
+    from installer.commands.credentials import previous_credentials
+    from installer.commands.plan import load_yaml
+    from installer.commands.tools import choice_text, resolve_tool
+
+    doc = None if cfg.values_given else load_yaml(cfg.values_path, required=False)
+    previous = previous_credentials(doc if isinstance(doc, dict) else None)
+    if cfg.client_id or not signin.wanted(env, values_given=cfg.values_given, previous=previous):
+        return None
+    name = signin.clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))
+    where = signin.location(env, tbcli.system_zone(env), tbcli.zone_tables())
+    named = f"as {name!r}" if name else "under a name asked on the terminal (TRACEBLOC_CLIENT_NAME)"
+    located = {"env": f"location {where.code} (TRACEBLOC_CLIENT_LOCATION)",
+               "time zone": f"location {where.code} (from the time zone {where.zone})",
+               "none": "no location"}[where.source]  # fmt: skip
+    choice = resolve_tool("tracebloc", env)
+    if choice.source is None:
+        cli = f"the tracebloc CLI is not available ({choice.problem}), so install would ask for a client id and password instead"  # noqa: E501
+    else:
+        cli = f"with {choice_text(choice)}"
+    return (f"install signs you in through the browser (tracebloc login) and registers this "
+            f"machine {named}, {located}; {cli}; with --yes and no terminal it stops: "
+            f"{signin.UNATTENDED}")  # fmt: skip
+
+
+def cli_notes(env: Mapping[str, str]) -> list[str]:
+    """For the summary: where the CLI is and how to run it (the person's next step is
+    `tracebloc data ingest`), with the PATH line for their shell when it is not on PATH."""
+    import os
+
+    from installer.commands.tools import resolve_tool
+
+    choice = resolve_tool("tracebloc", env)
+    if not choice.ready or choice.path is None:
+        return []
+    directory = os.path.dirname(os.path.abspath(choice.path))
+    line = signin.path_line(directory, os_=os_name(sys.platform), shell=env.get("SHELL", ""),
+                            path=env.get("PATH", ""))  # fmt: skip
+    if line is None:
+        return [f"next: add your data with `tracebloc data ingest` (the CLI: {choice.path})"]
+    return [f"next: add your data with `tracebloc data ingest`; the CLI is {choice.path}, not on "
+            f"your PATH: run `{line}` first (add it to your shell's profile to keep it)"]
