@@ -453,3 +453,23 @@ def test_without_the_cli_the_old_prompt_goes_on(tmp_path: Path) -> None:
                  say=print, sign_in=hook)  # fmt: skip
     assert (got.client_id, got.password) == ("client-7", "pw")
     assert warned and "browser sign-in is not available" in warned[0]
+
+
+def test_an_old_cli_on_path_is_passed_over_with_a_note(cli: FakeCli, tmp_path: Path) -> None:
+    from installer.commands.tools import resolve_tool
+
+    cli.script(old=True)
+    choice = resolve_tool("tracebloc", env_for(tmp_path, PATH=str(cli.dir),
+                                               TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    assert choice.source is None
+    assert str(cli.path) in choice.note and "tracebloc login" in choice.note
+
+
+def test_the_cli_a_person_names_is_used_whatever_is_on_path(cli: FakeCli, tmp_path: Path) -> None:
+    from installer.commands.tools import choice_text, resolve_tool
+
+    choice = resolve_tool("tracebloc", env_for(tmp_path, PATH=str(tmp_path / "nowhere"),
+                                               TRACEBLOC_CLI=str(cli.path),
+                                               TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    assert (choice.source, choice.path, choice.version) == ("env", str(cli.path), "0.10.9")
+    assert "named by TRACEBLOC_CLI" in choice_text(choice)
