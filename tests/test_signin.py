@@ -473,3 +473,20 @@ def test_the_cli_a_person_names_is_used_whatever_is_on_path(cli: FakeCli, tmp_pa
                                                TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
     assert (choice.source, choice.path, choice.version) == ("env", str(cli.path), "0.10.9")
     assert "named by TRACEBLOC_CLI" in choice_text(choice)
+
+
+def test_the_credential_file_is_removed_on_ctrl_c(tmp_path: Path) -> None:
+    with pytest.raises(KeyboardInterrupt), tbcli.credential_file(str(tmp_path)) as path:
+        Path(path).write_text("TRACEBLOC_CLIENT_PASSWORD=x\n")
+        (tmp_path / ".cred-123").write_text("partial")
+        raise KeyboardInterrupt
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_summary_says_how_to_reach_a_cli_not_on_path(cli: FakeCli, tmp_path: Path) -> None:
+    env = env_for(tmp_path, PATH=str(tmp_path / "nowhere"), TRACEBLOC_CLI=str(cli.path),
+                  SHELL="/usr/bin/zsh", TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"))  # fmt: skip
+    (note,) = flow.cli_notes(env)
+    assert "tracebloc data ingest" in note
+    if sys.platform != "win32":
+        assert f'export PATH="{cli.dir}:$PATH"' in note

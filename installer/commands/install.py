@@ -291,6 +291,8 @@ def _install(
         # The cluster is this machine's and may not exist yet: it is read once it is up.
         run_preflight(cfg, env, ui, machine)
         # A sign-in registers against what is installed: it waits until the cluster is read.
+        # Without a terminal or the CLI, the credentials (or their refusal) come first.
+        signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,

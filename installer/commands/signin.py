@@ -87,7 +87,7 @@ def sign_in(
     _login(tool, env, terminal)
     _preflight(tool, env, redactor, namespaces, setting)
     name = name_given or _ask_name(terminal)
-    where = signin.location(env, tbcli.system_zone(env), tbcli.zone_tables())
+    where = system_location(env)
     if where.source == "time zone":
         say(f"location {where.code} (from the time zone {where.zone}; set "
             f"{signin.LOCATION_VAR} to choose another)")  # fmt: skip
@@ -106,6 +106,14 @@ def sign_in(
     redactor.add(minted.password)
     say(f'registered as "{minted.namespace}"')
     return SignedIn(minted.client_id, minted.password, minted.namespace, False, name)
+
+
+def system_location(env: Mapping[str, str]) -> signin.Location:
+    """TRACEBLOC_CLIENT_LOCATION, else the time zone's country. Windows has no zone table
+    (the PowerShell twin passes a location only from the variable): none is derived there."""
+    if os_name(sys.platform) == "windows":
+        return signin.location(env, None, ())
+    return signin.location(env, tbcli.system_zone(env), tbcli.zone_tables())
 
 
 def _installed_namespaces(listing: ListRead | None) -> list[str]:
@@ -209,6 +217,20 @@ def stored_passwords(values: Mapping[Any, Any]) -> dict[str, str]:
 # --- the hook credentials.obtain calls ------------------------------------------------------
 
 
+def can_sign_in(env: Mapping[str, str], terminal: Terminal | None) -> bool:
+    """Someone at a terminal, and a CLI that can sign in."""
+    return terminal is not None and isinstance(cli_tool(env), proc.Tool)
+
+
+def precheck(env: Mapping[str, str], *, interactive: bool, terminal: Terminal | None) -> None:
+    """What stops a sign-in before anything is done for it (before a local cluster is made,
+    too): nobody at a terminal is exit 2 naming the unattended variables."""
+    if terminal is None:
+        why = "--yes never prompts" if not interactive else "there is no terminal"
+        raise BadInput("no credentials, and no terminal to sign in through the browser on",
+                       f"{why}: {signin.UNATTENDED}")  # fmt: skip
+
+
 def hook(
     env: Mapping[str, str],
     redactor: Redactor,
@@ -225,10 +247,7 @@ def hook(
     on a device code nobody sees."""
 
     def run() -> SignedIn | None:
-        if terminal is None:
-            why = "--yes never prompts" if not interactive else "there is no terminal"
-            raise BadInput("no credentials, and no terminal to sign in through the browser on",
-                           f"{why}: {signin.UNATTENDED}")  # fmt: skip
+        precheck(env, interactive=interactive, terminal=terminal)
         tool = cli_tool(env)
         if isinstance(tool, str):
             warn(f"browser sign-in is not available: {tool}")
@@ -279,7 +298,7 @@ def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
     if cfg.client_id or not signin.wanted(env, values_given=cfg.values_given, previous=previous):
         return None
     name = signin.clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))
-    where = signin.location(env, tbcli.system_zone(env), tbcli.zone_tables())
+    where = system_location(env)
     named = f"as {name!r}" if name else "under a name asked on the terminal (TRACEBLOC_CLIENT_NAME)"
     located = {"env": f"location {where.code} (TRACEBLOC_CLIENT_LOCATION)",
                "time zone": f"location {where.code} (from the time zone {where.zone})",
