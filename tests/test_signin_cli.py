@@ -126,3 +126,45 @@ def cluster_run_without_tty(env: dict[str, str], cwd: Path, *args: str):  # type
     return subprocess.run([*installer_command(), *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL,
                           start_new_session=sys.platform != "win32")  # fmt: skip
+
+
+# --- a local cluster the engine makes -------------------------------------------------------
+
+
+def local_machine(cluster: FakeCluster) -> FakeCluster:
+    from tests.fakes.localcluster import creatable, docker_running, machine_without_cluster
+
+    return creatable(docker_running(machine_without_cluster(cluster)))
+
+
+def k3d_creates(cluster: FakeCluster) -> list[list[str]]:
+    return [a for a in cluster.calls("k3d") if a[:2] == ["cluster", "create"]]
+
+
+def test_nobody_to_sign_in_stops_before_a_local_cluster_is_made(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cli, env = setup(cluster, backend, PF_MIN_DISK_GB="0")
+    local_machine(cluster)
+    result = cluster_run_without_tty(env, cluster.root, "install", "--yes")
+    assert result.returncode == 2, result.stderr
+    assert "TRACEBLOC_VALUES_FILE" in result.stderr
+    assert k3d_creates(cluster) == [] and cli.calls() == []
+
+
+@PTY
+def test_on_a_new_local_cluster_the_sign_in_follows_its_creation(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    from tests.fakes.terminal import Pty
+
+    cli, env = setup(cluster, backend, PF_MIN_DISK_GB="0", TRACEBLOC_CLIENT_NAME="box")
+    local_machine(cluster)
+    with Pty.spawn(["install", "--yes"], env=env, cwd=cluster.root) as term:
+        code = term.wait(timeout=90)
+        screen = term.screen()
+    assert code == 0, screen
+    assert len(k3d_creates(cluster)) == 1
+    assert [c[:2] for c in cli.calls()] == [["login"], ["client", "create"]]
+    upgrade = next(a for a in cluster.calls("helm") if a[:2] == ["upgrade", "--install"])
+    assert upgrade[2] == MINTED_NS
