@@ -365,9 +365,22 @@ def test_an_adopted_cluster_keeps_the_installed_releases_password(cli: FakeCli,
     cli.script(create={"mode": "adopt", "client_id": "uuid-9", "namespace": "ana-01"},
                list={"clients": [{"id": 9, "name": "ana-01", "namespace": "ana-01"}]})  # fmt: skip
     got = run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box",
-                   st=setting(tmp_path, ("ana-01", "ana-01"), stored={"ana-01": "kept-pw"}))  # fmt: skip
+                   st=setting(tmp_path, ("ana-01", "ana-01"), stored={"ns:ana-01": "kept-pw"}))  # fmt: skip
     assert (got.client_id, got.password, got.namespace, got.adopted) == (
         "uuid-9", "kept-pw", "ana-01", True)
+
+
+def test_an_adopted_client_in_the_legacy_namespace_is_found_by_its_id(cli: FakeCli,
+                                                                      tmp_path: Path) -> None:  # fmt: skip
+    from installer.decide.model import ReleaseRead, ReleaseState
+
+    cli.script(create={"mode": "adopt", "client_id": "uuid-9", "namespace": "ana-01"})
+    read = ReleaseRead("tracebloc", "tracebloc", ReleaseState.PRESENT,
+                       {"clientId": "uuid-9", "clientPassword": "legacy-pw"})  # fmt: skip
+    stored = flow.stored_passwords({("tracebloc", "tracebloc"): read})
+    got = run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box",
+                   st=setting(tmp_path, ("tracebloc", "tracebloc"), stored=stored))  # fmt: skip
+    assert (got.password, got.adopted) == ("legacy-pw", True)
 
 
 def test_an_adopted_cluster_without_a_readable_password_stops(cli: FakeCli,

@@ -128,7 +128,7 @@ def run_engine(root: Path, situation: Situation, data: Path) -> tuple[list[list[
     env = {"PATH": "/usr/bin:/bin", "HOME": str(root / "engine-home"), **situation.env}
     rows = (Installed(situation.installed, situation.installed, "client-1.4.2", "deployed"),)
     setting = flow.Setting(str(data), ListRead(True, rows if situation.installed else ()),
-                           {situation.installed: "stored"} if situation.installed else {})  # fmt: skip
+                           {f"ns:{situation.installed}": "stored"} if situation.installed else {})  # fmt: skip
     failed = False
     try:
         flow.sign_in(proc.Tool("tracebloc", str(cli.path)), env, Redactor(),

@@ -36,7 +36,8 @@ class Setting:
 
     data_dir: str
     installed: ListRead | None  # None: not read (a local cluster that does not exist yet)
-    stored_passwords: Mapping[str, str] = field(default_factory=dict, repr=False)  # ns → password
+    # The installed client releases' clientPassword, by clientId and by namespace.
+    stored_passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
     cluster_name: str | None = None  # the local k3d cluster, for the three choices
     kube_flags: tuple[str, ...] = ()  # --kubeconfig/--context the run was given
 
@@ -93,7 +94,9 @@ def sign_in(
             f"{signin.LOCATION_VAR} to choose another)")  # fmt: skip
     minted = _create(tool, env, redactor, name, where, setting)
     if minted.adopted:
-        stored = setting.stored_passwords.get(minted.namespace)
+        # By client id (what the twin reconciles by), else by the namespace it runs in.
+        stored = (setting.stored_passwords.get(f"id:{minted.client_id}")
+                  or setting.stored_passwords.get(f"ns:{minted.namespace}"))  # fmt: skip
         if not stored:
             raise InstallerError(
                 f"this cluster is already registered as client {minted.client_id!r} (namespace "
@@ -205,12 +208,16 @@ def _create(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor, name: s
 
 
 def stored_passwords(values: Mapping[Any, Any]) -> dict[str, str]:
-    """namespace → the clientPassword of each installed client release whose values were read."""
+    """The clientPassword of each installed client release whose values were read, keyed
+    `id:<clientId>` and `ns:<namespace>`."""
     out = {}
     for read in values.values():
-        password = getattr(read, "values", {}).get("clientPassword")
+        found = getattr(read, "values", {})
+        password, client_id = found.get("clientPassword"), found.get("clientId")
         if isinstance(password, str) and password:
-            out[read.namespace] = password
+            out[f"ns:{read.namespace}"] = password
+            if isinstance(client_id, str) and client_id:
+                out[f"id:{client_id}"] = password
     return out
 
 
