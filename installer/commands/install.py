@@ -165,7 +165,10 @@ def obtain_credentials(
 def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
                   previous: tuple[str | None, str | None] | None = None) -> bool:  # fmt: skip
     if previous is None:
-        doc = load_yaml(cfg.values_path, required=False) if not cfg.values_given else None
+        try:
+            doc = load_yaml(cfg.values_path, required=False) if not cfg.values_given else None
+        except InstallerError:  # obtain_credentials reports it, in its place
+            return False
         previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
     return signin.wanted(env, values_given=cfg.values_given, previous=previous)
 
