@@ -1,6 +1,7 @@
-"""Regenerate installer/data/tools.json: the pinned kubectl, helm and k3d the engine may fetch.
+"""Regenerate installer/data/tools.json: the pinned kubectl, helm, k3d and tracebloc CLI the
+engine may fetch.
 
-    python build/pin_tools.py --kubectl v1.35.2 --helm v4.2.3 --k3d v5.9.0
+    python build/pin_tools.py --kubectl v1.35.2 --helm v4.2.3 --k3d v5.9.0 --tracebloc v0.10.9
     python build/pin_tools.py --offline        # structure only: every checksum PENDING
 
 For each tool and platform it reads the checksum the project itself publishes, and writes it
@@ -9,6 +10,12 @@ beside the artifact's URL with that checksum's source:
   helm     https://get.helm.sh/helm-<v>-<os>-<arch>.<ext>.sha256sum  ("<hash>  <file>")
   k3d      https://github.com/k3d-io/k3d/releases/download/<v>/checksums.txt
            ("<hash>  _dist/k3d-<os>-<arch>[.exe]", one line per artifact)
+  tracebloc https://github.com/tracebloc/cli/releases/download/<v>/SHA256SUMS
+           ("<hash>  tracebloc-<v>-<os>-<arch>[.exe]"); where `cosign` is on PATH, each binary
+           is also downloaded and checked against its keyless signature (<file>.sig/.cert,
+           signed by the CLI's release workflow) and the checksum above; a mismatch or a
+           failed signature leaves that entry PENDING. Without cosign the entry says so in
+           `cross_check`.
 A checksum that cannot be fetched, or that is not 64 hex digits, is written as PENDING, which
 the engine treats as "no pinned artifact for this platform" (it refuses to download one).
 Exit 1 when any entry is PENDING, so a release build notices. Standard library only; this
@@ -36,7 +43,9 @@ PLATFORMS = {
     "darwin-arm64": ("darwin", "arm64"),
     "windows-x86_64": ("windows", "amd64"),
 }
-DEFAULTS = {"kubectl": "v1.35.2", "helm": "v4.2.3", "k3d": "v5.9.0"}
+DEFAULTS = {"kubectl": "v1.35.2", "helm": "v4.2.3", "k3d": "v5.9.0", "tracebloc": "v0.10.9"}
+COSIGN_IDENTITY = r"https://github.com/tracebloc/cli/.github/workflows/release.yml@refs/tags/v.*"
+COSIGN_ISSUER = "https://token.actions.githubusercontent.com"
 _HEX64 = re.compile(r"\b([0-9a-fA-F]{64})\b")
 _TAG = re.compile(r"v\d+\.\d+\.\d+")
 
@@ -67,7 +76,15 @@ def k3d_entry(version: str, os_: str, arch: str) -> dict[str, Any]:
             "checksum_source": f"{base}/checksums.txt", "archive": "none"}  # fmt: skip
 
 
-ENTRIES = {"kubectl": kubectl_entry, "helm": helm_entry, "k3d": k3d_entry}
+def tracebloc_entry(version: str, os_: str, arch: str) -> dict[str, Any]:
+    file = f"tracebloc-{version}-{os_}-{arch}" + (".exe" if os_ == "windows" else "")
+    base = f"https://github.com/tracebloc/cli/releases/download/{version}"
+    return {"file": file, "url": f"{base}/{file}", "sha256": PENDING,
+            "checksum_source": f"{base}/SHA256SUMS", "archive": "none"}  # fmt: skip
+
+
+ENTRIES = {"kubectl": kubectl_entry, "helm": helm_entry, "k3d": k3d_entry,
+           "tracebloc": tracebloc_entry}  # fmt: skip
 
 
 def skeleton(versions: dict[str, str]) -> dict[str, Any]:
@@ -98,7 +115,7 @@ def published_checksum(tool: str, entry: dict[str, Any], cache: dict[str, str]) 
     except OSError as exc:
         print(f"pin_tools: {source}: {exc}", file=sys.stderr)
         return None
-    if tool == "k3d":  # one line per artifact: "<hash>  _dist/<file>"
+    if tool in ("k3d", "tracebloc"):  # one line per artifact: "<hash>  [_dist/]<file>"
         for line in text.splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[1].rsplit("/", 1)[-1] == entry["file"]:
@@ -117,11 +134,49 @@ def fill(document: dict[str, Any]) -> list[str]:
     for tool, pins in document["tools"].items():
         for key, entry in pins["platforms"].items():
             digest = published_checksum(tool, entry, cache)
+            if digest is not None and tool == "tracebloc":
+                digest = cosign_checked(entry, digest)
             if digest is None:
                 pending.append(f"{tool} {pins['version']} {key}")
             else:
                 entry["sha256"] = digest
     return pending
+
+
+def cosign_checked(entry: dict[str, Any], digest: str) -> str | None:
+    """`digest` when the binary's keyless signature verifies and the binary hashes to it;
+    None when either fails. Without cosign on this machine: `digest`, marked unchecked."""
+    import hashlib
+    import shutil
+    import subprocess  # noqa: TID251 - a build script, never part of the engine
+    import tempfile
+
+    cosign = shutil.which("cosign")
+    if cosign is None:
+        entry["cross_check"] = ("SHA256SUMS of the release only: no cosign on the pinning "
+                                "machine, so the signature was not checked")  # fmt: skip
+        return digest
+    with tempfile.TemporaryDirectory() as scratch:
+        paths = {}
+        for suffix in ("", ".sig", ".cert"):
+            paths[suffix] = Path(scratch) / (entry["file"] + suffix)
+            try:
+                with urllib.request.urlopen(entry["url"] + suffix, timeout=300) as answer:  # noqa: S310
+                    paths[suffix].write_bytes(answer.read(256 << 20))
+            except OSError as exc:
+                print(f"pin_tools: {entry['url']}{suffix}: {exc}", file=sys.stderr)
+                return None
+        if hashlib.sha256(paths[""].read_bytes()).hexdigest() != digest:
+            print(f"pin_tools: {entry['file']} does not hash to SHA256SUMS", file=sys.stderr)
+            return None
+        verify = [cosign, "verify-blob", "--certificate-identity-regexp", COSIGN_IDENTITY,
+                  "--certificate-oidc-issuer", COSIGN_ISSUER, "--certificate", str(paths[".cert"]),
+                  "--signature", str(paths[".sig"]), str(paths[""])]  # fmt: skip
+        if subprocess.run(verify, capture_output=True, timeout=300).returncode != 0:  # noqa: S603
+            print(f"pin_tools: cosign rejected {entry['file']}", file=sys.stderr)
+            return None
+    entry["cross_check"] = "SHA256SUMS of the release, and the binary's cosign keyless signature"
+    return digest
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,13 +28,14 @@ def embedded() -> dict[str, Any]:
 
 def test_the_embedded_manifest_pins_every_tool_for_every_platform() -> None:
     manifest = pins.parse_manifest(embedded())
-    assert set(manifest.artifacts) == {(t, p) for t in pins.TOOLS for p in pins.PLATFORMS}
+    assert set(manifest.artifacts) == {(t, p) for t in pins.PINNED for p in pins.PLATFORMS}
     assert pins.parse_version(manifest.versions["helm"]) >= (4, 2, 3)
     assert pins.parse_version(manifest.versions["k3d"]) >= (5, 9, 0)
     assert pins.supported("kubectl", manifest.versions["kubectl"])
     for artifact in manifest.artifacts.values():
-        # The pinned version is one the engine would accept on PATH too.
-        assert pins.supported(artifact.tool, artifact.version), artifact
+        # The pinned version is one the engine would accept on PATH too (the CLI is accepted
+        # by what it can do, asked with --help, not by a version range).
+        assert artifact.tool == pins.CLI or pins.supported(artifact.tool, artifact.version), artifact
         assert artifact.version in artifact.url and artifact.checksum_source.startswith("https://")
     pending = manifest.pending()
     if pending:  # allowed (nothing PENDING is downloaded), but never silently
@@ -52,9 +53,9 @@ def test_the_embedded_manifest_is_what_the_pin_script_lays_out() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     document = embedded()
-    versions = {t: document["tools"][t]["version"] for t in pins.TOOLS}
+    versions = {t: document["tools"][t]["version"] for t in pins.PINNED}
     expected = module.skeleton(versions)
-    for tool in pins.TOOLS:
+    for tool in pins.PINNED:
         for key, entry in document["tools"][tool]["platforms"].items():
             shaped = dict(expected["tools"][tool]["platforms"][key])
             assert {k: v for k, v in entry.items() if k not in ("sha256", "cross_check")} == {
@@ -191,3 +192,46 @@ def test_a_hard_link_is_refused(tmp_path: Path) -> None:
 def test_a_damaged_archive_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ArchiveRejected, match="cannot be read"):
         extract(tmp_path, b"\x1f\x8b not really gzip")
+
+
+# --- the tracebloc CLI's pin (build/pin_tools.py) ---------------------------------------------
+
+
+def _pin_tools() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pin_tools", REPO / "build" / "pin_tools.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cli_pin_takes_its_checksum_from_the_releases_sha256sums(monkeypatch: Any) -> None:
+    module = _pin_tools()
+    entry = module.tracebloc_entry("v0.10.9", "linux", "amd64")
+    assert entry["file"] == "tracebloc-v0.10.9-linux-amd64"
+    assert entry["checksum_source"] == \
+        "https://github.com/tracebloc/cli/releases/download/v0.10.9/SHA256SUMS"  # fmt: skip
+    sums = (f"{'a' * 64}  tracebloc-v0.10.9-darwin-arm64\n"
+            f"{'B' * 64}  tracebloc-v0.10.9-linux-amd64\n")  # fmt: skip
+    digest = module.published_checksum("tracebloc", entry, {entry["checksum_source"]: sums})
+    assert digest == "b" * 64
+    windows = module.tracebloc_entry("v0.10.9", "windows", "amd64")
+    assert module.published_checksum("tracebloc", windows, {windows["checksum_source"]: sums}) is None
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert module.cosign_checked(entry, digest) == digest
+    assert "no cosign" in entry["cross_check"]
+
+
+def test_the_embedded_cli_pin_is_pending_so_it_is_never_downloaded() -> None:
+    manifest = pins.parse_manifest(embedded())
+    cli = [a for a in manifest.artifacts.values() if a.tool == pins.CLI]
+    assert cli and all(a.pending for a in cli)  # no network when it was pinned: see MIGRATION.md
+    assert all(a.url.startswith("https://github.com/tracebloc/cli/releases/download/") for a in cli)
+
+
+def test_a_manifest_without_the_cli_still_parses() -> None:
+    document = copy.deepcopy(embedded())
+    del document["tools"]["tracebloc"]
+    assert pins.CLI not in pins.parse_manifest(document).versions

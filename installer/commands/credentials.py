@@ -24,6 +24,7 @@ ID_VAR = "TRACEBLOC_CLIENT_ID"
 PASSWORD_VAR = "TRACEBLOC_CLIENT_PASSWORD"
 MAX_TRIES = 5
 ENVIRONMENT, PROMPT, VALUES_FILE = "environment", "prompt", "values file"
+SIGN_IN = "sign-in"  # minted by `tracebloc client create` (commands/signin.py)
 _SET_BOTH = f"set {ID_VAR} and {PASSWORD_VAR}"
 
 
@@ -31,7 +32,21 @@ _SET_BOTH = f"set {ID_VAR} and {PASSWORD_VAR}"
 class Credentials:
     client_id: str
     password: str = field(repr=False)
-    origin: str  # ENVIRONMENT, PROMPT or VALUES_FILE
+    origin: str  # ENVIRONMENT, PROMPT, VALUES_FILE or SIGN_IN
+    namespace: str | None = None  # SIGN_IN: the namespace (and release) the client was given
+
+
+class Signed(Protocol):
+    """What a sign-in hook returns (commands/signin.SignedIn)."""
+
+    @property
+    def client_id(self) -> str: ...
+
+    @property
+    def password(self) -> str: ...
+
+    @property
+    def namespace(self) -> str: ...
 
 
 class Terminal(Protocol):
@@ -62,6 +77,7 @@ def obtain(
     terminal: Terminal | None,
     check: Callable[[str, str], Check],
     say: Callable[[str], None],
+    sign_in: Callable[[], Signed | None] | None = None,
 ) -> Credentials:
     """The credentials to install with, checked once with the backend (or until accepted,
     at most MAX_TRIES times, when asked on the terminal).
@@ -83,6 +99,11 @@ def obtain(
                 raise BadInput(f"{name} holds nothing but control characters")
         return _checked_once(creds, check, say)
     previous_id, previous_password = previous
+    if sign_in is not None and not (previous_id and previous_password):
+        signed = sign_in()  # None: the CLI cannot be had; the old ways go on
+        if signed is not None:
+            return _checked_once(Credentials(signed.client_id, signed.password, SIGN_IN,
+                                             signed.namespace), check, say)  # fmt: skip
     if interactive and terminal is not None:
         return _prompt(terminal, previous_id, previous_password, check, say)
     if previous_id and previous_password:
@@ -100,6 +121,11 @@ def _checked_once(
         if creds.origin == ENVIRONMENT:
             raise BadInput(f"the backend rejected {ID_VAR} and {PASSWORD_VAR}",
                            f"check both values (client id {creds.client_id!r})")  # fmt: skip
+        if creds.origin == SIGN_IN:
+            raise InstallerError(f"the backend rejected the credential tracebloc client create "
+                                 f"just issued (client id {creds.client_id!r})",
+                                 "re-run to try again; if it happens again, contact tracebloc "
+                                 "support")  # fmt: skip
         raise BadInput("the backend rejected the client id and password saved in the "
                        "previous values file", f"{_SET_BOTH}, or run interactively "
                        "to enter them")  # fmt: skip
@@ -220,6 +246,10 @@ class _Tty:
         self._file.write(text + "\n")
         self._file.flush()
 
+    def descriptors(self) -> tuple[int, int]:
+        """Where a child that talks to the person reads and writes (commands/signin.py)."""
+        return self._fd, self._fd
+
 
 def _line(text: str) -> str:
     """A line read from a terminal, without its line end; EOFError for end of input."""
@@ -282,6 +312,9 @@ class _Console:
     def say(self, text: str) -> None:
         self._out.write(text + "\n")
         self._out.flush()
+
+    def descriptors(self) -> tuple[int, int]:
+        return self._in.fileno(), self._out.fileno()
 
 
 def _open_console() -> Terminal | None:

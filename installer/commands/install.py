@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, localcluster, reads, wait
+from installer.commands import credentials, localcluster, reads, signin, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -122,7 +122,8 @@ def run_preflight(
 
 
 def obtain_credentials(
-    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, *, interactive: bool
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, *, interactive: bool,
+    cluster: reads.ClusterRead | None = None,
 ) -> PlanConfig:
     """The config with verified credentials in it. A caller's values file is used as-is."""
     if cfg.values_given:
@@ -147,10 +148,29 @@ def obtain_credentials(
             return result
 
     terminal = credentials.open_terminal(os_name(sys.platform)) if interactive else None
+    sign_in = None
+    if signin_wanted(cfg, env, previous):  # browser sign-in through the tracebloc CLI
+        sign_in = signin.hook(env, redactor, interactive=interactive,
+                              terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
+                              setting=signin.setting_for(cfg, cluster), say=ui.info,
+                              warn=ui.warn)  # fmt: skip
     found = credentials.obtain(env, previous=previous, interactive=interactive,
-                               terminal=terminal, check=check, say=ui.warn)  # fmt: skip
+                               terminal=terminal, check=check, say=ui.warn,
+                               sign_in=sign_in)  # fmt: skip
     redactor.add(found.password)
+    cfg = signin.with_namespace(cfg, found.namespace)
     return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password)
+
+
+def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
+                  previous: tuple[str | None, str | None] | None = None) -> bool:  # fmt: skip
+    if previous is None:
+        try:
+            doc = load_yaml(cfg.values_path, required=False) if not cfg.values_given else None
+        except InstallerError:  # obtain_credentials reports it, in its place
+            return False
+        previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
+    return signin.wanted(env, values_given=cfg.values_given, previous=previous)
 
 
 def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.Verdict:
@@ -265,17 +285,27 @@ def _install(
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
     machine = local.machine
+    signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
         cluster = read_cluster(cfg, env, ui, tools, settings)
         run_preflight(cfg, env, ui, machine, cluster)
-        cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+        cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
         # The cluster is this machine's and may not exist yet: it is read once it is up.
         run_preflight(cfg, env, ui, machine)
-        cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+        # A sign-in registers against what is installed: it waits until the cluster is read.
+        # Without a terminal or the CLI, the credentials (or their refusal) come first.
+        signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
+        if not signs_in:
+            cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
+        if signs_in:
+            cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive,
+                                     cluster=cluster)  # fmt: skip
+    # A sign-in may have named the namespace: that release is locked too (a no-op otherwise).
+    held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release))
     verdict = decide_target(cfg, cluster, ui)
     cfg = judge.moved(cfg, verdict)
     if verdict.target is not None and verdict.target.moved:  # that release is locked too
@@ -308,6 +338,7 @@ def _install(
                                 timeout_s=settings.ready_timeout_s,
                                 read_timeout_s=cfg.probe.timeout, ui=ui,
                                 training=plan.facts.training)  # fmt: skip
+    notes += signin.cli_notes(env) if signs_in else []
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
 

@@ -213,6 +213,10 @@ def plan_install(
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
+    from installer.commands.signin import plan_note
+
+    sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
     return dataclasses.replace(
         plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
-        set_context_namespace=settings.set_context_namespace)  # fmt: skip
+        set_context_namespace=settings.set_context_namespace,
+        notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip

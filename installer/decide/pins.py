@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-TOOLS = ("kubectl", "helm", "k3d")
+TOOLS = ("kubectl", "helm", "k3d")  # what a mirror carries (`tools --download-to`)
+# The tracebloc CLI: pinned like the others, but needed only to sign in through the browser,
+# and accepted from PATH by what it can do (`login`, `client create`), not by a version range.
+CLI = "tracebloc"
+PINNED = (*TOOLS, CLI)
 PLATFORMS = ("linux-x86_64", "linux-arm64", "darwin-x86_64", "darwin-arm64", "windows-x86_64")
 PENDING = "PENDING"
 ARCHIVES = ("none", "tar.gz", "zip")
@@ -88,11 +92,11 @@ def parse_manifest(document: Any, origin: str = "embedded") -> Manifest:
     if not isinstance(document, dict) or document.get("format") != 1:
         raise ManifestError("not a format-1 tools manifest")
     tools = document.get("tools")
-    if not isinstance(tools, dict) or set(tools) != set(TOOLS):
-        raise ManifestError(f"tools must be exactly {', '.join(TOOLS)}")
+    if not isinstance(tools, dict) or set(tools) not in (set(TOOLS), set(PINNED)):
+        raise ManifestError(f"tools must be exactly {', '.join(TOOLS)} (and optionally {CLI})")
     artifacts: dict[tuple[str, str], Artifact] = {}
     versions: dict[str, str] = {}
-    for tool in TOOLS:
+    for tool in [t for t in PINNED if t in tools]:
         pins = tools[tool]
         version = pins.get("version") if isinstance(pins, dict) else None
         if not isinstance(version, str) or parse_version(version) is None:
@@ -173,6 +177,7 @@ VERSION_ARGS: dict[str, tuple[str, ...]] = {
     "kubectl": ("version", "--client", "-o", "json"),
     "helm": ("version", "--template", "{{.Version}}"),
     "k3d": ("version",),
+    CLI: ("version",),
 }
 
 
@@ -191,5 +196,8 @@ def reported_version(tool: str, out: str) -> str | None:
         # k3d prints "k3d version v5.9.0" then the k3s line; it has no structured form.
         match = re.search(r"^k3d version (v\S+)", text, re.MULTILINE)
         return match[1] if match and parse_version(match[1]) else None
+    if tool == CLI:  # "tracebloc 0.10.10 (<sha>, built <date>, go1.x on linux/amd64)"
+        match = re.search(r"^tracebloc (v?\d+\.\d+\.\d+\S*)", text, re.MULTILINE)
+        return match[1] if match else None
     first = text.splitlines()[0].strip() if text else ""
     return first if parse_version(first) and len(first) <= 64 else None

@@ -127,9 +127,10 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
              "containers (the engine never registers Docker itself to start)",
              by=LOCAL_CLUSTER),  # fmt: skip
-    Upstream("TRACEBLOC_CLIENT_NAME", D, "the engine installs a client that exists; create "
-             "one at https://ai.tracebloc.io/clients"),  # fmt: skip
-    Upstream("TRACEBLOC_CLIENT_LOCATION", D, "as TRACEBLOC_CLIENT_NAME"),
+    Upstream("TRACEBLOC_CLIENT_NAME", H, "the name browser sign-in registers this machine "
+             "under (`tracebloc client create --name`); else asked on the terminal"),  # fmt: skip
+    Upstream("TRACEBLOC_CLIENT_LOCATION", H, "the carbon zone sign-in registers "
+             "(`--location`); else from the system time zone; else none"),  # fmt: skip
     Upstream("TRACEBLOC_INSTALL_REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
     Upstream("BRANCH", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
     Upstream("REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),

@@ -248,6 +248,7 @@ def run(
     redactor: Redactor | None = None,
     grace: float = 0.0,
     stdout: IO[bytes] | None = None,
+    terminal: tuple[int, int] | None = None,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
@@ -265,6 +266,10 @@ def run(
     With `stdout` (a file opened for binary writing) the child writes there instead of into
     memory, and `Result.out` is empty: a reader of a large answer then holds only what it
     parses, not the whole output too.
+
+    With `terminal` (the descriptors of the person's terminal, read and write) the child
+    reads and writes that terminal directly and nothing is captured: a sign-in whose code a
+    person must see (`tracebloc login`).
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -278,9 +283,10 @@ def run(
     try:
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
             [tool.path, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE if stdout is None else stdout,
-            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL if terminal is None else terminal[0],
+            stdout=(subprocess.PIPE if stdout is None else stdout) if terminal is None
+            else terminal[1],
+            stderr=subprocess.PIPE if terminal is None else terminal[1],
             env=_child_environment(env if env is not None else os.environ, redactor.secrets),
             # Its own process group (session on POSIX), so the whole tree can be killed.
             start_new_session=not _WINDOWS,

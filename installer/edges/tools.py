@@ -1,4 +1,4 @@
-"""Which kubectl, helm and k3d the engine runs, and where each comes from.
+"""Which kubectl, helm, k3d and tracebloc CLI the engine runs, and where each comes from.
 
 In order: the binary a `TRACEBLOC_<TOOL>` variable names (always, whatever its version);
 the one on PATH when its version is in the supported range (decide/pins.SUPPORTED); the
@@ -204,31 +204,63 @@ def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -
 
 
 def explicit_paths(env: Mapping[str, str]) -> dict[str, str]:
-    """TRACEBLOC_KUBECTL, TRACEBLOC_HELM, TRACEBLOC_K3D: the binaries a person named."""
-    return {tool: env.get(proc.tool_variable(tool), "").strip()
-            for tool in ("kubectl", "helm", "k3d")}  # fmt: skip
+    """TRACEBLOC_KUBECTL, TRACEBLOC_HELM, TRACEBLOC_K3D, TRACEBLOC_CLI: the binaries a
+    person named."""
+    return {"kubectl": env.get("TRACEBLOC_KUBECTL", "").strip(),
+            "helm": env.get("TRACEBLOC_HELM", "").strip(),
+            "k3d": env.get("TRACEBLOC_K3D", "").strip(),
+            "tracebloc": env.get("TRACEBLOC_CLI", "").strip()}  # fmt: skip
+
+
+_VARIABLES = {"kubectl": "TRACEBLOC_KUBECTL", "helm": "TRACEBLOC_HELM", "k3d": "TRACEBLOC_K3D",
+              "tracebloc": "TRACEBLOC_CLI"}  # fmt: skip
+
+
+def variable(name: str) -> str:
+    """The variable naming a tool's binary; the tracebloc CLI's is TRACEBLOC_CLI."""
+    return _VARIABLES.get(name) or proc.tool_variable(name)
+
+
+def wanted_range(name: str) -> str:
+    if name == pins.CLI:
+        return "one with `tracebloc login` and `tracebloc client create`"
+    return pins.supported_range(name)
+
+
+def usable_on_path(name: str, path: str, version: str | None, env: Mapping[str, str]) -> bool:
+    """kubectl, helm and k3d by their version; the CLI by what it can do, asked as the twin
+    asks (`login --help`, `client create --help`)."""
+    if name == pins.CLI:
+        from installer.edges.tbcli import supports_signin
+
+        return supports_signin(proc.Tool(name, path), env)
+    return pins.supported(name, version)
 
 
 def resolve_tool(
     name: str, env: Mapping[str, str], cfg: Settings, *, timeout: float = 10.0
 ) -> ToolChoice:
     """Where `name` comes from; reads only (runs `<tool> version`), never downloads."""
-    variable = proc.tool_variable(name)
+    named_by = variable(name)
     explicit = explicit_paths(env).get(name, "")
     if explicit:
         if not proc.is_executable(explicit, cfg.os):
             return ToolChoice(name, None, None, None,
-                              problem=f"{variable} names {explicit!r}, which is not an executable file")  # fmt: skip
+                              problem=f"{named_by} names {explicit!r}, which is not an executable file")  # fmt: skip
         return ToolChoice(name, explicit, read_version(name, explicit, env, timeout), "env")
     note = ""
     on_path = proc.find_on_path(name, env, cfg.os)
     if on_path is not None:
         version = read_version(name, on_path.path, env, timeout)
-        if pins.supported(name, version):
+        if usable_on_path(name, on_path.path, version, env):
             return ToolChoice(name, on_path.path, version, "path")
         note = (f"{name} {version or '(version unknown)'} at {on_path.path} is outside the "
-                f"supported range ({pins.supported_range(name)})")  # fmt: skip
-    pinned = cfg.manifest.versions[name]
+                f"supported range ({wanted_range(name)})")  # fmt: skip
+    pinned = cfg.manifest.versions.get(name)
+    if pinned is None:
+        return ToolChoice(name, None, None, None, note=note,
+                          problem=f"this build pins no {name}; put {name} ({wanted_range(name)}) "
+                                  f"on PATH, or name it with {named_by}")  # fmt: skip
     cached = os.path.join(cfg.tools_dir, executable_name(name, cfg.os))
     if os.path.isfile(cached) and (cfg.os == "windows" or os.access(cached, os.X_OK)):
         if pins.same_version(pinned, read_version(name, cached, env, timeout)):
@@ -238,7 +270,7 @@ def resolve_tool(
         why = ("no verified checksum for it is pinned in this build" if artifact is not None
                else "this build pins none for this platform")  # fmt: skip
         problem = (f"{name} {pinned} for {cfg.platform} cannot be downloaded: {why}; put {name} "
-                   f"({pins.supported_range(name)}) on PATH, or name it with {variable}")  # fmt: skip
+                   f"({wanted_range(name)}) on PATH, or name it with {named_by}")  # fmt: skip
         return ToolChoice(name, None, None, None, problem=problem, note=note)
     return ToolChoice(name, cached, pinned, "download", url=location(artifact, cfg.mirror),
                       sha256=artifact.sha256, note=note)  # fmt: skip

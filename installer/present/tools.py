@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from installer.edges import proc
+from installer.edges import tools
 from installer.edges.tools import ToolChoice
 
 
@@ -22,7 +22,7 @@ def choice_json(choice: ToolChoice) -> dict[str, Any]:
 def choice_text(choice: ToolChoice) -> str:
     version = f" {choice.version}" if choice.version else ""
     where = {
-        "env": f"named by {proc.tool_variable(choice.name)}: {choice.path}",
+        "env": f"named by {tools.variable(choice.name)}: {choice.path}",
         "path": f"on PATH: {choice.path}",
         "cache": f"downloaded earlier: {choice.path}",
         "download": f"to be downloaded from {choice.url} (sha256 {choice.sha256}) to {choice.path}",

@@ -1,0 +1,173 @@
+"""Running the tracebloc CLI for sign-in: `login` on the person's terminal, `client list
+--plain`, `client create --credential-file`, and reading (then removing) that file.
+
+The engine never speaks the device-flow protocol itself: the CLI is the one implementation
+of it in the ecosystem. Every call goes through proc.run (argv list, deadline, tree kill).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from installer.decide import signin
+from installer.decide.errors import InstallerError
+from installer.decide.redact import Redactor
+from installer.edges import proc
+
+log = logging.getLogger(__name__)
+
+HELP_TIMEOUT_S = 20.0
+LOGIN_TIMEOUT_S = 15 * 60.0  # the device code lives ten minutes; the CLI stops by itself then
+LIST_TIMEOUT_S = 60.0
+CREATE_TIMEOUT_S = 180.0
+CREDENTIAL_FILE = "client-credential.env"
+ZONE_TABLES = ("/usr/share/zoneinfo/zone.tab", "/usr/share/zoneinfo/zone1970.tab")
+
+
+def supports_signin(tool: proc.Tool, env: Mapping[str, str]) -> bool:
+    """Does this CLI have `login` and `client create`? Asked as the twin asks, with `--help`
+    (no side effect; an unknown command exits non-zero)."""
+    for args in (("login", "--help"), ("client", "create", "--help")):
+        try:
+            result = proc.run(tool, args, timeout=HELP_TIMEOUT_S, env=env)
+        except InstallerError as exc:
+            log.debug("%s %s: %s", tool.path, " ".join(args), exc.message)
+            return False
+        if result.rc != 0:
+            return False
+    return True
+
+
+def login(tool: proc.Tool, env: Mapping[str, str], terminal: tuple[int, int] | None) -> int:
+    """One `tracebloc login` on the person's terminal; its exit code. TRACEBLOC_INSTALLER=1
+    is in this child's environment only: the CLI then leaves the recovery advice to us."""
+    child = {**env, "TRACEBLOC_INSTALLER": "1"}
+    if terminal is None:  # nobody to show a code to: the CLI fails at once, it cannot hang
+        result = proc.run(tool, ["login"], timeout=LOGIN_TIMEOUT_S, env=child)
+        log.debug("tracebloc login (no terminal): %s", result.stderr.strip()[-500:])
+        return result.rc
+    result = proc.run(tool, ["login"], timeout=LOGIN_TIMEOUT_S, env=child, terminal=terminal)
+    log.info("tracebloc login: exit %d (its output went to the terminal only)", result.rc)
+    return result.rc
+
+
+@dataclass(frozen=True)
+class Listed:
+    readable: bool
+    text: str = ""
+
+
+def list_clients(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor) -> Listed:
+    try:
+        result = proc.run(tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env,
+                          redactor=redactor)  # fmt: skip
+    except InstallerError as exc:
+        log.info("tracebloc client list --plain: %s", exc.message)
+        return Listed(False)
+    log.info("tracebloc client list --plain: exit %d\n%s", result.rc,
+             redactor(result.stdout + result.stderr).strip())  # fmt: skip
+    return Listed(result.rc == 0, result.stdout)
+
+
+@dataclass(frozen=True)
+class Created:
+    rc: int
+    output: str  # stdout and stderr: a failed create minted nothing, so it holds no secret
+
+
+def create_argv(name: str, path: str, location: str | None,
+                kube: Sequence[str] = ()) -> list[str]:  # fmt: skip
+    argv = ["client", "create", "--yes", "--name", name, "--credential-file", path]
+    if location:
+        argv += ["--location", location]
+    return argv + list(kube)
+
+
+def create(tool: proc.Tool, argv: Sequence[str], env: Mapping[str, str],
+           redactor: Redactor) -> Created:  # fmt: skip
+    result = proc.run(tool, argv, timeout=CREATE_TIMEOUT_S, env=env, redactor=redactor)
+    return Created(result.rc, (result.stdout + "\n" + result.stderr).strip())
+
+
+@contextlib.contextmanager
+def credential_file(directory: str) -> Iterator[str]:
+    """The path `client create` writes the credential to: in the engine's data directory,
+    owner-only, absent before and removed after (failure and Ctrl-C included)."""
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    path = os.path.join(directory, CREDENTIAL_FILE)
+    _remove(path)  # a stale one from a killed run is never read as this run's
+    try:
+        yield path
+    finally:
+        _remove(path)
+        _remove_partials(directory)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def _remove_partials(directory: str) -> None:
+    """The CLI writes through a `.cred-*` temp file: a killed create may leave one."""
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(directory):
+            if entry.startswith(".cred-"):
+                _remove(os.path.join(directory, entry))
+
+
+def read_credential(path: str) -> signin.Minted:
+    """The credential, read as data and removed at once. The file must be a regular file
+    (never a link followed), owner-only on POSIX, and small."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise InstallerError("tracebloc client create succeeded but wrote no credential file",
+                             "re-run to try again") from None  # fmt: skip
+    except OSError as exc:
+        _remove(path)
+        raise InstallerError(f"the credential file cannot be read: {exc.strerror or exc}",
+                             "re-run to try again") from None  # fmt: skip
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise signin.CredentialFileError("the credential file is not a regular file")
+        if os.name != "nt" and info.st_mode & 0o077:
+            raise signin.CredentialFileError("the credential file is readable by others",
+                                             "upgrade the tracebloc CLI, then re-run")  # fmt: skip
+        data = os.read(fd, signin.MAX_CREDENTIAL_BYTES + 1)
+    finally:
+        os.close(fd)
+        _remove(path)
+    if len(data) > signin.MAX_CREDENTIAL_BYTES:
+        raise signin.CredentialFileError("the credential file is too large to be one")
+    return signin.parse_credential(data.decode("utf-8", errors="replace"))
+
+
+# --- the system time zone, as the twin reads it -------------------------------------------
+
+
+def system_zone(env: Mapping[str, str]) -> str | None:
+    """TZ; else where /etc/localtime links; else /etc/timezone's first line."""
+    if env.get("TZ", "").strip():
+        return env["TZ"].strip().lstrip(":")
+    with contextlib.suppress(OSError):
+        if os.path.islink("/etc/localtime"):
+            return signin.zone_from_link(os.readlink("/etc/localtime")) or None
+    with contextlib.suppress(OSError), open("/etc/timezone", encoding="utf-8") as handle:
+        return handle.readline(256).strip() or None
+    return None
+
+
+def zone_tables(paths: Sequence[str] = ZONE_TABLES) -> list[str]:
+    tables = []
+    for path in paths:
+        with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as f:
+            tables.append(f.read(1 << 20))
+    return tables
