@@ -346,9 +346,9 @@ def absolute_path(given: str, env: Mapping[str, str], os_: str, what: str) -> st
     if text == "~" or text.startswith(("~/", "~\\") if os_ == "windows" else "~/"):
         text = home_dir(env, os_) + text[1:]
     if not path.isabs(text) or (os_ == "windows" and not path.splitdrive(text)[0]):
-        raise BadInput(f"{what}={given!r} is not an absolute path",
-                       f"give {what} a full path (~ is your home directory), such as "
-                       "~/tracebloc-data")  # fmt: skip
+        shown = f"{what} {given!r}" if " " in what else f"{what}={given!r}"
+        raise BadInput(f"{shown} is not an absolute path",
+                       "give a full path (~ is your home directory), such as ~/tracebloc-data")
     return path.normpath(text)
 
 

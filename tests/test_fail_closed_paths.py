@@ -49,3 +49,56 @@ def test_a_tilde_data_dir_is_the_home_not_a_folder_named_tilde(cluster: FakeClus
     doc = cluster.run_json("plan", "--data-dir=~/tbdata2", **CREDENTIALS)
 
     assert doc["values_path"] == str(cluster.home / "tbdata2" / "values.yaml")
+
+
+@POSIX
+def test_a_linked_data_dir_is_refused_naming_where_it_points(cluster: FakeCluster) -> None:
+    """The leftover guard would look behind the link for nothing, and the cluster be
+    created on top of an old client's MySQL: refused, in plan as in install."""
+    plannable(cluster)
+    elsewhere = cluster.root / "elsewhere"
+    (elsewhere / "tracebloc" / "mysql").mkdir(parents=True)
+    (elsewhere / "tracebloc" / "mysql" / "ibdata1").write_bytes(b"rows")
+    (cluster.home / ".tracebloc").symlink_to(elsewhere)
+    for command in (["plan"], ["install", "--yes"]):
+        result = cluster.run(*command, **CREDENTIALS)
+
+        assert result.returncode == 2, result.stderr
+        assert f"is a symbolic link to {elsewhere}" in result.stderr
+    assert (elsewhere / "tracebloc" / "mysql" / "ibdata1").exists()
+    assert [c for c in cluster.calls("helm") if c[:1] in (["upgrade"], ["install"])] == []
+
+
+@POSIX
+@pytest.mark.parametrize(("typed", "said"), [
+    pytest.param("~", "is your home directory itself", id="tilde-is-the-home"),
+    pytest.param("tbdata", "'tbdata' is not an absolute path", id="relative"),
+    pytest.param("/etc/tracebloc", "inside the system directory /etc", id="system-path"),
+])  # fmt: skip
+def test_a_path_typed_at_the_leftover_prompt_obeys_the_data_dir_rules(
+    cluster: FakeCluster, typed: str, said: str
+) -> None:
+    from tests.fakes.localcluster import creatable, docker_running, machine_without_cluster
+    from tests.fakes.terminal import Pty
+
+    creatable(docker_running(machine_without_cluster(plannable(cluster))))
+    old = cluster.home / ".tracebloc" / "tracebloc" / "mysql"
+    old.mkdir(parents=True)
+    (old / "ibdata1").write_bytes(b"rows")
+    home_mode = os.stat(cluster.home).st_mode
+    env = cluster.env(**CREDENTIALS, PF_MIN_DISK_GB="0")
+    with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
+        term.expect("Proceed? [Y/n]")
+        term.send("y")
+        term.expect("Choice [r/w/n/a]")
+        term.send("n")
+        term.expect("New data directory")
+        term.send(typed)
+        code = term.wait()
+        screen = term.screen()
+
+    assert code == 2, screen
+    assert said in screen
+    assert os.stat(cluster.home).st_mode == home_mode
+    assert not (cluster.home / "mysql").exists() and not (cluster.root / "tbdata").exists()
+    assert not [c for c in cluster.calls("k3d") if c[:2] == ["cluster", "create"]]
