@@ -10,6 +10,7 @@ import re
 import signal
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -308,3 +309,38 @@ def test_plan_uses_a_k3d_named_context_on_a_remote_server_as_it_is(cluster: Fake
     assert local["managed"] is False and local["commands"] == []
     assert "not at this machine" in local["reason"]
     assert cluster.calls("k3d") + cluster.calls("docker") == []  # not even a read
+
+
+# --- an interrupted create leaves no partial cluster ----------------------------------------
+
+
+@POSIX
+@pytest.mark.parametrize(("sent", "code"), [
+    pytest.param(signal.SIGINT, 130, id="ctrl-c"),
+    pytest.param(signal.SIGTERM, 143, id="sigterm"),
+])  # fmt: skip
+def test_an_interrupted_cluster_create_removes_the_partial_cluster(
+    cluster: FakeCluster, cleanup: list[int], sent: int, code: int
+) -> None:
+    from tests.fakes.backend_server import BackendServer
+    from tests.fakes.localcluster import creatable, docker_running, machine_without_cluster
+    from tests.test_fail_closed import wait_for_call
+
+    creatable(docker_running(machine_without_cluster(plannable(cluster))), sleep=60, on_term=1)
+    with BackendServer(default=200) as backend:
+        engine = cluster.start("install", "--yes", **{**CREDENTIALS, "PF_MIN_DISK_GB": "0",
+                                                       "TRACEBLOC_BACKEND_URL": backend.url})
+        cleanup.append(engine.pid)
+        wait_for_call(cluster, "cluster")  # `k3d cluster list`, then `k3d cluster create`
+        deadline = time.monotonic() + 30
+        while not [c for c in cluster.calls("k3d") if c[:2] == ["cluster", "create"]]:
+            assert time.monotonic() < deadline, cluster.calls()
+            time.sleep(0.05)
+        time.sleep(0.5)
+        engine.send_signal(sent)
+        _, stderr = engine.communicate(timeout=60)
+
+    assert engine.returncode == code, stderr
+    assert cluster.calls("k3d")[-1] == ["cluster", "delete", "tracebloc"]
+    assert "the partially created cluster tracebloc was removed" in stderr
+    assert all(c[:1] != ["upgrade"] for c in cluster.calls("helm"))
