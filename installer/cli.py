@@ -318,9 +318,11 @@ def _uninstall_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--yes", "-y", action="store_true",
                      help="do not ask: confirms everything asked for")  # fmt: skip
     sub.add_argument("--delete-data", action="store_true",
-                     help="also delete the release's volume claims and the data directory")  # fmt: skip
+                     help="also delete the release's volume claims and HOST_DATA_DIR/<release> "
+                          "(the values file and log too when nothing else is there)")  # fmt: skip
     sub.add_argument("--delete-cluster", action="store_true",
-                     help="also delete the local k3d cluster, if tracebloc-installer created it")  # fmt: skip
+                     help="also delete the local k3d cluster, if tracebloc-installer created it "
+                          "(helm then talks to its own context k3d-CLUSTER_NAME only)")  # fmt: skip
 
 
 def _tools_options(sub: argparse.ArgumentParser) -> None:
