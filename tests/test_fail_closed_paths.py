@@ -193,7 +193,7 @@ def test_delete_data_keeps_another_releases_data_in_the_shared_directory(
     assert not (data / "tracebloc").exists()
     assert (team_a / "ibdata1").read_bytes() == b"team-a rows"
     assert (data / "values.yaml").exists()  # the shared values file may be team-a's
-    assert re.search(r"will remove:\n(?:  .*\n)*  .*/\.tracebloc/tracebloc \(\d+(\.\d)? (B|KiB)\)",
+    assert re.search(r"will remove:\n(?:  .*\n)*  .*[\\/]\.tracebloc[\\/]tracebloc \(\d+(\.\d)? (B|KiB)\)",
                      result.stderr), result.stderr
     assert "team-a: not the release's" in result.stderr
 
