@@ -29,6 +29,7 @@ from installer.decide.redact import RedactingFilter, Redactor
 from installer.present.console import is_terminal, owns_console, pause
 
 if TYPE_CHECKING:
+    from installer.commands import uninstall
     from installer.config import InstallSettings, PlanConfig, ProbeConfig
     from installer.present.ui import Ui
 
@@ -317,9 +318,11 @@ def _uninstall_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--yes", "-y", action="store_true",
                      help="do not ask: confirms everything asked for")  # fmt: skip
     sub.add_argument("--delete-data", action="store_true",
-                     help="also delete the release's volume claims and the data directory")  # fmt: skip
+                     help="also delete the release's volume claims and HOST_DATA_DIR/<release> "
+                          "(the values file and log too when nothing else is there)")  # fmt: skip
     sub.add_argument("--delete-cluster", action="store_true",
-                     help="also delete the local k3d cluster, if tracebloc-installer created it")  # fmt: skip
+                     help="also delete the local k3d cluster, if tracebloc-installer created it "
+                          "(helm then talks to its own context k3d-CLUSTER_NAME only)")  # fmt: skip
 
 
 def _tools_options(sub: argparse.ArgumentParser) -> None:
@@ -426,20 +429,31 @@ def run_diagnose(args: argparse.Namespace, env: dict[str, str], redactor: Redact
 
 def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands import uninstall
-    from installer.commands.credentials import open_terminal
     from installer.config import data_dir
 
-    cfg = _probe_config(args, env)
     options = uninstall.Options(args.delete_data, args.delete_cluster)
+    cfg = uninstall.pinned(_probe_config(args, env), env, options)
     tools = uninstall.find(env, redactor, options)
-    survey = uninstall.survey(cfg, tools, data_dir(env, os_name(sys.platform)), options)
+    where = data_dir(env, os_name(sys.platform))
+    with uninstall.locked(env, where, cfg, options):
+        return _uninstall(args, cfg, tools, uninstall.survey(cfg, tools, where, options),
+                          options, redactor)  # fmt: skip
+
+
+def _uninstall(args: argparse.Namespace, cfg: ProbeConfig, tools: uninstall.Tools,
+               survey: uninstall.Survey, options: uninstall.Options, redactor: Redactor) -> int:
+    """Confirm what the survey found, under the lock `run_uninstall` holds, then remove it."""
+    from installer.commands import uninstall
+    from installer.commands.credentials import open_terminal
+
     remove, keep = uninstall.plan(survey, options)
     if not remove:
         _emit(args.json, {"removed": [], "kept": keep},
               "nothing to remove: " + f"no release {cfg.release} in namespace {cfg.namespace}",
               redactor)  # fmt: skip
         return 0
-    shown = ["will remove:", *(f"  {r}" for r in remove), "will keep:", *(f"  {k}" for k in keep)]
+    shown = [*uninstall.target_lines(survey), "will remove:", *(f"  {r}" for r in remove),
+             "will keep:", *(f"  {k}" for k in keep)]  # fmt: skip
     sys.stderr.write(redactor("\n".join(shown)) + "\n")
     if not args.yes:
         terminal = open_terminal(os_name(sys.platform))

@@ -253,7 +253,24 @@ def home_dir(env: Mapping[str, str], os_: str) -> str:
 def data_dir(env: Mapping[str, str], os_: str) -> str:
     """HOST_DATA_DIR, else ~/.tracebloc: the values file, install.log, support bundles."""
     join = ntpath.join if os_ == "windows" else posixpath.join
-    return env.get("HOST_DATA_DIR", "").strip() or join(home_dir(env, os_), ".tracebloc")
+    given = env.get("HOST_DATA_DIR", "").strip()
+    return absolute_path(given, env, os_, "HOST_DATA_DIR") if given else join(
+        home_dir(env, os_), ".tracebloc")
+
+
+def absolute_path(given: str, env: Mapping[str, str], os_: str, what: str) -> str:
+    """`given` with a leading `~` made the home directory; a path that is still relative is
+    BadInput. A relative path would be checked against one directory and used in another
+    (the current one), so it is never guessed at."""
+    path = ntpath if os_ == "windows" else posixpath
+    text = given
+    if text == "~" or text.startswith(("~/", "~\\") if os_ == "windows" else "~/"):
+        text = home_dir(env, os_) + text[1:]
+    if not path.isabs(text) or (os_ == "windows" and not path.splitdrive(text)[0]):
+        shown = f"{what} {given!r}" if " " in what else f"{what}={given!r}"
+        raise BadInput(f"{shown} is not an absolute path",
+                       "give a full path (~ is your home directory), such as ~/tracebloc-data")
+    return path.normpath(text)
 
 
 def plan_config(

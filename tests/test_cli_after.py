@@ -206,6 +206,8 @@ def removable(cluster: FakeCluster) -> FakeCluster:
     data = data_dir(cluster)
     data.mkdir(parents=True, exist_ok=True)
     (data / "values.yaml").write_text("clientId: x\n", encoding="utf-8")
+    (data / "tracebloc" / "mysql").mkdir(parents=True)
+    (data / "tracebloc" / "mysql" / "ibdata1").write_bytes(b"rows")
     return cluster
 
 
@@ -234,7 +236,10 @@ def test_uninstall_delete_data_removes_claims_and_directory(cluster: FakeCluster
     assert result.returncode == 0, result.stderr
     [delete] = [a for a in cluster.calls("kubectl") if a[:1] == ["delete"]]
     assert delete[:5] == ["delete", "persistentvolumeclaims", "client-pvc", "client-logs-pvc", "-n"]
-    assert not data_dir(cluster).exists()
+    # The release's data and the values file are gone; only the lock files stay (another
+    # run may hold one, and a lock must stay the same file to keep a third run out).
+    assert {p.name for p in data_dir(cluster).iterdir()} <= {"install.lock", "locks"}
+    assert f"deleted {data_dir(cluster) / 'tracebloc'}" in result.stdout
     order = [e["argv"][0] for e in cluster.call_log() if e["argv"][0] in ("uninstall", "delete")]
     assert order == ["uninstall", "delete"]  # the release goes before its volumes
 
@@ -255,6 +260,7 @@ def with_cluster(cluster: FakeCluster, labels: dict[str, str] | None) -> FakeClu
     cluster.on("k3d", "cluster", "list", stdout=json.dumps(
         [{"name": "tracebloc", "serversRunning": 1, "nodes": []}]))  # fmt: skip
     cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
+    cluster.view("k3d-tracebloc", "https://127.0.0.1:6550")  # its own context, on loopback
     if labels is None:
         cluster.on("docker", "inspect", rc=1, stderr="Cannot connect to the Docker daemon\n")
     else:
@@ -340,20 +346,29 @@ def test_uninstall_asks_on_the_terminal(cluster: FakeCluster, answers: list[str]
 
     assert code == (0 if removed else 1), term.screen()
     assert bool(helm_uninstalls(cluster)) is removed
-    assert data_dir(cluster).exists() is not (removed and len(answers) > 1)
+    assert (data_dir(cluster) / "values.yaml").exists() is not (removed and len(answers) > 1)
 
 
-@pytest.mark.parametrize("where", ["home-itself", "no-files-of-ours"])
-def test_delete_data_never_deletes_a_directory_that_is_not_ours(cluster: FakeCluster, where: str) -> None:
+@pytest.mark.parametrize(("where", "code", "said"), [
+    # install's own rules (exit 2, as install and plan say it), then positive evidence (3)
+    pytest.param("home-itself", 2, "is your home directory itself", id="home-itself"),
+    pytest.param("outside-home", 2, "is not under your home directory", id="outside-home"),
+    pytest.param("no-files-of-ours", 3, "does not look like a tracebloc data directory",
+                 id="no-files-of-ours"),
+])  # fmt: skip
+def test_delete_data_never_deletes_a_directory_that_is_not_ours(
+    cluster: FakeCluster, where: str, code: int, said: str
+) -> None:
     removable(cluster)
-    target = cluster.home if where == "home-itself" else cluster.root / "elsewhere"
+    target = {"home-itself": cluster.home, "outside-home": cluster.root / "elsewhere",
+              "no-files-of-ours": cluster.home / "projects"}[where]  # fmt: skip
     target.mkdir(exist_ok=True)
     (target / "precious.txt").write_text("keep me", encoding="utf-8")
-    if where == "home-itself":
+    if where != "no-files-of-ours":
         (target / "values.yaml").write_text("clientId: x\n", encoding="utf-8")
     result = cluster.run("uninstall", "--yes", "--delete-data", HOST_DATA_DIR=str(target))
 
-    assert result.returncode == 3
-    assert "does not look like a tracebloc data directory" in result.stderr
+    assert result.returncode == code, result.stderr
+    assert said in result.stderr
     assert (target / "precious.txt").exists()
     assert helm_uninstalls(cluster) == []

@@ -381,6 +381,25 @@ def test_download_to_lists_what_has_no_verified_pin_and_fails(world: World) -> N
     assert (carry / mirror_path(world.entries[("helm", PLATFORM)])).is_file()
 
 
+def test_download_to_the_home_removes_only_its_own_files(world: World) -> None:
+    """`tools --download-to ~`: a day-old file of the user's that merely starts like our
+    temporary names stays; only the engine's own leftover temporary file is swept."""
+    home = world.cluster.home
+    day_old = time.time() - 3 * 24 * 3600
+    theirs = home / ".tracebloc-backup.tar.gz"
+    ours = home / ".tracebloc-k2j9x_q1.download"  # a killed run's temporary file
+    for path in (theirs, ours):
+        path.write_bytes(b"x")
+        os.utime(path, (day_old, day_old))
+
+    result = world.cluster.run("tools", "--download-to", "~", **world.env())
+
+    assert result.returncode == 0, result.stderr
+    assert theirs.read_bytes() == b"x"
+    assert not ours.exists()
+    assert (home / mirror_path(world.entries[("helm", PLATFORM)])).is_file()
+
+
 # --- bad input -----------------------------------------------------------------------------------
 
 

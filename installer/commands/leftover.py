@@ -7,6 +7,7 @@ nobody to ask, the install stops and says how to choose.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -101,11 +102,24 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
             raw = ""
         if not raw:
             raise InstallerError("no directory given; nothing was changed", HOW_TO_CHOOSE)
-        new = moved(cfg, os.path.abspath(os.path.expanduser(raw)))
+        new = moved(cfg, typed_dir(raw, env, os_, cfg.storage_mode))
         again = dataclasses.replace(local, leftovers=tuple(datadir.leftovers(new.host_data_dir)))
         return guard(again, new, env, ui, interactive=interactive, os_=os_)
     raise InstallerError(f"stopped: the data in {cfg.host_data_dir} was left untouched",
                          HOW_TO_CHOOSE)  # fmt: skip
+
+
+def typed_dir(raw: str, env: Mapping[str, str], os_: str, storage_mode: str) -> str:
+    """A directory typed at the prompt obeys HOST_DATA_DIR's rules: `~` is the home, a
+    relative path is refused, and so is the home itself, a system path or a link."""
+    from installer.config import absolute_path
+    from installer.edges import hostdirs
+
+    what = "the directory typed"
+    path = absolute_path(raw, env, os_, what)
+    for warning in hostdirs.check(env, os_, path, None, storage_mode, variable=what):
+        logging.getLogger("installer").warning("%s", warning)
+    return path
 
 
 def moved(cfg: PlanConfig, data_dir: str) -> PlanConfig:

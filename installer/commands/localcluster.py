@@ -252,6 +252,16 @@ def _create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: 
         try:
             with ui.step(f"Creating the local cluster {s.name} (first run downloads its images)"):
                 result = run.k3d(args, deadline, "creating the cluster")
+        except KeyboardInterrupt as exc:
+            # Ctrl-C or SIGTERM mid-create: proc has stopped k3d; what it made so far is
+            # this run's own (the action is CREATE only when no such cluster existed), so
+            # it goes, as on the timeout below. A second interrupt stops the removal too.
+            removed = _remove_partial(s, ui, run)
+            said = (f"the partially created cluster {s.name} was removed" if removed
+                    else f"the partially created cluster {s.name} may remain: run "
+                    f"`k3d cluster delete {s.name}` before running the installer again")  # fmt: skip
+            exc.remedy = said  # type: ignore[attr-defined]  # the handler in cli prints it
+            raise
         except ToolTimeout as exc:
             _remove_partial(s, ui, run)
             raise InstallerError(
@@ -277,16 +287,18 @@ def _create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: 
                              _x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip
 
 
-def _remove_partial(s: lc.Settings, ui: Ui, run: _Runner) -> None:
+def _remove_partial(s: lc.Settings, ui: Ui, run: _Runner) -> bool:
+    """Delete the cluster this run's own create left half-made; False (and said) when not."""
     try:
         with ui.step(f"Removing the partially created cluster {s.name}"):
             result = run.k3d(lc.delete_args(s), lc.DELETE_TIMEOUT_S, "removing the cluster")
         if result.rc == 0:
-            return
+            return True
     except InstallerError:
         pass
     ui.warn(f"could not remove the partial cluster: run `k3d cluster delete {s.name}` before "
             "running the installer again")  # fmt: skip
+    return False
 
 
 def _x509_hint(output: str, os_: str) -> str:

@@ -6,23 +6,31 @@ survey (reads only) → what will be removed and kept → the caller confirms �
 the runtime label it puts on the cluster's nodes. Nothing is removed on a guess: a release
 that cannot be read, a data directory that does not look like ours, or a cluster Docker
 cannot vouch for stops the run before anything changes.
+
+What may be deleted is decided in decide/deletion.py: only the uninstalled release's data,
+in a data directory that passes install's place rules; nothing when the release is not
+installed; with --delete-cluster, helm and kubectl talk to that cluster's own context only,
+and only when it answers on this machine. The whole run holds install's lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import shutil
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from installer.config import ProbeConfig
+from installer.decide import deletion
 from installer.decide import localcluster as lc
-from installer.decide.errors import InstallerError, Refused, ToolTimeout
-from installer.decide.model import Installed, os_name
+from installer.decide.errors import BadInput, InstallerError, Refused, ToolTimeout
+from installer.decide.model import Installed, KubeTarget, os_name
 from installer.decide.redact import Redactor
-from installer.edges import helm, k3d, proc, workloads
+from installer.edges import datadir, helm, hostdirs, k3d, kubectl, lock, proc, workloads
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 PVC_TIMEOUT_S = 120.0
@@ -41,6 +49,9 @@ class Survey:
     data_dir: str
     data_dir_exists: bool
     cluster: str | None  # the local cluster to delete (only with --delete-cluster)
+    data: deletion.DataPlan | None = None  # with --delete-data: names inside data_dir
+    sizes: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
+    target: KubeTarget | None = None  # the kube context and API server acted on
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,14 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     if row is not None and not row.is_client:
         raise Refused(f"release {release} in namespace {namespace} is chart {row.chart}, not "
                       "the tracebloc client", "nothing was changed")  # fmt: skip
+    if row is None and options.delete_data:
+        raise Refused(f"release {release} is not installed in namespace {namespace}: "
+                      f"--delete-data deletes nothing; {_seen(cfg, tools)}",
+                      "nothing was changed; name the client's namespace with -n")  # fmt: skip
+    target = kubectl.read_target(tools.kubectl, conn, timeout=cfg.timeout, env=tools.env,
+                                 redactor=tools.redactor)  # fmt: skip
+    if options.delete_cluster:
+        _local_target(target, conn.context or "")
     pvcs: tuple[str, ...] = ()
     reason = "kubectl was not found"
     if tools.kubectl is not None:
@@ -103,14 +122,84 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     if options.delete_data and reason:
         raise Refused(f"cannot list the release's volume claims: {reason}",
                       "nothing was changed")  # fmt: skip
-    exists = os.path.isdir(data_dir)
-    if options.delete_data and exists and not _looks_like_ours(data_dir):
-        raise Refused(f"{data_dir} does not look like a tracebloc data directory (it is a "
-                      f"home or root directory, or holds no {' or '.join(OUR_FILES)}): it is "
-                      "not deleted",
-                      "nothing was changed; set HOST_DATA_DIR to the data directory")  # fmt: skip
+    exists = os.path.lexists(data_dir)
+    data: deletion.DataPlan | None = None
+    sizes: dict[str, int | None] = {}
+    if options.delete_data and exists:
+        # install's and plan's own rules: never the home, an ancestor of it, a system path
+        # or a link; the path deleted from is the one checked.
+        data_dir = hostdirs.check_place(tools.env, os_name(sys.platform), data_dir)
+        if not _looks_like_ours(data_dir):
+            raise Refused(f"{data_dir} does not look like a tracebloc data directory (it "
+                          f"holds no {' or '.join(OUR_FILES)}): it is not deleted",
+                          "nothing was changed; set HOST_DATA_DIR to the data directory")  # fmt: skip
+        try:
+            data = deletion.data_to_delete(datadir.entries(data_dir), release)
+        except OSError as exc:
+            raise Refused(f"cannot list the data directory {data_dir}: {exc.strerror or exc}",
+                          "nothing was changed") from None  # fmt: skip
+        sizes = {name: datadir.size_of(os.path.join(data_dir, name)) for name in data.delete}
     cluster = _cluster(tools, cfg.timeout) if options.delete_cluster else None
-    return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster)
+    return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster, data,
+                  sizes, target)  # fmt: skip
+
+
+def _seen(cfg: ProbeConfig, tools: Tools) -> str:
+    """The client releases in every namespace, to say where the data may belong instead."""
+    try:
+        result = tools.run(tools.helm, helm.list_args(cfg.conn), cfg.timeout)
+    except InstallerError as exc:
+        return f"other namespaces could not be listed: {exc.message}"
+    listing = helm.parse_list(result.rc, result.out, result.err)
+    if not listing.readable:
+        return f"other namespaces could not be listed: {listing.reason}"
+    return deletion.client_releases([(r.name, r.namespace) for r in listing.releases
+                                     if r.is_client])  # fmt: skip
+
+
+def pinned(cfg: ProbeConfig, env: Mapping[str, str], options: Options) -> ProbeConfig:
+    """With --delete-cluster every read and removal goes to that cluster's own context,
+    never to whatever context is current (which may be production)."""
+    if not options.delete_cluster:
+        return cfg
+    own = lc.settings(env).context
+    if cfg.conn.context and cfg.conn.context != own:
+        raise BadInput(f"--delete-cluster deletes the local cluster of context {own}; "
+                       f"--context {cfg.conn.context} names another",
+                       f"drop --context, or give --context {own}")  # fmt: skip
+    return dataclasses.replace(cfg, conn=dataclasses.replace(cfg.conn, context=own))
+
+
+def _local_target(target: KubeTarget, context: str) -> None:
+    if not target.readable:
+        raise Refused(f"--delete-cluster: the kube context {context} cannot be read: "
+                      f"{target.reason}", "nothing was changed; run: k3d kubeconfig merge "
+                      f"{context.removeprefix('k3d-')} --kubeconfig-merge-default")  # fmt: skip
+    if not lc.answers_here(target.server):
+        raise Refused(f"--delete-cluster: the kube context {context} points at "
+                      f"{target.server or 'no server'}, not at this machine: it is not the "
+                      "engine's local cluster", "nothing was changed")  # fmt: skip
+
+
+@contextlib.contextmanager
+def locked(env: Mapping[str, str], data_dir: str, cfg: ProbeConfig,
+           options: Options) -> Iterator[None]:  # fmt: skip
+    """Install's own locks: the release's, and the data directory's when its data is to be
+    deleted. An install running now makes this refuse, naming who holds the lock."""
+    paths = [lock.release_lock(env, data_dir, cfg.namespace, cfg.release)]
+    if options.delete_data and os.path.isdir(data_dir) and not os.path.islink(data_dir):
+        paths.insert(0, lock.data_dir_lock(data_dir))
+    what = f"uninstall of release {cfg.release} in namespace {cfg.namespace}"
+    with lock.hold(paths, what=what):
+        yield
+
+
+def target_lines(s: Survey) -> list[str]:
+    """Which cluster, as install's confirmation names it."""
+    t = s.target
+    context = (f"{t.context} (API server {t.server or 'unknown'})" if t is not None and t.readable
+               else f"unknown ({t.reason if t is not None else 'not read'})")  # fmt: skip
+    return [f"kube context:   {context}", f"namespace:      {s.namespace} (release {s.release})"]
 
 
 def _claims(tools: Tools, kubectl: proc.Tool, release: str, namespace: str,
@@ -172,8 +261,12 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
         claims = f"not listed: {s.pvc_reason}"
     (remove if options.delete_data else keep).append(
         f"volume claims of the release in namespace {s.namespace}: {claims}")
-    if s.data_dir_exists:
-        (remove if options.delete_data else keep).append(f"data directory {s.data_dir}")
+    if s.data is not None:
+        remove += [f"{os.path.join(s.data_dir, name)} ({deletion.size_text(s.sizes.get(name))})"
+                   for name in s.data.delete]  # fmt: skip
+        keep += [f"{os.path.join(s.data_dir, name)}: {why}" for name, why in s.data.keep]
+    elif s.data_dir_exists:
+        keep.append(f"data directory {s.data_dir}")
     if s.cluster:
         remove.append(f"local k3d cluster {s.cluster} (created by tracebloc-installer)")
     return remove, keep
@@ -202,13 +295,14 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
                                  f"{proc.last_line(result.stderr, result.rc)}",
                                  "the release is removed; delete the claims with kubectl")  # fmt: skip
         done.append(f"deleted volume claims {', '.join(s.pvcs)}")
-    if options.delete_data and s.data_dir_exists:
-        left = remove_tree(s.data_dir)
+    for name in s.data.delete if s.data is not None else ():
+        path = os.path.join(s.data_dir, name)
+        left = remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else _unlink(path)
         if left:
-            raise InstallerError(f"could not delete all of {s.data_dir}: {left}",
+            raise InstallerError(f"could not delete all of {path}: {left}",
                                  "files written by containers may belong to another user; "
                                  "remove the directory as that user or an administrator")  # fmt: skip
-        done.append(f"deleted data directory {s.data_dir}")
+        done.append(f"deleted {path}")
     if s.cluster and tools.k3d is not None:
         settings = lc.settings(tools.env)
         result = tools.run(tools.k3d, lc.delete_args(settings), K3D_DELETE_TIMEOUT_S)
@@ -225,7 +319,10 @@ def remove_tree(path: str) -> str:
 
     def retry_writable(function: object, name: str, error: object) -> None:
         # Windows refuses to delete read-only files: make it writable and try once more.
+        # Never through a link: chmod would change the file it points at.
         try:
+            if os.path.islink(name):
+                raise OSError(f"{error}")
             os.chmod(name, stat.S_IWRITE | stat.S_IREAD)
             (os.rmdir if os.path.isdir(name) else os.unlink)(name)
         except OSError as exc:
@@ -236,3 +333,13 @@ def remove_tree(path: str) -> str:
     else:  # onerror is deprecated from 3.12 on
         shutil.rmtree(path, onerror=retry_writable)
     return failures[0] if failures else ""
+
+
+def _unlink(path: str) -> str:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    return ""

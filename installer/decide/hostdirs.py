@@ -36,6 +36,7 @@ class DirFacts:
     parent_exists: bool
     writable: bool  # the directory, or its parent when it is still to be created
     fstype: str | None  # None: could not be read (assumed local, as the twins did)
+    link_to: str | None = None  # the directory itself is a symbolic link (or junction) to this
 
 
 def _under(path: str, root: str, windows: bool) -> bool:
@@ -61,14 +62,28 @@ def system_dir(path: str, system_dirs: Sequence[str], windows: bool) -> str | No
     return next((d for d in system_dirs if d and _under(path, d, windows)), None)
 
 
-def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
-                   allow_network: bool, variable: str = "HOST_DATA_DIR") -> list[str]:  # fmt: skip
-    """Raise BadInput for the first rule broken; return warnings (network storage allowed).
+def shown_as(facts: DirFacts, variable: str) -> str:
+    """How an error names the directory: `variable` is where the path came from
+    (HOST_DATA_DIR; HOME/USERPROFILE when the default under the home directory is used; or
+    a description such as "the directory typed"), so the error names what the user set."""
+    if variable == "HOST_DATA_DIR":
+        return f"HOST_DATA_DIR={facts.given!r}"
+    if variable in ("HOME", "USERPROFILE"):
+        return f"{variable}: the default data directory {facts.given!r}"
+    return f"{variable} {facts.given!r}"
 
-    `variable` is where the path came from: HOST_DATA_DIR, or HOME/USERPROFILE when the
-    default under the home directory is used, so the error names what the user set."""
-    shown = (f"HOST_DATA_DIR={facts.given!r}" if variable == "HOST_DATA_DIR"
-             else f"{variable}: the default data directory {facts.given!r}")  # fmt: skip
+
+def check_place(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
+                variable: str = "HOST_DATA_DIR") -> None:  # fmt: skip
+    """Where a data directory may be, for every use of it (install, plan, the leftover
+    prompt, uninstall --delete-data): BadInput for the first rule broken."""
+    shown = shown_as(facts, variable)
+    if facts.link_to is not None:
+        # Followed, the checks below would judge one directory and the install (or a delete)
+        # act on another; refused, every command sees the same path.
+        raise BadInput(f"{shown} is a symbolic link to {facts.link_to}",
+                       f"set HOST_DATA_DIR to {facts.link_to} itself, or replace the link "
+                       "with a directory")  # fmt: skip
     if facts.path.rstrip("\\/") in ("", "/") or (windows and len(facts.path.rstrip("\\/")) <= 2):
         raise BadInput(f"{shown} is the root of a filesystem", _where_instead(home))
     found = system_dir(facts.path, system_dirs, windows)
@@ -77,8 +92,16 @@ def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, wi
     if not _under(facts.path, home, windows):
         raise BadInput(f"{shown} is not under your home directory {home}", _where_instead(home))
     if _under(home, facts.path, windows):
-        raise BadInput(f"{shown} is your home directory itself; the install would make its "
-                       "data subdirectories writable for the cluster", _where_instead(home))  # fmt: skip
+        raise BadInput(f"{shown} is your home directory itself, or holds it; the install "
+                       "would make its data subdirectories writable for the cluster",
+                       _where_instead(home))  # fmt: skip
+
+
+def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
+                   allow_network: bool, variable: str = "HOST_DATA_DIR") -> list[str]:  # fmt: skip
+    """Raise BadInput for the first rule broken; return warnings (network storage allowed)."""
+    shown = shown_as(facts, variable)
+    check_place(facts, home, system_dirs, windows=windows, variable=variable)
     if not facts.exists and not facts.parent_exists:
         raise BadInput(f"{shown} does not exist, and neither does the directory it would be "
                        "created in", "create the parent directory first, or choose another")  # fmt: skip

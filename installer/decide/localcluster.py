@@ -8,10 +8,12 @@ Every k3d/docker command an install runs is built here, so `plan` can show it ex
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import ntpath
 import posixpath
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -155,6 +157,7 @@ class ContextRead:
     current: str | None = None
     usable: bool = False  # the current context names a context and a cluster that exist
     reason: str = ""
+    server: str | None = None  # the current context's cluster's server URL
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,11 @@ def decide(conn: Connection, context: ContextRead, s: Settings) -> Decision:
         return Decision(False, "a cluster was named with --kubeconfig/--context")
     if not context.readable:
         return Decision(None, f"the kubeconfig could not be read: {context.reason}")
+    if context.current == s.context and context.server and not answers_here(context.server):
+        # Named like ours, but another machine's API server: never k3d, docker or a merge
+        # over that entry.
+        return Decision(False, f"the current context {s.context} points at {context.server}, "
+                               "not at this machine: used as it is")  # fmt: skip
     if context.current == s.context:
         return Decision(True, f"the current context is the engine's own {s.context}")
     if context.current and context.usable:
@@ -177,6 +185,26 @@ def decide(conn: Connection, context: ContextRead, s: Settings) -> Decision:
     if context.current:
         return Decision(True, f"the current context {context.current} names no cluster")
     return Decision(True, "no current kube context")
+
+
+# Where the engine's own k3d cluster answers: k3d writes one of these into the kubeconfig.
+LOCAL_HOSTS = ("localhost", "host.docker.internal", "host.k3d.internal")
+
+
+def answers_here(server: str | None) -> bool:
+    """Whether a kubeconfig server URL reaches this machine (loopback, the unspecified
+    address, or the names k3d writes for Docker's host). Anything else is another machine."""
+    try:
+        host = urllib.parse.urlsplit(server or "").hostname or ""
+    except ValueError:
+        return False
+    if host.lower() in LOCAL_HOSTS:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
 
 
 # --- argv ----------------------------------------------------------------------------

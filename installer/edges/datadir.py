@@ -14,6 +14,8 @@ import shutil
 import stat
 from collections.abc import Iterable
 
+from installer.decide.deletion import Entry
+
 _DATA = ("mysql", "data")
 
 
@@ -102,3 +104,36 @@ def make_dirs(dirs: Iterable[tuple[str, int]]) -> list[str]:
         except OSError:
             unset.append(path)
     return unset
+
+
+def entries(directory: str) -> list[Entry]:
+    """What is directly inside `directory`, links seen as links (never followed). OSError
+    when it cannot be listed: what cannot be seen is never taken for empty."""
+    out = []
+    with os.scandir(directory) as listing:
+        for entry in listing:
+            if _is_link(entry.path):
+                kind = "link"
+            elif entry.is_dir(follow_symlinks=False):
+                kind = "dir"
+            elif entry.is_file(follow_symlinks=False):
+                kind = "file"
+            else:
+                kind = "other"
+            out.append(Entry(entry.name, kind))
+    return out
+
+
+def size_of(path: str) -> int | None:
+    """Bytes below `path` (links counted as themselves, never followed); None when part of
+    it cannot be read."""
+    try:
+        total = os.lstat(path).st_size
+        if not stat.S_ISDIR(os.lstat(path).st_mode) or _is_link(path):
+            return total
+        for root, dirs, files in os.walk(path, onerror=_raise):
+            for name in dirs + files:
+                total += os.lstat(os.path.join(root, name)).st_size
+    except OSError:
+        return None
+    return total

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import sys
 import tempfile
 import time
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 
 PREFIX = ".tracebloc-"  # every temporary file we leave in a tools or mirror directory
 STALE_S = 24 * 3600.0  # a temporary file this old was left by a killed run
+# Exactly the names `_temporary` makes (mkstemp: the prefix, 8 random characters, our
+# suffix): a directory such as the home holds the user's own `.tracebloc-*` files too.
+_OURS = re.compile(re.escape(PREFIX) + r"[a-z0-9_]{8}(?:\.download|\.exe)?")
 ProgressFor = Callable[[str], "ProgressSink"]
 
 
@@ -222,7 +226,7 @@ def _sweep(directory: str) -> None:
     now = time.time()
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
         for entry in entries:
-            if entry.name.startswith(PREFIX) and entry.is_file(follow_symlinks=False):
+            if _OURS.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(OSError):
                     if now - entry.stat(follow_symlinks=False).st_mtime > STALE_S:
                         os.remove(entry.path)

@@ -30,7 +30,20 @@ def _facts(given: str, home: str, *, relative_to_home: bool) -> hostdirs.DirFact
     probe = resolved if exists else os.path.dirname(resolved)
     writable = (exists or parent_exists) and os.access(probe, os.W_OK | os.X_OK)
     return hostdirs.DirFacts(given, resolved, exists, parent_exists, writable,
-                             filesystem_type(probe) if (exists or parent_exists) else None)  # fmt: skip
+                             filesystem_type(probe) if (exists or parent_exists) else None,
+                             link_to=_link_target(path))  # fmt: skip
+
+
+def _link_target(path: str) -> str | None:
+    """Where `path` points when it is itself a symbolic link or a Windows junction (a
+    dangling link included: it is still not a directory of ours)."""
+    isjunction = getattr(os.path, "isjunction", None)  # Python 3.12+
+    if os.path.islink(path) or (isjunction is not None and isjunction(path)):
+        try:
+            return os.path.realpath(path)
+        except OSError:
+            return "an unreadable target"
+    return None
 
 
 def _system_dirs(env: Mapping[str, str], windows: bool) -> tuple[str, ...]:
@@ -41,23 +54,38 @@ def _system_dirs(env: Mapping[str, str], windows: bool) -> tuple[str, ...]:
                              env.get("ProgramData")) if d)  # fmt: skip
 
 
-def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | None,
-          storage_mode: str) -> list[str]:  # fmt: skip
-    """BadInput for a directory the install must not use; warnings otherwise."""
-    windows = os_ == "windows"
+def _home(env: Mapping[str, str], windows: bool) -> str:
     home = env.get("USERPROFILE", "") if windows else env.get("HOME", "")
     home = os.path.realpath(home) if home else home
-    if windows:
-        home = ntpath.normpath(home)
+    return ntpath.normpath(home) if windows else home
+
+
+def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | None,
+          storage_mode: str, *, variable: str | None = None) -> list[str]:  # fmt: skip
+    """BadInput for a directory the install must not use; warnings otherwise. `variable`
+    names where `data_dir` came from when it is not HOST_DATA_DIR or the default."""
+    windows = os_ == "windows"
+    home = _home(env, windows)
     system = _system_dirs(env, windows)
     allow = env.get("TRACEBLOC_ALLOW_NETWORK_FS", "").strip() not in ("", "0")
     warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
                                        system, windows=windows, allow_network=allow,
-                                       variable=variable_for(env, os_))  # fmt: skip
+                                       variable=variable or variable_for(env, os_))  # fmt: skip
     if dataset_dir:
         hostdirs.check_dataset_dir(_facts(dataset_dir, home, relative_to_home=False), system,
                                    windows=windows, storage_mode=storage_mode)  # fmt: skip
     return warnings
+
+
+def check_place(env: Mapping[str, str], os_: str, data_dir: str) -> str:
+    """The place rules alone (not a link, not the home, a system path or outside the home),
+    for a data directory that is about to be deleted from; returns its resolved path."""
+    windows = os_ == "windows"
+    home = _home(env, windows)
+    facts = _facts(data_dir, home, relative_to_home=False)
+    hostdirs.check_place(facts, home, _system_dirs(env, windows), windows=windows,
+                         variable=variable_for(env, os_))  # fmt: skip
+    return facts.path
 
 
 def variable_for(env: Mapping[str, str], os_: str) -> str:

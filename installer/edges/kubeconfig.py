@@ -77,7 +77,10 @@ def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
             clusters.setdefault(name, entry)
     context = contexts.get(current) if current else None
     cluster = context.get("cluster") if isinstance(context, dict) else None
-    return ContextRead(True, current=current, usable=isinstance(cluster, str) and cluster in clusters)
+    entry = clusters.get(cluster) if isinstance(cluster, str) else None
+    server = entry.get("server") if isinstance(entry, dict) else None
+    return ContextRead(True, current=current, usable=isinstance(cluster, str) and cluster in clusters,
+                       server=server if isinstance(server, str) else None)  # fmt: skip
 
 
 def anchor(env: Mapping[str, str], os_: str, cluster: str) -> str | None:
