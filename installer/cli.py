@@ -307,10 +307,23 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
             f" (previous kept as {written.backup})" if written.backup else ""
         )
     code = plan.verdict.exit_code if plan.verdict and plan.verdict.action == "refused" else 0
+    net_code, net_lines = _plan_network(cfg, env, plan, document)
+    code, text = code or net_code, "\n".join([text, *net_lines])
     document["ok"], document["exit"] = code == 0, code
     if not _emit(args.json, document, text, redactor):
         return 1
     return code
+
+
+def _plan_network(cfg: PlanConfig, env: dict[str, str], plan: Any,
+                  document: dict[str, Any]) -> tuple[int, list[str]]:  # fmt: skip
+    """install's network preflight, shown by plan (commands/network.py): 1 on a stop."""
+    from installer.commands import network
+    from installer.present import netreport
+
+    report = network.check(cfg, env, tools=network.tool_urls(plan.facts.tools))
+    document["network"] = netreport.as_json(report)
+    return (1 if report.stop else 0), netreport.text_lines(report)
 
 
 def _uninstall_options(sub: argparse.ArgumentParser) -> None:
