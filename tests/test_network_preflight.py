@@ -287,3 +287,50 @@ def test_criticals_naming_a_host_that_is_not_loopback_are_refused(
     assert "PF_CRITICALS is for tests only" in result.stderr
     assert backend.requests == []
     assert_only_loopback(guard_log)
+
+
+def test_derived_hosts_check_the_mirror_not_docker_hub(
+    cluster: FakeCluster, public: netlab.Authority, backend: BackendServer, guard_log: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """Without PF_CRITICALS the hosts come from the configuration: the loopback backend,
+    no chart repository (a local chart), and the mirror instead of Docker Hub and GHCR. The
+    guard refuses the mirror's lookup (it is not loopback) and writes it down: that is the
+    only name the engine tried."""
+    fresh(cluster)
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("name: client\nversion: 1.0.0\n", encoding="utf-8")
+    env = env_for(public, backend, guard_log, "", TRACEBLOC_IMAGE_REGISTRY="mirror.hospital.example:5000",
+                  TRACEBLOC_CHART_PATH=str(chart))  # fmt: skip
+    result, elapsed = run(cluster, "plan", "--json", **env)
+
+    assert result.returncode == 1, result.stderr
+    assert elapsed < STOP_WITHIN_S
+    network = json.loads(result.stdout)["network"]
+    assert network["source"] == "plan"
+    assert [(h["kind"], h["host"], h["status"]) for h in network["hosts"]] == [
+        ("backend", backend.url[len("https://"):-1], "ok"),
+        ("registry", "mirror.hospital.example:5000", "dns")]  # fmt: skip
+    assert any("TRACEBLOC_IMAGE_REGISTRY" in hint and "mirror.hospital.example" in hint
+               for hint in network["hints"])  # fmt: skip
+    assert guard_log.read_text(encoding="utf-8").split("\n")[:-1] == [
+        "lookup mirror.hospital.example"] * 2  # two attempts, nothing else looked up
+
+
+def test_curl_ca_bundle_is_the_ca_when_traceblocs_is_unset(
+    cluster: FakeCluster, public: netlab.Authority, inspector: netlab.Authority,
+    backend: BackendServer, guard_log: Path,
+) -> None:  # fmt: skip
+    fresh(cluster)
+    with netlab.ConnectProxy(resign=inspector) as proxy:
+        env = env_for(public, backend, guard_log, site_entries(backend), HTTPS_PROXY=proxy.url(),
+                      CURL_CA_BUNDLE=str(inspector.pem))  # fmt: skip
+        result, _ = run(cluster, "plan", "--json", **env)
+
+    assert result.returncode == 0, result.stderr
+    network = json.loads(result.stdout)["network"]
+    assert network["ca_bundle"] == {"variable": "CURL_CA_BUNDLE", "path": str(inspector.pem)}
+    assert network["tls_inspection"] == "yes" and network["issuer"] == "Hospital Inspect CA"
+    assert network["hosts"][0]["trusted_by"] == "CURL_CA_BUNDLE"
+    assert_only_loopback(guard_log)

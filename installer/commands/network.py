@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from installer.commands.tools import REQUIRED
 from installer.config import DEFAULT_REPO_URL, PlanConfig
 from installer.decide import network, preflight
 from installer.decide.errors import InstallerError
@@ -21,8 +22,11 @@ from installer.present.ui import Ui
 
 
 def tool_urls(choices: Mapping[str, ToolChoice] | None) -> list[str]:
-    """The URLs of the tools that will be downloaded (a tool found anywhere is not)."""
-    return [c.url for c in (choices or {}).values() if c.source == "download" and c.url]
+    """The URLs of the tools install cannot do without (kubectl, helm) that will be
+    downloaded; a tool found anywhere is not. k3d, fetched only by the local-cluster path
+    once Docker has been read, is not among them."""
+    return [c.url for name, c in (choices or {}).items()
+            if name in REQUIRED and c.source == "download" and c.url]  # fmt: skip
 
 
 def check(
