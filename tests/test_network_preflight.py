@@ -81,7 +81,9 @@ def assert_stopped_before_anything(cluster: FakeCluster, backend: BackendServer,
     # Nothing but the tools' version queries ran: no cluster call.
     assert all(argv[:1] == ["version"] for argv in cluster.calls())
     assert not (cluster.home / ".tracebloc" / "values.yaml").exists()
-    for text in (result.stdout, result.stderr):
+    log = cluster.home / ".tracebloc" / "install.log"
+    logged = log.read_text(encoding="utf-8") if log.exists() else ""
+    for text in (result.stdout, result.stderr, logged):
         assert PASSWORD not in text and PROXY_PASSWORD not in text
 
 
@@ -143,12 +145,15 @@ def test_unresolvable_name_is_a_dns_failure(
     assert_only_loopback(guard_log)
 
 
-def test_proxy_asking_for_credentials_is_reported_as_407(
-    cluster: FakeCluster, public: netlab.Authority, backend: BackendServer, guard_log: Path
-) -> None:
-    with netlab.ConnectProxy(credentials=(PROXY_USER, PROXY_PASSWORD)) as proxy:
+@pytest.mark.parametrize("given", [pytest.param(None, id="no-credentials"),
+                                   pytest.param("Wr0ng-" + PROXY_PASSWORD, id="wrong-password")])  # fmt: skip
+def test_proxy_refusing_the_credentials_is_reported_as_407(
+    cluster: FakeCluster, public: netlab.Authority, backend: BackendServer, guard_log: Path,
+    given: str | None,
+) -> None:  # fmt: skip
+    with netlab.ConnectProxy(credentials=("nurse-wrong", "x")) as proxy:
         env = env_for(public, backend, guard_log, site_entries(backend),
-                      HTTPS_PROXY=proxy.url())  # fmt: skip
+                      HTTPS_PROXY=proxy.url(PROXY_USER if given else None, given))  # fmt: skip
         result, elapsed = run(cluster, "install", "--yes", **env)
 
     assert_stopped_before_anything(cluster, backend, result, elapsed)

@@ -79,5 +79,5 @@ def gate(
     ui.info("\n".join(lines))
     if report.stop:
         raise InstallerError(netreport.stop_line(report).removeprefix("stop: "),
-                             "; ".join(report.hints) or "see the network report above")  # fmt: skip
+                             "\n".join(report.hints) or "see the network report above")  # fmt: skip
     return report

@@ -285,15 +285,17 @@ def judge(
                         "to your organisation's proxy, e.g. http://proxy.example:3128"))  # fmt: skip
     if Status.TLS in statuses:
         issuer = next((p.issuer for p in failed if p.status is Status.TLS and p.issuer), "")
-        named = f" ({issuer})" if issuer else ""
-        hints.append(f"the network re-signs TLS (TLS inspection{named}): set TRACEBLOC_CA_BUNDLE "
+        named = f" (certificates re-signed by {issuer})" if issuer else ""
+        hints.append(f"this network inspects TLS{named}: set TRACEBLOC_CA_BUNDLE "
                      "to a PEM file holding your organisation's root CA (CURL_CA_BUNDLE is "
                      "read too, after it); it is added to this machine's trust store, "
                      "not put in its place")  # fmt: skip
     if Status.PROXY_AUTH in statuses:
         hints.append("give the proxy's user name and password in HTTPS_PROXY/HTTP_PROXY "
                      "(http://user:password@host:port, taken as typed)")  # fmt: skip
-    if any(p.endpoint.kind is Kind.REGISTRY for p in failed):
+    # A mirror helps a registry the network blocks; one it inspects needs the CA instead.
+    if any(p.endpoint.kind is Kind.REGISTRY and p.status not in (Status.TLS, Status.PROXY_AUTH)
+           for p in failed):  # fmt: skip
         hints.append("the container registries cannot be reached from here"
                      + (f" (the mirror {mirror} included)" if mirror else "")
                      + ": set TRACEBLOC_IMAGE_REGISTRY to a registry mirror this network "
