@@ -199,7 +199,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         runner = next(c.run for c in COMMANDS if c.name == args.command)
         return runner(args, env, redactor)
     except InstallerError as exc:
-        return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy))
+        data = _redact_all(getattr(exc, "data", None) or {}, redactor)  # e.g. the network report
+        return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
         # helm) or by probe.concurrently for reads in worker threads. An interrupt that
@@ -215,12 +216,14 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
                        "please report this; run again with --verbose for details")  # fmt: skip
 
 
-def _failed(as_json: bool, code: int, message: str, remedy: str) -> int:
+def _failed(as_json: bool, code: int, message: str, remedy: str,
+            data: dict[str, Any] | None = None) -> int:  # fmt: skip
     _fail(message, remedy)
     if as_json:
-        document = {"ok": False, "exit": code, "reason": message}
+        document: dict[str, Any] = {"ok": False, "exit": code, "reason": message}
         if remedy:
             document["remedy"] = remedy
+        document.update(data or {})
         _write_stdout(json.dumps(document, indent=2) + "\n")
     return code
 

@@ -134,6 +134,7 @@ def test_blackholed_port_is_a_timeout_within_seconds(
 
     assert_stopped_before_anything(cluster, backend, result, elapsed)
     assert f"{hostport}: no answer within the time allowed (timeout)" in result.stderr
+    assert elapsed > 2 * 3.0  # the blackhole was given both attempts, and no more
     assert "TRACEBLOC_IMAGE_REGISTRY" not in result.stdout + result.stderr
     assert_only_loopback(guard_log)
 
@@ -344,4 +345,19 @@ def test_curl_ca_bundle_is_the_ca_when_traceblocs_is_unset(
     assert network["ca_bundle"] == {"variable": "CURL_CA_BUNDLE", "path": str(inspector.pem)}
     assert network["tls_inspection"] == "yes" and network["issuer"] == "Hospital Inspect CA"
     assert network["hosts"][0]["trusted_by"] == "CURL_CA_BUNDLE"
+    assert_only_loopback(guard_log)
+
+
+def test_install_json_carries_the_report_on_a_stop(
+    cluster: FakeCluster, public: netlab.Authority, backend: BackendServer, guard_log: Path
+) -> None:
+    url = netlab.refused_url()
+    env = env_for(public, backend, guard_log, site_entries(backend, ("Docker Hub registry", url)))
+    result, elapsed = run(cluster, "install", "--yes", "--json", **env)
+
+    assert_stopped_before_anything(cluster, backend, result, elapsed)
+    document = json.loads(result.stdout)
+    assert document["ok"] is False and document["exit"] == 1
+    assert document["network"]["stop"] is True
+    assert [h["status"] for h in document["network"]["hosts"]] == ["ok", "refused"]
     assert_only_loopback(guard_log)

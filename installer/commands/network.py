@@ -65,6 +65,15 @@ def check(
     return network.judge(profile, probes, mirror=cfg.registry.mirror, source=source)
 
 
+class NetworkStop(InstallerError):
+    """A needed host cannot be reached: exit 1, the report carried as data (`--json`)."""
+
+    def __init__(self, report: network.Report) -> None:
+        super().__init__(netreport.stop_line(report).removeprefix("stop: "),
+                         "\n".join(report.hints) or "see the network report above")  # fmt: skip
+        self.data = {"network": netreport.as_json(report)}
+
+
 def gate(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *, tools: Iterable[str] = (),
     runtime: bool = False,
@@ -78,6 +87,5 @@ def gate(
     lines = netreport.text_lines(report)
     ui.info("\n".join(lines))
     if report.stop:
-        raise InstallerError(netreport.stop_line(report).removeprefix("stop: "),
-                             "\n".join(report.hints) or "see the network report above")  # fmt: skip
+        raise NetworkStop(report)
     return report
