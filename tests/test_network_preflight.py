@@ -361,3 +361,36 @@ def test_install_json_carries_the_report_on_a_stop(
     assert document["network"]["stop"] is True
     assert [h["status"] for h in document["network"]["hosts"]] == ["ok", "refused"]
     assert_only_loopback(guard_log)
+
+
+def test_a_tool_to_download_brings_its_host_and_nothing_is_downloaded_on_a_stop(
+    cluster: FakeCluster, public: netlab.Authority, backend: BackendServer, guard_log: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """kubectl and helm are missing: the tools mirror they would come from is probed with
+    the rest (derived hosts: the backend, the registry mirror, the tools' host; a local
+    chart), and the unreachable registry mirror stops the run before either is fetched."""
+    from tests.fakes.mirror import LoopbackTls, MirrorServer
+    from tests.test_cli_tools import World
+
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text("name: client\nversion: 1.0.0\n", encoding="utf-8")
+    registry = netlab.refused_url().removeprefix("https://").rstrip("/")
+    tls = LoopbackTls(tmp_path)
+    with MirrorServer(tls) as mirror:
+        world = World(cluster, mirror, tls)
+        tools_env = {**world.env(), "TRACEBLOC_SKIP_PREFLIGHT": ""}
+        env = env_for(public, backend, guard_log, "", **tools_env,
+                      TRACEBLOC_IMAGE_REGISTRY=registry, TRACEBLOC_CHART_PATH=str(chart))  # fmt: skip
+        result, elapsed = run(cluster, "install", "--yes", "--json", **env)
+
+    assert_stopped_before_anything(cluster, backend, result, elapsed)
+    hosts = json.loads(result.stdout)["network"]["hosts"]
+    tools_host = mirror.url.removeprefix("https://").rstrip("/")
+    assert [(h["kind"], h["host"], h["status"]) for h in hosts] == [
+        ("backend", backend.url[len("https://"):-1], "ok"), ("registry", registry, "refused"),
+        ("tool", tools_host, "ok")]  # fmt: skip
+    assert set(mirror.requests) <= {""}  # the probe's GET of the root; no file was fetched
+    assert world.installed() == []
+    assert_only_loopback(guard_log)

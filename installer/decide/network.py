@@ -32,6 +32,9 @@ REGISTRY_ENDPOINTS = (
     ("GitHub Container Registry (ghcr.io)", "https://ghcr.io/v2/"),
 )
 NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
+# Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
+# site's own host: its certificate says nothing about inspection).
+OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com")
 # The container runtime's installer hosts, for the caller that installs a runtime.
 RUNTIME_ENDPOINTS = (
     ("Docker install (get.docker.com)", "https://get.docker.com/"),
@@ -175,7 +178,7 @@ def endpoints(
             continue
         seen.add(parts.netloc)
         out.append(Endpoint(f"tool download ({parts.hostname})", f"https://{parts.netloc}/",
-                            kind=Kind.TOOL, well_known=True))  # fmt: skip
+                            kind=Kind.TOOL, well_known=parts.hostname in OFFICIAL_TOOL_HOSTS))  # fmt: skip
     if runtime:
         out += [Endpoint(label, url, kind=Kind.RUNTIME, well_known=True)
                 for label, url in RUNTIME_ENDPOINTS]  # fmt: skip
