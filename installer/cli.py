@@ -200,7 +200,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         runner = next(c.run for c in COMMANDS if c.name == args.command)
         return runner(args, env, redactor)
     except InstallerError as exc:
-        return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy))
+        data = _redact_all(getattr(exc, "data", None) or {}, redactor)  # e.g. the network report
+        return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
         # helm) or by probe.concurrently for reads in worker threads. An interrupt that
@@ -216,12 +217,14 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
                        "please report this; run again with --verbose for details")  # fmt: skip
 
 
-def _failed(as_json: bool, code: int, message: str, remedy: str) -> int:
+def _failed(as_json: bool, code: int, message: str, remedy: str,
+            data: dict[str, Any] | None = None) -> int:  # fmt: skip
     _fail(message, remedy)
     if as_json:
-        document = {"ok": False, "exit": code, "reason": message}
+        document: dict[str, Any] = {"ok": False, "exit": code, "reason": message}
         if remedy:
             document["remedy"] = remedy
+        document.update(data or {})
         _write_stdout(json.dumps(document, indent=2) + "\n")
     return code
 
@@ -308,10 +311,23 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
             f" (previous kept as {written.backup})" if written.backup else ""
         )
     code = plan.verdict.exit_code if plan.verdict and plan.verdict.action == "refused" else 0
+    net_code, net_lines = _plan_network(cfg, env, plan, document)
+    code, text = code or net_code, "\n".join([text, *net_lines])
     document["ok"], document["exit"] = code == 0, code
     if not _emit(args.json, document, text, redactor):
         return 1
     return code
+
+
+def _plan_network(cfg: PlanConfig, env: dict[str, str], plan: Any,
+                  document: dict[str, Any]) -> tuple[int, list[str]]:  # fmt: skip
+    """install's network preflight, shown by plan (commands/network.py): 1 on a stop."""
+    from installer.commands import network
+    from installer.present import netreport
+
+    report = network.check(cfg, env, tools=network.tool_urls(plan.facts.tools))
+    document["network"] = netreport.as_json(report)
+    return (1 if report.stop else 0), netreport.text_lines(report)
 
 
 def _uninstall_options(sub: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ from tests.fakes.localcluster import (
     existing,
     machine_without_cluster,
 )
-from tests.test_cli_install import env_for, fresh
+from tests.test_cli_install import CA_PEM, env_for, fresh
 
 CREATE_DEFAULTS = [
     "--servers", "1", "--agents", "1", "--api-port", "127.0.0.1:6550",
@@ -186,7 +186,7 @@ def test_proxy_and_ca_are_carried_into_the_nodes(
 ) -> None:
     creatable(docker_running(machine_without_cluster(fresh(cluster))))
     ca = tmp_path / "corp-ca.pem"
-    ca.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
+    ca.write_text(CA_PEM, encoding="ascii")  # a real PEM: the one CA rule checks it for every use
     result = install(cluster, backend, HTTPS_PROXY="http://ada:S3cret@proxy.corp:3128",
                      NO_PROXY=f"corp.example,127.0.0.1,{backend.url.split('//')[1].split(':')[0]}",
                      CURL_CA_BUNDLE=str(ca))  # fmt: skip

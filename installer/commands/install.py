@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, localcluster, reads, signin, wait
+from installer.commands import credentials, localcluster, network, reads, signin, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -37,6 +37,7 @@ from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolut
 from installer.decide.redact import Redactor
 from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
+from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import Written, write_values
 from installer.present.target import target_lines
 from installer.present.ui import Ui
@@ -63,11 +64,12 @@ class Declined(InstallerError):
 
 
 def find_tools(
-    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, machine: MachineFacts
-) -> tuple[apply.Tools, dict[str, ToolChoice]]:
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, machine: MachineFacts,
+    choices: Mapping[str, ToolChoice] | None = None,
+) -> tuple[apply.Tools, dict[str, ToolChoice]]:  # fmt: skip
     """Before anyone types a password: the tools the install cannot do without, fetched
-    (pinned, verified) when missing: see commands/tools.py."""
-    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch))
+    (pinned, verified) when missing: see commands/tools.py. `choices`: already resolved."""
+    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch), choices=choices)
     tools = apply.Tools(helm=chosen["helm"].tool(), kubectl=chosen["kubectl"].tool(),
                         env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
     return tools, chosen
@@ -102,7 +104,8 @@ def run_preflight(
     """The floors apply to the machine that runs the pods: this one when the cluster is
     local (or unknown), else the cluster's largest node."""
     if preflight.skipped(env):
-        ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT)")
+        ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
+                "and the network checks")  # fmt: skip
         return
     limits = preflight.thresholds(env)
     if cluster is not None and not reach.is_local(cluster.target):
@@ -119,6 +122,20 @@ def run_preflight(
             "the machine that would run the client is below the minimum it needs (see above)",
             "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
         )
+
+
+def check_network(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
+) -> dict[str, ToolChoice] | None:
+    """The network preflight (commands/network.py): a stop raises before the tools are
+    downloaded, credentials asked for or anything changed. Returns the tool resolutions it
+    read (which tools will be downloaded decides which hosts are needed), None if skipped."""
+    if preflight.skipped(env):
+        return None
+    choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
+                          timeout=cfg.probe.timeout)  # fmt: skip
+    network.gate(cfg, env, ui, tools=network.tool_urls(choices))
+    return choices
 
 
 def obtain_credentials(
@@ -281,7 +298,8 @@ def _install(
     notes: list[str] = []
     os_ = os_name(sys.platform)
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
-    tools, chosen = find_tools(cfg, env, redactor, machine)
+    resolved = check_network(cfg, env, ui, machine)  # before any download, question, change
+    tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
     machine = local.machine

@@ -17,6 +17,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from installer.decide import network
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
 from installer.decide.settings import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
@@ -45,7 +46,6 @@ NO_PROXY_DEFAULTS = (
     "localhost", "127.0.0.1", "0.0.0.0", "169.254.169.254", "10.0.0.0/8", "172.16.0.0/12",
     "192.168.0.0/16", ".svc", ".svc.cluster.local", ".cluster.local", "host.k3d.internal",
 )  # fmt: skip
-CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
 LEFTOVER_ACTIONS = ("reuse", "wipe")
 # Shared hostPath directory modes, as the twins and the chart's init-writable-data set them:
 # data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
@@ -117,11 +117,7 @@ def settings(env: Mapping[str, str]) -> Settings:
     if dataset and mode == "node-local":
         raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
                        "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
-    ca_variable = ca_bundle = None
-    for variable in CA_VARIABLES:
-        if env.get(variable, "").strip():
-            ca_variable, ca_bundle = variable, env.get(variable, "").strip()
-            break
+    ca_variable, ca_bundle = network.ca_variable(env) or (None, None)  # the one CA rule
     action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
     if action is not None and action not in LEFTOVER_ACTIONS:
         raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",

@@ -60,7 +60,9 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TRACEBLOC_REGISTRY_PASSWORD", H, "mirror pull secret"),
     Upstream("TRACEBLOC_REGISTRY_SERVER", H, "mirror pull secret"),
     Upstream("TRACEBLOC_REGISTRY_EMAIL", H, "mirror pull secret"),
-    Upstream("TRACEBLOC_CA_BUNDLE", H, "an extra CA for the credential check and `helm repo`"),
+    Upstream("TRACEBLOC_CA_BUNDLE", H, "an extra CA for every HTTPS client of the engine, "
+             "`helm repo` and the local cluster's nodes"),  # fmt: skip
+    Upstream("CURL_CA_BUNDLE", H, "as TRACEBLOC_CA_BUNDLE, when that is unset"),
     Upstream("HTTP_PROXY", H, "proxy, split into `env.HTTP_PROXY_*`"),
     Upstream("HTTPS_PROXY", H, "proxy, split into `env.HTTP_PROXY_*`"),
     Upstream("http_proxy", H, "proxy, split into `env.HTTP_PROXY_*`"),
@@ -72,7 +74,7 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"),
     Upstream("TB_METRICS_WAIT_S", H, "wait for the metrics API, seconds (default 120)"),
     Upstream("READY_TIMEOUT", H, "wait after helm for the client to be ready, seconds (default 600)"),
-    Upstream("TRACEBLOC_SKIP_PREFLIGHT", H, "skip the machine checks"),
+    Upstream("TRACEBLOC_SKIP_PREFLIGHT", H, "skip the machine and network checks"),
     Upstream("TRACEBLOC_ALLOW_NETWORK_FS", H, "allow HOST_DATA_DIR on a network or FUSE filesystem"),
     Upstream("PF_MIN_MEM_GB", H, "memory floor"),
     Upstream("PF_WARN_MEM_GB", H, "memory warning"),

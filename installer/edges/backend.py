@@ -3,8 +3,8 @@
 The only module that imports `requests`, and only inside `verify` (importing it costs the
 frozen binary ~0.25 s at startup). TLS is always verified, against the operating system's
 trust store (`truststore`, so a TLS-inspecting proxy's enterprise root CA works as in the
-browser) plus `TRACEBLOC_CA_BUNDLE`. Proxies come from the `env` passed in, never from
-`os.environ`. Nothing here logs, returns or raises the password.
+browser) plus the CA bundle (`TRACEBLOC_CA_BUNDLE`, else `CURL_CA_BUNDLE`: one rule, in
+decide/network.py). Proxies come from the `env` passed in, never from `os.environ`. Nothing here logs, returns or raises the password.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from urllib.parse import quote, urlsplit
 
 from installer import __version__
 from installer.decide.errors import BadInput
+from installer.decide.network import ca_variable
 from installer.decide.redact import Redactor
 from installer.decide.settings import split_proxy_url
 
@@ -95,19 +96,21 @@ def endpoint(url: str) -> str:
 
 
 def ca_bundle(env: Mapping[str, str]) -> str | None:
-    """`TRACEBLOC_CA_BUNDLE` as an absolute path, once it is known to hold PEM certificates."""
-    raw = env.get("TRACEBLOC_CA_BUNDLE", "").strip()
-    if not raw:
+    """The CA bundle (decide/network.ca_variable: `TRACEBLOC_CA_BUNDLE`, else
+    `CURL_CA_BUNDLE`) as an absolute path, once it is known to hold PEM certificates."""
+    chosen = ca_variable(env)
+    if chosen is None:
         return None
-    path = os.path.abspath(raw)
+    name, raw = chosen
+    path = os.path.abspath(os.path.expanduser(raw))
     if not os.path.isfile(path):
-        raise BadInput(f"{CA_BUNDLE}={raw!r} is not a file",
+        raise BadInput(f"{name}={raw!r} is not a file",
                        "point it at a PEM file holding your organisation's root CA")  # fmt: skip
     try:
         ssl.create_default_context().load_verify_locations(cafile=path)
     except OSError as exc:  # ssl.SSLError is an OSError too
         reason = "holds no PEM certificate" if isinstance(exc, ssl.SSLError) else "cannot be read"
-        raise BadInput(f"{CA_BUNDLE}={raw!r} {reason}",
+        raise BadInput(f"{name}={raw!r} {reason}",
                        "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
                        "holding your organisation's root CA") from None  # fmt: skip
     return path

@@ -324,6 +324,8 @@ class FakeCluster:
             "LANG": "C.UTF-8",
             "PYTHONPATH": str(REPO),
             "TB_PROBE_TIMEOUT_S": "10",
+            # The network preflight probes no host unless a test says which (loopback only).
+            "PF_CRITICALS": "# no host: tests/fakes/cluster.py",
         }
         kept = _WINDOWS_KEPT if on_windows() else ("SYSTEMROOT", "TMPDIR")
         env.update({key: os.environ[key] for key in kept if key in os.environ})

@@ -1,0 +1,91 @@
+"""The network preflight: before credentials are asked for and before anything changes, can
+this machine reach every host the install needs, the way the install will reach them?
+
+The hosts come from one place (decide/network.endpoints, fed from the configuration and the
+tools that will be downloaded) or, in tests, from PF_CRITICALS; the probes from
+edges/netprobe; the words from present/netreport. `install` stops on the report's verdict
+(exit 1); `plan` shows the same report and verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from installer.commands.tools import REQUIRED
+from installer.config import DEFAULT_REPO_URL, PlanConfig
+from installer.decide import network, preflight
+from installer.decide.errors import InstallerError
+from installer.edges import backend, netprobe
+from installer.edges.tools import ToolChoice
+from installer.present import netreport
+from installer.present.ui import Ui
+
+
+def tool_urls(choices: Mapping[str, ToolChoice] | None) -> list[str]:
+    """The URLs of the tools install cannot do without (kubectl, helm) that will be
+    downloaded; a tool found anywhere is not. k3d, fetched only by the local-cluster path
+    once Docker has been read, is not among them."""
+    return [c.url for name, c in (choices or {}).items()
+            if name in REQUIRED and c.source == "download" and c.url]  # fmt: skip
+
+
+def check(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    *,
+    tools: Iterable[str] = (),
+    runtime: bool = False,
+) -> network.Report:
+    """Probe every needed host (all at once, bounded) and judge the answers.
+    `tools`: the download URLs of the tools that will be fetched; `runtime`: whether the
+    container runtime will be installed (its hosts are needed then only)."""
+    if preflight.skipped(env):
+        return network.skipped_report()
+    chosen = network.ca_variable(env)
+    ca_path = backend.ca_bundle(env)  # BadInput for a bundle that is not a PEM file
+    raw = env.get("PF_CRITICALS", "")
+    if raw.strip():
+        endpoints = network.parse_criticals(raw, backend.is_loopback)
+        source = network.CRITICALS
+    else:
+        endpoints = network.endpoints(
+            backend.backend_url(cfg.client_env, env),
+            chart_repo=DEFAULT_REPO_URL if cfg.chart_is_default else None,
+            mirror=cfg.registry.mirror, tool_urls=tools, runtime=runtime)  # fmt: skip
+        source = "plan"
+    trusted = netprobe.trust(ca_path, chosen[0] if chosen else "")
+    probes = netprobe.probe_all(endpoints, env, trusted)
+    inspection, issuer = network.inspection(probes)
+    used = next((p.via_proxy for p in probes if p.via_proxy), "")
+    configured = f"{cfg.proxy.host}:{cfg.proxy.port}" if cfg.proxy else ""
+    shown = used or (f"{configured} (not used for these hosts: NO_PROXY)" if configured and probes
+                     else configured)  # fmt: skip
+    profile = network.Profile(shown, chosen[0] if chosen and ca_path else "", ca_path or "",
+                              inspection, issuer)  # fmt: skip
+    return network.judge(profile, probes, mirror=cfg.registry.mirror, source=source)
+
+
+class NetworkStop(InstallerError):
+    """A needed host cannot be reached: exit 1, the report carried as data (`--json`)."""
+
+    def __init__(self, report: network.Report) -> None:
+        super().__init__(netreport.stop_line(report).removeprefix("stop: "),
+                         "\n".join(report.hints) or "see the network report above")  # fmt: skip
+        self.data = {"network": netreport.as_json(report)}
+
+
+def gate(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *, tools: Iterable[str] = (),
+    runtime: bool = False,
+) -> network.Report:  # fmt: skip
+    """`check`, shown; a stop raises (exit 1) before anything is asked or changed. Skipped
+    (TRACEBLOC_SKIP_PREFLIGHT): nothing is shown here, the machine preflight's one line
+    says so for both."""
+    report = check(cfg, env, tools=tools, runtime=runtime)
+    if report.skipped:
+        return report
+    lines = netreport.text_lines(report)
+    ui.info("\n".join(lines))
+    if report.stop:
+        raise NetworkStop(report)
+    return report

@@ -1,0 +1,311 @@
+"""The network preflight's decisions: which hosts this install needs, what each probe's
+answer means, and whether the install may go on. Pure: plain data in, plain data out.
+
+One rule for the CA bundle (`ca_variable`): the first of `TRACEBLOC_CA_BUNDLE`,
+`CURL_CA_BUNDLE` that is set names a PEM file whose certificates are trusted IN ADDITION to
+this machine's trust store, by every HTTPS client of the engine (the credential check, the
+tool downloads, these probes, `helm repo add --ca-file`) and by the local cluster's nodes
+(mounted into each k3d node, containerd pointed at it for every registry). Nothing else
+(SSL_CERT_FILE, REQUESTS_CA_BUNDLE) is read by the engine itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from installer.decide.errors import BadInput
+
+CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
+CRITICALS = "PF_CRITICALS"
+
+# Where the chart's images come from when no mirror is configured (tests/upstream/client:
+# the tracebloc images, busybox, mysql-client, squid and the collector on Docker Hub, the
+# ingestor on GHCR). auth.docker.io is Docker Hub's token host: a network that lets
+# registry-1 through but blocks it fails only at the first pull.
+REGISTRY_ENDPOINTS = (
+    ("Docker Hub (registry-1.docker.io)", "https://registry-1.docker.io/v2/"),
+    ("Docker Hub auth (auth.docker.io)", "https://auth.docker.io/token"),
+    ("GitHub Container Registry (ghcr.io)", "https://ghcr.io/v2/"),
+)
+NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
+# Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
+# site's own host: its certificate says nothing about inspection).
+OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com")
+# The container runtime's installer hosts, for the caller that installs a runtime.
+RUNTIME_ENDPOINTS = (
+    ("Docker install (get.docker.com)", "https://get.docker.com/"),
+    ("Docker packages (download.docker.com)", "https://download.docker.com/"),
+)
+
+# Issuer organisations of the public CAs that sign the well-known hosts' certificates.
+_PUBLIC_ISSUERS = re.compile(
+    r"DigiCert|Sectigo|Comodo|Let'?s Encrypt|ISRG|Google Trust|GTS |GlobalSign|Amazon|"
+    r"Entrust|GeoTrust|Baltimore|USERTrust|Actalis|Buypass|SSL\.com|Certum|IdenTrust|"
+    r"Microsoft (Azure|RSA|ECC)|Starfield|Go Daddy|QuoVadis|Cloudflare",
+    re.IGNORECASE,
+)
+
+
+class Kind(str, enum.Enum):
+    BACKEND = "backend"
+    CHART = "chart"
+    REGISTRY = "registry"
+    TOOL = "tool"
+    RUNTIME = "runtime"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    label: str
+    url: str
+    strict: bool = False  # the answer must be 2xx/3xx; else any HTTP answer over verified TLS
+    kind: Kind = Kind.OTHER
+    well_known: bool = False  # a public host: a certificate not from a public CA is inspection
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or ""
+
+    @property
+    def port(self) -> int:
+        return urlsplit(self.url).port or 443
+
+    @property
+    def hostport(self) -> str:
+        host = self.host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    DNS = "dns"  # the name does not resolve
+    REFUSED = "refused"  # nothing listens (or a firewall rejects)
+    TIMEOUT = "timeout"  # no answer within the bound (a blackhole, a dropping firewall)
+    TLS = "tls"  # the certificate did not verify
+    PROXY_AUTH = "proxy-auth"  # HTTP 407 from the proxy
+    PROXY = "proxy"  # the proxy answered CONNECT with another refusal, or is unreachable
+    HTTP = "http"  # strict: an answer that is not 2xx/3xx
+    ERROR = "error"  # anything else (the connection broke off, not HTTP)
+    UNCHECKED = "unchecked"  # not probed (an https:// proxy): no evidence either way
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One endpoint's answer after at most two attempts."""
+
+    endpoint: Endpoint
+    status: Status
+    detail: str = ""  # one line, never a secret
+    issuer: str = ""  # the issuer organisation (or CN) of the certificate served
+    trusted_by: str = ""  # "system" or the CA variable's name, when TLS verified
+    via_proxy: str = ""  # host:port of the proxy used, never its credentials
+    http_status: int | None = None
+    attempts: int = 1
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Profile:
+    proxy: str  # host:port, or "" for none
+    ca_variable: str  # the CA variable in use, or ""
+    ca_path: str
+    inspection: str  # yes / no / unknown
+    issuer: str  # what the inspection verdict is based on
+
+
+@dataclass(frozen=True)
+class Report:
+    profile: Profile
+    probes: tuple[Probe, ...]
+    hints: tuple[str, ...]
+    stop: bool
+    source: str = "plan"  # "plan" (derived) or PF_CRITICALS
+    skipped: bool = False
+    failures: tuple[str, ...] = field(default_factory=tuple)  # "host:port: what failed"
+
+
+# --- the CA rule ---------------------------------------------------------------------------
+
+
+def ca_variable(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(variable, value as given) of the CA bundle in use: the first set of CA_VARIABLES."""
+    for name in CA_VARIABLES:
+        value = env.get(name, "").strip()
+        if value:
+            return name, value
+    return None
+
+
+# --- which hosts ---------------------------------------------------------------------------
+
+
+def endpoints(
+    backend: str,
+    *,
+    chart_repo: str | None,
+    mirror: str | None,
+    tool_urls: Iterable[str] = (),
+    runtime: bool = False,
+    nvidia: bool = False,
+) -> list[Endpoint]:
+    """Every host this install needs, in one list: the backend the credentials go to, the
+    chart repository (its index, strictly: the site root 404s by design), the registries the
+    images come from (the mirror instead, when one is configured), the hosts of the tools
+    that will be downloaded, the runtime's hosts when the runtime will be installed."""
+    out = [Endpoint(f"tracebloc API ({urlsplit(backend).hostname})", backend,
+                    kind=Kind.BACKEND, well_known=True)]  # fmt: skip
+    if chart_repo:
+        out.append(Endpoint(f"tracebloc Helm charts ({urlsplit(chart_repo).hostname})",
+                            chart_repo.rstrip("/") + "/index.yaml", strict=True,
+                            kind=Kind.CHART, well_known=True))  # fmt: skip
+    if mirror:
+        host = mirror.split("/", 1)[0]  # a mirror may name a path: the registry is its host
+        out.append(Endpoint(f"image registry mirror ({host})", f"https://{host}/v2/",
+                            kind=Kind.REGISTRY))  # fmt: skip
+    else:
+        registries = [*REGISTRY_ENDPOINTS, *([NVIDIA_REGISTRY] if nvidia else [])]
+        out += [Endpoint(label, url, kind=Kind.REGISTRY, well_known=True)
+                for label, url in registries]  # fmt: skip
+    seen: set[str] = set()
+    for url in tool_urls:
+        parts = urlsplit(url)
+        if parts.scheme != "https" or not parts.hostname or parts.netloc in seen:
+            continue
+        seen.add(parts.netloc)
+        out.append(Endpoint(f"tool download ({parts.hostname})", f"https://{parts.netloc}/",
+                            kind=Kind.TOOL, well_known=parts.hostname in OFFICIAL_TOOL_HOSTS))  # fmt: skip
+    if runtime:
+        out += [Endpoint(label, url, kind=Kind.RUNTIME, well_known=True)
+                for label, url in RUNTIME_ENDPOINTS]  # fmt: skip
+    return out
+
+
+def parse_criticals(text: str, is_loopback: object) -> list[Endpoint]:
+    """PF_CRITICALS, the twin's `criticals` format: one `label|url[|strict]` per line (blank
+    lines and `#` comments skipped). Honoured only when every URL is https:// to a loopback
+    address (`is_loopback(host) -> bool`) or to a name under .invalid; anything else is BadInput. A label that says
+    "registry" marks a registry (the mirror hint applies to it)."""
+    check = is_loopback if callable(is_loopback) else (lambda _host: False)
+    out: list[Endpoint] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = [part.strip() for part in line.split("|")]
+        if len(fields) not in (2, 3) or (len(fields) == 3 and fields[2] not in ("", "strict")):
+            raise BadInput(f"{CRITICALS} line {number} is not label|url[|strict]")
+        label, url = fields[0], fields[1]
+        parts = urlsplit(url)
+        try:
+            host, _ = parts.hostname, parts.port
+        except ValueError:
+            host = None
+        # A name under .invalid never resolves (RFC 6761): the tests' DNS failure.
+        if parts.scheme != "https" or not host or not (check(host) or _invalid(host)):
+            raise BadInput(f"{CRITICALS} is for tests only: every URL must be https:// to a "
+                           f"loopback address (line {number} is not)")  # fmt: skip
+        kind = Kind.REGISTRY if "registry" in label.lower() else Kind.OTHER
+        out.append(Endpoint(label or host, url, strict=len(fields) == 3 and fields[2] == "strict",
+                            kind=kind))  # fmt: skip
+    return out
+
+
+# --- what the answers mean -----------------------------------------------------------------
+
+
+def _invalid(host: str) -> bool:
+    return host.lower().rstrip(".").endswith(".invalid")
+
+
+def is_public_issuer(issuer: str) -> bool:
+    return bool(issuer) and bool(_PUBLIC_ISSUERS.search(issuer))
+
+
+def inspection(probes: Sequence[Probe]) -> tuple[str, str]:
+    """(yes / no / unknown, the issuer seen). Yes: a certificate seen through the proxy or
+    on a well-known host failed verification or verified only with the configured CA, or a
+    well-known host's certificate is not from a public CA. No: such a certificate verified
+    against this machine's own trust store. Unknown: no such certificate was seen."""
+    seen = [p for p in probes if p.via_proxy or p.endpoint.well_known]
+    for p in seen:
+        if p.issuer and (p.status is Status.TLS
+                         or (p.trusted_by not in ("", "system"))
+                         or (p.endpoint.well_known and not is_public_issuer(p.issuer))):  # fmt: skip
+            return "yes", p.issuer
+    for p in seen:
+        if p.trusted_by == "system":
+            return "no", p.issuer
+    return "unknown", ""
+
+
+def failure_words(probe: Probe) -> str:
+    """What failed, in the words of the report (the host is named by the caller)."""
+    e = probe.endpoint
+    if probe.status is Status.DNS:
+        return f"the name {e.host} does not resolve (DNS)"
+    if probe.status is Status.REFUSED:
+        return "connection refused"
+    if probe.status is Status.TIMEOUT:
+        return f"no answer within the time allowed (timeout){_extra(probe.detail)}"
+    if probe.status is Status.TLS:
+        issuer = probe.issuer or "an unknown issuer"
+        through = f" through the proxy {probe.via_proxy}" if probe.via_proxy else ""
+        if probe.via_proxy or e.well_known:
+            return (f"TLS verification failed{through}: the certificate is issued by {issuer}, "
+                    "which this machine does not trust (TLS inspection)")  # fmt: skip
+        return f"TLS verification failed: the certificate is issued by {issuer}{_extra(probe.detail)}"
+    if probe.status is Status.PROXY_AUTH:
+        return f"the proxy {probe.via_proxy} refused its credentials (HTTP 407 Proxy Authentication Required)"
+    if probe.status is Status.PROXY:
+        return f"the proxy {probe.via_proxy} did not connect to it{_extra(probe.detail)}"
+    if probe.status is Status.HTTP:
+        return f"answered HTTP {probe.http_status}, not 2xx/3xx"
+    return f"the connection failed{_extra(probe.detail)}"
+
+
+def _extra(detail: str) -> str:
+    return f" ({detail})" if detail else ""
+
+
+def judge(
+    profile: Profile, probes: Sequence[Probe], *, mirror: str | None, source: str = "plan"
+) -> Report:
+    """The report: every needed host that failed is a stop (a registry too: the install
+    would end in ImagePullBackOff), with the hints for what failed."""
+    failed = [p for p in probes if p.status not in (Status.OK, Status.UNCHECKED)]
+    failures = tuple(f"{p.endpoint.hostport}: {failure_words(p)}" for p in failed)
+    hints: list[str] = []
+    statuses = {p.status for p in failed}
+    if statuses & {Status.DNS, Status.REFUSED, Status.TIMEOUT, Status.PROXY, Status.HTTP, Status.ERROR}:
+        hosts = ", ".join(dict.fromkeys(p.endpoint.host for p in failed))
+        hints.append(f"allow outbound HTTPS (port 443) to {hosts}"
+                     + ("" if profile.proxy else ", or set HTTPS_PROXY (and HTTP_PROXY) "
+                        "to your organisation's proxy, e.g. http://proxy.example:3128"))  # fmt: skip
+    if Status.TLS in statuses:
+        issuer = next((p.issuer for p in failed if p.status is Status.TLS and p.issuer), "")
+        named = f" (certificates re-signed by {issuer})" if issuer else ""
+        hints.append(f"this network inspects TLS{named}: set TRACEBLOC_CA_BUNDLE "
+                     "to a PEM file holding your organisation's root CA (CURL_CA_BUNDLE is "
+                     "read too, after it); it is added to this machine's trust store, "
+                     "not put in its place")  # fmt: skip
+    if Status.PROXY_AUTH in statuses:
+        hints.append("give the proxy's user name and password in HTTPS_PROXY/HTTP_PROXY "
+                     "(http://user:password@host:port, taken as typed)")  # fmt: skip
+    # A mirror helps a registry the network blocks; one it inspects needs the CA instead.
+    if any(p.endpoint.kind is Kind.REGISTRY and p.status not in (Status.TLS, Status.PROXY_AUTH)
+           for p in failed):  # fmt: skip
+        hints.append("the container registries cannot be reached from here"
+                     + (f" (the mirror {mirror} included)" if mirror else "")
+                     + ": set TRACEBLOC_IMAGE_REGISTRY to a registry mirror this network "
+                     "reaches (with TRACEBLOC_REGISTRY_USERNAME/PASSWORD when it needs a login)")  # fmt: skip
+    return Report(profile, tuple(probes), tuple(hints), stop=bool(failed), source=source,
+                  failures=failures)  # fmt: skip
+
+
+def skipped_report() -> Report:
+    return Report(Profile("", "", "", "unknown", ""), (), (), stop=False, skipped=True)
