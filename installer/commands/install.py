@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, judge, localcluster, reads, wait
+from installer.commands import credentials, judge, localcluster, reads, settled, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -56,6 +56,7 @@ class Outcome:
     kube: KubeTarget | None = None
     context_namespace: str = ""  # what was done to the kube context's default namespace
     workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
+    unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
 
 
 class Declined(InstallerError):
@@ -192,12 +193,32 @@ def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict)
 
 
 def prepare_repo(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead
-) -> None:
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead,
+    fresh: bool = False,
+) -> None:  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
             apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env),
-                              repos=cluster.repos)  # fmt: skip
+                              repos=cluster.repos, fresh=fresh)  # fmt: skip
+
+
+def settle(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, tools: apply.Tools,
+    cluster: reads.ClusterRead, machine: MachineFacts, local: localcluster.Local,
+    chosen: Mapping[str, ToolChoice], settings: InstallSettings,
+) -> tuple[settled.Settled, Outcome | None]:  # fmt: skip
+    """Right after the read, before any question, sign-in or change: a healthy, up-to-date
+    client is left as it is (the Outcome); otherwise the run goes on, saying why."""
+    found = settled.check(cfg, env, redactor, cluster, tools=tools, machine=machine, local=local,
+                          choices=chosen, force=settings.force)  # fmt: skip
+    if found.said:
+        ui.info(f"re-applying: {found.said}")
+    if not found.check.nothing or found.plan is None:
+        return found, None
+    done = found.check
+    return found, Outcome(done.release, done.namespace, found.plan.facts.training,
+                          cfg.values_path, None, (), cluster.target, "left as it is",
+                          done.ready, unchanged=done.line)  # fmt: skip
 
 
 def wait_for_metrics(
@@ -267,6 +288,10 @@ def _install(
     machine = local.machine
     if local.decision.manage is False:
         cluster = read_cluster(cfg, env, ui, tools, settings)
+        found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local, chosen,
+                                  settings)  # fmt: skip
+        if unchanged is not None:
+            return unchanged
         run_preflight(cfg, env, ui, machine, cluster)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
     else:
@@ -276,6 +301,10 @@ def _install(
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
+        found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local, chosen,
+                                  settings)  # fmt: skip
+        if unchanged is not None:
+            return unchanged
     verdict = decide_target(cfg, cluster, ui)
     cfg = judge.moved(cfg, verdict)
     if verdict.target is not None and verdict.target.moved:  # that release is locked too
@@ -290,7 +319,7 @@ def _install(
     confirm(plan, ui, interactive=interactive)
     # --- from here on, things change ---
     notes += recover(cfg, ui, tools, verdict)
-    prepare_repo(cfg, env, ui, tools, cluster)
+    prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
     localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_)
     written = None
@@ -326,6 +355,8 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
 
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
+    if outcome.unchanged:
+        return outcome.unchanged
     training = outcome.training
     who = {"installer": "measured by the installer", "user": "chosen by a person",
            "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
@@ -366,4 +397,5 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "notes": list(outcome.notes),
         "connected": True,
         "workloads": list(outcome.workloads),
+        "action": "nothing-to-change" if outcome.unchanged else "applied",
     }
