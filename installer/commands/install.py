@@ -24,6 +24,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -331,12 +332,20 @@ def _install(
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
                               conn)  # fmt: skip
-    context_done = point_context(cfg, tools, settings, notes)
-    with ui.step("Waiting for the client to connect"):
-        ready = wait.wait_ready(tools, release, namespace, conn,
-                                timeout_s=settings.ready_timeout_s,
-                                read_timeout_s=cfg.probe.timeout, ui=ui,
-                                training=plan.facts.training)  # fmt: skip
+    # The kube context is pointed while the first readiness poll is out: a local edit of
+    # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
+    # killed mid-write: the wait ending (or failing) waits for it.
+    pointing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
+    context_f = pointing.submit(point_context, cfg, tools, settings, notes)
+    try:
+        with ui.step("Waiting for the client to connect"):
+            ready = wait.wait_ready(tools, release, namespace, conn,
+                                    timeout_s=settings.ready_timeout_s,
+                                    read_timeout_s=cfg.probe.timeout, ui=ui,
+                                    training=plan.facts.training)  # fmt: skip
+    finally:
+        pointing.shutdown(wait=True)
+    context_done = context_f.result()
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
 
