@@ -14,6 +14,7 @@ from tests.fakes import workloads
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, release_row
 from tests.fakes.healthy import make_healthy, mutating_calls, search_answer, values_path
+from tests.fakes.localcluster import docker_running, existing, kubeconfig_of_k3d
 
 CLIENT_ID = "client-rerun"
 PASSWORD = "Re-run:P4ss#word"
@@ -183,3 +184,26 @@ def test_a_force_variable_that_is_not_a_yes_or_no_is_bad_input(
     assert result.returncode == 2
     assert "TB_FORCE_REINSTALL" in result.stderr
     assert mutating_calls(healthy) == []
+
+
+def test_healthy_rerun_on_the_engines_own_local_cluster_touches_neither_docker_nor_kubeconfig(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cluster.kubeconfig.write_text(kubeconfig_of_k3d("https://127.0.0.1:6550"), encoding="utf-8")
+    cluster.install("docker")
+    cluster.install("k3d")
+    existing(docker_running(cluster), "running")
+    make_healthy(cluster, env_for(backend))
+    backend.requests.clear()
+    kubeconfig = cluster.kubeconfig.read_bytes()
+
+    result = cluster.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    assert "nothing to change" in result.stdout
+    local_reads = (["docker", "info"], ["docker", "inspect"], ["k3d", "cluster", "list"],
+                   ["k3d", "version"], ["docker", "version"])  # fmt: skip
+    changed = [c for c in mutating_calls(cluster)
+               if not any(c[: len(r)] == r for r in local_reads)]  # fmt: skip
+    assert changed == []
+    assert cluster.kubeconfig.read_bytes() == kubeconfig
+    assert backend.requests == []

@@ -297,15 +297,29 @@ def _install(
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
     else:
         # The cluster is this machine's and may not exist yet: it is read once it is up.
+        # One that runs and is already the current context is read first, as it is.
+        early = None
+        if localcluster.readable_as_it_is(local, env, os_):
+            early = reads.read_cluster(
+                cfg, env, redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl, os_=os_,
+                repos=cfg.chart_is_default, metrics=settings.metrics_wait_s > 0)  # fmt: skip
+            if not early.listing.readable or early.repos_error is not None:
+                early = None  # read again once it is up, and stopped there if need be
+        if early is not None:
+            found, unchanged = settle(cfg, env, redactor, ui, tools, early, machine, local,
+                                      chosen, settings)  # fmt: skip
+            if unchanged is not None:
+                return unchanged
         run_preflight(cfg, env, ui, machine)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
-        found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local, chosen,
-                                  settings)  # fmt: skip
-        if unchanged is not None:
-            return unchanged
+        if early is None:
+            found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local,
+                                      chosen, settings)  # fmt: skip
+            if unchanged is not None:
+                return unchanged
     verdict = decide_target(cfg, cluster, ui)
     cfg = judge.moved(cfg, verdict)
     if verdict.target is not None and verdict.target.moved:  # that release is locked too
