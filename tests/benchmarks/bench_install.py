@@ -11,7 +11,8 @@ Not a test (no `test_` prefix, never collected): run it by hand from the reposit
    critical path. Printed twice: with every call delayed, and with only the calls that leave
    the machine delayed (`kubectl config view/set-context`, `helm repo list` and `helm search
    repo` read or edit local files; `kubectl version --client` and `helm version` ask the
-   binary itself). Targets: ≤ 4 L fresh, ≤ 5 L re-install, ≤ 3 L healthy re-run.
+   binary itself). Targets, with only the off-machine calls delayed: ≤ 4 L fresh, ≤ 5 L
+   re-install, ≤ 3 L healthy re-run.
 2. Which modules `probe` imports with TRACEBLOC_TRAINING_RESOURCES set: no YAML, no
    rendering.
 3. `probe --json` on N nodes (default 5,000, each shaped like a real node: labels,
@@ -108,8 +109,12 @@ def critical_path(latencies: list[float], repeat: int) -> None:
                 for latency in latencies:
                     wall = install_wall(latency, repeat, case, local_too, backend)
                     ratio = (wall - base) / latency
+                    # The targets count round trips that leave the machine; with every call
+                    # delayed the row shows what the local calls add, for reference.
+                    verdict = ("met" if ratio <= target + 0.05 else "NOT met") if not local_too \
+                        else "(reference)"
                     print(f"{case:<11} {which:<16} {latency:>6g}  {wall:>8.3f}  {ratio:>24.2f}"
-                          f"  <= {target} L: {'met' if ratio <= target + 0.05 else 'NOT met'}")
+                          f"  <= {target} L: {verdict}")
 
 
 def probe_imports() -> list[str]:
