@@ -76,12 +76,13 @@ def test_healthy_rerun_changes_nothing_and_says_so_in_one_line(
     assert sum(c.startswith("get " + workloads.KINDS) for c in calls) == 1
 
 
+@pytest.mark.parametrize("argv", [["--yes"], []], ids=["yes", "interactive"])
 def test_healthy_rerun_with_saved_credentials_only_neither_asks_nor_signs_in(
-    healthy: FakeCluster, backend: BackendServer
+    healthy: FakeCluster, backend: BackendServer, argv: list[str]
 ) -> None:
     env = env_for(backend)
     del env["TRACEBLOC_CLIENT_ID"], env["TRACEBLOC_CLIENT_PASSWORD"]
-    result = healthy.run("install", "--yes", "--json", **env)
+    result = healthy.run("install", *argv, "--json", **env)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["action"] == "nothing-to-change"

@@ -61,7 +61,8 @@ def check(
     first = noop.release_settled(force=force, action=verdict.action, recovery=verdict.recovery,
                                  status=verdict.status)  # fmt: skip
     if first is not None:
-        return Settled(first, said=first.why[0] if force or verdict.action == "upgrade" else "")
+        # Said only to a re-run of an installed client: a new install needs no reason.
+        return Settled(first, said=first.why[0] if verdict.action == "upgrade" else "")
     target = verdict.target
     assert target is not None  # an upgrade verdict names its target
     plan = make_plan(guess, env, redactor, release=target.release, machine=machine,
