@@ -337,4 +337,6 @@ def install_settings(env: Mapping[str, str], *, keep_context: bool = False) -> I
         set_context_namespace=set_context and not keep_context,
         ready_timeout_s=env_number(env, "READY_TIMEOUT", DEFAULT_READY_TIMEOUT_S, zero_ok=False,
                                    most=MAX_WAIT_S),  # fmt: skip
+        force=env_flag(env, "TRACEBLOC_FORCE_REINSTALL", False)
+        or env_flag(env, "TB_FORCE_REINSTALL", False),
     )

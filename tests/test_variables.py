@@ -11,8 +11,9 @@ from tests.fakes.cluster import FakeCluster, node
 
 
 @pytest.mark.parametrize(("argv", "kept", "env"), [
-    pytest.param(["--force"], [], {}, id="force-is-every-run-already"),
-    pytest.param(["--reinstall", "install", "--yes"], ["install", "--yes"], {}, id="reinstall"),
+    pytest.param(["--force"], [], {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="force-re-applies"),
+    pytest.param(["--reinstall", "install", "--yes"], ["install", "--yes"],
+                 {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="reinstall"),
     pytest.param(["--reuse-data"], [], {"TB_LEFTOVER_ACTION": "reuse"}, id="reuse-data"),
     pytest.param(["--wipe-data"], [], {"TB_LEFTOVER_ACTION": "wipe"}, id="wipe-data"),
     pytest.param(["--data-dir=~/tb"], [], {"HOST_DATA_DIR": "~/tb"}, id="data-dir-equals"),
@@ -67,8 +68,8 @@ def test_cli_data_dir_flag_sets_the_data_directory(cluster: FakeCluster) -> None
     cluster.nodes(node("a")).installed().kube_target()
     chosen = cluster.home / "elsewhere"
     result = cluster.run("--data-dir=" + str(chosen), "plan", "--json",
-                         TRACEBLOC_FORCE_REINSTALL="1")  # fmt: skip
+                         TRACEBLOC_SKIP_REBOOT_PROMPT="1")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["verdict"]["action"] == "install"
     assert str(chosen / "values.yaml") in result.stdout
-    assert "note: TRACEBLOC_FORCE_REINSTALL is ignored" in result.stderr
+    assert "note: TRACEBLOC_SKIP_REBOOT_PROMPT is ignored" in result.stderr

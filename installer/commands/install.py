@@ -24,10 +24,11 @@ import dataclasses
 import os
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.commands import credentials, localcluster, network, reads, signin, wait
+from installer.commands import credentials, localcluster, network, reads, settled, signin, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
@@ -57,6 +58,7 @@ class Outcome:
     kube: KubeTarget | None = None
     context_namespace: str = ""  # what was done to the kube context's default namespace
     workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
+    unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
 
 
 class Declined(InstallerError):
@@ -229,12 +231,32 @@ def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict)
 
 
 def prepare_repo(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead
-) -> None:
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead,
+    fresh: bool = False,
+) -> None:  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
             apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env),
-                              repos=cluster.repos)  # fmt: skip
+                              repos=cluster.repos, fresh=fresh)  # fmt: skip
+
+
+def settle(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, tools: apply.Tools,
+    cluster: reads.ClusterRead, machine: MachineFacts, local: localcluster.Local,
+    chosen: Mapping[str, ToolChoice], settings: InstallSettings,
+) -> tuple[settled.Settled, Outcome | None]:  # fmt: skip
+    """Right after the read, before any question, sign-in or change: a healthy, up-to-date
+    client is left as it is (the Outcome); otherwise the run goes on, saying why."""
+    found = settled.check(cfg, env, redactor, cluster, tools=tools, machine=machine, local=local,
+                          choices=chosen, force=settings.force)  # fmt: skip
+    if found.said:
+        ui.info(f"re-applying: {found.said}")
+    if not found.check.nothing or found.plan is None:
+        return found, None
+    done = found.check
+    return found, Outcome(done.release, done.namespace, found.plan.facts.training,
+                          cfg.values_path, None, (), cluster.target, "left as it is",
+                          done.ready, unchanged=done.line)  # fmt: skip
 
 
 def wait_for_metrics(
@@ -306,10 +328,27 @@ def _install(
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
         cluster = read_cluster(cfg, env, ui, tools, settings)
+        found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local, chosen,
+                                  settings)  # fmt: skip
+        if unchanged is not None:
+            return unchanged
         run_preflight(cfg, env, ui, machine, cluster)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
         # The cluster is this machine's and may not exist yet: it is read once it is up.
+        # One that runs and is already the current context is read first, as it is.
+        early = None
+        if localcluster.readable_as_it_is(local, env, os_):
+            early = reads.read_cluster(
+                cfg, env, redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl, os_=os_,
+                repos=cfg.chart_is_default, metrics=settings.metrics_wait_s > 0)  # fmt: skip
+            if not early.listing.readable or early.repos_error is not None:
+                early = None  # read again once it is up, and stopped there if need be
+        if early is not None:
+            found, unchanged = settle(cfg, env, redactor, ui, tools, early, machine, local,
+                                      chosen, settings)  # fmt: skip
+            if unchanged is not None:
+                return unchanged
         run_preflight(cfg, env, ui, machine)
         # A sign-in registers against what is installed: it waits until the cluster is read.
         # Without a terminal or the CLI, the credentials (or their refusal) come first.
@@ -319,6 +358,11 @@ def _install(
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
+        if early is None:
+            found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local,
+                                      chosen, settings)  # fmt: skip
+            if unchanged is not None:
+                return unchanged
         if signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive,
                                      cluster=cluster)  # fmt: skip
@@ -338,7 +382,7 @@ def _install(
     confirm(plan, ui, interactive=interactive)
     # --- from here on, things change ---
     notes += recover(cfg, ui, tools, verdict)
-    prepare_repo(cfg, env, ui, tools, cluster)
+    prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
     localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_)
     written = None
@@ -350,12 +394,20 @@ def _install(
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
                               conn)  # fmt: skip
-    context_done = point_context(cfg, tools, settings, notes)
-    with ui.step("Waiting for the client to connect"):
-        ready = wait.wait_ready(tools, release, namespace, conn,
-                                timeout_s=settings.ready_timeout_s,
-                                read_timeout_s=cfg.probe.timeout, ui=ui,
-                                training=plan.facts.training)  # fmt: skip
+    # The kube context is pointed while the first readiness poll is out: a local edit of
+    # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
+    # killed mid-write: the wait ending (or failing) waits for it.
+    pointing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
+    context_f = pointing.submit(point_context, cfg, tools, settings, notes)
+    try:
+        with ui.step("Waiting for the client to connect"):
+            ready = wait.wait_ready(tools, release, namespace, conn,
+                                    timeout_s=settings.ready_timeout_s,
+                                    read_timeout_s=cfg.probe.timeout, ui=ui,
+                                    training=plan.facts.training)  # fmt: skip
+    finally:
+        pointing.shutdown(wait=True)
+    context_done = context_f.result()
     notes += signin.cli_notes(env) if signs_in else []
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
@@ -375,6 +427,8 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
 
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
+    if outcome.unchanged:
+        return outcome.unchanged
     training = outcome.training
     who = {"installer": "measured by the installer", "user": "chosen by a person",
            "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
@@ -415,4 +469,5 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "notes": list(outcome.notes),
         "connected": True,
         "workloads": list(outcome.workloads),
+        "action": "nothing-to-change" if outcome.unchanged else "applied",
     }

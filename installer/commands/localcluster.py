@@ -152,6 +152,18 @@ def _unused() -> lc.Settings:
     return lc.settings({})
 
 
+def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
+    """A running cluster of ours that the current kube context already names: it can be
+    read before `bring_up`, which for it would only merge the context again and set the
+    restart policy (so a healthy re-run need not do either)."""
+    s = local.settings
+    if s is None or not local.managed or local.action != ADOPT or local.problems:
+        return False
+    if any(finding.level == "fail" for finding in local.drift):
+        return False
+    return kubeconfig.read_context(env, os_).current == s.context
+
+
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
              ui: Ui, *, interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
     """Create, start or adopt the cluster; returns the config (the data directory may have

@@ -209,6 +209,11 @@ def plan_install(
                                 "decides from that read")  # fmt: skip
     else:
         verdict = judge.judge(cfg, cluster, cfg.client_id)
+        from installer.commands import settled  # it plans with make_plan: imported here
+
+        verdict = settled.for_plan(cfg, env, redactor, cluster, verdict, helm_tool=tools["helm"],
+                                   kubectl_tool=tools["kubectl"], machine=machine, local=local,
+                                   choices=choices, force=settings.force)  # fmt: skip
     release = judge.release_for_sizing(cfg, cluster, verdict)
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,

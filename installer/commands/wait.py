@@ -169,4 +169,4 @@ def _at_deadline(
 
 
 def _summary(snapshot: Snapshot) -> tuple[str, ...]:
-    return tuple(f"{w.kind} {w.name} {w.ready}/{w.desired}" for w in snapshot.workloads)
+    return readiness.ready_lines(snapshot)

@@ -71,6 +71,11 @@ class Snapshot:
         return bool(self.workloads) and all(w.rolled_out for w in self.workloads)
 
 
+def ready_lines(snapshot: Snapshot) -> tuple[str, ...]:
+    """One line per workload as seen: "Deployment tracebloc-jobs-manager 1/1"."""
+    return tuple(f"{w.kind} {w.name} {w.ready}/{w.desired}" for w in snapshot.workloads)
+
+
 def pods_of(workload: Workload, pods: tuple[Pod, ...]) -> tuple[Pod, ...]:
     """The pods the workload's selector picks (an empty selector picks nothing)."""
     if not workload.selector:

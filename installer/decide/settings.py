@@ -157,6 +157,8 @@ class InstallSettings:
     # `kubectl config set-context --namespace` after a successful install.
     set_context_namespace: bool = True
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
+    # Re-apply even when nothing would change (TRACEBLOC_FORCE_REINSTALL, --force).
+    force: bool = False
 
 
 def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:

@@ -118,10 +118,10 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_WSL_MIN_VERSION", D, "the engine does not install or update WSL",
              twins="powershell"),  # fmt: skip
     # --- what the engine no longer does --------------------------------------------------
-    Upstream("TRACEBLOC_FORCE_REINSTALL", D, "there is no \"already set up\" stop: every run "
-             "checks and applies everything", twins="bash"),  # fmt: skip
-    Upstream("TB_FORCE_REINSTALL", D, "there is no \"already set up\" stop: every run checks "
-             "and applies everything", twins="bash"),  # fmt: skip
+    Upstream("TRACEBLOC_FORCE_REINSTALL", H, "re-apply even when the client is installed, "
+             "up to date and healthy (a healthy re-run otherwise changes nothing)",
+             twins="bash"),  # fmt: skip
+    Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
     Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so it never "
              "asks for a reboot", twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture, "
@@ -147,8 +147,8 @@ VARIABLES: tuple[Upstream, ...] = (
 
 FLAGS: tuple[Upstream, ...] = (
     Upstream("--help", H, "`--help` (also `-h`)"),
-    Upstream("--force", H, "every run already checks and applies everything",
-             twins="bash"),  # fmt: skip
+    Upstream("--force", H, "same as TRACEBLOC_FORCE_REINSTALL=1: re-apply even when nothing "
+             "would change", twins="bash"),  # fmt: skip
     Upstream("--reinstall", H, "as `--force`", twins="bash"),
     Upstream("--reuse-data", H, "same as TB_LEFTOVER_ACTION=reuse", by=LOCAL_CLUSTER, twins="bash"),
     Upstream("--wipe-data", H, "same as TB_LEFTOVER_ACTION=wipe", by=LOCAL_CLUSTER, twins="bash"),
@@ -216,7 +216,7 @@ def translate_argv(argv: Sequence[str]) -> Translated:
             break
         lowered = arg.lower()
         if arg in ("--force", "--reinstall"):
-            notes.append(f"{arg} is no longer needed: {_flag('--force').note}")
+            env["TRACEBLOC_FORCE_REINSTALL"] = "1"
         elif arg == "--reuse-data":
             env["TB_LEFTOVER_ACTION"] = "reuse"
         elif arg == "--wipe-data":

@@ -101,12 +101,14 @@ def read_repos(tools: Tools) -> dict[str, str]:
 
 
 def ensure_repo(
-    tools: Tools, name: str, url: str, ca_file: str | None, repos: dict[str, str] | None = None
-) -> str:
+    tools: Tools, name: str, url: str, ca_file: str | None, repos: dict[str, str] | None = None,
+    *, fresh: bool = False,
+) -> str:  # fmt: skip
     """Add the repo only when it is missing, else update it. Returns what was done.
 
     `repos` is a `read_repos` already made (install reads it with its other reads). `helm
-    repo add` downloads the repository's index itself, so a repo just added needs no update."""
+    repo add` downloads the repository's index itself, so a repo just added needs no update;
+    `fresh`: this run already updated it (`update_index`), so it is not downloaded twice."""
     if repos is None:
         repos = read_repos(tools)
     done = f"repo {name} already configured"
@@ -121,6 +123,13 @@ def ensure_repo(
         return f"added repo {name} ({url})"
     if repos[name].rstrip("/") != url.rstrip("/"):
         done = f"repo {name} is configured as {repos[name]} (kept)"
+    if not fresh:
+        update_index(tools, name)
+    return done
+
+
+def update_index(tools: Tools, name: str) -> None:
+    """`helm repo update <name>`: the local copy of that repository's index, refreshed."""
     updated = tools.run(tools.helm, helm.repo_update_args(name), REPO_TIMEOUT_S)
     if updated.rc != 0:
         raise InstallerError(
@@ -128,7 +137,12 @@ def ensure_repo(
             f"{proc.last_line(updated.stderr, updated.rc)}",
             _repo_remedy(),
         )
-    return done
+
+
+def search_index(tools: Tools, chart: str) -> object:
+    """The rows `helm search repo <chart>` finds in the local index (a local read)."""
+    result = tools.run(tools.helm, helm.search_args(chart), tools.read_timeout)
+    return helm.parse_search(result.rc, result.out, result.err)
 
 
 def _repo_remedy() -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from installer.decide.errors import InstallerError
 from installer.decide.model import (
@@ -207,3 +208,22 @@ def status_text_args(release: str, namespace: str, conn: Connection) -> list[str
     # Text, not `-o json`: the JSON form carries the release's values and manifest, secrets
     # included.
     return ["status", release, "-n", namespace, *conn.helm_flags()]
+
+
+def search_args(chart: str) -> list[str]:
+    """The newest version of `chart` in the local copy of its repository's index."""
+    return ["search", "repo", chart, "-o", "json"]
+
+
+def parse_search(rc: int, out: bytes, err: bytes) -> Any:
+    """The rows `helm search repo -o json` printed. Raises InstallerError when it failed or
+    printed no JSON list."""
+    if rc != 0:
+        raise InstallerError(f"helm search repo failed: {proc.last_line(proc.decode(err), rc)}")
+    try:
+        rows = json.loads(proc.decode(out))
+    except (ValueError, RecursionError):
+        raise InstallerError("helm search repo printed output that is not JSON") from None
+    if not isinstance(rows, list):
+        raise InstallerError("helm search repo printed JSON that is not a list")
+    return rows

@@ -56,7 +56,7 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
     argv = sys.argv[1:]
     entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
              "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ},
-             "env_names": sorted(os.environ)}
+             "env_names": sorted(os.environ), "t": time.time()}
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(json.dumps(entry) + "\n")
     with open(scenario_path, encoding="utf-8") as handle:
