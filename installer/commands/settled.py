@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from installer.commands import judge, reads
+from installer.commands import reads
 from installer.commands.plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import concurrently
 from installer.config import DEFAULT_REPO_NAME, PlanConfig
-from installer.decide import noop
+from installer.decide import judge, noop
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseState
 from installer.decide.readiness import ready_lines
@@ -31,7 +31,7 @@ from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import read_regular
 
 if TYPE_CHECKING:
-    from installer.commands.localcluster import Local
+    from installer.decide.localstate import Local
 
 
 @dataclass(frozen=True)
