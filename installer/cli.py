@@ -234,6 +234,9 @@ def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
     kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
     if kubeconfig and not os.path.isfile(kubeconfig):
         raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
+    from installer.edges import kubeconfig as kubeconfig_files
+
+    kubeconfig_files.check_files(env, os_name(sys.platform), kubeconfig)  # no FIFO, no bomb
     return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
                         context=args.context)  # fmt: skip
 

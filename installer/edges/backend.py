@@ -24,7 +24,7 @@ from urllib.parse import quote, urlsplit
 
 from installer import __version__
 from installer.config import split_proxy_url
-from installer.decide.errors import BadInput
+from installer.decide.errors import BadInput, InstallerError
 from installer.present.redact import Redactor
 
 if TYPE_CHECKING:
@@ -100,17 +100,36 @@ def ca_bundle(env: Mapping[str, str]) -> str | None:
     if not raw:
         return None
     path = os.path.abspath(raw)
-    if not os.path.isfile(path):
-        raise BadInput(f"{CA_BUNDLE}={raw!r} is not a file",
-                       "point it at a PEM file holding your organisation's root CA")  # fmt: skip
+    pem = _read_pem(path, raw)
     try:
-        ssl.create_default_context().load_verify_locations(cafile=path)
-    except OSError as exc:  # ssl.SSLError is an OSError too
-        reason = "holds no PEM certificate" if isinstance(exc, ssl.SSLError) else "cannot be read"
-        raise BadInput(f"{CA_BUNDLE}={raw!r} {reason}",
+        ssl.create_default_context().load_verify_locations(cadata=pem)
+    except (OSError, ValueError):  # ssl.SSLError is an OSError too
+        raise BadInput(f"{CA_BUNDLE}={raw!r} holds no PEM certificate",
                        "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
                        "holding your organisation's root CA") from None  # fmt: skip
     return path
+
+
+# A CA bundle is a few hundred kilobytes (the whole Mozilla store is ~250 KB).
+MAX_CA_BUNDLE_BYTES = 4 * 2**20
+
+
+def _read_pem(path: str, raw: str) -> str:
+    """The bundle's text, read like every file the engine reads (edges/files.py): a FIFO,
+    a device or a huge file is bad input, never a hang."""
+    from installer.edges import files
+
+    remedy = "point it at a PEM file holding your organisation's root CA"
+    try:
+        data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file",
+                                  remedy=remedy)  # fmt: skip
+    except files.NotRegular:
+        raise BadInput(f"{CA_BUNDLE}={raw!r} is not a file", remedy) from None
+    except InstallerError as exc:
+        raise BadInput(f"{CA_BUNDLE}={raw!r}: {exc.message}", remedy) from None
+    if data is None:
+        raise BadInput(f"{CA_BUNDLE}={raw!r} is not a file", remedy)
+    return data.decode("ascii", "ignore")  # PEM is ASCII; cadata takes bytes as DER
 
 
 def ssl_context(cafile: str | None) -> ssl.SSLContext:
@@ -130,7 +149,7 @@ def ssl_context(cafile: str | None) -> ssl.SSLContext:
         except (ImportError, OSError):
             context = ssl.create_default_context()
     if cafile:
-        context.load_verify_locations(cafile=cafile)
+        context.load_verify_locations(cadata=_read_pem(cafile, cafile))
     return context
 
 

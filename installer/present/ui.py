@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from installer.decide.errors import InstallerError
+from installer.edges import files
 from installer.present.console import is_terminal
 from installer.present.redact import RedactingFilter, Redactor
 
@@ -353,19 +354,14 @@ def open_log(path: str, redactor: Redactor) -> logging.Handler:
     POSIX; an existing file that others could read is narrowed to 0600. The caller attaches
     it to the "installer" logger and closes it at the end."""
     directory = os.path.dirname(os.path.abspath(path))
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         raise InstallerError(
             f"cannot open the log file {path}: {exc.strerror or exc}",
             "set HOST_DATA_DIR to a directory you can write to",
         ) from None
-    if sys.platform != "win32":
-        with contextlib.suppress(OSError):  # not ours to change: keep logging anyway
-            if os.fstat(fd).st_mode & 0o077:
-                os.fchmod(fd, 0o600)
+    fd = files.open_append(path)  # never through a link, never onto a FIFO or a device
     stream = open(fd, "a", encoding="utf-8", errors="replace")  # the handler owns and closes it
     handler = _LogFile(stream)
     handler.setLevel(logging.DEBUG)
