@@ -13,7 +13,6 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from installer.decide import yamldoc
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localcluster import ContextRead
 from installer.edges import files
@@ -49,6 +48,8 @@ def _read(path: str) -> bytes | None:
 
 
 def _parse(path: str, data: bytes) -> dict[str, Any]:
+    from installer.decide import yamldoc  # here: `probe` checks the files without YAML
+
     doc = yamldoc.load(data, f"the kubeconfig {path}")
     if doc is None:
         return {}
@@ -63,16 +64,20 @@ def _load(path: str) -> dict[str, Any] | None:
     return None if data is None else _parse(path, data)
 
 
-def check_files(env: Mapping[str, str], os_: str, explicit: str | None = None) -> None:
+def check_files(env: Mapping[str, str], os_: str, explicit: str | None = None, *,
+                parse: bool = True) -> None:  # fmt: skip
     """Before kubectl or helm is asked anything: each kubeconfig they will read is a regular
-    file of a sane size whose YAML is neither too deep nor an alias bomb (those are
-    BadInput, exit 2). A file that is merely invalid is left for the reads to report."""
+    file of a sane size (a FIFO would hang them) and, with `parse`, YAML that is neither too
+    deep nor an alias bomb (those are BadInput, exit 2). A file that is merely invalid is
+    left for the reads to report. `probe` skips the parse: it never loads YAML itself."""
     for path in [explicit] if explicit else paths(env, os_):
         try:
             data = _read(path)
         except files.Unreadable:
             continue
-        if data is not None:
+        if data is not None and parse:
+            from installer.decide import yamldoc
+
             try:
                 _parse(path, data)
             except yamldoc.UnsafeYaml:
@@ -91,6 +96,8 @@ def _names(doc: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
+    from installer.decide import yamldoc
+
     current: str | None = None
     contexts: dict[str, Any] = {}
     clusters: dict[str, Any] = {}

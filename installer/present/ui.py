@@ -17,7 +17,6 @@ import contextlib
 import datetime
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from installer.decide.errors import InstallerError
+from installer.decide.printable import shown
 from installer.edges import files
 from installer.present.console import is_terminal
 from installer.present.redact import RedactingFilter, Redactor
@@ -34,7 +34,6 @@ log = logging.getLogger("installer.present.ui")
 
 TICK_S = 0.1  # spinner frame interval: ~10 Hz
 SPINNER_THREAD = "tracebloc-spinner"
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # keeps \t and \n; drops ESC, \r, ...
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -234,7 +233,8 @@ class Ui:
     # --- output ----------------------------------------------------------------------------
 
     def _clean(self, text: str) -> str:
-        return _CONTROL.sub("", self.redactor(str(text)))
+        # Text may quote the cluster (a pod's message): ESC and the rest are shown escaped.
+        return shown(self.redactor(str(text)))
 
     def _paint(self, text: str, colour: str) -> str:
         return f"{colour}{text}{_RESET}" if self.colour else text
