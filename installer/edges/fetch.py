@@ -156,7 +156,8 @@ def _receive(
         if mirror is not None and mirror.kind == "dir":
             got = _copy_local(source, out, sink, artifact.most_bytes)
         else:
-            got = fetch(source, out, env=env, deadline_s=deadline_s, progress=sink)
+            got = fetch(source, out, env=env, deadline_s=deadline_s, progress=sink,
+                        most=artifact.most_bytes)  # fmt: skip
         out.flush()
         ok = True
     finally:
