@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from installer import __version__
+from installer.decide import printable
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import RedactingFilter, Redactor
@@ -92,6 +93,15 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise BadInput(f"{message}", f"see {self.prog} --help")
+
+    def print_help(self, file: Any = None) -> None:
+        """Help goes where every answer goes (argparse would drop a failed write and exit
+        0, or leave Python to fail at exit with 120): a closed or full stdout is one line on
+        stderr (silence for a reader that went away) and exit 1, as for any command."""
+        if file is not None:
+            super().print_help(file)
+        elif not _write_stdout(self.format_help()):
+            raise SystemExit(1)
 
 
 def _chart_option(parser: argparse.ArgumentParser) -> None:
@@ -186,7 +196,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         return _failed(as_json, 2, old.refused, "")
     env.update(old.env)
     for note in old.notes + notices(env):
-        _stderr(f"note: {note}\n")
+        _stderr(f"note: {printable.shown(note)}\n")
     argv = with_default_command(old.argv)
     command = argv[0] if argv else ""
     try:
@@ -238,6 +248,10 @@ def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
     kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
     if kubeconfig and not os.path.isfile(kubeconfig):
         raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
+    from installer.edges import kubeconfig as kubeconfig_files
+
+    kubeconfig_files.check_files(env, os_name(sys.platform), kubeconfig,  # no FIFO, no bomb
+                                 parse=args.command != "probe")  # fmt: skip
     return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
                         context=args.context)  # fmt: skip
 
@@ -559,7 +573,7 @@ def _emit(as_json: bool, document: dict[str, Any], text: str, redactor: Redactor
     False when stdout could not take it (closed, full, gone)."""
     if as_json:
         return _write_stdout(json.dumps(_redact_all(document, redactor), indent=2) + "\n")
-    return _write_stdout(redactor(text) + "\n")
+    return _write_stdout(printable.shown(redactor(text)) + "\n")  # cluster text: ESC shown, not sent
 
 
 def _write_stdout(text: str) -> bool:
@@ -614,7 +628,9 @@ def _redact_all(value: Any, redactor: Redactor) -> Any:
 
 
 def _fail(message: str, remedy: str) -> None:
-    lines = [f"error: {message}\n"] + [f"  {line}\n" for line in remedy.splitlines()]
+    # A message may quote the cluster (a helm error, a clientId): control characters are
+    # shown escaped, never sent to the terminal.
+    lines = [f"error: {printable.shown(message)}\n"] + [f"  {line}\n" for line in printable.shown(remedy).splitlines()]
     _stderr("".join(lines))
 
 
@@ -630,7 +646,8 @@ class _ConsoleFormat(logging.Formatter):
         if record.levelno >= logging.WARNING and not record.getMessage().startswith("warning:"):
             stamp, _, rest = text.partition("] ")
             text = f"{stamp}] warning: {rest}"
-        return text.replace("\n", "\n  ")  # continuation lines: indented, never unstamped
+        # Continuation lines indented, never unstamped; control characters shown escaped.
+        return printable.shown(text).replace("\n", "\n  ")
 
 
 def _not_progress(record: logging.LogRecord) -> bool:

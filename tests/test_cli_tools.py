@@ -440,3 +440,16 @@ def test_the_cached_tool_is_reused_without_the_network(world: World) -> None:
     doc = world.cluster.run_json("tools", **world.env())
 
     assert doc["tools"]["helm"] == {"path": str(cached), "version": "v4.2.3", "source": "cache"}
+
+
+def test_a_download_larger_than_the_pinned_size_is_stopped_there(world: World) -> None:
+    entry = world.serve("kubectl", b"k" * 50_000)
+    entry["size"] = 1000  # the manifest pins the official file's size
+    write_manifest(world.manifest, world.entries)
+    carry = world.cluster.root / "carry"
+
+    result = world.cluster.run("tools", "--download-to", str(carry), **world.env())
+
+    assert result.returncode != 0
+    assert "sent more than the pinned artifact's 1000 bytes" in result.stderr, result.stderr
+    assert not any(p.name.startswith("kubectl") for p in carry.rglob("*"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from installer.decide.errors import Refused
 from installer.edges import lock, proc
 from tests.fakes.cluster import REPO
+from tests.fakes.processes import running
 
 
 def test_a_second_holder_is_refused_and_told_who(tmp_path: Path) -> None:
@@ -71,19 +73,69 @@ def test_a_holder_killed_with_sigkill_leaves_no_stale_lock(tmp_path: Path) -> No
         holder.wait()
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="flock passed to POSIX children")
-def test_a_child_started_under_the_lock_holds_it_while_it_lives(tmp_path: Path) -> None:
+def test_a_child_started_under_the_lock_does_not_inherit_it_but_is_recorded(
+    tmp_path: Path,
+) -> None:
     path = str(tmp_path / "install.lock")
     sleeper = proc.Tool("sleeper", sys.executable)
     with lock.hold([path], what="engine") as held:
         [fd] = held.fds.values()
-        # The child inherits the locked descriptor (pass_fds), as helm does.
-        started = time.monotonic()
-        result = proc.run(sleeper, ["-c", f"import os; os.fstat({fd}); print('ok')"],
-                          timeout=30)  # fmt: skip
-        assert result.stdout.strip() == "ok", result.stderr
-        assert time.monotonic() - started < 30
-    assert fd not in proc._inherited
+        # No descriptor of the lock reaches the child (a daemon it starts would keep it);
+        # the lock file names the child while it runs instead.
+        script = (f"import json, os, sys\n"
+                  f"try:\n    os.fstat({fd}); print('inherited')\n"
+                  f"except OSError:\n    print('not inherited')\n"
+                  f"doc = json.loads(open({path!r}).readline())\n"
+                  f"print(any(c['pid'] == os.getpid() for c in doc['children']))\n")  # fmt: skip
+        result = proc.run(sleeper, ["-c", script], timeout=30)
+        assert result.stdout.split() == ["not", "inherited", "True"], result.stderr
+        assert lock.read_holder(path)["children"] == []  # the child ended: struck off
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl: Linux only")
+def test_a_tool_that_outlives_its_killed_holder_keeps_the_next_one_out(tmp_path: Path) -> None:
+    path = str(tmp_path / "install.lock")
+    script = (f"import sys, time\nsys.path.insert(0, {str(REPO)!r})\n"
+              "from installer.edges import lock, proc\n"
+              f"with lock.hold([{path!r}], what='doomed'):\n"
+              "    proc.run(proc.Tool('helm', sys.executable),\n"
+              "             ['-c', 'import ctypes, sys, time; ctypes.CDLL(None).prctl(1, 0, 0, 0, 0); '\n"
+              "              'print(1, flush=True); time.sleep(600)'], timeout=600)\n")  # fmt: skip
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not lock.read_holder(path).get("children") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [child] = lock.read_holder(path)["children"]
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        with pytest.raises(Refused) as caught, lock.hold([path], what="me"):
+            pass
+        message = caught.value.message
+        assert f"pid {holder.pid}" in message and "that process has ended" in message
+        assert f"still running: pid {child['pid']}" in message
+        os.kill(int(child["pid"]), signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while running(int(child["pid"])) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with lock.hold([path], what="me"):  # the tool ended: the lock is free again
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_recorded_pid_now_used_by_another_process_does_not_hold_the_lock(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "install.lock"
+    # A previous holder's record naming a child whose pid now belongs to another process
+    # (this one, started at another time): not the child, so not a reason to refuse.
+    record = {"pid": 999999999, "what": "old", "children": [
+        {"pid": os.getpid(), "command": "helm upgrade", "started": 1.0}]}  # fmt: skip
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with lock.hold([str(path)], what="me"):
+        assert lock.read_holder(str(path))["what"] == "me"
 
 
 def test_release_locks_of_different_data_dirs_are_one_file(tmp_path: Path) -> None:

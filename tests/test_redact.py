@@ -123,3 +123,44 @@ def test_a_password_passed_as_a_value_is_refused(password: str) -> None:
     assert redact.leaks(["login", f"--password={password}"])
     if not set(password) & set("/?#@ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0") and password.isprintable():
         assert redact.leaks(["repo", "add", "r", f"https://u:{password}@charts.example"])
+
+
+# --- a secret of any length ------------------------------------------------------------------
+
+
+def _cut_by_alternation(form: str, text: str) -> list[tuple[int, int]]:
+    """The matcher the redactor used to build, one alternative per prefix (quadratic in the
+    form's length): the reference the linear one must agree with."""
+    import re
+
+    least = max(1, min(3, len(form) - 1))
+    lengths = range(len(form) - 1, least - 1, -1)
+    if not lengths:
+        return []
+    pattern = re.compile("(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")"
+                         + r"(?=\n|…|\.\.\.|\Z)")  # fmt: skip
+    return [m.span() for m in pattern.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(form=st.text(alphabet="ab.\n…", min_size=1, max_size=9),
+       pieces=st.lists(st.sampled_from(["a", "b", "ab", "ba", ".", "...", "\n", "…", "aab"]),
+                       max_size=12))  # fmt: skip
+def test_the_cut_matcher_finds_what_one_alternative_per_prefix_found(
+    form: str, pieces: list[str]
+) -> None:
+    from installer.decide.redact import _cut_pattern
+
+    text = "".join(pieces) + form[: len(form) // 2]
+    cut = _cut_pattern(form)
+    assert (cut.spans(text) if cut is not None else []) == _cut_by_alternation(form, text)
+
+
+def test_a_10_kb_token_is_masked_whole_and_cut_short() -> None:
+    token = ("eyJhbGciOi" + "x7Q%/:" * 1700)[:10240]
+    redactor = Redactor([token])
+
+    assert redactor(f"token: {token}\n") == f"token: {MASK}\n"
+    assert redactor(f"Error: bad token {token[:4000]}…") == f"Error: bad token {MASK}…"
+    assert redactor(f"auth {urllib.parse.quote(token, safe='')} x") == f"auth {MASK} x"
+    assert token[:100] not in redactor(f"{token[:5000]}\n{token}")

@@ -23,12 +23,14 @@ from installer import __version__
 from installer.commands.status import gather_status
 from installer.commands.tools import resolve_tool
 from installer.config import PlanConfig, ProbeConfig
+from installer.decide import yamldoc
 from installer.decide.errors import InstallerError
 from installer.decide.model import ReleaseState, os_name
 from installer.decide.redact import MASK, Redactor
 from installer.decide.render import SECRET_PATHS
 from installer.decide.status import Status
 from installer.edges import bundle, helm, proc, workloads
+from installer.edges.valuesfile import read_regular
 
 BUDGET_S = 120.0  # the whole collection; a step that would start later is skipped
 FILE_BYTES = 2 * 1024 * 1024  # each file keeps at most its last 2 MiB
@@ -189,10 +191,15 @@ def _json(document: Any) -> str:
 def _load_values(path: str) -> dict[str, Any] | None:
     if not path:
         return None
+    # Bounded like every read (a FIFO, a device, a huge file are errors, not a hang), and
+    # through the one loader: a file that is merely broken is left out of the bundle, but an
+    # alias bomb or a 5,000-deep document is refused (its secrets could not be known).
     try:
-        with open(path, "rb") as handle:
-            doc = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError):
+        data = read_regular(path)
+        doc = yamldoc.load(data, path) if data is not None else None
+    except yamldoc.UnsafeYaml:
+        raise
+    except yamldoc.BadYaml:
         return None
     return doc if isinstance(doc, dict) else None
 

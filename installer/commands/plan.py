@@ -14,13 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from installer.commands import credentials, reads
 from installer.commands.probe import Facts, concurrently, find_tools, gather
 from installer.config import InstallSettings, PlanConfig
-from installer.decide import judge
-from installer.decide.errors import BadInput, InstallerError
+from installer.decide import judge, yamldoc
+from installer.decide.errors import BadInput
 from installer.decide.model import Gpu, KubeTarget, MachineFacts, NodeRead, ReleaseRead, os_name
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml, values_document
@@ -138,15 +136,9 @@ def load_yaml(path: str, *, required: bool) -> Any:
         if required:
             raise BadInput(f"{path} does not exist")
         return None
-    try:
-        return yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise InstallerError(
-            f"{path} is not valid YAML{where}",
-            "fix or move it aside; or set TB_MYSQL_ENGINE so the engine need not be read from it",
-        ) from None
+    # Depth and alias expansion bounded (decide/yamldoc.py): a bomb is exit 2, not a hang.
+    return yamldoc.load(data, path, "fix or move it aside; or set TB_MYSQL_ENGINE so the "
+                        "engine need not be read from it")  # fmt: skip
 
 
 def _non_empty_dir(path: str) -> bool:

@@ -46,6 +46,10 @@ class ManifestError(ValueError):
     """The manifest's shape is wrong: a bug in this build, or a bad test manifest."""
 
 
+# The largest official file is about 60 MB (kubectl); a mirror file past this is not one.
+MAX_ARTIFACT_BYTES = 512 * 2**20
+
+
 @dataclass(frozen=True)
 class Artifact:
     tool: str
@@ -58,6 +62,13 @@ class Artifact:
     archive: str  # "none" (the file is the binary), "tar.gz" or "zip"
     member: str = ""  # the binary's path inside an archive
     others: tuple[str, ...] = ()  # the other files an official archive holds
+    size: int | None = None  # bytes of the official file, where the manifest pins it
+
+    @property
+    def most_bytes(self) -> int:
+        """No copy of this artifact reads past this: its pinned size, else a ceiling no
+        official kubectl, helm or k3d comes near."""
+        return self.size if self.size is not None else MAX_ARTIFACT_BYTES
 
     @property
     def pending(self) -> bool:
@@ -133,8 +144,12 @@ def _artifact(tool: str, version: str, platform: str, entry: Any) -> Artifact:
         raise ManifestError(f"{where}: an archive needs the binary's relative path as member")
     if not isinstance(others, list) or not all(isinstance(o, str) and _relative(o) for o in others):
         raise ManifestError(f"{where}: others must be a list of relative paths")
+    size = entry.get("size")
+    if size is not None and (type(size) is not int or size <= 0):
+        raise ManifestError(f"{where}: size must be a positive number of bytes")
     return Artifact(tool, version, platform, file, url, sha256, str(entry["checksum_source"]),
-                    archive, member if archive != "none" else "", tuple(others))  # fmt: skip
+                    archive, member if archive != "none" else "", tuple(others),
+                    size)  # fmt: skip
 
 
 def _relative(name: str) -> bool:

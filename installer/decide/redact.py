@@ -10,11 +10,12 @@ percent-encoded, or cut short at the end of a line or before `…`.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 MASK = "********"
 # A cut-off password is masked once this much of it (or all but its last character) shows.
@@ -59,10 +60,17 @@ def forms(secret: str) -> list[str]:
     """Every way a tool may print `secret`, longest first."""
     import yaml  # here, not at the top: `--version` imports this module and stays instant
 
+    dumps: dict[tuple[str, bool], str] = {}
+
     def yaml_double_quoted(text: str, unicode_ok: bool) -> str:
-        dumped = yaml.safe_dump(text, default_style='"', allow_unicode=unicode_ok,
-                                width=1 << 30)  # fmt: skip
-        return dumped[dumped.index('"') + 1 : dumped.rindex('"')]
+        # PyYAML's emitter is pure Python (~15 ms per KB): ASCII text comes out the same
+        # either way, so it is emitted once.
+        key = (text, unicode_ok or text.isascii())
+        if key not in dumps:
+            dumped = yaml.safe_dump(text, default_style='"', allow_unicode=key[1],
+                                    width=1 << 30)  # fmt: skip
+            dumps[key] = dumped[dumped.index('"') + 1 : dumped.rindex('"')]
+        return dumps[key]
 
     printers: list[Callable[[str], str]] = [
         lambda text: text,
@@ -86,13 +94,53 @@ def forms(secret: str) -> list[str]:
     return sorted(found - {""}, key=len, reverse=True)
 
 
-def _cut_pattern(form: str) -> re.Pattern[str] | None:
-    """The first part of `form`, longest first, where a line or the text ends or `…` starts."""
-    least = max(1, min(CUT_MIN, len(form) - 1))
-    lengths = range(len(form) - 1, least - 1, -1)
-    if not lengths:
-        return None
-    return re.compile("(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")" + _CUT_AT)
+class _Cut:
+    """Where a first part of `form` (CUT_MIN characters or more, all but its last at most)
+    ends the text, a line, or stands before `…`: the longest such part at each place.
+
+    Found from the places where the form's first characters occur, each extended as far as
+    the text agrees with the form (a binary search over slice comparisons): linear in the
+    form's length, where one alternative per prefix made building the matcher quadratic (a
+    10 KB token cost minutes and hundreds of MiB)."""
+
+    _ENDS = re.compile(r"(?=\n|…|\.\.\.)")
+
+    def __init__(self, form: str) -> None:
+        self.form = form
+        self.least = max(1, min(CUT_MIN, len(form) - 1))
+        self.head = re.compile("(?=" + re.escape(form[: self.least]) + ")")
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        form, least, most = self.form, self.least, len(self.form) - 1
+        found: list[tuple[int, int]] = []
+        ends: list[int] | None = None
+        last = 0
+        for match in self.head.finditer(text):
+            start = match.start()
+            if start < last:
+                continue
+            # The longest n with text[start:start + n] == form[:n], by halving.
+            low, high = least, min(most, len(text) - start)
+            if high < low:
+                continue
+            while low < high:
+                middle = (low + high + 1) // 2
+                if text[start : start + middle] == form[:middle]:
+                    low = middle
+                else:
+                    high = middle - 1
+            if ends is None:
+                ends = [m.start() for m in self._ENDS.finditer(text)] + [len(text)]
+            # The last place a part may end: a line end, `…`, `...` or the text's end.
+            index = bisect.bisect_right(ends, start + low) - 1
+            if index >= 0 and ends[index] >= start + least:
+                found.append((start, ends[index]))
+                last = ends[index]
+        return found
+
+
+def _cut_pattern(form: str) -> _Cut | None:
+    return _Cut(form) if len(form) >= 2 else None
 
 
 # A line break inside a printed value may come out followed by blank lines and indentation:
@@ -123,12 +171,35 @@ def _literal(form: str) -> str:
     return "".join(parts)
 
 
+class _Whole:
+    """`_pattern(form)`, compiled only once a text holds the form's first characters: the
+    regular-expression compiler costs tens of milliseconds per kilobyte of pattern, and a
+    long token has several long forms, most of which no output ever shows."""
+
+    HEAD = 32
+
+    def __init__(self, form: str) -> None:
+        self.form = form
+        cut = min(len(form), self.HEAD)
+        while cut < len(form) and "%" in form[max(0, cut - 2) : cut]:
+            cut += 1  # never inside a percent-escape: %2F must match %2f too
+        self.head = _pattern(form[:cut])
+        self._whole: re.Pattern[str] | None = self.head if cut == len(form) else None
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        if self._whole is None:
+            if self.head.search(text) is None:
+                return iter(())
+            self._whole = _pattern(self.form)
+        return self._whole.finditer(text)
+
+
 class Redactor:
     """Replaces every known secret in a text with a mask (see the module docstring)."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         self._secrets: list[str] = []
-        self._patterns: list[tuple[str, re.Pattern[str], re.Pattern[str] | None]] = []
+        self._patterns: list[tuple[str, _Whole, _Cut | None]] = []
         self.add(*secrets)
 
     @property
@@ -140,7 +211,7 @@ class Redactor:
         if found == set(self._secrets):
             return
         self._secrets = sorted(found, key=len, reverse=True)
-        self._patterns = [(form, _pattern(form), _cut_pattern(form))
+        self._patterns = [(form, _Whole(form), _cut_pattern(form))
                           for secret in self._secrets for form in forms(secret)]  # fmt: skip
 
     def __call__(self, text: str) -> str:
@@ -152,9 +223,9 @@ class Redactor:
                 if not (_glued_left(text, match.start(), form)
                         or _glued_right(text, match.end(), form)):  # fmt: skip
                     spans.append(match.span())
-            for match in cut.finditer(text) if cut is not None else ():
-                if not _glued_left(text, match.start(), form):
-                    spans.append(match.span())
+            for start, end in cut.spans(text) if cut is not None else ():
+                if not _glued_left(text, start, form):
+                    spans.append((start, end))
         if not spans:
             return text
         spans.sort()

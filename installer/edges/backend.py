@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from installer import __version__
-from installer.decide.errors import BadInput
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.network import ca_variable
 from installer.decide.redact import Redactor
 from installer.decide.settings import split_proxy_url
@@ -103,17 +103,36 @@ def ca_bundle(env: Mapping[str, str]) -> str | None:
         return None
     name, raw = chosen
     path = os.path.abspath(os.path.expanduser(raw))
-    if not os.path.isfile(path):
-        raise BadInput(f"{name}={raw!r} is not a file",
-                       "point it at a PEM file holding your organisation's root CA")  # fmt: skip
+    pem = _read_pem(path, raw, name)
     try:
-        ssl.create_default_context().load_verify_locations(cafile=path)
-    except OSError as exc:  # ssl.SSLError is an OSError too
-        reason = "holds no PEM certificate" if isinstance(exc, ssl.SSLError) else "cannot be read"
-        raise BadInput(f"{name}={raw!r} {reason}",
+        ssl.create_default_context().load_verify_locations(cadata=pem)
+    except (OSError, ValueError):  # ssl.SSLError is an OSError too
+        raise BadInput(f"{name}={raw!r} holds no PEM certificate",
                        "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
                        "holding your organisation's root CA") from None  # fmt: skip
     return path
+
+
+# A CA bundle is a few hundred kilobytes (the whole Mozilla store is ~250 KB).
+MAX_CA_BUNDLE_BYTES = 4 * 2**20
+
+
+def _read_pem(path: str, raw: str, name: str) -> str:
+    """The bundle's text, read like every file the engine reads (edges/files.py): a FIFO,
+    a device or a huge file is bad input, never a hang."""
+    from installer.edges import files
+
+    remedy = "point it at a PEM file holding your organisation's root CA"
+    try:
+        data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file",
+                                  remedy=remedy)  # fmt: skip
+    except files.NotRegular:
+        raise BadInput(f"{name}={raw!r} is not a file", remedy) from None
+    except InstallerError as exc:
+        raise BadInput(f"{name}={raw!r}: {exc.message}", remedy) from None
+    if data is None:
+        raise BadInput(f"{name}={raw!r} is not a file", remedy)
+    return data.decode("ascii", "ignore")  # PEM is ASCII; cadata takes bytes as DER
 
 
 def ssl_context(cafile: str | None) -> ssl.SSLContext:
@@ -133,7 +152,7 @@ def ssl_context(cafile: str | None) -> ssl.SSLContext:
         except (ImportError, OSError):
             context = ssl.create_default_context()
     if cafile:
-        context.load_verify_locations(cafile=cafile)
+        context.load_verify_locations(cadata=_read_pem(cafile, cafile, "the CA bundle"))
     return context
 
 

@@ -64,9 +64,11 @@ def fetch(
     env: Mapping[str, str],
     deadline_s: float,
     progress: Progress | None = None,
+    most: int | None = None,
 ) -> Fetched:
     """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (a bad
-    `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised."""
+    `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised, nor
+    more than `most` bytes (a server that never stops is refused there)."""
     context = backend.ssl_context(backend.ca_bundle(env))
     proxy = backend.proxy_for(url, env)
     log.debug("download: GET %s%s (deadline %gs)", url,
@@ -77,10 +79,16 @@ def fetch(
     started = time.monotonic()
     wait = min(SOCKET_WAIT_S, deadline_s)
 
+    received = [0]
+
     def write(chunk: bytes) -> None:
         with lock:
             if stopped.is_set():
                 raise _Stopped
+            received[0] += len(chunk)
+            if most is not None and received[0] > most:
+                raise DownloadFailed(f"{url} sent more than the pinned artifact's {most} bytes: "
+                                     "the download was stopped", _REMEDY)  # fmt: skip
             out.write(chunk)
 
     def work() -> None:

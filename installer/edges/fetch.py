@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import sys
 import tempfile
 import time
@@ -157,9 +158,10 @@ def _receive(
     ok = False
     try:
         if mirror is not None and mirror.kind == "dir":
-            got = _copy_local(source, out, sink)
+            got = _copy_local(source, out, sink, artifact.most_bytes)
         else:
-            got = fetch(source, out, env=env, deadline_s=deadline_s, progress=sink)
+            got = fetch(source, out, env=env, deadline_s=deadline_s, progress=sink,
+                        most=artifact.most_bytes)  # fmt: skip
         out.flush()
         ok = True
     finally:
@@ -174,25 +176,48 @@ def _receive(
         )
 
 
-def _copy_local(path: str, out: BinaryIO, sink: Progress | None) -> Fetched:
+def _copy_local(path: str, out: BinaryIO, sink: Progress | None, most: int) -> Fetched:
+    """The mirror file's bytes into `out`, never more than `most` (the artifact's pinned
+    size, or the ceiling): `/dev/zero` or a huge file stops there and is refused. Opened
+    without blocking and checked to be a regular file, so a FIFO cannot hang the copy."""
     started = time.monotonic()
     digest = hashlib.sha256()
     size = 0
+    remedy = "fill the mirror with: tracebloc-installer tools --download-to DIR"
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, "rb") as source:
-            total = os.fstat(source.fileno()).st_size
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InstallerError(f"cannot read {path} from the tools mirror: "
+                             f"{exc.strerror or exc}", remedy) from None  # fmt: skip
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise InstallerError(f"{path} in the tools mirror is not a regular file", remedy)
+        if found.st_size > most:
+            raise _too_large(path, most, remedy)
+        if sink is not None:
+            sink(0, found.st_size)
+        while chunk := os.read(fd, min(CHUNK, most + 1 - size)):
+            size += len(chunk)
+            if size > most:
+                raise _too_large(path, most, remedy)
+            out.write(chunk)
+            digest.update(chunk)
             if sink is not None:
-                sink(0, total)
-            while chunk := source.read(CHUNK):
-                out.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-                if sink is not None:
-                    sink(size, total)
+                sink(size, found.st_size)
     except OSError as exc:
         raise InstallerError(f"cannot read {path} from the tools mirror: {exc.strerror or exc}",
-                             "fill the mirror with: tracebloc-installer tools --download-to DIR") from None  # fmt: skip
+                             remedy) from None  # fmt: skip
+    finally:
+        os.close(fd)
     return Fetched(digest.hexdigest(), size, time.monotonic() - started)
+
+
+def _too_large(path: str, most: int, remedy: str) -> InstallerError:
+    return InstallerError(f"{path} in the tools mirror is larger than the pinned artifact "
+                          f"(more than {most} bytes): the copy was stopped and nothing was "
+                          "installed", remedy)  # fmt: skip
 
 
 def _sha256_of(path: str) -> str:

@@ -13,9 +13,9 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localcluster import ContextRead
+from installer.edges import files
 
 # k3d (older versions, or a cluster created with --api-port 0.0.0.0:…) writes server URLs
 # a corporate proxy intercepts; Docker Desktop on Windows may write host.docker.internal.
@@ -33,18 +33,57 @@ def paths(env: Mapping[str, str], os_: str) -> list[str]:
     return [os.path.join(home or os.path.expanduser("~"), ".kube", "config")]
 
 
+# Kubeconfigs carry certificates and may list many clusters, but not this much.
+MAX_KUBECONFIG_BYTES = 16 * 2**20
+
+
+def _read(path: str) -> bytes | None:
+    """The file's bytes (None when it does not exist), read like every file the engine reads
+    (edges/files.py): a FIFO, a device or a huge file is bad input, never a hang."""
+    try:
+        return files.read_bounded(path, limit=MAX_KUBECONFIG_BYTES, what="a kubeconfig",
+                                  remedy="fix KUBECONFIG (or --kubeconfig)")  # fmt: skip
+    except files.NotRegular as exc:
+        raise BadInput(f"the kubeconfig {exc.message}", exc.remedy) from None
+
+
+def _parse(path: str, data: bytes) -> dict[str, Any]:
+    from installer.decide import yamldoc  # here: `probe` checks the files without YAML
+
+    doc = yamldoc.load(data, f"the kubeconfig {path}")
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise ValueError("not a kubeconfig mapping")
+    return doc
+
+
 def _load(path: str) -> dict[str, Any] | None:
     """The document, {} for an empty file, None when the file does not exist."""
-    try:
-        with open(path, "rb") as handle:
-            data = yaml.safe_load(handle)
-    except FileNotFoundError:
-        return None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError("not a kubeconfig mapping")
-    return data
+    data = _read(path)
+    return None if data is None else _parse(path, data)
+
+
+def check_files(env: Mapping[str, str], os_: str, explicit: str | None = None, *,
+                parse: bool = True) -> None:  # fmt: skip
+    """Before kubectl or helm is asked anything: each kubeconfig they will read is a regular
+    file of a sane size (a FIFO would hang them) and, with `parse`, YAML that is neither too
+    deep nor an alias bomb (those are BadInput, exit 2). A file that is merely invalid is
+    left for the reads to report. `probe` skips the parse: it never loads YAML itself."""
+    for path in [explicit] if explicit else paths(env, os_):
+        try:
+            data = _read(path)
+        except files.Unreadable:
+            continue
+        if data is not None and parse:
+            from installer.decide import yamldoc
+
+            try:
+                _parse(path, data)
+            except yamldoc.UnsafeYaml:
+                raise
+            except (yamldoc.BadYaml, ValueError):
+                continue
 
 
 def _names(doc: dict[str, Any], key: str) -> dict[str, Any]:
@@ -57,14 +96,18 @@ def _names(doc: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
+    from installer.decide import yamldoc
+
     current: str | None = None
     contexts: dict[str, Any] = {}
     clusters: dict[str, Any] = {}
     for path in paths(env, os_):
         try:
             doc = _load(path)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
-            reason = getattr(exc, "strerror", None) or type(exc).__name__
+        except yamldoc.UnsafeYaml:
+            raise
+        except (files.Unreadable, yamldoc.BadYaml, ValueError) as exc:
+            reason = exc.message if isinstance(exc, InstallerError) else str(exc)
             return ContextRead(False, reason=f"{path}: {reason}")
         if doc is None:
             continue
@@ -87,15 +130,17 @@ def anchor(env: Mapping[str, str], os_: str, cluster: str) -> str | None:
     """Point `cluster`'s server at 127.0.0.1 in the file k3d merged into (the first of the
     list). Only that entry's URL is rewritten; the file is replaced atomically with its mode
     kept. Returns the rewritten URL, or None when nothing needed rewriting."""
-    path = paths(env, os_)[0]
-    doc = _load(path) or {}
+    # A link (dotfile managers keep ~/.kube/config as one) stays a link: the file it points
+    # at is the one rewritten, as kubectl does.
+    path = os.path.realpath(paths(env, os_)[0])
+    data = _read(path)
+    doc = _parse(path, data) if data is not None else {}
     entry = _names(doc, "clusters").get(cluster)
     server = entry.get("server") if isinstance(entry, dict) else None
     if not isinstance(server, str) or not server.startswith(_UNANCHORED):
         return None
     fixed = _ANCHOR + server.split("://", 1)[1].split(":", 1)[1]
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    text = (data or b"").decode("utf-8")
     # The exact URL, in `server:` lines only: other occurrences (CIDRs, comments) stay.
     lines = [line.replace(server, fixed) if line.strip().startswith("server:") else line
              for line in text.splitlines(keepends=True)]  # fmt: skip

@@ -11,9 +11,15 @@ crash and "recover" it under a helm that is still running. So `install` holds:
 
 The lock is the operating system's (`flock` on POSIX, a byte-range lock on Windows): it is
 released when the process holding it dies, however it dies, so a stale lock file needs no
-clean-up; the file itself stays and only says who held it last. On POSIX the lock is also
-passed to every child, so a helm that outlives a killed engine (macOS has no parent-death
-signal) still holds it, and the next run refuses instead of acting under it.
+clean-up; the file itself stays and only says who held it last.
+
+No child inherits the lock's descriptor: a daemon that kubectl or helm starts (a credential
+helper, a port-forward) would otherwise hold the lock long after its tool ended, and keep
+every later install out. Instead the holder records in the file each child it runs (pid,
+start time, command) while it runs, so a helm that outlives a killed engine (macOS has no
+parent-death signal) is found by the next run, named, and waited for: that run refuses
+instead of acting under it. A refusal names what really holds the lock: the holder's pid and
+command, the recorded child that is still running, or the processes that have the file open.
 """
 
 from __future__ import annotations
@@ -26,10 +32,12 @@ import os
 import re
 import socket
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from installer.decide.errors import InstallerError, Refused
+from installer.decide.printable import shown
 from installer.edges import proc
 
 LOCK_FILE = "install.lock"
@@ -61,21 +69,47 @@ def scope(env: Mapping[str, str], data_dir: str, namespace: str, release: str) -
 
 @dataclass
 class Held:
-    """The locks this process holds; `add` takes one more (or refuses)."""
+    """The locks this process holds; `add` takes one more (or refuses). While any is held,
+    each child proc runs is recorded in every lock file (see the module docstring)."""
 
     what: str
     fds: dict[str, int] = field(default_factory=dict)
+    children: dict[int, dict[str, object]] = field(default_factory=dict)
+    since: str = field(default_factory=lambda: datetime.datetime.now().astimezone()
+                       .isoformat(timespec="seconds"))  # fmt: skip
+    _guard: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, path: str) -> None:
         if path not in self.fds:
-            self.fds[path] = _acquire(path, self.what)
+            fd = _acquire(path, self.what)
+            with self._guard:
+                self.fds[path] = fd
+                _write_holder(fd, self.what, self.since, list(self.children.values()))
+            proc.watch_children(self._child)
 
     def release(self) -> None:
-        for path, fd in reversed(list(self.fds.items())):
-            proc.stop_passing(fd)
-            with contextlib.suppress(OSError):
-                os.close(fd)  # closing the last descriptor releases the lock
-            del self.fds[path]
+        proc.unwatch_children(self._child)
+        with self._guard:
+            for path, fd in reversed(list(self.fds.items())):
+                with contextlib.suppress(OSError):
+                    os.close(fd)  # closing the last descriptor releases the lock
+                del self.fds[path]
+
+    def _child(self, pid: int, argv: tuple[str, ...] | None) -> None:
+        entry: dict[str, object] | None = None
+        if argv is not None:
+            from installer.edges.machine import process_identity
+
+            identity = process_identity(pid)
+            entry = {"pid": pid, "command": shown(" ".join(argv), lines=False)[:300],
+                     "started": identity[0] if identity else None}  # fmt: skip
+        with self._guard:
+            if entry is not None:
+                self.children[pid] = entry
+            elif self.children.pop(pid, None) is None:
+                return
+            for fd in self.fds.values():
+                _write_holder(fd, self.what, self.since, list(self.children.values()))
 
 
 @contextlib.contextmanager
@@ -107,11 +141,18 @@ def _acquire(path: str, what: str) -> int:
                              "check the file system holding it") from None  # fmt: skip
     if not locked:
         os.close(fd)
-        raise Refused(f"another install is running: {describe(read_holder(path))}",
+        raise Refused(f"another install is running: {describe(read_holder(path), path)}",
                       "nothing was changed; wait for it to finish, then run "
                       f"tracebloc-installer again (lock: {path})")  # fmt: skip
-    _write_holder(fd, what)
-    proc.pass_to_children(fd)
+    # Free, but a tool the previous holder started may have outlived it (a killed engine on
+    # an OS without a parent-death signal): while it runs, nothing may act on the release.
+    previous = read_holder(path)
+    left = _still_running(previous)
+    if left:
+        os.close(fd)
+        raise Refused(f"another install is running: {describe(previous, path)}",
+                      "nothing was changed; wait for it to finish (or stop it), then run "
+                      f"tracebloc-installer again (lock: {path})")  # fmt: skip
     return fd
 
 
@@ -139,12 +180,14 @@ def _try_lock(fd: int) -> bool:
         return True
 
 
-def _write_holder(fd: int, what: str) -> None:
+def _write_holder(fd: int, what: str, since: str, children: list[dict[str, object]]) -> None:
     holder = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
-        "since": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "since": since,
         "what": what,
+        "command": _own_command(),
+        "children": children,
     }
     data = (json.dumps(holder) + "\n").encode()
     with contextlib.suppress(OSError):  # who holds it is a courtesy; the lock is the lock
@@ -171,18 +214,73 @@ def read_holder(path: str) -> dict[str, object]:
     return holder if isinstance(holder, dict) else {}
 
 
-def describe(holder: Mapping[str, object]) -> str:
+def _own_command() -> str:
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if program in ("", "__main__.py", "-c"):
+        program = "tracebloc-installer"  # `python -m installer`
+    words = [program, *sys.argv[1:]]
+    return shown(" ".join(words), lines=False)[:300]
+
+
+def _still_running(holder: Mapping[str, object]) -> list[dict[str, object]]:
+    """The recorded children of `holder` that still run on this machine: the same pid, and
+    the same start time where it was recorded (a reused pid is another process)."""
+    from installer.edges.machine import process_identity
+
+    if holder.get("host") not in (None, socket.gethostname()):
+        return []
+    children = holder.get("children")
+    running = []
+    for child in children if isinstance(children, list) else []:
+        pid = child.get("pid") if isinstance(child, dict) else None
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            continue
+        identity = process_identity(pid)
+        started = child.get("started")
+        if identity is None:
+            continue
+        if isinstance(started, (int, float)) and abs(identity[0] - started) > 1.0:
+            continue
+        running.append(child)
+    return running
+
+
+def describe(holder: Mapping[str, object], path: str | None = None) -> str:
+    """Who holds (or last held) the lock, in words: the holder's pid and command, and what
+    really keeps the lock when the holder has ended."""
     pid, host = holder.get("pid"), holder.get("host")
     if not isinstance(pid, int):
-        return "the install holding the lock did not say who it is"
-    what = str(holder.get("what") or "install")[:200]
-    since = str(holder.get("since") or "?")[:40]
-    where = f" on {str(host)[:100]}" if host and host != socket.gethostname() else ""
-    text = f"{what} (pid {pid}{where}, since {since})"
-    if not where and not _running(pid):
-        text += ("; that process has ended, but a tool it started (helm) is still running "
-                 "and holds the lock")  # fmt: skip
-    return text
+        return _openers(path) or "the install holding the lock did not say who it is"
+    # The file is anyone's to write: what it says is shown, never sent to the terminal.
+    what = shown(str(holder.get("what") or "install")[:200], lines=False)
+    since = shown(str(holder.get("since") or "?")[:40], lines=False)
+    command = shown(str(holder.get("command") or "")[:300], lines=False)
+    where = (f" on {shown(str(host)[:100], lines=False)}"
+             if host and host != socket.gethostname() else "")  # fmt: skip
+    text = f"{what} (pid {pid}{where}" + (f": {command}" if command else "") + f", since {since})"
+    if where or _running(pid):
+        return text
+    left = _still_running(holder)
+    if left:
+        first = left[0]
+        tool = os.path.basename(str(first.get("command", "")).split(" ", 1)[0]) or "a tool"
+        return (text + f"; that process has ended, but a tool it started ({tool}) is still "
+                f"running: pid {first.get('pid')}, "
+                f"{shown(str(first.get('command'))[:300], lines=False)}")  # fmt: skip
+    openers = _openers(path)
+    return text + "; that process has ended" + (f", and {openers}" if openers else "")
+
+
+def _openers(path: str | None) -> str:
+    """The processes that have the lock file open, in words ("" when none can be seen)."""
+    if path is None:
+        return ""
+    from installer.edges.machine import processes_holding
+
+    found = [(p, c) for p, c in processes_holding(path) if p != os.getpid()]
+    if not found:
+        return ""
+    return "the lock file is open in " + "; ".join(f"pid {p} ({c})" for p, c in found[:3])
 
 
 def _running(pid: int) -> bool:

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from installer.decide.model import MachineFacts, os_name
+from installer.decide.printable import shown
 
 
 def _psutil() -> ModuleType:
@@ -137,3 +138,38 @@ def process_exists(pid: int) -> bool:
         return bool(_psutil().pid_exists(pid))
     except (OSError, ValueError, OverflowError):
         return True  # unknown: never claim a lock's holder has gone
+
+
+def process_identity(pid: int) -> tuple[float, str] | None:
+    """When the process started (seconds since the epoch) and its command line (cut to 300
+    characters), or None when it is gone or cannot be looked at."""
+    psutil = _psutil()
+    try:
+        process = psutil.Process(pid)
+        with process.oneshot():
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return None  # ended, only not yet reaped
+            started = float(process.create_time())
+            try:
+                command = " ".join(process.cmdline()) or process.name()
+            except (psutil.AccessDenied, psutil.ZombieProcess):
+                command = process.name()
+    except (psutil.Error, OSError, ValueError, OverflowError):
+        return None
+    return started, shown(command, lines=False)[:300]
+
+
+def processes_holding(path: str) -> list[tuple[int, str]]:
+    """The processes (of those we may look at) that have `path` open: who holds a lock whose
+    holder did not say, or has ended. Slow on a busy machine: for refusals only."""
+    psutil = _psutil()
+    wanted = os.path.realpath(path)
+    found: list[tuple[int, str]] = []
+    for process in psutil.process_iter():
+        try:
+            if any(os.path.realpath(f.path) == wanted for f in process.open_files()):
+                command = " ".join(process.cmdline()) or process.name()
+                found.append((process.pid, shown(command, lines=False)[:300]))
+        except (psutil.Error, OSError, ValueError):
+            continue
+    return found

@@ -8,6 +8,7 @@ cannot outlive its deadline. Output is captured as bytes and decoded by the call
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -161,17 +162,30 @@ MAX_STDERR = 2**20
 # them (a daemonised plugin) does not make a finished child unfinished.
 DRAIN_S = 1.0
 
-# File descriptors every child inherits: the install lock (edges/lock.py), so a child that
-# outlives a killed engine still holds it.
-_inherited: set[int] = set()
+# Told of each child as it starts (pid, argv) and ends (pid, None): the install lock records
+# what the holder is running (edges/lock.py), so a helm that outlives a killed engine is
+# named and waited for. No descriptor of ours is inherited (Popen's close_fds): a daemon a
+# tool starts (a credential helper, a port-forward) must not keep the lock past its tool.
+ChildWatcher = Callable[[int, tuple[str, ...] | None], None]
+_watchers: list[ChildWatcher] = []
 
 
-def pass_to_children(fd: int) -> None:
-    _inherited.add(fd)
+def watch_children(watcher: ChildWatcher) -> None:
+    if watcher not in _watchers:
+        _watchers.append(watcher)
 
 
-def stop_passing(fd: int) -> None:
-    _inherited.discard(fd)
+def unwatch_children(watcher: ChildWatcher) -> None:
+    with contextlib.suppress(ValueError):
+        _watchers.remove(watcher)
+
+
+def _tell(pid: int, argv: tuple[str, ...] | None) -> None:
+    for watcher in list(_watchers):
+        try:
+            watcher(pid, argv)
+        except Exception:  # noqa: BLE001 - a record is a courtesy; the child runs regardless
+            log.debug("child watcher failed", exc_info=True)
 
 
 def _child_environment(env: Mapping[str, str], secrets: Sequence[str]) -> dict[str, str]:
@@ -292,13 +306,13 @@ def run(
             start_new_session=not _WINDOWS,
             creationflags=_NEW_PROCESS_GROUP if _WINDOWS else 0,
             preexec_fn=lifetime.die_with_parent(),  # noqa: PLW1509 - see lifetime.py
-            pass_fds=() if _WINDOWS else tuple(sorted(_inherited)),
         )
     except OSError as exc:
         raise ToolNotFound(
             tool.name, f"could not start {tool.path}: {exc.strerror or exc}"
         ) from exc
     job = lifetime.contain(getattr(child, "_handle", None)) if _WINDOWS else None
+    _tell(child.pid, shown)
     out = _Drain(child.stdout, MAX_STDOUT, keep_last=False)
     err = _Drain(child.stderr, MAX_STDERR, keep_last=True)
     with _live_lock:
@@ -317,6 +331,7 @@ def run(
     finally:
         with _live_lock:
             _live.discard(child)
+        _tell(child.pid, None)
     exited = time.monotonic()
     drained = out.wait(DRAIN_S) and err.wait(DRAIN_S - (time.monotonic() - exited))
     if not drained:

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.settings import MAX_WAIT_S, env_number
-from installer.edges import proc
+from installer.edges import files, proc
 
 log = logging.getLogger(__name__)
 
@@ -150,9 +150,11 @@ def load_manifest(env: Mapping[str, str], mirror: Mirror | None) -> pins.Manifes
             raise BadInput(f"{TEST_MANIFEST} is for tests only and needs {MIRROR} on this "
                            "machine (a directory, or https:// to a loopback address)")  # fmt: skip
         try:
-            with open(override, "rb") as handle:
-                manifest = pins.parse_manifest(json.load(handle), origin=override)
-        except (OSError, ValueError) as exc:
+            data = files.read_bounded(override, limit=4 * 2**20, what="a tools manifest")
+            if data is None:
+                raise FileNotFoundError(2, "no such file")
+            manifest = pins.parse_manifest(json.loads(data), origin=override)
+        except (OSError, ValueError, RecursionError, InstallerError) as exc:
             raise BadInput(f"{TEST_MANIFEST}={override!r} is not a usable manifest: {exc}") from None
         log.warning("tool checksums come from the test manifest %s, not from this build", override)
         return manifest

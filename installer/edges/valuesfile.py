@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from installer.decide.errors import InstallerError
 from installer.edges import proc
+from installer.edges.files import read_bounded, refuse_special_target
 
 
 @dataclass(frozen=True)
@@ -35,51 +36,11 @@ _TEMP = re.compile(r"\.values-(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp")
 STALE_TEMP_S = 60.0
 
 
-class NotRegular(InstallerError):
-    """The path exists but is not a regular file (a FIFO, a device, a directory)."""
-
-
 def read_regular(path: str, *, limit: int = MAX_VALUES_BYTES) -> bytes | None:
-    """The bytes of the regular file at `path`, or None when nothing is there.
-
-    Checked with lstat before opening (a symlink must lead to a regular file), opened
-    without blocking (a FIFO swapped in meanwhile cannot hang the open) and checked again on
-    the open descriptor, then read at most `limit` bytes: a FIFO, `/dev/zero` or a huge file
-    is an error, never a hang or an exhausted memory."""
-    try:
-        found = os.lstat(path)
-        if stat.S_ISLNK(found.st_mode):
-            found = os.stat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(found.st_mode):
-        raise NotRegular(f"{path} is not a regular file",
-                         "move it aside, or point the setting at a values file")  # fmt: skip
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(f"{path} is not a regular file",
-                             "move it aside, or point the setting at a values file")  # fmt: skip
-        chunks, size = [], 0
-        while chunk := os.read(fd, min(65536, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise InstallerError(f"{path} is larger than {limit // 2**20} MiB: not a values file",
-                                     "move it aside")  # fmt: skip
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InstallerError(f"cannot read {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
+    """The bytes of the regular values file at `path`, or None when nothing is there: the
+    engine's one bounded read (edges/files.py), so a FIFO, `/dev/zero` or a huge file is an
+    error, never a hang or an exhausted memory."""
+    return read_bounded(path, limit=limit, what="a values file")
 
 
 def remove_stale_temps(directory: str) -> list[str]:
@@ -116,6 +77,7 @@ def remove_stale_temps(directory: str) -> list[str]:
 
 def write_values(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -> Written:
     """Replace `path` with `data` atomically. On any failure the old file is untouched."""
+    refuse_special_target(path)  # before anything is written, a `.bak` included
     directory = os.path.dirname(os.path.abspath(path))
     remove_stale_temps(directory)
     previous = _read_existing(path)
@@ -136,6 +98,7 @@ def write_values(path: str, data: bytes, *, env: Mapping[str, str], os_: str) ->
 
 def write_private(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -> None:
     """Write `path` atomically and owner-only, without a backup (a file nobody keeps)."""
+    refuse_special_target(path)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
     except OSError as exc:

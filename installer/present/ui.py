@@ -17,7 +17,6 @@ import contextlib
 import datetime
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -26,14 +25,15 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from installer.decide.errors import InstallerError
+from installer.decide.printable import shown
 from installer.decide.redact import RedactingFilter, Redactor
+from installer.edges import files
 from installer.present.console import is_terminal
 
 log = logging.getLogger("installer.present.ui")
 
 TICK_S = 0.1  # spinner frame interval: ~10 Hz
 SPINNER_THREAD = "tracebloc-spinner"
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # keeps \t and \n; drops ESC, \r, ...
 _FALSE = ("", "0", "false", "no", "off")
 
 
@@ -233,7 +233,8 @@ class Ui:
     # --- output ----------------------------------------------------------------------------
 
     def _clean(self, text: str) -> str:
-        return _CONTROL.sub("", self.redactor(str(text)))
+        # Text may quote the cluster (a pod's message): ESC and the rest are shown escaped.
+        return shown(self.redactor(str(text)))
 
     def _paint(self, text: str, colour: str) -> str:
         return f"{colour}{text}{_RESET}" if self.colour else text
@@ -353,19 +354,14 @@ def open_log(path: str, redactor: Redactor) -> logging.Handler:
     POSIX; an existing file that others could read is narrowed to 0600. The caller attaches
     it to the "installer" logger and closes it at the end."""
     directory = os.path.dirname(os.path.abspath(path))
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         raise InstallerError(
             f"cannot open the log file {path}: {exc.strerror or exc}",
             "set HOST_DATA_DIR to a directory you can write to",
         ) from None
-    if sys.platform != "win32":
-        with contextlib.suppress(OSError):  # not ours to change: keep logging anyway
-            if os.fstat(fd).st_mode & 0o077:
-                os.fchmod(fd, 0o600)
+    fd = files.open_append(path)  # never through a link, never onto a FIFO or a device
     stream = open(fd, "a", encoding="utf-8", errors="replace")  # the handler owns and closes it
     handler = _LogFile(stream)
     handler.setLevel(logging.DEBUG)

@@ -183,6 +183,7 @@ class FakeCluster:
         mark: str | None = None,
         write: list[tuple[str, str]] | None = None,
         outlive: bool = False,
+        daemon: bool = False,
     ) -> FakeCluster:
         """Answer calls whose argv holds `match` in order; the latest rule wins. With `times`
         the rule answers that many calls and then yields to the rules added before it."""
@@ -195,6 +196,8 @@ class FakeCluster:
                 rule[key] = value
         if write:
             rule["write"] = [list(pair) for pair in write]
+        if daemon:
+            rule["daemon"] = True
         if isinstance(stdout, bytes):
             rule["stdout_b64"] = base64.b64encode(stdout).decode()
         else:

@@ -10,6 +10,8 @@ State across calls: a rule with `"after": "<mark>"` answers only once that mark 
 with `"before": "<mark>"` only until then; `"mark": "<mark>"` sets it when the rule answers.
 `"write": [[path, text], ...]` writes those files when the rule answers (k3d's kubeconfig).
 `outlive`: clear the parent-death signal (Linux), standing in for an OS that has none.
+`daemon`: leave a detached process running (own session, no stdio) that keeps every
+descriptor the tool inherited, as a credential helper or a port-forward does (POSIX).
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
 is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
 a `grandchild` is appended to `<log>.grandchildren`, one per line.
@@ -91,6 +93,16 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         # Recorded beside the call log so a test can check the descendant did not survive.
         with open(log_path + ".grandchildren", "a", encoding="utf-8") as pids:
             pids.write(f"{grandchild.pid}\n")
+    if rule.get("daemon") and sys.platform != "win32":
+        # A daemon (a credential helper, a port-forward): its own session, stdio detached,
+        # and every descriptor the tool inherited kept open (close_fds=False), as a Go
+        # program's children keep what was not opened close-on-exec.
+        daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, close_fds=False,
+                                  start_new_session=True)  # fmt: skip
+        with open(log_path + ".grandchildren", "a", encoding="utf-8") as pids:
+            pids.write(f"{daemon.pid}\n")
     if rule.get("on_term"):
         # Asked to stop (SIGTERM, or CTRL_BREAK on Windows): say so in the log, as helm
         # marks its release failed, and exit.
