@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from installer.commands import credentials, localcluster, network, reads, settled, signin, wait
-from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
+from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import judge, preflight, reach
@@ -39,7 +39,7 @@ from installer.decide.redact import Redactor
 from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.tools import resolve_all
-from installer.edges.valuesfile import Written, write_values
+from installer.edges.valuesfile import Written, load_yaml, write_values
 from installer.present.target import target_lines
 from installer.present.ui import Ui
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from installer.commands import credentials, reads
 from installer.commands.probe import Facts, concurrently, find_tools, gather
 from installer.config import InstallSettings, PlanConfig
-from installer.decide import judge, yamldoc
+from installer.decide import judge
 from installer.decide.errors import BadInput
 from installer.decide.model import Gpu, KubeTarget, MachineFacts, NodeRead, ReleaseRead, os_name
 from installer.decide.redact import Redactor
@@ -28,7 +28,7 @@ from installer.edges import helm
 from installer.edges.gpu import detect_gpu
 from installer.edges.machine import read_machine
 from installer.edges.tools import ToolChoice
-from installer.edges.valuesfile import read_regular
+from installer.edges.valuesfile import load_yaml
 
 if TYPE_CHECKING:
     from installer.commands.localcluster import Local
@@ -130,15 +130,6 @@ def make_plan(
                 site)  # fmt: skip
 
 
-def load_yaml(path: str, *, required: bool) -> Any:
-    data = read_regular(path)  # a regular file or nothing: a FIFO or a device is an error
-    if data is None:
-        if required:
-            raise BadInput(f"{path} does not exist")
-        return None
-    # Depth and alias expansion bounded (decide/yamldoc.py): a bomb is exit 2, not a hang.
-    return yamldoc.load(data, path, "fix or move it aside; or set TB_MYSQL_ENGINE so the "
-                        "engine need not be read from it")  # fmt: skip
 
 
 def _non_empty_dir(path: str) -> bool:

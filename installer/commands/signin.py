@@ -297,8 +297,8 @@ def with_namespace(cfg: PlanConfig, namespace: str | None) -> PlanConfig:
 def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
     """What `plan` says of a sign-in `install` would run (it runs none, and downloads nothing)."""
     from installer.commands.credentials import previous_credentials
-    from installer.commands.plan import load_yaml
     from installer.commands.tools import resolve_tool
+    from installer.edges.valuesfile import load_yaml
     from installer.present.tools import choice_text
 
     doc = None if cfg.values_given else load_yaml(cfg.values_path, required=False)

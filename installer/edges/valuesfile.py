@@ -15,8 +15,9 @@ import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from installer.decide.errors import InstallerError
+from installer.decide.errors import BadInput, InstallerError
 from installer.edges import proc
 from installer.edges.files import read_bounded, refuse_special_target
 
@@ -182,3 +183,18 @@ def _failure(path: str, why: str) -> InstallerError:
         f"could not write {path}: {why}",
         "the previous values file, if any, was left exactly as it was",
     )
+
+
+def load_yaml(path: str, *, required: bool) -> Any:
+    """The YAML document in the regular file at `path` (None when absent and not required)."""
+    data = read_regular(path)  # a regular file or nothing: a FIFO or a device is an error
+    if data is None:
+        if required:
+            raise BadInput(f"{path} does not exist")
+        return None
+    # Depth and alias expansion bounded (decide/yamldoc.py): a bomb is exit 2, not a hang.
+    # Imported here: `probe` reads no YAML and does not load the parser.
+    from installer.decide import yamldoc
+
+    return yamldoc.load(data, path, "fix or move it aside; or set TB_MYSQL_ENGINE so the "
+                        "engine need not be read from it")  # fmt: skip
