@@ -274,7 +274,7 @@ def _install(
         run_preflight(cfg, env, ui, machine)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
-                                    os_=os_)  # fmt: skip
+                                    os_=os_, kubectl=tools.kubectl)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
     verdict = decide_target(cfg, cluster, ui)
     cfg = judge.moved(cfg, verdict)

@@ -51,6 +51,7 @@ class Local:
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
+    k3d: proc.Tool | None = None  # the k3d this survey resolved: the one bring_up runs
 
     @property
     def managed(self) -> bool:
@@ -144,7 +145,8 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     if not cluster.readable:
         problems.append((f"k3d could not list its clusters: {cluster.reason}",
                          "check that Docker answers (docker ps), then run the installer again"))  # fmt: skip
-        return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems))
+        return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems),
+                     k3d=tool)  # fmt: skip
     inspected: Inspected | None = None
     found: tuple[Drift, ...] = ()
     left: tuple[str, ...] = ()
@@ -161,7 +163,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
                   drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems))  # fmt: skip
+                  problems=tuple(problems), k3d=tool)  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
 
@@ -172,9 +174,10 @@ def _unused() -> lc.Settings:
 
 
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
-    """Create, start or adopt the cluster; returns the config (the data directory may have
-    changed at the leftover question)."""
+             ui: Ui, *, interactive: bool, os_: str, kubectl: proc.Tool) -> PlanConfig:  # fmt: skip
+    """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
+    API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
+    the config (the data directory may have changed at the leftover question)."""
     s = local.settings
     if local.decision.manage is None:
         raise InstallerError(f"cannot tell which cluster to install into: "
@@ -195,7 +198,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             ui.info(f"  {line}")
     if interactive:
         leftover.confirm(local, ui, os_)
-    run = _Runner(env, redactor, os_)
+    run = _Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
         _create(local, cfg, env, ui, run, os_)
@@ -219,18 +222,20 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         except InstallerError as exc:
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
     _merge(s, env, ui, run, os_)
-    _wait_for_api(s, env, ui, redactor, os_)
+    _wait_for_api(s, env, ui, redactor, kubectl)
     return cfg
 
 
 class _Runner:
-    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str) -> None:
+    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str,
+                 k3d_tool: proc.Tool | None = None) -> None:  # fmt: skip
         self.env, self.redactor, self.os = env, redactor, os_
-        self._k3d: proc.Tool | None = None
+        self._k3d = k3d_tool
 
     def k3d_tool(self) -> proc.Tool:
-        if self._k3d is None:  # located once per run: each lookup runs `k3d version`
-            self._k3d = find_k3d(self.env, fetch=True)
+        if self._k3d is None:  # the survey resolved none: it reported that as a problem
+            raise InstallerError("k3d was not resolved for this run",
+                                 "this is a bug in tracebloc-installer; please report it")  # fmt: skip
         return self._k3d
 
     def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
@@ -346,8 +351,7 @@ def _merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: _Runner, os_: st
 
 
 def _wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
-                  os_: str) -> None:  # fmt: skip
-    tool = proc.find_tool("kubectl", env, os_)
+                  tool: proc.Tool) -> None:  # fmt: skip
     deadline = time.monotonic() + s.api_wait_s
     with ui.step("Waiting for the cluster's API"):
         while True:

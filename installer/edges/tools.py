@@ -63,9 +63,23 @@ class ToolChoice:
         return self.path is not None and (self.source in ("env", "path", "cache") or self.fetched)
 
     def tool(self) -> proc.Tool:
+        if self.source == "download" and not self.fetched:
+            raise InstallerError(self.absent(), self.where_to_get())
         if not self.ready or self.path is None:
             raise InstallerError(f"{self.name} is not available: {self.problem or 'not fetched'}")
         return proc.Tool(self.name, self.path)
+
+    def absent(self) -> str:
+        """A tool only a download would bring: what was looked for, and where."""
+        return (f"{self.name} is not on this machine (not named by "
+                f"{proc.tool_variable(self.name)}, no supported one on PATH, none in "
+                f"{os.path.dirname(self.path or '') or 'the tools directory'})")  # fmt: skip
+
+    def where_to_get(self) -> str:
+        return (f"`tracebloc-installer install` downloads the pinned {self.name} {self.version} "
+                f"(verified) into that directory; or put {self.name} "
+                f"({pins.supported_range(self.name)}) on PATH, or name it with "
+                f"{proc.tool_variable(self.name)}")  # fmt: skip
 
 
 @dataclass(frozen=True)
