@@ -306,10 +306,14 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         text += f"\nvalues written to {written.path}" + (
             f" (previous kept as {written.backup})" if written.backup else ""
         )
-    code = plan.verdict.exit_code if plan.verdict and plan.verdict.action == "refused" else 0
+    stops = plan.verdict is not None and plan.verdict.action in ("refused", "blocked")
+    code = plan.verdict.exit_code if plan.verdict and stops else 0
     document["ok"], document["exit"] = code == 0, code
     if not _emit(args.json, document, text, redactor):
         return 1
+    if plan.verdict and plan.verdict.action == "blocked" and plan.verdict.error:
+        error = plan.verdict.error  # the line install stops with, on stderr as install says it
+        _fail(redactor(error.message), redactor(error.remedy))
     return code
 
 

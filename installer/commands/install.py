@@ -23,20 +23,23 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from installer.commands import credentials, judge, localcluster, reads, wait
 from installer.commands.plan import Plan, chart_version, load_yaml, make_plan
+from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import preflight, reach
-from installer.decide.errors import InstallerError
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolution, os_name
 from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
+from installer.present import changes
+from installer.present.changes import Change
 from installer.present.redact import Redactor
 from installer.present.target import target_lines
 from installer.present.ui import Ui
@@ -59,7 +62,19 @@ class Outcome:
 
 
 class Declined(InstallerError):
-    """The operator answered no at the confirmation: nothing was changed."""
+    """The operator answered no at the one question: none of the listed changes was made."""
+
+
+def local_heading(local: localcluster.Local, cfg: PlanConfig) -> list[str]:
+    s = local.settings
+    name = s.name if s is not None else "tracebloc"
+    verb = {"create": "created", "start": "started"}.get(local.action or "", "used")
+    return [f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
+            f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
+            f"  chart:          {cfg.chart}",
+            "  training size:  decided from the new cluster's nodes once it is up"
+            if local.action == "create" else
+            "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
 
 
 def find_tools(
@@ -162,23 +177,45 @@ def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.
     return verdict
 
 
-def confirm(plan: Plan, ui: Ui, *, interactive: bool) -> None:
-    """Show what will change; ask, when a person is there to answer (not under --yes)."""
-    ui.info("about to change:\n" + "\n".join(target_lines(plan)))
-    for note in plan.notes:
+def terminal_or_refuse(interactive: bool) -> None:
+    """No terminal to ask on and no --yes: no change. Refused (exit 2) after the blockers
+    and before credentials are asked for or sent. Under `curl … | sh` the controlling
+    terminal (/dev/tty) still counts."""
+    if interactive and credentials.open_terminal(os_name(sys.platform)) is None:
+        raise BadInput("install asks before it changes anything, and there is no terminal "
+                       "to ask on", "run it again with --yes to install without the question "
+                       "(the credentials then come from TRACEBLOC_CLIENT_ID and "
+                       "TRACEBLOC_CLIENT_PASSWORD)")  # fmt: skip
+
+
+def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interactive: bool,
+             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = ()) -> None:  # fmt: skip
+    """The one question, before the first change: every change outside the engine's data
+    directory, in order, with its argv. Under --yes the same lines are the record."""
+    lines = list(heading) + ["changes, in order:", *changes.text(found, fetched)]
+    ui.info("about to change:\n" + "\n".join(lines))
+    for note in notes:
         ui.info(f"notice: {note}")
     if not interactive:
         return
     terminal = credentials.open_terminal(os_name(sys.platform))
-    if terminal is None:  # no one can answer (no terminal): the lines above are the record
+    if terminal is None:  # checked before credentials; the terminal went away since
+        terminal_or_refuse(interactive)
         return
     try:
         answer = terminal.ask("Install? [y/N] ")
     except (EOFError, OSError):
         answer = ""
-    if answer.strip().lower() not in ("y", "yes"):
-        raise Declined("not confirmed: nothing was changed",
-                       "run again and answer y, or use --yes to skip the question")  # fmt: skip
+    if not yes(answer):
+        kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
+        raise Declined(f"not confirmed: none of the changes above was made; only the "
+                       f"engine's own files in {data_dir} (its log and lock) were "
+                       f"written{kept}", "run again and answer y, or use --yes to skip "
+                       "the question")  # fmt: skip
+
+
+def yes(answer: str) -> bool:
+    return answer.strip().lower() in ("y", "yes")
 
 
 def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict) -> list[str]:
@@ -264,15 +301,25 @@ def _install(
     tools, chosen = find_tools(cfg, env, redactor, machine)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
+    fetched = changes.downloads({**chosen, **local.choices})
     machine = local.machine
     if local.decision.manage is False:
         cluster = read_cluster(cfg, env, ui, tools, settings)
         run_preflight(cfg, env, ui, machine, cluster)
+        terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
     else:
-        # The cluster is this machine's and may not exist yet: it is read once it is up.
+        # The cluster is this machine's and may not exist yet: Docker, k3d and the existing
+        # cluster's drift are blockers, known before anyone is asked anything; the one
+        # question lists the cluster's steps; the cluster is read once it is up.
+        localcluster.blockers(local, ui)
         run_preflight(cfg, env, ui, machine)
+        terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+        found = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
+                      local=local)  # fmt: skip
+        ask_once(found, fetched, ui, interactive=interactive, data_dir=cfg.host_data_dir,
+                 heading=local_heading(local, cfg))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
@@ -287,7 +334,13 @@ def _install(
     plan = dataclasses.replace(plan, verdict=verdict, kube=cluster.target,
                                chart_version=chart_version(cfg.chart),
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip
-    confirm(plan, ui, interactive=interactive)
+    found = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
+                  local=None if local.managed else local, verdict=verdict, plan=plan)  # fmt: skip
+    # On the local path the question was asked before the cluster was made: the rest of
+    # the steps were in it, and the sizing read now is shown, not asked about again.
+    ask_once(found, [] if local.managed else fetched, ui,
+             interactive=interactive and not local.managed, data_dir=cfg.host_data_dir,
+             heading=target_lines(plan), notes=plan.notes)  # fmt: skip
     # --- from here on, things change ---
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster)
@@ -332,6 +385,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     kube = outcome.kube
     lines = [
         "The tracebloc client is installed and connected.",
+        f"  connected:      {CONNECTED_SIGNAL}",
         f"  kube context:   {kube.context} (API server {kube.server or 'unknown'})"
         if kube is not None and kube.readable else "  kube context:   unknown",
         f"  namespace:      {outcome.namespace} (release {outcome.release})",
@@ -343,7 +397,25 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
+    lines += next_steps()
     return "\n".join(lines)
+
+
+# What the engine saw before it says "connected" (commands/wait.py): nothing else.
+CONNECTED_SIGNAL = ("every workload of the release reported ready to Kubernetes (its "
+                    "readiness checks passed), as the readiness wait saw it")  # fmt: skip
+WEB_APP = "https://ai.tracebloc.io"
+CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
+
+
+def next_steps() -> list[str]:
+    return [
+        "next:",
+        f"  the client appears in the tracebloc web app: {WEB_APP}",
+        "  check it later:  tracebloc-installer status",
+        "  then ingest your data with the tracebloc CLI (`tracebloc data ingest`); get it "
+        f"from {CLI_RELEASES}",
+    ]
 
 
 def log_path_for(cfg: PlanConfig) -> str:
@@ -365,5 +437,8 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "log_file": log_path,
         "notes": list(outcome.notes),
         "connected": True,
+        "connected_signal": CONNECTED_SIGNAL,
         "workloads": list(outcome.workloads),
+        "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",
+                 "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}"},
     }

@@ -30,6 +30,7 @@ from installer.decide.errors import BadInput, InstallerError, ToolNotFound, Tool
 from installer.decide.model import MachineFacts
 from installer.decide.render import to_yaml
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
+from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import write_private
 from installer.present.redact import Redactor
 from installer.present.ui import Ui
@@ -51,11 +52,20 @@ class Local:
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
-    k3d: proc.Tool | None = None  # the k3d this survey resolved: the one bring_up runs
+    k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
 
     @property
     def managed(self) -> bool:
         return self.decision.manage is True
+
+    @property
+    def k3d(self) -> proc.Tool | None:
+        choice = self.k3d_choice
+        return choice.tool() if choice is not None and choice.ready else None
+
+    @property
+    def choices(self) -> dict[str, ToolChoice]:
+        return {"k3d": self.k3d_choice} if self.k3d_choice is not None else {}
 
 
 def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
@@ -110,11 +120,15 @@ def find_k3d(env: Mapping[str, str], *, fetch: bool) -> proc.Tool:
     """k3d through the verified-tools path: TRACEBLOC_K3D, a supported k3d on PATH, the
     cached pinned copy, or (only when `fetch`: install, never plan) the pinned download.
     Raises InstallerError saying why when there is none."""
+    return choose_k3d(env, fetch=fetch).tool()
+
+
+def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
     from installer.commands.tools import ensure_tools, resolve_tool
 
     if fetch:
-        return ensure_tools(["k3d"], env)["k3d"].tool()
-    return resolve_tool("k3d", env).tool()
+        return ensure_tools(["k3d"], env)["k3d"]
+    return resolve_tool("k3d", env)
 
 
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
@@ -137,16 +151,24 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         return Local(s, decision, machine, docker=info, problems=tuple(problems))
     machine = budget_machine(machine, info)
     try:
-        tool = find_k3d(env, fetch=fetch)
+        chosen = choose_k3d(env, fetch=fetch)
+        if chosen.source == "download" and not chosen.fetched:
+            # plan: install downloads k3d first; with no k3d here, no k3d cluster was made
+            # by it, so install would create one (plan shows the download and the create).
+            cluster = k3d.ClusterRead(True, reason="k3d is to be downloaded first")
+            tool = None
+        else:
+            tool = chosen.tool()
     except InstallerError as exc:
         problems.append((exc.message, exc.remedy))
         return Local(s, decision, machine, docker=info, problems=tuple(problems))
-    cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
+    if tool is not None:
+        cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
     if not cluster.readable:
         problems.append((f"k3d could not list its clusters: {cluster.reason}",
                          "check that Docker answers (docker ps), then run the installer again"))  # fmt: skip
         return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems),
-                     k3d=tool)  # fmt: skip
+                     k3d_choice=chosen)  # fmt: skip
     inspected: Inspected | None = None
     found: tuple[Drift, ...] = ()
     left: tuple[str, ...] = ()
@@ -163,7 +185,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
                   drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems), k3d=tool)  # fmt: skip
+                  problems=tuple(problems), k3d_choice=chosen)  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
 
@@ -173,31 +195,50 @@ def _unused() -> lc.Settings:
     return lc.settings({})
 
 
+def blocker(local: Local) -> InstallerError | None:
+    """What stops the local-cluster path, known before anyone is asked anything: no Docker,
+    Docker stopped, no k3d, an existing cluster that drifted from this install. `plan`
+    exits with it as install does."""
+    s = local.settings
+    if local.decision.manage is None:
+        return InstallerError(f"cannot tell which cluster to install into: "
+                              f"{local.decision.reason}", "fix the kubeconfig, or name the "
+                              "cluster with --kubeconfig/--context")  # fmt: skip
+    if s is None or not local.managed:
+        return None
+    for message, remedy in local.problems:
+        return InstallerError(message, remedy)
+    failed = [f for f in local.drift if f.level == "fail"]
+    if failed:
+        return InstallerError(f"the existing cluster {s.name} does not match this install; "
+                              "nothing was changed", failed[0].remedy)  # fmt: skip
+    return None
+
+
+def blockers(local: Local, ui: Ui) -> None:
+    """Raise the blocker, after showing every drift finding; else show the remedies of
+    the warnings."""
+    if local.managed:
+        for finding in local.drift:
+            (ui.error if finding.level == "fail" else ui.warn)(finding.message)
+    found = blocker(local)
+    if found is not None:
+        raise found
+    if local.managed:
+        for finding in local.drift:
+            for line in finding.remedy.splitlines():
+                ui.info(f"  {line}")
+
+
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
              ui: Ui, *, interactive: bool, os_: str, kubectl: proc.Tool) -> PlanConfig:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
-    the config (the data directory may have changed at the leftover question)."""
+    the config (the data directory may have changed at the leftover question). Called
+    after `blockers` and after the one question (commands/install.py)."""
     s = local.settings
-    if local.decision.manage is None:
-        raise InstallerError(f"cannot tell which cluster to install into: "
-                             f"{local.decision.reason}", "fix the kubeconfig, or name the "
-                             "cluster with --kubeconfig/--context")  # fmt: skip
     if s is None or not local.managed:
         return cfg
-    for message, remedy in local.problems:
-        raise InstallerError(message, remedy)
-    for finding in local.drift:
-        (ui.error if finding.level == "fail" else ui.warn)(finding.message)
-    failed = [f for f in local.drift if f.level == "fail"]
-    if failed:
-        raise InstallerError(f"the existing cluster {s.name} does not match this install; "
-                             "nothing was changed", failed[0].remedy)  # fmt: skip
-    for finding in local.drift:
-        for line in finding.remedy.splitlines():
-            ui.info(f"  {line}")
-    if interactive:
-        leftover.confirm(local, ui, os_)
     run = _Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)

@@ -33,6 +33,7 @@ from installer.present.redact import Redactor
 
 if TYPE_CHECKING:
     from installer.commands.localcluster import Local
+    from installer.present.changes import Change
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Plan:
     kube: KubeTarget | None = None
     set_context_namespace: bool = True
     chart_version: str = ""
+    changes: tuple[Change, ...] = ()  # every change install makes, in order (present/changes.py)
 
 
 def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
@@ -184,7 +186,7 @@ def plan_install(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
 ) -> Plan:
     """`plan`: install's reads and decisions, in install's order, with nothing changed."""
-    from installer.commands.localcluster import survey
+    from installer.commands.localcluster import blocker, survey
 
     os_ = os_name(sys.platform)
     machine = read_machine(env)
@@ -193,9 +195,14 @@ def plan_install(
     cluster = reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
                                  kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
     cfg = with_saved_credentials(cfg, redactor)
+    blocked = blocker(local)
     if problems:
         # install stops before reading anything (exit 1): an answer for plan, not a refusal.
         verdict = judge.Verdict("missing-tools", "; ".join(problems.values()))
+    elif blocked is not None:
+        # Docker missing or stopped, no k3d, a drifted cluster: install stops with this
+        # before it asks anything, and so does plan (same message, remedy and exit code).
+        verdict = judge.Verdict("blocked", blocked.message, error=blocked)
     elif local.decision.manage is not False and not (local.cluster and local.cluster.running):
         # install creates or starts this machine's cluster first: nothing to judge in it yet.
         verdict = judge.Verdict("install", "the local cluster is created or started first; "
@@ -212,6 +219,11 @@ def plan_install(
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
-    return dataclasses.replace(
+    plan = dataclasses.replace(
         plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
         set_context_namespace=settings.set_context_namespace)  # fmt: skip
+    from installer.commands.steps import steps
+
+    found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
+                  local=local, verdict=verdict, plan=plan)  # fmt: skip
+    return dataclasses.replace(plan, changes=tuple(found))

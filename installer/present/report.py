@@ -196,6 +196,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "site": {"local": plan.site.where.local, "evidence": plan.site.where.evidence},
         "helm": helm_json(plan.argv, plan.cfg),
         "local_cluster": local_json(plan),
+        "changes": [{"argv": list(c.argv), "why": c.why} for c in plan.changes],
         "warnings": warnings(facts) + plan.notes,
     }
 
@@ -270,6 +271,11 @@ def plan_text(plan: Plan) -> str:
     lines.append("  " + " ".join(_quote(part) for part in plan.argv))
     lines.append("target (what install changes):")
     lines += target_lines(plan)
+    if plan.changes:
+        from installer.present import changes
+
+        lines.append("changes install makes after its one question, in order:")
+        lines += changes.text(plan.changes, changes.downloads(plan.facts.tools))
     if plan.verdict is not None and plan.verdict.error is not None:
         lines += ["  " + line for line in plan.verdict.error.remedy.splitlines()]
     return "\n".join(lines)
