@@ -89,10 +89,23 @@ def forms(secret: str) -> list[str]:
 def _cut_pattern(form: str) -> re.Pattern[str] | None:
     """The first part of `form`, longest first, where a line or the text ends or `…` starts."""
     least = max(1, min(CUT_MIN, len(form) - 1))
-    lengths = range(len(form) - 1, least - 1, -1)
+    # The password's first word alone (`k3d` of `k3d-Secret-9!`) is not taken for the
+    # password cut short: it is as likely a name the engine prints (the tool `k3d`), and
+    # masking it would corrupt what is shown; one character more (`k3d-`) is masked.
+    first = _first_word(form)
+    lengths = [n for n in range(len(form) - 1, least - 1, -1) if n != first]
     if not lengths:
         return None
     return re.compile("(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")" + _CUT_AT)
+
+
+def _first_word(form: str) -> int:
+    """The length of `form`'s first run of word characters when a non-word character ends
+    it (0 when the form starts with one, or is one word)."""
+    n = 0
+    while n < len(form) and _word(form[n]):
+        n += 1
+    return n if 0 < n < len(form) else 0
 
 
 # A line break inside a printed value may come out followed by blank lines and indentation:
