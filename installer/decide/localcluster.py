@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from installer.config import MAX_WAIT_S, STORAGE_MODES, env_number
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.yesno import flag
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
 DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
@@ -53,7 +54,6 @@ LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777
 
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
-_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def _count(env: Mapping[str, str], name: str, default: int, least: int) -> int:
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in _TRUE
+    return flag(env, name, False)
 
 
 def settings(env: Mapping[str, str]) -> Settings:
