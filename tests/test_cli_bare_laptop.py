@@ -86,3 +86,18 @@ def test_status_and_uninstall_on_a_bare_laptop_download_nothing_and_say_where_to
     assert "tracebloc-installer install` downloads the pinned helm" in said
     assert laptop.mirror.requests == [] and laptop.installed() == []
     assert [e["argv"] for e in cluster.call_log() if e["tool"] in ENGINE_TOOLS] == []
+
+
+def test_the_end_of_a_bare_laptop_run_says_what_was_seen_and_what_to_do_next(
+    laptop: World, backend: BackendServer
+) -> None:
+    result = laptop.cluster.run("install", "--yes", **laptop.env(**env_for(backend)))
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "installed and connected" in out
+    assert "connected:      every workload of the release reported ready" in out
+    assert "ready:          Deployment" in out  # the signal, as seen
+    for step in ("https://ai.tracebloc.io", "tracebloc-installer status", "tracebloc data ingest",
+                 "https://github.com/tracebloc/cli/releases"):  # fmt: skip
+        assert step in out
