@@ -174,3 +174,24 @@ def test_a_yes_no_variable_with_a_typo_is_exit_2_naming_it(
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{variable}='ture' is not understood" in result.stderr
     assert changed_machine(cluster) == [] and mutations(cluster) == []
+
+
+@pytest.mark.parametrize("runtimes", [pytest.param(("runc",), id="no-nvidia-runtime"),
+                                      pytest.param(("nvidia", "runc"), id="nvidia-runtime")])  # fmt: skip
+def test_a_gpu_is_requested_only_where_the_local_cluster_can_give_one(
+    cluster: FakeCluster, backend: BackendServer, runtimes: tuple[str, ...]
+) -> None:
+    creatable(docker_running(machine_without_cluster(fresh(cluster)), runtimes=runtimes))
+    cluster.install("nvidia-smi")
+    cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
+
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    create = next(c for c in changed_machine(cluster) if c[1:3] == ["cluster", "create"])
+    values = (cluster.home / ".tracebloc" / "values.yaml").read_text(encoding="utf-8")
+    if "nvidia" in runtimes:
+        assert "--gpus=all" in create and "nvidia.com/gpu=1" in values
+    else:
+        assert "--gpus=all" not in create and "nvidia.com/gpu" not in values
+        assert "NVIDIA container toolkit" in result.stdout and "run the installer again" in result.stdout

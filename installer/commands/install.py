@@ -350,7 +350,8 @@ def _install(
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
     adopt_device_plugin(plan, tools, release, namespace, conn, ui)
-    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note]
+    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note
+              or "NVIDIA container toolkit" in note]  # fmt: skip
     wait_for_metrics(cfg, ui, tools, cluster, settings)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,

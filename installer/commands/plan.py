@@ -98,6 +98,12 @@ def make_plan(
         facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
                        sizing_only=False)  # fmt: skip
     notes = list(cfg.probe.notes)
+    if local is not None and local.docker is not None:
+        # The engine's k3d cluster: a GPU only where Docker can give it one.
+        from installer.decide.localcluster import cluster_gpu
+
+        gpu, gpu_note = cluster_gpu(gpu, managed=local.managed, nvidia_runtime=local.gpu)
+        notes += [gpu_note] if gpu_note else []
     notes += [f"{name} had pasted terminal control characters; they were removed"
               for name in cfg.cleaned]  # fmt: skip
     argv = [

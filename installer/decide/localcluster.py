@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from installer.config import MAX_WAIT_S, STORAGE_MODES, env_number
 from installer.decide.errors import BadInput
-from installer.decide.model import Connection
+from installer.decide.model import Connection, Gpu
 from installer.decide.yesno import flag
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
@@ -317,3 +317,19 @@ def node_release_dirs(release: str, dataset: bool) -> list[tuple[str, int]]:
 
 def chmod_script(dirs: list[tuple[str, int]]) -> str:
     return "; ".join(f"mkdir -p {path} && chmod {mode:o} {path}" for path, mode in dirs)
+
+
+TOOLKIT_URL = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
+
+
+def cluster_gpu(host: Gpu, *, managed: bool, nvidia_runtime: bool) -> tuple[Gpu, str | None]:
+    """The GPU the engine's own k3d cluster can give its pods: the host's NVIDIA GPU only
+    when Docker has the NVIDIA runtime (then the cluster is created with --gpus=all). A host
+    GPU without it is a CPU install, with a note saying how to enable the GPU."""
+    if not managed or host.vendor != "nvidia" or nvidia_runtime:
+        return host, None
+    note = ("this machine has an NVIDIA GPU, but Docker has no NVIDIA runtime, so the local "
+            "cluster gets no GPU and the client installs for CPU; to use the GPU, install the "
+            f"NVIDIA container toolkit ({TOOLKIT_URL}), restart Docker, and run the installer "
+            "again")  # fmt: skip
+    return Gpu(None, reason="the local cluster has no GPU access (no NVIDIA runtime in Docker)"), note
