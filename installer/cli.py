@@ -111,6 +111,13 @@ def _install_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
                         help="never prompt (automation): missing input is an error")  # fmt: skip
     _chart_option(parser)
+    # Read before argparse (decide/variables.translate_argv); listed here for --help.
+    parser.add_argument("--data-dir", metavar="PATH", dest="_data_dir",
+                        help="the engine's data directory (same as HOST_DATA_DIR=PATH)")  # fmt: skip
+    parser.add_argument("--reuse-data", action="store_true", dest="_reuse_data",
+                        help="keep data an earlier client left there (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
+    parser.add_argument("--wipe-data", action="store_true", dest="_wipe_data",
+                        help="delete data an earlier client left there (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
 
 
 def _common(parser: argparse.ArgumentParser, cluster: bool) -> None:
@@ -228,12 +235,26 @@ def _failed(as_json: bool, code: int, message: str, remedy: str) -> int:
 # --- the commands ------------------------------------------------------------------------
 
 
+def _check_kubeconfig_variable(env: dict[str, str]) -> None:
+    """KUBECONFIG naming no file that exists is bad input, as a missing --kubeconfig is:
+    kubectl would silently fall back to localhost:8080 and be refused. (A list with at least
+    one file is what kubectl merges.)"""
+    raw = env.get("KUBECONFIG", "")
+    paths = [p for p in raw.split(os.pathsep) if p.strip()]
+    if paths and not any(os.path.isfile(os.path.expanduser(p)) for p in paths):
+        raise BadInput(f"KUBECONFIG={raw!r} names no file that exists",
+                       "point KUBECONFIG at your kubeconfig file, or unset it (then "
+                       "~/.kube/config is used, or the local cluster is created)")  # fmt: skip
+
+
 def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
     from installer.config import probe_config
 
     kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
     if kubeconfig and not os.path.isfile(kubeconfig):
         raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
+    if not kubeconfig:
+        _check_kubeconfig_variable(env)
     return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
                         context=args.context)  # fmt: skip
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -195,3 +196,45 @@ def test_a_gpu_is_requested_only_where_the_local_cluster_can_give_one(
     else:
         assert "--gpus=all" not in create and "nvidia.com/gpu" not in values
         assert "NVIDIA container toolkit" in result.stdout and "run the installer again" in result.stdout
+
+
+@pytest.mark.parametrize("command", [("plan",), ("install", "--yes"), ("status",)])
+def test_kubeconfig_naming_a_missing_file_is_exit_2_naming_the_variable(
+    cluster: FakeCluster, backend: BackendServer, command: tuple[str, ...]
+) -> None:
+    fresh(cluster)
+    missing = str(cluster.root / "no-such-kubeconfig")
+
+    result = cluster.run(*command, **env_for(backend, KUBECONFIG=missing))
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"KUBECONFIG={missing!r} names no file that exists" in result.stderr
+    assert mutations(cluster) == [] and backend.requests == []
+
+
+def test_install_help_lists_the_data_directory_flags(cluster: FakeCluster) -> None:
+    result = cluster.run("install", "--help")
+
+    assert result.returncode == 0
+    for flag in ("--data-dir PATH", "--reuse-data", "--wipe-data"):
+        assert flag in result.stdout
+
+
+def test_download_to_without_internet_says_where_to_run_it_and_leaves_no_empty_tree(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    from tests.fakes.mirror import PLATFORM, artifact, write_manifest
+
+    entries = {(t, PLATFORM): {**artifact(t, PLATFORM), "sha256": "0" * 64}
+               for t in ("kubectl", "helm", "k3d")}  # fmt: skip
+    manifest = write_manifest(tmp_path / "manifest.json", entries)
+    carry = tmp_path / "usb" / "tools"
+
+    result = cluster.run("tools", "--download-to", str(carry),
+                         TB_TEST_TOOLS_MANIFEST=str(manifest),
+                         TRACEBLOC_TOOLS_MIRROR="https://127.0.0.1:9/",  # nothing listens
+                         TRACEBLOC_DOWNLOAD_TIMEOUT_S="20")  # fmt: skip
+
+    assert result.returncode == 1, result.stderr
+    assert "on a machine with internet access, copy DIR to this machine" in result.stderr
+    assert not (tmp_path / "usb").exists()
