@@ -238,3 +238,17 @@ def test_download_to_without_internet_says_where_to_run_it_and_leaves_no_empty_t
     assert result.returncode == 1, result.stderr
     assert "on a machine with internet access, copy DIR to this machine" in result.stderr
     assert not (tmp_path / "usb").exists()
+
+
+def test_plans_memory_line_labels_dockers_budget_and_the_hosts_memory_apart(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(docker_running(machine_without_cluster(fresh(cluster)), memory_gib=1.5, cpus=2))
+
+    result = cluster.run("plan", **env_for(backend))
+
+    line = next(x for x in result.stdout.splitlines() if x.startswith("machine:"))
+    budget, _, host = line.partition("host memory:")
+    assert "2 CPUs and 1.5 GiB memory (Docker's budget" in budget and "free" not in budget
+    total, free = (float(part.split("GiB")[0].split()[-1]) for part in host.split(","))
+    assert free <= total, line

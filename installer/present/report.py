@@ -125,11 +125,19 @@ def chooser(training: Resolution) -> str:
 
 def probe_text(facts: Facts) -> str:
     m, nodes, release, t = facts.machine, facts.nodes, facts.release, facts.training
-    lines = [
-        f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, {m.cpu_count} CPUs, "
-        f"{m.memory_total_bytes / GIB:.1f} GiB memory ({m.memory_available_bytes / GIB:.1f} GiB free)"
-        + (" (CPUs and memory: Docker's budget)" if m.budget == "docker" else ""),
-    ]
+    head = f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, "
+    if m.budget == "docker":
+        # Docker's budget and the host's memory are two measures: free is the host's, so it
+        # is shown beside the host's total, never beside the budget's.
+        host = m.host_memory_bytes
+        memory = (f"{m.cpu_count} CPUs and {m.memory_total_bytes / GIB:.1f} GiB memory "
+                  "(Docker's budget: what the pods get); host memory: "
+                  + (f"{host / GIB:.1f} GiB total, " if host else "")
+                  + f"{m.memory_available_bytes / GIB:.1f} GiB free")  # fmt: skip
+    else:
+        memory = (f"{m.cpu_count} CPUs, {m.memory_total_bytes / GIB:.1f} GiB memory "
+                  f"({m.memory_available_bytes / GIB:.1f} GiB free)")  # fmt: skip
+    lines = [head + memory]
     if nodes.skipped:
         lines.append("cluster:  not read (the size was chosen by TRACEBLOC_TRAINING_RESOURCES)")
     elif not nodes.readable:
