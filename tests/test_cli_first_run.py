@@ -252,3 +252,27 @@ def test_plans_memory_line_labels_dockers_budget_and_the_hosts_memory_apart(
     assert "2 CPUs and 1.5 GiB memory (Docker's budget" in budget and "free" not in budget
     total, free = (float(part.split("GiB")[0].split()[-1]) for part in host.split(","))
     assert free <= total, line
+
+
+@POSIX_ONLY
+def test_under_curl_pipe_sh_the_question_is_asked_on_the_controlling_terminal(
+    cluster: FakeCluster, backend: BackendServer, tmp_path: Path
+) -> None:
+    from tests.fakes.cluster import installer_command
+    from tests.fakes.terminal import Pty
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    stderr = tmp_path / "stderr.txt"
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root,
+                     env=cluster.env(**env_for(backend)), stdio_log=stderr)  # fmt: skip
+    try:
+        term.expect("Install? [y/N]")  # stdin is /dev/null: only /dev/tty reaches the user
+        assert changed_machine(cluster) == []
+        term.send("n")
+        code = term.wait(timeout=60)
+    finally:
+        term.close()
+
+    assert code == 1
+    assert "k3d cluster create tracebloc" in stderr.read_text(encoding="utf-8")
+    assert changed_machine(cluster) == [] and mutations(cluster) == []
