@@ -122,6 +122,13 @@ def _install_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
                         help="never prompt (automation): missing input is an error")  # fmt: skip
     _chart_option(parser)
+    # Read before argparse (decide/variables.translate_argv); listed here for --help.
+    parser.add_argument("--data-dir", metavar="PATH", dest="_data_dir",
+                        help="the engine's data directory (same as HOST_DATA_DIR=PATH)")  # fmt: skip
+    parser.add_argument("--reuse-data", action="store_true", dest="_reuse_data",
+                        help="keep data an earlier client left there (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
+    parser.add_argument("--wipe-data", action="store_true", dest="_wipe_data",
+                        help="delete data an earlier client left there (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
 
 
 def _common(parser: argparse.ArgumentParser, cluster: bool) -> None:
@@ -242,12 +249,26 @@ def _failed(as_json: bool, code: int, message: str, remedy: str,
 # --- the commands ------------------------------------------------------------------------
 
 
+def _check_kubeconfig_variable(env: dict[str, str]) -> None:
+    """KUBECONFIG naming no file that exists is bad input, as a missing --kubeconfig is:
+    kubectl would silently fall back to localhost:8080 and be refused. (A list with at least
+    one file is what kubectl merges.)"""
+    raw = env.get("KUBECONFIG", "")
+    paths = [p for p in raw.split(os.pathsep) if p.strip()]
+    if paths and not any(os.path.isfile(os.path.expanduser(p)) for p in paths):
+        raise BadInput(f"KUBECONFIG={raw!r} names no file that exists",
+                       "point KUBECONFIG at your kubeconfig file, or unset it (then "
+                       "~/.kube/config is used, or the local cluster is created)")  # fmt: skip
+
+
 def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
     from installer.config import probe_config
 
     kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
     if kubeconfig and not os.path.isfile(kubeconfig):
         raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
+    if not kubeconfig:
+        _check_kubeconfig_variable(env)
     from installer.edges import kubeconfig as kubeconfig_files
 
     kubeconfig_files.check_files(env, os_name(sys.platform), kubeconfig,  # no FIFO, no bomb
@@ -324,12 +345,16 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         text += f"\nvalues written to {written.path}" + (
             f" (previous kept as {written.backup})" if written.backup else ""
         )
-    code = plan.verdict.exit_code if plan.verdict and plan.verdict.action == "refused" else 0
+    stops = plan.verdict is not None and plan.verdict.action in ("refused", "blocked")
+    code = plan.verdict.exit_code if plan.verdict and stops else 0
     net_code, net_lines = _plan_network(cfg, env, plan, document)
     code, text = code or net_code, "\n".join([text, *net_lines])
     document["ok"], document["exit"] = code == 0, code
     if not _emit(args.json, document, text, redactor):
         return 1
+    if plan.verdict and plan.verdict.action == "blocked" and plan.verdict.error:
+        error = plan.verdict.error  # the line install stops with, on stderr as install says it
+        _fail(redactor(error.message), redactor(error.remedy))
     return code
 
 

@@ -209,7 +209,7 @@ def test_interactive_install_shows_the_target_and_asks_first(
         assert len(upgrade_calls(cluster)) == 1
     else:
         assert code == 1, screen
-        assert "nothing was changed" in screen
+        assert "not confirmed: none of the changes above was made" in screen
         assert mutations(cluster) == []
         assert not values_file(cluster).exists()
 

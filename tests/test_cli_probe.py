@@ -190,6 +190,8 @@ def test_missing_kubeconfig_file_is_bad_input(cluster: FakeCluster, tmp_path: Pa
 
 def test_kubeconfig_env_is_inherited_by_both_tools(cluster: FakeCluster, tmp_path: Path) -> None:
     kubeconfig = str(tmp_path / "kube" / "config")
+    Path(kubeconfig).parent.mkdir()
+    Path(kubeconfig).write_text(cluster.kubeconfig.read_text(encoding="utf-8"), encoding="utf-8")
     cluster.nodes(laptop()).release_absent()
 
     run_probe(cluster, KUBECONFIG=kubeconfig)

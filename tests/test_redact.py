@@ -4,11 +4,12 @@ contains it is not; the leak guard stops a password passed as a value, not a nam
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from installer.decide.model import Connection
@@ -58,6 +59,11 @@ def test_every_printed_form_is_masked(password: str) -> None:
 @given(password=passwords, keep=st.integers(min_value=3, max_value=39))
 def test_a_password_cut_short_leaves_no_fragment(password: str, keep: int) -> None:
     cut = password[: min(keep, len(password) - 1)]
+    # The password's first word alone is the one cut not masked (it may be a tool's name:
+    # see test_the_first_word_of_a_password_is_not_taken_for_the_password_cut_short).
+    word = re.match(r"\w+", password)
+    assume(not (word and cut == word.group() and not password[len(cut)].isalnum()
+                and password[len(cut)] != "_"))
     redact = Redactor([password])
     for prefix, suffix in (("Error: password ", "…"), ("Error: password ", "\nnext line"),
                            ("clientPassword: ", "")):  # fmt: skip
@@ -133,8 +139,11 @@ def _cut_by_alternation(form: str, text: str) -> list[tuple[int, int]]:
     form's length): the reference the linear one must agree with."""
     import re
 
+    from installer.decide.redact import _first_word
+
     least = max(1, min(3, len(form) - 1))
-    lengths = range(len(form) - 1, least - 1, -1)
+    # The password's first word alone is not a cut (test_the_first_word_of_a_password_…).
+    lengths = [n for n in range(len(form) - 1, least - 1, -1) if n != _first_word(form)]
     if not lengths:
         return []
     pattern = re.compile("(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")"
@@ -164,3 +173,17 @@ def test_a_10_kb_token_is_masked_whole_and_cut_short() -> None:
     assert redactor(f"Error: bad token {token[:4000]}…") == f"Error: bad token {MASK}…"
     assert redactor(f"auth {urllib.parse.quote(token, safe='')} x") == f"auth {MASK} x"
     assert token[:100] not in redactor(f"{token[:5000]}\n{token}")
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    pytest.param("k3d", "k3d", id="the-tool-name-alone"),
+    pytest.param("run k3d\n", "run k3d\n", id="the-tool-name-at-a-line-end"),
+    pytest.param("k3d cluster create", "k3d cluster create", id="a-command"),
+    pytest.param("pw k3d-\n", f"pw {MASK}\n", id="one-character-more-is-masked"),
+    pytest.param("pw k3d-Sec…", f"pw {MASK}…", id="cut-inside-the-password"),
+    pytest.param("pw k3d-Secret-9!", f"pw {MASK}", id="the-password"),
+])  # fmt: skip
+def test_the_first_word_of_a_password_is_not_taken_for_the_password_cut_short(
+    text: str, shown: str
+) -> None:
+    assert Redactor(["k3d-Secret-9!"])(text) == shown

@@ -23,23 +23,26 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from installer.commands import credentials, localcluster, network, reads, settled, signin, wait
 from installer.commands.plan import Plan, chart_version, make_plan
+from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import judge, preflight, reach
-from installer.decide.errors import InstallerError
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolution, os_name
 from installer.decide.redact import Redactor
 from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import Written, load_yaml, write_values
+from installer.present import changes
+from installer.present.changes import Change
 from installer.present.target import target_lines
 from installer.present.ui import Ui
 
@@ -62,7 +65,19 @@ class Outcome:
 
 
 class Declined(InstallerError):
-    """The operator answered no at the confirmation: nothing was changed."""
+    """The operator answered no at the one question: none of the listed changes was made."""
+
+
+def local_heading(local: localcluster.Local, cfg: PlanConfig) -> list[str]:
+    s = local.settings
+    name = s.name if s is not None else "tracebloc"
+    verb = {"create": "created", "start": "started"}.get(local.action or "", "used")
+    return [f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
+            f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
+            f"  chart:          {cfg.chart}",
+            "  training size:  decided from the new cluster's nodes once it is up"
+            if local.action == "create" else
+            "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
 
 
 def find_tools(
@@ -201,23 +216,45 @@ def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.
     return verdict
 
 
-def confirm(plan: Plan, ui: Ui, *, interactive: bool) -> None:
-    """Show what will change; ask, when a person is there to answer (not under --yes)."""
-    ui.info("about to change:\n" + "\n".join(target_lines(plan)))
-    for note in plan.notes:
+def terminal_or_refuse(interactive: bool) -> None:
+    """No terminal to ask on and no --yes: no change. Refused (exit 2) after the blockers
+    and before credentials are asked for or sent. Under `curl … | sh` the controlling
+    terminal (/dev/tty) still counts."""
+    if interactive and credentials.open_terminal(os_name(sys.platform)) is None:
+        raise BadInput("install asks before it changes anything, and there is no terminal "
+                       "to ask on", "run it again with --yes to install without the question "
+                       "(the credentials then come from TRACEBLOC_CLIENT_ID and "
+                       "TRACEBLOC_CLIENT_PASSWORD)")  # fmt: skip
+
+
+def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interactive: bool,
+             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = ()) -> None:  # fmt: skip
+    """The one question, before the first change: every change outside the engine's data
+    directory, in order, with its argv. Under --yes the same lines are the record."""
+    lines = list(heading) + ["changes, in order:", *changes.text(found, fetched)]
+    ui.info("about to change:\n" + "\n".join(lines))
+    for note in notes:
         ui.info(f"notice: {note}")
     if not interactive:
         return
     terminal = credentials.open_terminal(os_name(sys.platform))
-    if terminal is None:  # no one can answer (no terminal): the lines above are the record
+    if terminal is None:  # checked before credentials; the terminal went away since
+        terminal_or_refuse(interactive)
         return
     try:
         answer = terminal.ask("Install? [y/N] ")
     except (EOFError, OSError):
         answer = ""
-    if answer.strip().lower() not in ("y", "yes"):
-        raise Declined("not confirmed: nothing was changed",
-                       "run again and answer y, or use --yes to skip the question")  # fmt: skip
+    if not yes(answer):
+        kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
+        raise Declined(f"not confirmed: none of the changes above was made; only the "
+                       f"engine's own files in {data_dir} (its log and lock) were "
+                       f"written{kept}", "run again and answer y, or use --yes to skip "
+                       "the question")  # fmt: skip
+
+
+def yes(answer: str) -> bool:
+    return answer.strip().lower() in ("y", "yes")
 
 
 def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict) -> list[str]:
@@ -324,6 +361,7 @@ def _install(
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
+    fetched = changes.downloads({**chosen, **local.choices})
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
@@ -333,9 +371,13 @@ def _install(
         if unchanged is not None:
             return unchanged
         run_preflight(cfg, env, ui, machine, cluster)
+        terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
-        # The cluster is this machine's and may not exist yet: it is read once it is up.
+        # The cluster is this machine's and may not exist yet: Docker, k3d and the existing
+        # cluster's drift are blockers, known before anyone is asked anything; the one
+        # question lists the cluster's steps; the cluster is read once it is up.
+        localcluster.blockers(local, ui)
         # One that runs and is already the current context is read first, as it is.
         early = None
         if localcluster.readable_as_it_is(local, env, os_):
@@ -350,13 +392,18 @@ def _install(
             if unchanged is not None:
                 return unchanged
         run_preflight(cfg, env, ui, machine)
+        terminal_or_refuse(interactive)
         # A sign-in registers against what is installed: it waits until the cluster is read.
         # Without a terminal or the CLI, the credentials (or their refusal) come first.
         signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+        planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
+                        local=local)  # fmt: skip
+        ask_once(planned, fetched, ui, interactive=interactive, data_dir=cfg.host_data_dir,
+                 heading=local_heading(local, cfg))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
-                                    os_=os_)  # fmt: skip
+                                    os_=os_, kubectl=tools.kubectl)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
         if early is None:
             found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local,
@@ -379,7 +426,13 @@ def _install(
     plan = dataclasses.replace(plan, verdict=verdict, kube=cluster.target,
                                chart_version=chart_version(cfg.chart),
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip
-    confirm(plan, ui, interactive=interactive)
+    planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
+                    local=None if local.managed else local, verdict=verdict, plan=plan)  # fmt: skip
+    # On the local path the question was asked before the cluster was made: the rest of
+    # the steps were in it, and the sizing read now is shown, not asked about again.
+    ask_once(planned, [] if local.managed else fetched, ui,
+             interactive=interactive and not local.managed, data_dir=cfg.host_data_dir,
+             heading=target_lines(plan), notes=plan.notes)  # fmt: skip
     # --- from here on, things change ---
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
@@ -389,7 +442,8 @@ def _install(
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
     adopt_device_plugin(plan, tools, release, namespace, conn, ui)
-    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note]
+    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note
+              or "NVIDIA container toolkit" in note]  # fmt: skip
     wait_for_metrics(cfg, ui, tools, cluster, settings)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
@@ -435,6 +489,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     kube = outcome.kube
     lines = [
         "The tracebloc client is installed and connected.",
+        f"  connected:      {CONNECTED_SIGNAL}",
         f"  kube context:   {kube.context} (API server {kube.server or 'unknown'})"
         if kube is not None and kube.readable else "  kube context:   unknown",
         f"  namespace:      {outcome.namespace} (release {outcome.release})",
@@ -446,7 +501,25 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
+    lines += next_steps()
     return "\n".join(lines)
+
+
+# What the engine saw before it says "connected" (commands/wait.py): nothing else.
+CONNECTED_SIGNAL = ("every workload of the release reported ready to Kubernetes (its "
+                    "readiness checks passed), as the readiness wait saw it")  # fmt: skip
+WEB_APP = "https://ai.tracebloc.io"
+CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
+
+
+def next_steps() -> list[str]:
+    return [
+        "next:",
+        f"  the client appears in the tracebloc web app: {WEB_APP}",
+        "  check it later:  tracebloc-installer status",
+        "  then ingest your data with the tracebloc CLI (`tracebloc data ingest`); get it "
+        f"from {CLI_RELEASES}",
+    ]
 
 
 def log_path_for(cfg: PlanConfig) -> str:
@@ -468,6 +541,9 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "log_file": log_path,
         "notes": list(outcome.notes),
         "connected": True,
+        "connected_signal": CONNECTED_SIGNAL,
         "workloads": list(outcome.workloads),
         "action": "nothing-to-change" if outcome.unchanged else "applied",
+        "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",
+                 "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}"},
     }

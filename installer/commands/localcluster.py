@@ -30,11 +30,11 @@ from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
+from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import write_private
 from installer.present.ui import Ui
 
 CREATE, START, ADOPT = "create", "start", "adopt"
-
 
 
 
@@ -90,11 +90,15 @@ def find_k3d(env: Mapping[str, str], *, fetch: bool) -> proc.Tool:
     """k3d through the verified-tools path: TRACEBLOC_K3D, a supported k3d on PATH, the
     cached pinned copy, or (only when `fetch`: install, never plan) the pinned download.
     Raises InstallerError saying why when there is none."""
+    return choose_k3d(env, fetch=fetch).tool()
+
+
+def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
     from installer.commands.tools import ensure_tools, resolve_tool
 
     if fetch:
-        return ensure_tools(["k3d"], env)["k3d"].tool()
-    return resolve_tool("k3d", env).tool()
+        return ensure_tools(["k3d"], env)["k3d"]
+    return resolve_tool("k3d", env)
 
 
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
@@ -117,15 +121,24 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         return Local(s, decision, machine, docker=info, problems=tuple(problems))
     machine = budget_machine(machine, info)
     try:
-        tool = find_k3d(env, fetch=fetch)
+        chosen = choose_k3d(env, fetch=fetch)
+        if chosen.source == "download" and not chosen.fetched:
+            # plan: install downloads k3d first; with no k3d here, no k3d cluster was made
+            # by it, so install would create one (plan shows the download and the create).
+            cluster = k3d.ClusterRead(True, reason="k3d is to be downloaded first")
+            tool = None
+        else:
+            tool = chosen.tool()
     except InstallerError as exc:
         problems.append((exc.message, exc.remedy))
         return Local(s, decision, machine, docker=info, problems=tuple(problems))
-    cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
+    if tool is not None:
+        cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
     if not cluster.readable:
         problems.append((f"k3d could not list its clusters: {cluster.reason}",
                          "check that Docker answers (docker ps), then run the installer again"))  # fmt: skip
-        return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems))
+        return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems),
+                     k3d_choice=chosen)  # fmt: skip
     inspected: Inspected | None = None
     found: tuple[Drift, ...] = ()
     left: tuple[str, ...] = ()
@@ -142,7 +155,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
                   drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems))  # fmt: skip
+                  problems=tuple(problems), k3d_choice=chosen)  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
 
@@ -164,31 +177,51 @@ def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
     return kubeconfig.read_context(env, os_).current == s.context
 
 
-def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
-    """Create, start or adopt the cluster; returns the config (the data directory may have
-    changed at the leftover question)."""
+def blocker(local: Local) -> InstallerError | None:
+    """What stops the local-cluster path, known before anyone is asked anything: no Docker,
+    Docker stopped, no k3d, an existing cluster that drifted from this install. `plan`
+    exits with it as install does."""
     s = local.settings
     if local.decision.manage is None:
-        raise InstallerError(f"cannot tell which cluster to install into: "
-                             f"{local.decision.reason}", "fix the kubeconfig, or name the "
-                             "cluster with --kubeconfig/--context")  # fmt: skip
+        return InstallerError(f"cannot tell which cluster to install into: "
+                              f"{local.decision.reason}", "fix the kubeconfig, or name the "
+                              "cluster with --kubeconfig/--context")  # fmt: skip
     if s is None or not local.managed:
-        return cfg
+        return None
     for message, remedy in local.problems:
-        raise InstallerError(message, remedy)
-    for finding in local.drift:
-        (ui.error if finding.level == "fail" else ui.warn)(finding.message)
+        return InstallerError(message, remedy)
     failed = [f for f in local.drift if f.level == "fail"]
     if failed:
-        raise InstallerError(f"the existing cluster {s.name} does not match this install; "
-                             "nothing was changed", failed[0].remedy)  # fmt: skip
-    for finding in local.drift:
-        for line in finding.remedy.splitlines():
-            ui.info(f"  {line}")
-    if interactive:
-        leftover.confirm(local, ui, os_)
-    run = _Runner(env, redactor, os_)
+        return InstallerError(f"the existing cluster {s.name} does not match this install; "
+                              "nothing was changed", failed[0].remedy)  # fmt: skip
+    return None
+
+
+def blockers(local: Local, ui: Ui) -> None:
+    """Raise the blocker, after showing every drift finding; else show the remedies of
+    the warnings."""
+    if local.managed:
+        for finding in local.drift:
+            (ui.error if finding.level == "fail" else ui.warn)(finding.message)
+    found = blocker(local)
+    if found is not None:
+        raise found
+    if local.managed:
+        for finding in local.drift:
+            for line in finding.remedy.splitlines():
+                ui.info(f"  {line}")
+
+
+def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
+             ui: Ui, *, interactive: bool, os_: str, kubectl: proc.Tool) -> PlanConfig:  # fmt: skip
+    """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
+    API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
+    the config (the data directory may have changed at the leftover question). Called
+    after `blockers` and after the one question (commands/install.py)."""
+    s = local.settings
+    if s is None or not local.managed:
+        return cfg
+    run = _Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
         _create(local, cfg, env, ui, run, os_)
@@ -212,18 +245,20 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         except InstallerError as exc:
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
     _merge(s, env, ui, run, os_)
-    _wait_for_api(s, env, ui, redactor, os_)
+    _wait_for_api(s, env, ui, redactor, kubectl)
     return cfg
 
 
 class _Runner:
-    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str) -> None:
+    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str,
+                 k3d_tool: proc.Tool | None = None) -> None:  # fmt: skip
         self.env, self.redactor, self.os = env, redactor, os_
-        self._k3d: proc.Tool | None = None
+        self._k3d = k3d_tool
 
     def k3d_tool(self) -> proc.Tool:
-        if self._k3d is None:  # located once per run: each lookup runs `k3d version`
-            self._k3d = find_k3d(self.env, fetch=True)
+        if self._k3d is None:  # the survey resolved none: it reported that as a problem
+            raise InstallerError("k3d was not resolved for this run",
+                                 "this is a bug in tracebloc-installer; please report it")  # fmt: skip
         return self._k3d
 
     def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
@@ -351,8 +386,7 @@ def _merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: _Runner, os_: st
 
 
 def _wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
-                  os_: str) -> None:  # fmt: skip
-    tool = proc.find_tool("kubectl", env, os_)
+                  tool: proc.Tool) -> None:  # fmt: skip
     deadline = time.monotonic() + s.api_wait_s
     with ui.step("Waiting for the cluster's API"):
         while True:

@@ -31,7 +31,8 @@ from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import load_yaml
 
 if TYPE_CHECKING:
-    from installer.commands.localcluster import Local
+    from installer.decide.localstate import Local
+    from installer.present.changes import Change
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Plan:
     kube: KubeTarget | None = None
     set_context_namespace: bool = True
     chart_version: str = ""
+    changes: tuple[Change, ...] = ()  # every change install makes, in order (present/changes.py)
 
 
 def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
@@ -95,6 +97,12 @@ def make_plan(
         facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
                        sizing_only=False)  # fmt: skip
     notes = list(cfg.probe.notes)
+    if local is not None and local.docker is not None:
+        # The engine's k3d cluster: a GPU only where Docker can give it one.
+        from installer.decide.localcluster import cluster_gpu
+
+        gpu, gpu_note = cluster_gpu(gpu, managed=local.managed, nvidia_runtime=local.gpu)
+        notes += [gpu_note] if gpu_note else []
     notes += [f"{name} had pasted terminal control characters; they were removed"
               for name in cfg.cleaned]  # fmt: skip
     argv = [
@@ -168,7 +176,7 @@ def plan_install(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
 ) -> Plan:
     """`plan`: install's reads and decisions, in install's order, with nothing changed."""
-    from installer.commands.localcluster import survey
+    from installer.commands.localcluster import blocker, survey
 
     os_ = os_name(sys.platform)
     machine = read_machine(env)
@@ -177,9 +185,14 @@ def plan_install(
     cluster = reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
                                  kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
     cfg = with_saved_credentials(cfg, redactor)
+    blocked = blocker(local)
     if problems:
         # install stops before reading anything (exit 1): an answer for plan, not a refusal.
         verdict = judge.Verdict("missing-tools", "; ".join(problems.values()))
+    elif blocked is not None:
+        # Docker missing or stopped, no k3d, a drifted cluster: install stops with this
+        # before it asks anything, and so does plan (same message, remedy and exit code).
+        verdict = judge.Verdict("blocked", blocked.message, error=blocked)
     elif local.decision.manage is not False and not (local.cluster and local.cluster.running):
         # install creates or starts this machine's cluster first: nothing to judge in it yet.
         verdict = judge.Verdict("install", "the local cluster is created or started first; "
@@ -202,9 +215,13 @@ def plan_install(
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
     from installer.commands.signin import plan_note
+    from installer.commands.steps import steps
 
     sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
-    return dataclasses.replace(
+    plan = dataclasses.replace(
         plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
         set_context_namespace=settings.set_context_namespace,
         notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
+    found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
+                  local=local, verdict=verdict, plan=plan)  # fmt: skip
+    return dataclasses.replace(plan, changes=tuple(found))

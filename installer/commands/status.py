@@ -21,7 +21,11 @@ from installer.edges.machine import read_machine
 
 
 def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) -> Status:
-    found, _, problems = find_tools(env, read_machine(env), cfg.timeout)
+    found, choices, problems = find_tools(env, read_machine(env), cfg.timeout)
+    # status never downloads: a tool only a download would bring is a problem, with its remedy.
+    problems = {**problems, **{name: f"{choice.absent()}; {choice.where_to_get()}"
+                               for name, choice in choices.items()
+                               if name in found and choice.source == "download"}}  # fmt: skip
     helm_tool, kubectl_tool = found["helm"], found["kubectl"]
     release, namespace, conn, timeout = cfg.release, cfg.namespace, cfg.conn, cfg.timeout
     with concurrently(4) as pool:

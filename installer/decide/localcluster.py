@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from installer.decide import network
 from installer.decide.errors import BadInput
-from installer.decide.model import Connection
+from installer.decide.model import Connection, Gpu
 from installer.decide.settings import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
+from installer.decide.yesno import flag
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
 DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
@@ -55,7 +56,6 @@ LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777
 
 _NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
-_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _count(env: Mapping[str, str], name: str, default: int, least: int) -> int:
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in _TRUE
+    return flag(env, name, False)
 
 
 def settings(env: Mapping[str, str]) -> Settings:
@@ -358,3 +358,19 @@ class ClusterRead:
     @property
     def running(self) -> bool:
         return self.present and self.servers_running > 0
+
+
+TOOLKIT_URL = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
+
+
+def cluster_gpu(host: Gpu, *, managed: bool, nvidia_runtime: bool) -> tuple[Gpu, str | None]:
+    """The GPU the engine's own k3d cluster can give its pods: the host's NVIDIA GPU only
+    when Docker has the NVIDIA runtime (then the cluster is created with --gpus=all). A host
+    GPU without it is a CPU install, with a note saying how to enable the GPU."""
+    if not managed or host.vendor != "nvidia" or nvidia_runtime:
+        return host, None
+    note = ("this machine has an NVIDIA GPU, but Docker has no NVIDIA runtime, so the local "
+            "cluster gets no GPU and the client installs for CPU; to use the GPU, install the "
+            f"NVIDIA container toolkit ({TOOLKIT_URL}), restart Docker, and run the installer "
+            "again")  # fmt: skip
+    return Gpu(None, reason="the local cluster has no GPU access (no NVIDIA runtime in Docker)"), note

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from installer.decide.drift import DockerRead, Drift, Inspected
 from installer.decide.localcluster import ClusterRead, Decision, Settings
 from installer.decide.model import MachineFacts
+from installer.decide.tooling import Tool, ToolChoice
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,17 @@ class Local:
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
+    k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
 
     @property
     def managed(self) -> bool:
         return self.decision.manage is True
+
+    @property
+    def k3d(self) -> Tool | None:
+        choice = self.k3d_choice
+        return choice.tool() if choice is not None and choice.ready else None
+
+    @property
+    def choices(self) -> dict[str, ToolChoice]:
+        return {"k3d": self.k3d_choice} if self.k3d_choice is not None else {}

@@ -108,6 +108,10 @@ class _Cut:
     def __init__(self, form: str) -> None:
         self.form = form
         self.least = max(1, min(CUT_MIN, len(form) - 1))
+        # The password's first word alone (`k3d` of `k3d-Secret-9!`) is not taken for the
+        # password cut short: it is as likely a name the engine prints (the tool `k3d`), and
+        # masking it would corrupt what is shown; one character more (`k3d-`) is masked.
+        self.first = _first_word(form)
         self.head = re.compile("(?=" + re.escape(form[: self.least]) + ")")
 
     def spans(self, text: str) -> list[tuple[int, int]]:
@@ -133,6 +137,8 @@ class _Cut:
                 ends = [m.start() for m in self._ENDS.finditer(text)] + [len(text)]
             # The last place a part may end: a line end, `…`, `...` or the text's end.
             index = bisect.bisect_right(ends, start + low) - 1
+            if index >= 0 and ends[index] - start == self.first:
+                index -= 1
             if index >= 0 and ends[index] >= start + least:
                 found.append((start, ends[index]))
                 last = ends[index]
@@ -141,6 +147,15 @@ class _Cut:
 
 def _cut_pattern(form: str) -> _Cut | None:
     return _Cut(form) if len(form) >= 2 else None
+
+
+def _first_word(form: str) -> int:
+    """The length of `form`'s first run of word characters when a non-word character ends
+    it (0 when the form starts with one, or is one word)."""
+    n = 0
+    while n < len(form) and _word(form[n]):
+        n += 1
+    return n if 0 < n < len(form) else 0
 
 
 # A line break inside a printed value may come out followed by blank lines and indentation:

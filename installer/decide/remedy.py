@@ -46,3 +46,8 @@ def installer(conn: Connection, namespace: str | None = None, *args: str) -> str
     flags += ["--context", conn.context] if conn.context else []
     flags += ["-n", namespace] if namespace else []
     return _join([PROGRAM, *args, *flags])
+
+
+def command(argv: Sequence[str]) -> str:
+    """Any argv as one line to paste (the engine's own steps, shown before they run)."""
+    return _join(argv)

@@ -25,7 +25,7 @@ from typing import BinaryIO, Protocol
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
 from installer.edges.archive import extract_member
-from installer.edges.download import CHUNK, Fetched, Progress, fetch
+from installer.edges.download import CHUNK, DownloadFailed, Fetched, Progress, fetch
 from installer.edges.tools import TOOLS_DIR, Mirror, Settings, ToolChoice, location, read_version
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,46 @@ def download_to(
 ) -> list[Carried]:  # fmt: skip
     """Fill `directory` (a future TRACEBLOC_TOOLS_MIRROR) with every tool's pinned artifact
     for `platforms`, under the official paths, each verified before it is named."""
+    made = _missing_dirs(directory)
     directory = writable_dir(directory, "--download-to")
+    try:
+        return _fill(directory, platforms, env, cfg, progress_for)
+    except DownloadFailed as exc:
+        # Here the remedy cannot be "fill a mirror with --download-to": this is that run.
+        exc.remedy = ("this machine cannot download the tools: run `tracebloc-installer "
+                      "tools --download-to DIR` on a machine with internet access, copy DIR to "
+                      "this machine, and set TRACEBLOC_TOOLS_MIRROR=DIR")  # fmt: skip
+        raise
+    finally:
+        _remove_if_empty(directory, made)
+
+
+def _missing_dirs(path: str) -> list[str]:
+    """`path` and its ancestors that do not exist yet, deepest first."""
+    out: list[str] = []
+    path = os.path.abspath(path)
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        out.append(path)
+        path = os.path.dirname(path)
+    return out
+
+
+def _remove_if_empty(directory: str, made: list[str]) -> None:
+    """A failed fill leaves no empty tree: the folders under `directory` that hold nothing,
+    and the ones this run created to reach it."""
+    for root, _dirs, _files in os.walk(directory, topdown=False):  # children first
+        if root != directory:
+            with contextlib.suppress(OSError):
+                os.rmdir(root)  # only when empty
+    for path in made:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+
+
+def _fill(
+    directory: str, platforms: list[str], env: Mapping[str, str], cfg: Settings,
+    progress_for: ProgressFor | None,
+) -> list[Carried]:  # fmt: skip
     out: list[Carried] = []
     for tool in pins.TOOLS:
         for platform in platforms:

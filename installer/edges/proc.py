@@ -24,6 +24,7 @@ from typing import IO
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
 from installer.decide.redact import Redactor
+from installer.decide.tooling import Tool, tool_variable  # noqa: F401  (proc.Tool for callers)
 from installer.edges import lifetime
 
 log = logging.getLogger(__name__)
@@ -39,12 +40,6 @@ _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Tool:
-    """`name` is what plans and logs show ("helm"); `path` is the executable actually run."""
-
-    name: str
-    path: str
 
 
 @dataclass(frozen=True)
@@ -115,9 +110,6 @@ def find_on_path(name: str, env: Mapping[str, str], os_name: str) -> Tool | None
     return None
 
 
-def tool_variable(name: str) -> str:
-    """The variable naming an explicit binary: TRACEBLOC_KUBECTL, TRACEBLOC_NVIDIA_SMI, …"""
-    return "TRACEBLOC_" + name.upper().replace("-", "_")
 
 
 def is_executable(path: str, os_name: str) -> bool:

@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.settings import MAX_WAIT_S, env_number
+from installer.decide.tooling import ToolChoice  # noqa: F401  (tools.ToolChoice for callers)
 from installer.edges import files, proc
 
 log = logging.getLogger(__name__)
@@ -40,32 +41,6 @@ TEST_MANIFEST = "TB_TEST_TOOLS_MANIFEST"
 SOURCES = ("env", "path", "cache", "download")
 
 
-@dataclass(frozen=True)
-class ToolChoice:
-    """`source` is env, path, cache or download; None when the tool cannot be had (then
-    `problem` says why). For a download, `path` is where it will be put and `url` and
-    `sha256` are what will be fetched and required (or were, once `fetched`). `note` says
-    why a tool on PATH was passed over."""
-
-    name: str
-    path: str | None
-    version: str | None
-    source: str | None
-    url: str | None = None
-    sha256: str | None = None
-    problem: str = ""
-    note: str = ""
-    fetched: bool = False  # a download that has been made (verified and in place)
-
-    @property
-    def ready(self) -> bool:
-        """Usable now, without a download."""
-        return self.path is not None and (self.source in ("env", "path", "cache") or self.fetched)
-
-    def tool(self) -> proc.Tool:
-        if not self.ready or self.path is None:
-            raise InstallerError(f"{self.name} is not available: {self.problem or 'not fetched'}")
-        return proc.Tool(self.name, self.path)
 
 
 @dataclass(frozen=True)

@@ -113,11 +113,19 @@ def _anchor(facts: Facts) -> str | None:
 
 def probe_text(facts: Facts) -> str:
     m, nodes, release, t = facts.machine, facts.nodes, facts.release, facts.training
-    lines = [
-        f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, {m.cpu_count} CPUs, "
-        f"{m.memory_total_bytes / GIB:.1f} GiB memory ({m.memory_available_bytes / GIB:.1f} GiB free)"
-        + (" (CPUs and memory: Docker's budget)" if m.budget == "docker" else ""),
-    ]
+    head = f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, "
+    if m.budget == "docker":
+        # Docker's budget and the host's memory are two measures: free is the host's, so it
+        # is shown beside the host's total, never beside the budget's.
+        host = m.host_memory_bytes
+        memory = (f"{m.cpu_count} CPUs and {m.memory_total_bytes / GIB:.1f} GiB memory "
+                  "(Docker's budget: what the pods get); host memory: "
+                  + (f"{host / GIB:.1f} GiB total, " if host else "")
+                  + f"{m.memory_available_bytes / GIB:.1f} GiB free")  # fmt: skip
+    else:
+        memory = (f"{m.cpu_count} CPUs, {m.memory_total_bytes / GIB:.1f} GiB memory "
+                  f"({m.memory_available_bytes / GIB:.1f} GiB free)")  # fmt: skip
+    lines = [head + memory]
     if nodes.skipped:
         lines.append("cluster:  not read (the size was chosen by TRACEBLOC_TRAINING_RESOURCES)")
     elif not nodes.readable:
@@ -184,6 +192,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "site": {"local": plan.site.where.local, "evidence": plan.site.where.evidence},
         "helm": helm_json(plan.argv, plan.cfg),
         "local_cluster": local_json(plan),
+        "changes": [{"argv": list(c.argv), "why": c.why} for c in plan.changes],
         "warnings": warnings(facts) + plan.notes,
     }
 
@@ -258,6 +267,11 @@ def plan_text(plan: Plan) -> str:
     lines.append("  " + " ".join(_quote(part) for part in plan.argv))
     lines.append("target (what install changes):")
     lines += target_lines(plan)
+    if plan.changes:
+        from installer.present import changes
+
+        lines.append("changes install makes after its one question, in order:")
+        lines += changes.text(plan.changes, changes.downloads(plan.facts.tools))
     if plan.verdict is not None and plan.verdict.error is not None:
         lines += ["  " + line for line in plan.verdict.error.remedy.splitlines()]
     return "\n".join(lines)

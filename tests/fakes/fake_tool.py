@@ -13,7 +13,7 @@ with `"before": "<mark>"` only until then; `"mark": "<mark>"` sets it when the r
 `daemon`: leave a detached process running (own session, no stdio) that keeps every
 descriptor the tool inherited, as a credential helper or a port-forward does (POSIX).
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
-is appended to the log as one JSON line: {"tool", "argv", "pid", "env": {...}}; the pid of
+is appended to the log as one JSON line: {"tool", "argv", "pid", "exe", "env": {...}}; the pid of
 a `grandchild` is appended to `<log>.grandchildren`, one per line.
 """
 
@@ -57,6 +57,7 @@ def _take_turn(rule: dict, log_path: str) -> bool:
 def main(tool: str, scenario_path: str, log_path: str) -> int:
     argv = sys.argv[1:]
     entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
+             "exe": os.path.abspath(sys.argv[0]),  # which copy ran: PATH's or a downloaded one
              "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ},
              "env_names": sorted(os.environ), "t": time.time()}
     with open(log_path, "a", encoding="utf-8") as log:

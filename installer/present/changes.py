@@ -1,0 +1,104 @@
+"""Every change `install` makes outside the engine's own data directory, in the order it
+makes them, each with its exact argv: what the one question (`Install? [y/N]`) is asked
+about, and what `plan` shows. Pure.
+
+The local cluster's steps (create or start it, the nodes' restart policy, the kubeconfig
+merge that also switches the current context) come from the survey's argv; then the chart
+repository, the release (helm creates its namespace when absent) and the kube context's
+default namespace. Downloads into the engine's tools directory are listed apart: they may
+happen before the question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from installer.decide import remedy
+from installer.decide.model import Connection
+from installer.decide.site import PluginSet
+from installer.edges import helm
+from installer.edges.cluster import adopt_args
+
+if TYPE_CHECKING:
+    from installer.decide.localstate import Local
+    from installer.edges.tools import ToolChoice
+
+
+@dataclass(frozen=True)
+class Change:
+    argv: tuple[str, ...]
+    why: str  # what it changes, in words
+
+    def line(self) -> str:
+        return f"{remedy.command(self.argv)}  ({self.why})"
+
+
+def _local_why(argv: Sequence[str]) -> str:
+    verb = tuple(argv[:3])
+    if verb == ("k3d", "cluster", "create"):
+        return "creates the local cluster: Docker containers, a network and volumes"
+    if verb == ("k3d", "cluster", "start"):
+        return "starts the stopped local cluster"
+    if tuple(argv[:2]) == ("docker", "update"):
+        return "the cluster's containers restart with Docker after a reboot"
+    if tuple(argv[:3]) == ("k3d", "kubeconfig", "merge"):
+        return ("adds the cluster to your kubeconfig, points its server at 127.0.0.1 and "
+                "makes it the current kube context")  # fmt: skip
+    if tuple(argv[:2]) == ("docker", "exec"):
+        return "makes the data directories writable inside the cluster"
+    return "the local cluster"
+
+
+def changes(
+    *,
+    local: Local | None,
+    release: str,
+    namespace: str,
+    chart: str,
+    values_path: str,
+    conn: Connection,
+    repo: tuple[str, str] | None,
+    set_context_namespace: bool,
+    ca_file: str | None = None,
+    recovery: str | None = None,
+    adopt: PluginSet | None = None,
+) -> list[Change]:
+    """In install's order. `repo` (name, URL) None: a chart directory, no repository is added;
+    `recovery` the helm verb that recovers a wedged release; `adopt` the orphaned device
+    plugin that becomes the release's."""
+    out: list[Change] = []
+    if local is not None and local.managed:
+        out += [Change(tuple(argv), _local_why(argv)) for argv in local.commands]
+    if recovery is not None:
+        build = helm.rollback_args if recovery == "rollback" else helm.uninstall_args
+        out.append(Change(("helm", *build(release, namespace, conn)),
+                          f"recovers the wedged release {release}"))  # fmt: skip
+    if repo is not None:
+        out.append(Change(("helm", *helm.repo_add_args(repo[0], repo[1], ca_file)),
+                          "adds the chart repository to helm's settings, if absent"))  # fmt: skip
+    if adopt is not None:
+        out += [Change(("kubectl", *args), "the orphaned NVIDIA device plugin becomes the "
+                       "release's") for args in adopt_args(adopt, release, namespace, conn)]  # fmt: skip
+    out.append(Change(("helm", *helm.upgrade_install_args(release, chart, namespace, values_path,
+                                                          conn)),
+                      f"installs or upgrades the client; creates namespace {namespace} if absent"))  # fmt: skip
+    if set_context_namespace:
+        target = [conn.context] if conn.context else ["--current"]
+        out.append(Change(("kubectl", "config", "set-context", *target, "--namespace", namespace,
+                           *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])),
+                          f"kubectl defaults to namespace {namespace}"))  # fmt: skip
+    return out
+
+
+def downloads(choices: Mapping[str, ToolChoice]) -> list[str]:
+    """The tools this run downloads (or did) into the engine's tools directory."""
+    return [f"{c.name} {c.version} from {c.url} (sha256 {c.sha256}) to {c.path}"
+            for c in choices.values() if c.source == "download"]  # fmt: skip
+
+
+def text(found: Sequence[Change], fetched: Sequence[str] = ()) -> list[str]:
+    lines = [f"  {i}. {change.line()}" for i, change in enumerate(found, 1)]
+    lines += [f"  downloaded into the engine's tools directory: {line}" for line in fetched]
+    return lines
