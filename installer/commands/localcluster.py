@@ -29,6 +29,7 @@ from installer.decide.drift import (
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import MachineFacts
 from installer.decide.render import to_yaml
+from installer.decide.runtime import RuntimePlan
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
 from installer.edges.valuesfile import write_private
 from installer.present.redact import Redactor
@@ -51,6 +52,7 @@ class Local:
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
+    runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
 
     @property
     def managed(self) -> bool:
@@ -132,8 +134,17 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     problems: list[tuple[str, str]] = []
     info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
     if info.state != "running":
-        problems.append((info.reason or "Docker is not running", docker_remedy(os_, info.state)))
-        return Local(s, decision, machine, docker=info, problems=tuple(problems))
+        # Docker is installed or started first (after the confirmation), then surveyed again.
+        from installer.commands import runtime
+
+        plan = runtime.survey(env, os_, info, machine, timeout=timeout)
+        if plan is None or plan.refusal is not None or not plan.steps:
+            said = info.reason or "Docker is not running"
+            problems.append((f"{said}; {plan.refusal[0]}", plan.refusal[1])
+                            if plan is not None and plan.refusal is not None
+                            else (said, docker_remedy(os_, info.state)))  # fmt: skip
+            return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
+        return Local(s, decision, machine, docker=info, runtime=plan)
     machine = budget_machine(machine, info)
     try:
         tool = find_k3d(env, fetch=fetch)
@@ -172,7 +183,7 @@ def _unused() -> lc.Settings:
 
 
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
+             ui: Ui, *, interactive: bool, os_: str, confirmed: bool = False) -> PlanConfig:  # fmt: skip
     """Create, start or adopt the cluster; returns the config (the data directory may have
     changed at the leftover question)."""
     s = local.settings
@@ -193,8 +204,18 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
     for finding in local.drift:
         for line in finding.remedy.splitlines():
             ui.info(f"  {line}")
-    if interactive:
+    if interactive and not confirmed:
         leftover.confirm(local, ui, os_)
+    if local.runtime is not None:
+        from installer.commands import runtime
+
+        runtime.carry_out(local.runtime, env, redactor, ui)
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
+        if again.runtime is not None:
+            raise InstallerError("Docker still does not answer after it was set up",
+                                 "check `docker info`, then run the installer again")  # fmt: skip
+        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
+                        confirmed=True)  # fmt: skip
     run = _Runner(env, redactor, os_)
     if local.action == CREATE:
         cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
