@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from installer.decide import runtime as rt
 from installer.decide.drift import DockerRead
-from installer.decide.errors import InstallerError
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime_macos import autostart_steps
 from installer.edges import docker
@@ -71,7 +71,7 @@ def _test_key(plan: rt.RuntimePlan, env: Mapping[str, str]) -> rt.RuntimePlan:
 
     mirror = parse_mirror(env)
     if test_user(env) is None or mirror is None or mirror.kind != "dir":
-        raise InstallerError(f"{TEST_KEY} is for tests only",
+        raise BadInput(f"{TEST_KEY} is for tests only",
                              "unset it (it needs the test seams and a local mirror)")
     steps = tuple(dataclasses.replace(s, check=f"openpgp:{fpr}") if s.check.startswith("openpgp:")
                   else s for s in plan.steps)  # fmt: skip

@@ -45,6 +45,10 @@ RUNNING = json.dumps({"MemTotal": 16 * 2**30, "NCPU": 8, "OperatingSystem": "Ubu
                       "Runtimes": {"runc": {}}, "ServerErrors": None})  # fmt: skip
 TEST_KEY = Path(__file__).parent / "data" / "test-apt-key.asc"
 TEST_KEY_FPR = "06C6EE65ADA7838FB379AAE08693637E2E58A330"
+DOCKER_CE_APT = ["env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a", "apt-get",
+                 "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600", "-o",
+                 "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+                 "docker-ce", "docker-ce-cli", "containerd.io"]  # fmt: skip
 STARTED, GRANTED, INSTALLED = "docker-started", "docker-granted", "docker-installed"
 
 SUDO = '''import json, os, sys
@@ -66,6 +70,7 @@ if argv[1:] == ["true"]:
 if not nopw and not os.path.exists(primed):
     sys.stderr.write("sudo: a password is required\\n")
     sys.exit(1)
+os.environ["FAKE_ROOT"] = "1"
 os.execvp(argv[1], argv[1:])
 '''
 
@@ -148,8 +153,13 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
     elif docker == "running":
         cluster.on("docker", "info", stdout=RUNNING)
     else:
+        # Started by systemctl; then root reaches it, and the user does when in the group
+        # (a fresh install: only through the group granted in this run, sg).
         cluster.on("docker", "info", stdout=STOPPED, rc=1)
-        cluster.on("docker", "info", stdout=RUNNING, after=STARTED)
+        cluster.on("docker", "info", stdout=DENIED if docker == "missing" else RUNNING,
+                   rc=1 if docker == "missing" else 0, after=STARTED)  # fmt: skip
+        cluster.on("docker", "info", stdout=RUNNING, after=STARTED, env_has="FAKE_IN_GROUP")
+        cluster.on("docker", "info", stdout=RUNNING, after=STARTED, env_has="FAKE_ROOT")
     mirror = cluster.root / "mirror" / "download.docker.com" / "linux"
     for base in ("debian", "ubuntu"):
         (mirror / base).mkdir(parents=True, exist_ok=True)
