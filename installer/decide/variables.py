@@ -116,7 +116,7 @@ VARIABLES: tuple[Upstream, ...] = (
              "headless Mac; default half the Mac's memory, bounded", twins="bash"),  # fmt: skip
     Upstream("COLIMA_CPU", H, "CPUs of the colima VM (default 4)", twins="bash"),
     Upstream("COLIMA_DISK", H, "disk (GiB) of the colima VM (default 60)", twins="bash"),
-    Upstream("TB_DOCKER_WAIT_MIN", D, "the engine neither installs nor starts Docker Desktop",
+    Upstream("TB_DOCKER_WAIT_MIN", D, "on Windows the engine neither installs nor starts Docker Desktop",
              twins="powershell"),  # fmt: skip
     Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
     Upstream("TB_WSL_MIN_VERSION", D, "the engine does not install or update WSL",
