@@ -37,6 +37,7 @@ OS_RELEASES = {
 PACKAGE_MANAGER = {"debian": "apt-get", "ubuntu": "apt-get", "fedora": "dnf", "rhel9": "dnf",
                    "rocky9": "dnf", "amzn2023": "dnf", "arch": "pacman", "opensuse": "zypper"}
 USER, UID = "ana", "1000"
+KERNEL_MODULE_NAMES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 STOPPED = json.dumps({"ServerErrors": ["Cannot connect to the Docker daemon at "
                                        "unix:///var/run/docker.sock. Is the docker daemon running?"]})
 DENIED = json.dumps({"ServerErrors": ["permission denied while trying to connect to the Docker "
@@ -63,8 +64,8 @@ if argv == ["-v"]:
         os.makedirs(marks, exist_ok=True)
         open(primed, "w").close()
     sys.exit(0 if password_ok else 1)
-if argv[:1] != ["-n"]:
-    sys.exit("fake sudo: only -v and -n COMMAND are expected")
+if argv[:1] != ["-n"]:  # the twin's bare `sudo COMMAND`
+    argv = ["-n", *argv]
 if argv[1:] == ["true"]:
     sys.exit(0 if nopw or os.path.exists(primed) else 1)
 if not nopw and not os.path.exists(primed):
@@ -184,4 +185,6 @@ def root_calls(cluster: FakeCluster) -> list[list[str]]:
             out.append(["sudo", "-v"])
         elif argv[:1] == ["-n"] and argv[1:] != ["true"]:
             out.append(argv[1:])
+        elif argv[:1] not in (["-n"], ["-v"]):  # the twin's bare `sudo COMMAND`
+            out.append(argv)
     return out
