@@ -15,7 +15,6 @@ directory is redirected into the test's directory.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
