@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -228,6 +229,11 @@ def _answers_in_group(run: Runner, step: Step) -> bool:
 def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
     """The twin's messages: a daemon that will not start is Docker's problem, shown with
     Docker's own words; a running one this user cannot reach is the group."""
+    if sys.platform == "darwin":
+        raise RuntimeFailed(f"Docker did not answer within {step.timeout:g}s (it may still be "
+                            "starting)", "look for the whale icon in the menu bar; once Docker "
+                            "Desktop says it is running (colima: `colima status`), run the "
+                            "installer again")  # fmt: skip
     probe = Step(("systemctl", "is-active", "--quiet", "docker"), "is the daemon active")
     active = False
     try:
