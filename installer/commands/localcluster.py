@@ -137,7 +137,8 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         # Docker is installed or started first (after the confirmation), then surveyed again.
         from installer.commands import runtime
 
-        plan = runtime.survey(env, os_, info, machine, timeout=timeout)
+        plan = runtime.survey(env, os_, info, machine, timeout=timeout) \
+            if os_ in ("linux", "darwin") else None  # fmt: skip
         if plan is None or plan.refusal is not None or not plan.steps:
             said = info.reason or "Docker is not running"
             problems.append((f"{said}; {plan.refusal[0]}", plan.refusal[1])

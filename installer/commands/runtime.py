@@ -110,8 +110,13 @@ def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, 
     if test_user(env) is not None:
         ui.warn(f"tests only: {OS_RELEASE_SEAM} and the test user are set")
     runner = Runner(env, redactor, plan.as_root, say=ui.info, warn=ui.warn)
+    # The password prompt first, on its own: a spinner must not draw over it.
+    primes = tuple(s for s in plan.steps if s.kind == "prime")
+    done = execute(dataclasses.replace(plan, steps=primes), runner) if primes else []
+    rest = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "prime"))
     with ui.step("Setting up the container runtime (Docker)"):
-        done = execute(plan, runner)
+        done = [*done, *execute(rest, Runner(env, redactor, plan.as_root, say=ui.info,
+                                             warn=ui.warn))]  # fmt: skip
     for note in plan.notes:
         ui.info(note)
     return done

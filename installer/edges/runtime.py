@@ -112,8 +112,7 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
     if step.kind == "modules":
         _modules(run, step)
         return
-    _run(run, step, argv)
-    if step.kind == "stage" or (step.kind == "fetch" and step.root):
+    if _run(run, step, argv) and (step.kind == "stage" or (step.kind == "fetch" and step.root)):
         run.changed = True
 
 
