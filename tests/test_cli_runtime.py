@@ -227,3 +227,18 @@ def test_a_sudo_wrapped_install_is_refused_before_anything(cluster: FakeCluster,
     assert "don't run the installer with sudo" in result.stderr and "prepare-host" in result.stderr
     assert cluster.call_log() == []
     assert not (cluster.home / ".tracebloc").exists()
+
+
+def test_prepare_host_run_with_sudo_runs_directly_and_never_grants_the_administrator(
+    cluster: FakeCluster,
+) -> None:
+    env = linux_host(cluster, "ubuntu", docker="stopped")
+    env["TB_TEST_RUNTIME_USER"] = "root:0"
+    result = cluster.run("prepare-host", SUDO_USER="admin", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert not any(e["tool"] == "sudo" for e in cluster.call_log())  # already root
+    direct = [[e["tool"], *e["argv"]] for e in cluster.call_log()]
+    assert ["usermod", "-aG", "docker", "bob"] in direct
+    assert ["systemctl", "start", "docker"] in direct
+    assert not any("admin" in " ".join(call) for call in direct)
