@@ -13,6 +13,7 @@ from installer.decide import openpgp
 from installer.decide import runtime as rt
 from installer.decide import runtime_macos as mac
 from installer.decide.runtime_linux import DOCKER_CE
+from installer.decide.runtime_route import decide
 from tests.fakes.runtime_host import OS_RELEASES, TEST_KEY, TEST_KEY_FPR
 
 APT_INSTALL = ("env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a", "apt-get",
@@ -40,19 +41,19 @@ def root_argv(plan: rt.RuntimePlan) -> list[tuple[str, ...]]:
 
 @pytest.mark.parametrize("os_", ["linux", "darwin"])
 def test_a_runtime_that_answers_as_this_user_is_tier_0_with_no_privileged_step(os_: str) -> None:
-    plan = rt.decide(rt.Facts(os=os_, docker="running", uid=1000, sudo="none", admin=False))
+    plan = decide(rt.Facts(os=os_, docker="running", uid=1000, sudo="none", admin=False))
     assert (plan.tier, plan.reason, plan.steps, plan.refusal) == (0, "runtime-usable", (), None)
 
 
 def test_a_sudo_wrapped_run_is_refused_naming_the_daily_user_and_prepare_host() -> None:
-    plan = rt.decide(linux(uid=0, sudo="root", sudo_user="ana", docker="running"))
+    plan = decide(linux(uid=0, sudo="root", sudo_user="ana", docker="running"))
     assert plan.refusal is not None and plan.steps == ()
     message, remedy = plan.refusal
     assert "sudo" in message and "ana" in remedy and "prepare-host" in remedy
 
 
 def test_a_root_login_without_sudo_user_runs_root_steps_directly() -> None:
-    plan = rt.decide(linux(uid=0, sudo="root", user="root"))
+    plan = decide(linux(uid=0, sudo="root", user="root"))
     assert plan.refusal is None and plan.as_root is False  # set by commands/runtime
     assert rt.shown(plan.steps[0], as_root=True).startswith("fuser ")
     assert not any(s.argv == ("sudo", "-v") for s in plan.steps)  # nothing to prime
@@ -60,19 +61,19 @@ def test_a_root_login_without_sudo_user_runs_root_steps_directly() -> None:
 
 
 def test_a_user_who_cannot_sudo_is_told_to_ask_an_administrator_for_prepare_host() -> None:
-    plan = rt.decide(linux(sudo="none"))
+    plan = decide(linux(sudo="none"))
     assert plan.refusal is not None and "prepare-host" in plan.refusal[1]
 
 
 def test_the_password_is_asked_once_before_the_first_root_command() -> None:
-    steps = rt.decide(linux()).steps
+    steps = decide(linux()).steps
     assert steps[0].argv == ("sudo", "-v") and steps[0].kind == "prime"
     assert [s for s in steps if s.kind == "prime"] == [steps[0]]
-    assert rt.decide(linux(sudo="nopw")).steps[0].argv != ("sudo", "-v")
+    assert decide(linux(sudo="nopw")).steps[0].argv != ("sudo", "-v")
 
 
 def test_the_twins_rootless_tier_is_not_carried_a_rootless_capable_host_gets_the_privileged_flow() -> None:
-    assert rt.decide(linux()).tier == rt.PRIVILEGED
+    assert decide(linux()).tier == rt.PRIVILEGED
 
 
 # --- Docker installed per distribution ---------------------------------------------------------
@@ -92,7 +93,7 @@ def test_the_twins_rootless_tier_is_not_carried_a_rootless_capable_host_gets_the
 def test_docker_is_installed_the_way_the_twin_chose_for_the_distribution(
     distro: str, install: list[tuple[str, ...]]
 ) -> None:
-    plan = rt.decide(linux(distro))
+    plan = decide(linux(distro))
     argv = root_argv(plan)
     assert argv[: len(install)] == install
     assert ("systemctl", "enable", "docker") in argv and ("systemctl", "start", "docker") in argv
@@ -103,7 +104,7 @@ def test_docker_is_installed_the_way_the_twin_chose_for_the_distribution(
     pytest.param("rocky9", "centos", id="rocky-9-uses-dockers-centos-repo-as-the-twin"),
 ])  # fmt: skip
 def test_rpm_distributions_get_dockers_repository_file(distro: str, repo: str) -> None:
-    fetch = next(s for s in rt.decide(linux(distro)).steps if s.kind == "fetch")
+    fetch = next(s for s in decide(linux(distro)).steps if s.kind == "fetch")
     assert fetch.url == f"https://download.docker.com/linux/{repo}/docker-ce.repo"
 
 
@@ -114,7 +115,7 @@ def test_rpm_distributions_get_dockers_repository_file(distro: str, repo: str) -
 def test_debian_and_ubuntu_use_dockers_signed_apt_repository_not_get_docker_com(
     distro: str, base: str, codename: str
 ) -> None:
-    steps = rt.decide(linux(distro)).steps
+    steps = decide(linux(distro)).steps
     key = next(s for s in steps if s.kind == "fetch")
     assert key.url == f"https://download.docker.com/linux/{base}/gpg"
     assert key.check == f"openpgp:{rt.DOCKER_APT_KEY_FPR}"
@@ -122,7 +123,7 @@ def test_debian_and_ubuntu_use_dockers_signed_apt_repository_not_get_docker_com(
     source = next(s for s in steps if s.argv[-1] == "/etc/apt/sources.list.d/docker.list")
     assert source.content == (f"deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] "
                               f"https://download.docker.com/linux/{base} {codename} stable\n")  # fmt: skip
-    assert (*APT_INSTALL, *DOCKER_CE) in root_argv(rt.decide(linux(distro)))
+    assert (*APT_INSTALL, *DOCKER_CE) in root_argv(decide(linux(distro)))
     assert not any("get.docker.com" in " ".join(s.argv) + s.url for s in steps)
     lock = next(s for s in steps if s.kind == "wait-lock")
     assert lock.timeout == 600 and lock.argv[0] == "fuser"
@@ -130,7 +131,7 @@ def test_debian_and_ubuntu_use_dockers_signed_apt_repository_not_get_docker_com(
 
 def test_an_unknown_distribution_is_refused_with_the_manual_remedy() -> None:
     facts = linux("debian", os_release={"ID": "gentoo"}, tools=frozenset({"systemctl"}))
-    plan = rt.decide(facts)
+    plan = decide(facts)
     assert plan.refusal is not None and "gentoo" in plan.refusal[0]
 
 
@@ -138,7 +139,7 @@ def test_an_unknown_distribution_is_refused_with_the_manual_remedy() -> None:
 
 
 def test_docker_stopped_is_started_and_nothing_is_installed() -> None:
-    plan = rt.decide(linux(docker="stopped", docker_cli=True, in_docker_group=True))
+    plan = decide(linux(docker="stopped", docker_cli=True, in_docker_group=True))
     argv = root_argv(plan)
     assert ("systemctl", "start", "docker") in argv
     assert not any(a[0] in ("apt-get", "env", "dnf", "usermod") for a in argv)
@@ -148,14 +149,14 @@ def test_docker_stopped_is_started_and_nothing_is_installed() -> None:
 def test_installed_but_not_in_the_group_grants_the_user_and_loads_no_module() -> None:
     facts = linux(docker="stopped", docker_cli=True,
                   docker_reason="Docker is not running (permission denied while trying to connect)")
-    plan = rt.decide(facts)
+    plan = decide(facts)
     assert plan.reason == "no-socket-access" and plan.grant_user == "ana"
     assert ("usermod", "-aG", "docker", "ana") in root_argv(plan)
     assert not any(s.kind == "modules" for s in plan.steps)
 
 
 def test_kernel_modules_are_loaded_and_listed_for_boot_with_kernel_modules_extra_on_dnf() -> None:
-    steps = rt.decide(linux("rocky9", tools=frozenset({"dnf", "systemctl"}))).steps
+    steps = decide(linux("rocky9", tools=frozenset({"dnf", "systemctl"}))).steps
     modules = next(s for s in steps if s.kind == "modules")
     assert modules.argv == ("modprobe", "-a", *rt.KERNEL_MODULES)
     assert modules.content == "dnf install -y -q kernel-modules-extra"
@@ -165,7 +166,7 @@ def test_kernel_modules_are_loaded_and_listed_for_boot_with_kernel_modules_extra
 
 def test_the_proxy_drop_in_is_owner_only_and_keeps_a_password_with_quotes_and_percent() -> None:
     proxy = {"HTTPS_PROXY": 'http://ana:p"a%s@proxy:3128', "NO_PROXY": "localhost,.corp"}
-    steps = rt.decide(linux(proxy=proxy)).steps
+    steps = decide(linux(proxy=proxy)).steps
     dropin = next(s for s in steps if s.argv[-1] == rt.PROXY_DROPIN)
     assert dropin.argv[:3] == ("install", "-m", "0600") and dropin.secret
     assert dropin.content == (f"{rt.MARKER}\n[Service]\n"
@@ -178,11 +179,11 @@ def test_the_proxy_drop_in_is_owner_only_and_keeps_a_password_with_quotes_and_pe
 
 
 def test_no_proxy_means_no_drop_in() -> None:
-    assert not any(s.argv[-1] == rt.PROXY_DROPIN for s in rt.decide(linux()).steps)
+    assert not any(s.argv[-1] == rt.PROXY_DROPIN for s in decide(linux()).steps)
 
 
 def test_a_corporate_ca_is_given_to_the_daemon_only() -> None:
-    steps = rt.decide(linux(ca_bundle="/home/ana/corp.pem")).steps
+    steps = decide(linux(ca_bundle="/home/ana/corp.pem")).steps
     argv = [s.argv for s in steps]
     assert ("install", "-m", "0644", "/home/ana/corp.pem", f"{rt.CA_DIR}/ca.crt") in argv
     dropin = next(s for s in steps if s.argv[-1] == rt.CA_DROPIN)
@@ -192,7 +193,7 @@ def test_a_corporate_ca_is_given_to_the_daemon_only() -> None:
 def test_prepare_host_grants_the_named_user_never_the_administrator() -> None:
     facts = linux(uid=0, sudo="root", user="root", sudo_user="admin", docker="running",
                   docker_cli=True)  # fmt: skip
-    plan = rt.decide(facts, mode=rt.PREPARE_HOST, target_user=" bob ")
+    plan = decide(facts, mode=rt.PREPARE_HOST, target_user=" bob ")
     assert ("usermod", "-aG", "docker", "bob") in root_argv(plan)
     assert not any("admin" in a for s in plan.steps for a in s.argv)
     assert plan.steps[-1].argv == ("systemctl", "enable", "docker")
@@ -201,13 +202,13 @@ def test_prepare_host_grants_the_named_user_never_the_administrator() -> None:
 
 
 def test_prepare_host_without_a_user_grants_nobody_and_says_how() -> None:
-    plan = rt.decide(linux(docker="stopped", docker_cli=True), mode=rt.PREPARE_HOST)
+    plan = decide(linux(docker="stopped", docker_cli=True), mode=rt.PREPARE_HOST)
     assert not any(s.argv[0] == "usermod" for s in plan.steps)
     assert plan.notes and "usermod -aG docker" in plan.notes[0]
 
 
 def test_plan_lines_show_sudo_the_compare_and_the_download_check() -> None:
-    plan = rt.decide(linux("debian"))
+    plan = decide(linux("debian"))
     lines = rt.plan_lines(plan)
     assert lines[0].startswith("sudo -v")
     assert any(line.startswith("download https://download.docker.com/linux/debian/gpg") and
@@ -252,26 +253,26 @@ def darwin(**over: Any) -> rt.Facts:
 
 
 def test_macos_docker_desktop_stopped_is_opened_with_no_administrator_check() -> None:
-    plan = rt.decide(darwin(docker="stopped", docker_cli=True, docker_app=True, admin=False))
+    plan = decide(darwin(docker="stopped", docker_cli=True, docker_app=True, admin=False))
     assert [s.argv[:3] for s in plan.steps] == [("open", "-a", "Docker"),
                                                 ("docker", "info", "--format")]
     assert not plan.privileged
 
 
 def test_macos_colima_stopped_is_started_as_the_user() -> None:
-    plan = rt.decide(darwin(docker="stopped", docker_cli=True, colima_instance=True,
+    plan = decide(darwin(docker="stopped", docker_cli=True, colima_instance=True,
                             tools=frozenset({"brew", "colima"}), admin=False))  # fmt: skip
     assert plan.steps[0].argv == ("colima", "start") and not plan.privileged
 
 
 def test_a_mac_account_that_is_not_admin_gets_the_twins_it_remedy() -> None:
-    plan = rt.decide(darwin(admin=False))
+    plan = decide(darwin(admin=False))
     assert plan.refusal is not None and "administrator" in plan.refusal[1]
     assert "Users & Groups" in plan.refusal[1] and plan.steps == ()
 
 
 def test_a_mac_with_a_desktop_gets_docker_desktop_from_its_dmg_checked_against_dockers_sha256() -> None:
-    plan = rt.decide(darwin(tools=frozenset()))
+    plan = decide(darwin(tools=frozenset()))
     assert plan.steps[0].argv == ("sudo", "-v")
     brew = plan.steps[1]
     assert brew.url == mac.HOMEBREW_URL and brew.timeout == 1800
@@ -300,7 +301,7 @@ def test_a_mac_with_a_desktop_gets_docker_desktop_from_its_dmg_checked_against_d
 ])  # fmt: skip
 def test_a_headless_mac_gets_colima_sized_as_the_twin(facts: dict[str, Any],
                                                      expected: tuple[str, ...]) -> None:  # fmt: skip
-    plan = rt.decide(darwin(gui=False, **facts))
+    plan = decide(darwin(gui=False, **facts))
     start = next(s for s in plan.steps if s.argv[:2] == ("colima", "start"))
     assert start.argv == expected
     assert ("brew", "install", "colima") in [s.argv for s in plan.steps]
@@ -327,5 +328,5 @@ def test_the_login_autostart_opens_docker_desktop(tmp_path: Path) -> None:
 
 
 def test_prepare_host_on_macos_is_refused_as_the_twin() -> None:
-    plan = rt.decide(darwin(), mode=rt.PREPARE_HOST)
+    plan = decide(darwin(), mode=rt.PREPARE_HOST)
     assert plan.refusal is not None and "Linux" in plan.refusal[0]

@@ -18,6 +18,7 @@ from installer.decide.drift import DockerRead
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime_macos import autostart_steps
+from installer.decide.runtime_route import decide
 from installer.edges import docker
 from installer.edges.runtime import Runner, execute
 from installer.present.redact import Redactor
@@ -43,7 +44,7 @@ def survey(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineF
     if info.state == "running" and mode == rt.INSTALL:
         return None
     facts = read_facts(env, os_, info, machine, timeout)
-    plan = dataclasses.replace(rt.decide(facts, mode=mode, target_user=target_user),
+    plan = dataclasses.replace(decide(facts, mode=mode, target_user=target_user),
                                as_root=as_root(env))  # fmt: skip
     plan = _test_key(plan, env)
     if os_ == "darwin" and plan.refusal is None and plan.steps and mode == rt.INSTALL \

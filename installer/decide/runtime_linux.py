@@ -22,7 +22,6 @@ from installer.decide.runtime import (
     DOCKER_GROUP,
     DOCKER_RPM_REPOS,
     DROPIN_DIR,
-    INSTALL,
     KERNEL_MODULES,
     LOCK_WAIT_S,
     MODULES_FILE,
@@ -218,4 +217,4 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-__all__ = ["INSTALL", "decide_linux"]
+__all__ = ["decide_linux"]
