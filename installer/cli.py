@@ -419,9 +419,11 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.install import install, install_json, log_path_for, summary
+    from installer.commands.runtime import refuse_sudo_wrapped
     from installer.edges.hostdirs import check_writable
     from installer.present.ui import Ui
 
+    refuse_sudo_wrapped(env, os_name(sys.platform))  # before any file is made, as the twin
     cfg, settings = _validated(args, env, redactor)
     # Before the log opens and before anything else: the data directory must take files.
     check_writable(cfg.host_data_dir, env, os_name(sys.platform))
@@ -532,6 +534,31 @@ def _uninstall(args: argparse.Namespace, cfg: ProbeConfig, tools: uninstall.Tool
     return 0
 
 
+def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    """The privileged half alone (the twin's `prepare-host`): Docker installed, started and
+    enabled, TB_PREPARE_USER granted; no question, no cluster, no credentials."""
+    from installer.commands.runtime import prepare_host
+    from installer.config import parse_timeout
+    from installer.edges.machine import read_machine
+    from installer.present.ui import Ui
+
+    ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=False)
+    done = prepare_host(env, redactor, ui, os_name(sys.platform), read_machine(env),
+                        parse_timeout(env))  # fmt: skip
+    target = env.get("TB_PREPARE_USER", "").strip()
+    text = "\n".join(["host prepared; done:", *(f"  {line}" for line in done)]
+                     + ([f"{target} can now install as themselves (a new login may be needed "
+                         "for the docker group)"] if target and target != "root" else []))  # fmt: skip
+    _emit(args.json, {"ok": True, "done": done, "user": target or None}, text, redactor)
+    return 0
+
+
+def _prepare_host_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
+    sub.add_argument("--yes", "-y", action="store_true",
+                     help="accepted; prepare-host never asks (the administrator's sudo is the consent)")
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP: stopped like Ctrl-C, but the exit code names the signal."""
 
@@ -555,6 +582,9 @@ COMMANDS: list[Command] = [
             run_diagnose),  # fmt: skip
     Command("uninstall", "remove the client's release; keeps its data unless --delete-data",
             run_uninstall, _uninstall_options),  # fmt: skip
+    Command("prepare-host", "administrators: install, start and enable Docker and grant "
+            "TB_PREPARE_USER the docker group; nothing else", run_prepare_host,
+            _prepare_host_options, cluster=False),  # fmt: skip
 ]
 
 

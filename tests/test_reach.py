@@ -63,9 +63,27 @@ def test_remote_nodes_not_read_are_a_note_not_a_pass() -> None:
 
 
 @pytest.mark.parametrize("part", ["plain", "/home/ana/my kube/config", "it's", "", "a$b", "ü"])
-def test_remedy_quoting_is_shlex_quote(part: str) -> None:
+def test_remedy_quoting_is_shlex_quote_on_posix(part: str) -> None:
     import shlex
 
-    from installer.decide.remedy import _quote
+    from installer.decide import shellquote
 
-    assert _quote(part) == shlex.quote(part)
+    assert shellquote.join([part], windows=False) == shlex.quote(part)
+
+
+@pytest.mark.parametrize(
+    ("part", "quoted"),
+    [
+        pytest.param("plain", "plain", id="plain-word"),
+        pytest.param(r"C:\Users\Jo\kube", r"C:\Users\Jo\kube", id="windows-path"),
+        pytest.param("it's", "'it''s'", id="quote-doubled-not-sh-style"),
+        pytest.param("a$b", "'a$b'", id="no-variable-expansion"),
+        pytest.param("", "''", id="empty"),
+        pytest.param("-n", "-n", id="a-flag-as-it-is"),
+        pytest.param("@args", "'@args'", id="not-splatted"),
+    ],
+)
+def test_remedy_quoting_for_powershell(part: str, quoted: str) -> None:
+    from installer.decide import shellquote
+
+    assert shellquote.join([part], windows=True) == quoted

@@ -22,6 +22,9 @@ from tests.fakes.cluster import FakeCluster, node
     pytest.param(["-NoReboot"], [], {}, id="powershell-no-reboot"),
     pytest.param(["-help"], ["--help"], {}, id="powershell-help-any-case"),
     pytest.param(["plan", "--", "--force"], ["plan", "--", "--force"], {}, id="after-double-dash"),
+    pytest.param(["--force", "--prepare-host"], ["prepare-host"], {},
+                 id="prepare-host-flag-at-any-position"),
+    pytest.param(["prepare-host"], ["prepare-host"], {}, id="prepare-host-command"),
 ])  # fmt: skip
 def test_old_flags_that_still_mean_something(argv: list[str], kept: list[str],
                                              env: dict[str, str]) -> None:  # fmt: skip
@@ -34,8 +37,6 @@ def test_old_flags_that_still_mean_something(argv: list[str], kept: list[str],
 @pytest.mark.parametrize(("argv", "named"), [
     pytest.param(["--diagnose"], "tracebloc-installer diagnose", id="diagnose"),
     pytest.param(["-Diagnose"], "tracebloc-installer diagnose", id="powershell-diagnose"),
-    pytest.param(["prepare-host"], "brings its own tools", id="prepare-host"),
-    pytest.param(["--prepare-host"], "brings its own tools", id="prepare-host-flag"),
     pytest.param(["-DailyUser", "bob"], "run it as that user", id="powershell-daily-user"),
     pytest.param(["--data-dir="], "needs a path", id="data-dir-empty"),
 ])  # fmt: skip

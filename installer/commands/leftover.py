@@ -42,7 +42,15 @@ def confirm(local: Local, ui: Ui, os_: str) -> None:
         return
     s = local.settings
     assert s is not None
-    terminal.say(f"The local cluster {s.name} will be {_verb(local.action)} with:")
+    if local.runtime is not None:
+        from installer.commands.runtime import lines
+
+        terminal.say("Docker will be set up first, with (root: through sudo):")
+        for line in lines(local.runtime):
+            terminal.say("  " + line)
+        terminal.say(f"then the local cluster {s.name} will be created or started.")
+    else:
+        terminal.say(f"The local cluster {s.name} will be {_verb(local.action)} with:")
     for argv in local.commands:
         terminal.say("  " + " ".join(argv))
     try:

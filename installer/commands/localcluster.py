@@ -117,8 +117,18 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     problems: list[tuple[str, str]] = []
     info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
     if info.state != "running":
-        problems.append((info.reason or "Docker is not running", docker_remedy(os_, info.state)))
-        return Local(s, decision, machine, docker=info, problems=tuple(problems))
+        # Docker is installed or started first (after the confirmation), then surveyed again.
+        from installer.commands import runtime
+
+        plan = runtime.survey(env, os_, info, machine, timeout=timeout) \
+            if os_ in ("linux", "darwin") else None  # fmt: skip
+        if plan is None or plan.refusal is not None or not plan.steps:
+            said = info.reason or "Docker is not running"
+            problems.append((f"{said}; {plan.refusal[0]}", plan.refusal[1])
+                            if plan is not None and plan.refusal is not None
+                            else (said, docker_remedy(os_, info.state)))  # fmt: skip
+            return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
+        return Local(s, decision, machine, docker=info, runtime=plan)
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -221,6 +231,17 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
     s = local.settings
     if s is None or not local.managed:
         return cfg
+    if local.runtime is not None:  # Docker installed or started first, as the plan said
+        from installer.commands import runtime
+
+        runtime.carry_out(local.runtime, env, redactor, ui)
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
+        if again.runtime is not None:
+            raise InstallerError("Docker still does not answer after it was set up",
+                                 "check `docker info`, then run the installer again")  # fmt: skip
+        blockers(again, ui)
+        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
+                        kubectl=kubectl)  # fmt: skip
     run = _Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)

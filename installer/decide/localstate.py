@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from installer.decide.drift import DockerRead, Drift, Inspected
 from installer.decide.localcluster import ClusterRead, Decision, Settings
 from installer.decide.model import MachineFacts
+from installer.decide.runtime import RuntimePlan
 from installer.decide.tooling import Tool, ToolChoice
 
 
@@ -25,6 +26,7 @@ class Local:
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
+    runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
 
     @property
     def managed(self) -> bool:

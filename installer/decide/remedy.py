@@ -7,27 +7,16 @@ context happens to be.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from installer.decide import shellquote
 from installer.decide.model import Connection
 
 PROGRAM = "tracebloc-installer"
 
 
-_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-
-
-def _quote(part: str) -> str:
-    """shlex.quote's rule (the frozen binary leaves shlex out): single quotes, only where
-    needed, read the same by sh, bash, zsh and PowerShell."""
-    if _PLAIN.fullmatch(part):
-        return part
-    return "'" + part.replace("'", "'\"'\"'") + "'"
-
-
 def _join(argv: Sequence[str]) -> str:
-    return " ".join(_quote(part) for part in argv)
+    return shellquote.join(argv)
 
 
 def helm(args: Sequence[str], conn: Connection, namespace: str | None = None) -> str:

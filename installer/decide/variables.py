@@ -112,7 +112,13 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_API_WAIT_S", H, "how long to wait for a new local cluster's API",
              by=LOCAL_CLUSTER, twins="bash"),  # fmt: skip
     Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
-    Upstream("TB_DOCKER_WAIT_MIN", D, "the engine neither installs nor starts Docker Desktop",
+    Upstream("TB_PREPARE_USER", H, "with `prepare-host`: the user granted the docker group "
+             "(never the administrator running it)", twins="bash"),  # fmt: skip
+    Upstream("COLIMA_MEMORY", H, "memory (GiB) of the colima VM the engine starts on a "
+             "headless Mac; default half the Mac's memory, bounded", twins="bash"),  # fmt: skip
+    Upstream("COLIMA_CPU", H, "CPUs of the colima VM (default 4)", twins="bash"),
+    Upstream("COLIMA_DISK", H, "disk (GiB) of the colima VM (default 60)", twins="bash"),
+    Upstream("TB_DOCKER_WAIT_MIN", D, "on Windows the engine neither installs nor starts Docker Desktop",
              twins="powershell"),  # fmt: skip
     Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
     Upstream("TB_WSL_MIN_VERSION", D, "the engine does not install or update WSL",
@@ -154,8 +160,9 @@ FLAGS: tuple[Upstream, ...] = (
     Upstream("--wipe-data", H, "same as TB_LEFTOVER_ACTION=wipe", by=LOCAL_CLUSTER, twins="bash"),
     Upstream("--data-dir=PATH", H, "same as HOST_DATA_DIR=PATH", twins="bash"),
     Upstream("--diagnose", R, "`tracebloc-installer diagnose`", twins="bash"),
-    Upstream("prepare-host", D, "the engine needs no host prepared by an administrator: it "
-             "runs as you and brings its own tools", twins="bash"),  # fmt: skip
+    Upstream("prepare-host", H, "`tracebloc-installer prepare-host` (also `--prepare-host`): "
+             "the privileged half only, Docker installed, started and enabled, TB_PREPARE_USER "
+             "granted the docker group", twins="bash"),  # fmt: skip
     Upstream("-Help", H, "`--help`", twins="powershell"),
     Upstream("-Diagnose", R, "`tracebloc-installer diagnose`", twins="powershell"),
     Upstream("-NoReboot", H, "the engine never reboots the machine", twins="powershell"),
@@ -233,9 +240,8 @@ def translate_argv(argv: Sequence[str]) -> Translated:
         elif arg == "--diagnose" or lowered == "-diagnose":
             return Translated(kept, env, notes,
                               f"{arg} was replaced by: tracebloc-installer diagnose")  # fmt: skip
-        elif arg in ("prepare-host", "--prepare-host"):
-            return Translated(kept, env, notes,
-                              f"{arg} is gone: {_flag('prepare-host').note}")  # fmt: skip
+        elif arg == "--prepare-host":
+            kept.insert(0, "prepare-host")  # the twin dispatched it at any position
         elif lowered in ("-noreboot", "-resume"):
             notes.append(f"{arg} is no longer needed: {_flag(arg_name(lowered)).note}")
         elif lowered == "-dailyuser":

@@ -284,7 +284,7 @@ SAFE_FLAGS = ("--no-reboot", "--resume", "--verbose")
 
 
 def ps_quote(text: str) -> str:
-    """A PowerShell single-quoted string: quotes doubled, nothing expanded."""
+    """A PowerShell single-quoted string, always quoted (a script's literal): nothing expanded."""
     return "'" + text.replace("'", "''").replace("\u2019", "\u2019\u2019") + "'"
 
 

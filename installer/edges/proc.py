@@ -245,6 +245,67 @@ class _Drain:
         return joined[-self._cap :] if self._keep_last else joined
 
 
+# Tools run with a supplementary group this process does not have yet (the docker group
+# granted during this run): `sg GROUP -c 'exec TOOL ARGS…'`, so the run goes on without a
+# new login (the twin re-executed itself under `sg docker` instead, losing its state).
+_in_group: dict[str, str] = {}
+
+
+def run_in_group(names: Sequence[str], group: str) -> None:
+    for name in names:
+        _in_group[name] = group
+
+
+def _launch(tool: Tool, args: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    group = _in_group.get(tool.name)
+    if group is None or _WINDOWS:
+        return [tool.path, *args]
+    sg = find_on_path("sg", env, "linux")
+    if sg is None:
+        return [tool.path, *args]
+    import shlex
+
+    return [sg.path, group, "-c", "exec " + shlex.join([tool.path, *args])]
+
+
+def run_attached(tool: Tool, args: Sequence[str], *, timeout: float,
+                 env: Mapping[str, str] | None = None) -> int:  # fmt: skip
+    """Run `tool args…` on this terminal (stdin, stdout and stderr are the engine's), for
+    the one command that must talk to the person (`sudo -v` asking for the password). It
+    stays in the engine's process group, the terminal's foreground, so it can read the
+    terminal; on expiry it is killed. Returns the exit code."""
+    log.debug("run (attached): %s %s (deadline %gs)", tool.name, " ".join(args), timeout)
+    try:
+        child = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            [tool.path, *args], env=_child_environment(env if env is not None else os.environ, ()),
+        )
+    except OSError as exc:
+        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+    try:
+        return child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait(REAP_GRACE_S)
+        raise ToolTimeout((tool.name, *args), timeout) from None
+    except BaseException:
+        child.kill()
+        raise
+
+
+def _keep_terminal(preexec: Callable[[], None] | None) -> Callable[[], None]:
+    """A preexec_fn: a process group of its own in the engine's session, so the child keeps
+    the controlling terminal (sudo keys its cached password to it) and can still be killed
+    as a group."""
+
+    def setup() -> None:
+        if sys.platform != "win32":
+            os.setpgid(0, 0)
+        if preexec is not None:
+            preexec()
+
+    return setup
+
+
 def run(
     tool: Tool,
     args: Sequence[str],
@@ -255,6 +316,7 @@ def run(
     grace: float = 0.0,
     stdout: IO[bytes] | None = None,
     terminal: tuple[int, int] | None = None,
+    keep_terminal: bool = False,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
@@ -286,18 +348,21 @@ def run(
         )
     log.debug("run: %s (deadline %gs)", " ".join(shown), timeout)
     started = time.monotonic()
+    session = not _WINDOWS and not keep_terminal
+    preexec = lifetime.die_with_parent()
     try:
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
-            [tool.path, *args],
+            _launch(tool, args, env if env is not None else os.environ),
             stdin=subprocess.DEVNULL if terminal is None else terminal[0],
             stdout=(subprocess.PIPE if stdout is None else stdout) if terminal is None
             else terminal[1],
             stderr=subprocess.PIPE if terminal is None else terminal[1],
             env=_child_environment(env if env is not None else os.environ, redactor.secrets),
             # Its own process group (session on POSIX), so the whole tree can be killed.
-            start_new_session=not _WINDOWS,
+            start_new_session=session,
             creationflags=_NEW_PROCESS_GROUP if _WINDOWS else 0,
-            preexec_fn=lifetime.die_with_parent(),  # noqa: PLW1509 - see lifetime.py
+            preexec_fn=_keep_terminal(preexec) if keep_terminal and not _WINDOWS
+            else preexec,  # noqa: PLW1509 - see lifetime.py
         )
     except OSError as exc:
         raise ToolNotFound(

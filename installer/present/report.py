@@ -197,6 +197,12 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     }
 
 
+def runtime_lines(plan: Any) -> list[str]:
+    from installer.decide.runtime import plan_lines
+
+    return plan_lines(plan)
+
+
 def local_json(plan: Plan) -> dict[str, Any] | None:
     local = plan.local
     if local is None:
@@ -217,6 +223,10 @@ def local_json(plan: Plan) -> dict[str, Any] | None:
                   for d in local.drift],
         "problems": [{"message": m, "remedy": r} for m, r in local.problems],
         "commands": [list(argv) for argv in local.commands],
+        "runtime": None if local.runtime is None else {
+            "tier": local.runtime.tier, "reason": local.runtime.reason,
+            "commands": runtime_lines(local.runtime),
+            "grant_user": local.runtime.grant_user or None},
     }  # fmt: skip
 
 
@@ -232,6 +242,10 @@ def local_text(plan: Plan) -> list[str]:
         lines.append(f"  docker: {local.docker.cpus} CPUs, "
                      f"{local.docker.memory_bytes / GIB:.1f} GiB (the budget the pods get)")  # fmt: skip
     lines += [f"  problem: {m}; {r}" for m, r in local.problems]
+    if local.runtime is not None and local.runtime.steps and local.runtime.refusal is None:
+        lines.append(f"  docker: {local.runtime.reason}: set up first (after the confirmation), "
+                     "root commands through sudo:")  # fmt: skip
+        lines += [f"    {line}" for line in runtime_lines(local.runtime)]
     lines += [f"  {d.level}: {d.message}" for d in local.drift]
     if local.leftovers:
         lines.append("  earlier data (install asks, or --reuse-data/--wipe-data/--data-dir): "

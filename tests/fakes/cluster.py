@@ -181,9 +181,10 @@ class FakeCluster:
         after: str | None = None,
         before: str | None = None,
         mark: str | None = None,
-        write: list[tuple[str, str]] | None = None,
+        write: list[tuple[str, ...]] | None = None,
         outlive: bool = False,
         daemon: bool = False,
+        env_has: str | None = None,
     ) -> FakeCluster:
         """Answer calls whose argv holds `match` in order; the latest rule wins. With `times`
         the rule answers that many calls and then yields to the rules added before it."""
@@ -191,7 +192,8 @@ class FakeCluster:
                                 "grandchild": grandchild, "on_term": on_term, "outlive": outlive}
         if times is not None:
             rule.update(times=times, id=sum(len(rules) for rules in self.scenario.values()))
-        for key, value in (("after", after), ("before", before), ("mark", mark)):
+        for key, value in (("after", after), ("before", before), ("mark", mark),
+                           ("env_has", env_has)):
             if value:
                 rule[key] = value
         if write:

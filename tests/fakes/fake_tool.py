@@ -8,7 +8,9 @@ Generated shims on PATH call `main(tool, scenario_path, log_path)`. The scenario
 so successive calls can replay a changing state (a rollout, polled).
 State across calls: a rule with `"after": "<mark>"` answers only once that mark was set, one
 with `"before": "<mark>"` only until then; `"mark": "<mark>"` sets it when the rule answers.
-`"write": [[path, text], ...]` writes those files when the rule answers (k3d's kubeconfig).
+`"write": [[path, text(, mode)], ...]` writes those files when the rule answers (k3d's
+kubeconfig; a program installed by a fake package manager, mode "755").
+`"env_has": NAME` answers only when NAME is set in the caller's environment (run under sg).
 `outlive`: clear the parent-death signal (Linux), standing in for an OS that has none.
 `daemon`: leave a detached process running (own session, no stdio) that keeps every
 descriptor the tool inherited, as a credential helper or a port-forward does (POSIX).
@@ -72,6 +74,7 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
     rule = next((r for r in rules if _matches(r.get("match", []), argv)
                  and ("after" not in r or marked(r["after"]))
                  and ("before" not in r or not marked(r["before"]))
+                 and ("env_has" not in r or bool(os.environ.get(r["env_has"])))
                  and _take_turn(r, log_path)), None)  # fmt: skip
     if rule is None:
         sys.stderr.write(f"fake {tool}: no scripted answer for {argv}\n")
@@ -80,10 +83,12 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         os.makedirs(marks, exist_ok=True)
         with open(os.path.join(marks, rule["mark"]), "w", encoding="utf-8"):
             pass
-    for path, text in rule.get("write", []):
+    for path, text, *mode in rule.get("write", []):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+        if mode:
+            os.chmod(path, int(mode[0], 8))
     if rule.get("outlive") and sys.platform.startswith("linux"):
         import ctypes
 

@@ -1,0 +1,143 @@
+"""The container runtime step: survey (reads only; what `plan` shows), carry out (after the
+install's one confirmation), and `prepare-host` (the privileged half alone, for an
+administrator: no question, no cluster, no credentials).
+
+Tier 0 — `docker info` answers as this user — never reaches this module's privileged part:
+`survey` returns None and nothing else is read or run (no sudo, no package manager, no
+administrator check).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+from installer.decide import runtime as rt
+from installer.decide.drift import DockerRead
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.model import MachineFacts
+from installer.decide.redact import Redactor
+from installer.decide.runtime_macos import autostart_steps
+from installer.decide.runtime_route import decide
+from installer.edges import docker
+from installer.edges.runtime import Runner, execute
+from installer.present.ui import Ui
+
+
+def read_facts(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineFacts,
+               timeout: float) -> rt.Facts:  # fmt: skip
+    if os_ == "darwin":
+        from installer.edges import runtime_macos
+
+        return runtime_macos.read_facts(env, info, machine, timeout=timeout)
+    if os_ == "linux":
+        from installer.edges import runtime_linux
+
+        return runtime_linux.read_facts(env, info, machine, timeout=timeout)
+    return rt.Facts(os=os_, docker=info.state, docker_reason=info.reason)
+
+
+def survey(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineFacts, *,
+           timeout: float, mode: str = rt.INSTALL, target_user: str = "") -> rt.RuntimePlan | None:  # fmt: skip
+    """None at tier 0 (Docker answers as this user): nothing to do, nothing more read."""
+    if info.state == "running" and mode == rt.INSTALL:
+        return None
+    facts = read_facts(env, os_, info, machine, timeout)
+    plan = dataclasses.replace(decide(facts, mode=mode, target_user=target_user),
+                               as_root=as_root(env))  # fmt: skip
+    plan = _test_key(plan, env)
+    if os_ == "darwin" and plan.refusal is None and plan.steps and mode == rt.INSTALL \
+            and not env.get("TRACEBLOC_NO_AUTOSTART", "").strip():  # fmt: skip
+        colima = "colima" in " ".join(" ".join(s.argv) for s in plan.steps)
+        home = env.get("HOME", "").strip()
+        if home:
+            plan = dataclasses.replace(plan, steps=plan.steps + autostart_steps(
+                home, facts.uid, "colima" if colima else ""))  # fmt: skip
+    return plan
+
+
+TEST_KEY = "TB_TEST_DOCKER_APT_KEY_FPR"
+
+
+def _test_key(plan: rt.RuntimePlan, env: Mapping[str, str]) -> rt.RuntimePlan:
+    """Tests only: the apt signing key's expected fingerprint replaced (a test key stands
+    in for Docker's), honoured only with the test user seam and a TRACEBLOC_TOOLS_MIRROR
+    directory on this machine, as TB_TEST_TOOLS_MANIFEST is."""
+    fpr = env.get(TEST_KEY, "").strip().upper()
+    if not fpr:
+        return plan
+    from installer.edges.runtime_linux import test_user
+    from installer.edges.tools import parse_mirror
+
+    mirror = parse_mirror(env)
+    if test_user(env) is None or mirror is None or mirror.kind != "dir":
+        raise BadInput(f"{TEST_KEY} is for tests only",
+                             "unset it (it needs the test seams and a local mirror)")
+    steps = tuple(dataclasses.replace(s, check=f"openpgp:{fpr}") if s.check.startswith("openpgp:")
+                  else s for s in plan.steps)  # fmt: skip
+    return dataclasses.replace(plan, steps=steps)
+
+
+def refuse_sudo_wrapped(env: Mapping[str, str], os_: str) -> None:
+    """The twin's `refuse_sudo_wrapped_install`: a whole install as root (uid 0 with
+    SUDO_USER) would grant Docker to root and root-own the user's files. A genuine root
+    login (no SUDO_USER) is fine."""
+    sudo_user = env.get("SUDO_USER", "").strip()
+    if os_ != "windows" and as_root(env) and sudo_user and sudo_user != "root":
+        raise InstallerError(*rt.sudo_wrapped(sudo_user))
+
+
+def as_root(env: Mapping[str, str] | None = None) -> bool:
+    if env is not None and os.name != "nt":
+        from installer.edges.runtime_linux import test_user
+
+        pretend = test_user(env)
+        if pretend is not None:
+            return pretend[1] == 0
+    return hasattr(os, "getuid") and os.getuid() == 0
+
+
+def lines(plan: rt.RuntimePlan) -> list[str]:
+    return rt.plan_lines(plan)
+
+
+def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, ui: Ui) -> list[str]:
+    """Every step, in order; raises at the first required one that fails."""
+    if plan.refusal is not None:
+        raise InstallerError(*plan.refusal)
+    from installer.edges.runtime_linux import OS_RELEASE_SEAM, test_user
+
+    if test_user(env) is not None:
+        ui.warn(f"tests only: {OS_RELEASE_SEAM} and the test user are set")
+    runner = Runner(env, redactor, plan.as_root, say=ui.info, warn=ui.warn)
+    # The password prompt first, on its own: a spinner must not draw over it.
+    primes = tuple(s for s in plan.steps if s.kind == "prime")
+    done = execute(dataclasses.replace(plan, steps=primes), runner) if primes else []
+    rest = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "prime"))
+    with ui.step("Setting up the container runtime (Docker)"):
+        done = [*done, *execute(rest, Runner(env, redactor, plan.as_root, say=ui.info,
+                                             warn=ui.warn))]  # fmt: skip
+    for note in plan.notes:
+        ui.info(note)
+    return done
+
+
+def prepare_host(env: Mapping[str, str], redactor: Redactor, ui: Ui, os_: str,
+                 machine: MachineFacts, timeout: float) -> list[str]:  # fmt: skip
+    """The privileged half only, for TB_PREPARE_USER; the administrator's sudo is the
+    consent, so nothing is asked. Returns what was done."""
+    target = env.get("TB_PREPARE_USER", "").strip()
+    if os_ != "linux":
+        raise InstallerError("prepare-host is for Linux hosts",
+                             "on macOS install Docker Desktop (or colima) as an administrator, "
+                             "then run the installer as yourself")  # fmt: skip
+    info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
+    plan = survey(env, os_, info, machine, timeout=timeout, mode=rt.PREPARE_HOST,
+                  target_user=target)  # fmt: skip
+    assert plan is not None
+    if plan.refusal is not None:
+        raise InstallerError(*plan.refusal)
+    for line in lines(plan):
+        ui.info(f"  {line}")
+    return carry_out(plan, env, redactor, ui)

@@ -1,0 +1,228 @@
+"""The container runtime step as pure decisions: which tier a machine is on, and for the
+privileged tier every command the engine will run as root, argv exactly.
+
+The tiers are the twins' (scripts/lib/probe.sh): tier 0 when `docker info` answers as this
+user, and nothing privileged happens at all (no sudo, no package manager, no admin check);
+otherwise the privileged flow (tier 2 in the twins' numbering). The twins' rootless tier 1
+is opt-in upstream (`TB_TIER1_ROOTLESS`, not validated there) and is not carried: a machine
+without a usable runtime gets the privileged flow the twins run by default.
+
+Nothing here reads the machine: `Facts` is gathered by edges/runtime_linux.py and
+edges/runtime_macos.py, and the `RuntimePlan` they execute is what `plan` shows.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+TIER0, PRIVILEGED = 0, 2
+INSTALL, PREPARE_HOST = "install", "prepare-host"
+
+DOCKER_GROUP = "docker"
+DROPIN_DIR = "/etc/systemd/system/docker.service.d"
+PROXY_DROPIN = f"{DROPIN_DIR}/http-proxy.conf"
+CA_DROPIN = f"{DROPIN_DIR}/tracebloc-ca.conf"
+CA_DIR = "/etc/docker/tracebloc-ca"
+MODULES_FILE = "/etc/modules-load.d/tracebloc.conf"
+MARKER = "# Managed by tracebloc installer"
+KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
+APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
+LOCK_WAIT_S = 600
+PACKAGE_TIMEOUT_S = 600  # the twin's bound on the Docker install
+START_WAIT_S = 60
+APT_ENV = ("env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a")
+APT_OPTS = ("-o", "DPkg::Lock::Timeout=600")
+
+# Docker's apt repository signing key (https://docs.docker.com/engine/install/debian/):
+# the key downloaded from download.docker.com is installed only when its fingerprint is
+# this one, so a key swapped in transit is never trusted by apt.
+DOCKER_APT_KEY_FPR = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88"
+DOCKER_DOWNLOAD = "https://download.docker.com/linux"
+# Docker's dnf repository definitions; dnf checks each package against the repository's
+# gpgkey (gpgcheck=1 in the file).
+DOCKER_RPM_REPOS = {"fedora": "fedora", "rhel": "rhel", "centos": "centos"}
+RHEL_REBUILDS = ("almalinux", "rocky", "ol", "oracle", "centos")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the edges measured. `None` means "could not tell", never "no"."""
+
+    os: str  # "linux" | "darwin"
+    docker: str  # DockerRead.state: running | stopped | missing | unreadable
+    docker_reason: str = ""
+    docker_cli: bool = False  # a docker executable is on PATH
+    uid: int = 1000
+    user: str = ""
+    sudo_user: str = ""  # SUDO_USER of this process
+    sudo: str = "pw"  # root | nopw | pw | none
+    in_docker_group: bool | None = None  # in /etc/group (not necessarily this process)
+    os_release: Mapping[str, str] = field(default_factory=dict)
+    tools: frozenset[str] = frozenset()  # which of apt-get, dnf, yum, zypper, pacman, systemctl, fuser, … exist
+    arch: str = "amd64"  # dpkg-style: amd64 | arm64
+    proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
+    ca_bundle: str = ""  # an absolute path to a corporate CA bundle (TRACEBLOC_CA_BUNDLE)
+    # macOS
+    admin: bool | None = None
+    gui: bool | None = None
+    docker_app: bool = False  # /Applications/Docker.app (or ~/Applications)
+    colima_instance: bool = False
+    macos_version: str = ""
+    memory_gib: float = 0.0
+    colima: Mapping[str, str] = field(default_factory=dict)  # COLIMA_MEMORY/_CPU/_DISK
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command. `root`: run through `sudo -n` (directly when already root). `kind`
+    says what the executor does besides running argv: "run" (nothing), "stage" (write
+    `content` to an owner-only temp file first, whose path replaces STAGED in argv),
+    "fetch" (download `url`, checked as `check` says, into the staged file), "wait-lock",
+    "wait-docker", "modules". `optional`: a failure is a warning (the twins' `|| true`)."""
+
+    argv: tuple[str, ...]
+    why: str
+    root: bool = True
+    timeout: float = 120.0
+    kind: str = "run"
+    optional: bool = False
+    content: str = ""
+    url: str = ""
+    check: str = ""  # for "fetch": "openpgp:<fpr>" | "sha256-from:<url>" | ""
+    secret: bool = False  # `content` may hold a password: never shown, never logged
+    when: str = ""  # "changed": only when a staged file before it changed what was there
+
+
+STAGED = "<staged file>"
+
+
+@dataclass(frozen=True)
+class RuntimePlan:
+    tier: int
+    reason: str  # short: runtime-usable, docker-missing, docker-stopped, no-socket-access
+    steps: tuple[Step, ...] = ()
+    refusal: tuple[str, str] | None = None  # (message, remedy): stop before any change
+    grant_user: str = ""  # who is added to the docker group (group access without re-login)
+    notes: tuple[str, ...] = ()
+    as_root: bool = False  # the engine runs as root: no sudo in front
+
+    @property
+    def privileged(self) -> bool:
+        return any(step.root for step in self.steps)
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    """`KEY=value` lines (os-release(5)); quotes removed, comments and junk ignored."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            continue
+        if re.fullmatch(r"[A-Z0-9_]+", key):
+            out[key] = words[0] if words else ""
+    return out
+
+
+def distro(os_release: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+    ident = os_release.get("ID", "").lower()
+    like = tuple(os_release.get("ID_LIKE", "").lower().split())
+    return ident, like
+
+
+def shown(step: Step, as_root: bool) -> str:
+    """How `plan` and the log show a step: the exact argv, `sudo -n` in front when it
+    runs through sudo."""
+    prefix = ("sudo", "-n") if step.root and not as_root else ()
+    return shlex.join((*prefix, *step.argv))
+
+
+def sudo_wrapped(sudo_user: str) -> tuple[str, str]:
+    return (f"don't run the installer with sudo: it would grant Docker to root instead of "
+            f"{sudo_user} and leave root-owned files in {sudo_user}'s home",
+            f"run it again as {sudo_user} without sudo (it asks for the password itself when "
+            f"it needs it); an administrator preparing this machine for someone else runs "
+            f"`sudo TB_PREPARE_USER=<their user> tracebloc-installer prepare-host`")  # fmt: skip
+
+
+def no_sudo(facts: Facts) -> tuple[str, str] | None:
+    if facts.uid == 0 or facts.sudo in ("root", "nopw", "pw"):
+        return None
+    return ("this machine needs administrator rights to set up Docker, but you are not root "
+            "and cannot use sudo",
+            "ask an administrator to run `sudo TB_PREPARE_USER=<your user> tracebloc-installer "
+            "prepare-host` once (or to install Docker and add you to the docker group), then "
+            "run the installer again as yourself")  # fmt: skip
+
+
+def sudo_prime(facts: Facts) -> tuple[Step, ...]:
+    """One password prompt, before the first privileged command (none when root or when
+    sudo needs no password)."""
+    if facts.uid == 0 or facts.sudo != "pw":
+        return ()
+    return (Step(("sudo", "-v"), "ask for your password once (sudo)", root=False,
+                 timeout=300, kind="prime"),)  # fmt: skip
+
+
+def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ()) -> str | None:
+    """The Docker daemon's systemd drop-in for the host's proxy (the twin's
+    `_configure_docker_proxy`): without it `k3d cluster create` cannot pull rancher/k3s
+    behind a proxy. None when no proxy is set. It holds the proxy's password, if any."""
+    http = next((proxy[n] for n in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+                 if proxy.get(n, "").strip()), "")  # fmt: skip
+    if not http:
+        return None
+    https = proxy.get("HTTPS_PROXY") or proxy.get("https_proxy") or http
+    hosts = [h for h in (proxy.get("NO_PROXY") or proxy.get("no_proxy") or "").split(",") if h.strip()]
+    hosts += [h for h in no_proxy_extra if h not in hosts]
+    return (f"{MARKER}\n[Service]\n"
+            f"Environment={_unit_quote('HTTP_PROXY=' + http)}\n"
+            f"Environment={_unit_quote('HTTPS_PROXY=' + https)}\n"
+            f"Environment={_unit_quote('NO_PROXY=' + ','.join(hosts))}\n")  # fmt: skip
+
+
+def _unit_quote(assignment: str) -> str:
+    """A systemd `Environment=` value: double-quoted, with `\\`, `"` and `%` (a specifier)
+    escaped, so a password with quotes or percent signs reaches dockerd unchanged."""
+    escaped = assignment.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{escaped}"'
+
+
+def ca_dropin() -> str:
+    """dockerd (Go) reads its roots from SSL_CERT_DIR when set: the system directories
+    plus the engine's own, so the corporate CA is trusted by the daemon only, and the
+    machine's trust store is left as it is."""
+    dirs = ":".join(("/etc/ssl/certs", "/etc/pki/tls/certs", "/var/lib/ca-certificates/pem", CA_DIR))
+    return f"{MARKER}\n[Service]\nEnvironment=\"SSL_CERT_DIR={dirs}\"\n"
+
+
+def plan_lines(plan: RuntimePlan) -> list[str]:
+    """Every command the runtime step runs, as `plan` shows it and the install confirms
+    it: root ones with their `sudo -n`, the compare before a file is put in place, the
+    checks downloads get."""
+    lines: list[str] = []
+    for step in plan.steps:
+        if step.kind == "prime":
+            lines.append(f"{shlex.join(step.argv)}    # {step.why}")
+            continue
+        if step.kind == "fetch":
+            check = f", checked: {step.check}" if step.check else ""
+            lines.append(f"download {step.url} -> {STAGED}    # as you{check}")
+        if step.root and step.kind in ("stage", "fetch") and step.argv[0] == "install":
+            probe = Step(("cmp", "-s", STAGED, step.argv[-1]), "", root=True)
+            lines.append(f"{shown(probe, plan.as_root)}    # unchanged: not rewritten")
+        suffix = {"wait-lock": f" (while held, up to {step.timeout:g}s)",
+                  "wait-docker": f" (until it answers, up to {step.timeout:g}s)",
+                  "modules": f" (then {step.content} and again, when one does not load)"
+                  if step.content else ""}.get(step.kind, "")  # fmt: skip
+        when = " (only when a file changed)" if step.when == "changed" else ""
+        optional = " [a failure is a warning]" if step.optional else ""
+        lines.append(f"{shown(step, plan.as_root)}    # {step.why}{suffix}{when}{optional}")
+    return lines

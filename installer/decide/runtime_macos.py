@@ -1,0 +1,150 @@
+"""The macOS runtime flow, as the twin runs it (scripts/lib/setup-macos.sh:
+`_try_start_docker_desktop`, `_macos_require_admin`, `install_homebrew`,
+`install_docker_desktop`, `_install_docker_colima`, `_macos_supports_vz`,
+`assert_amd64_emulation`, `_install_macos_autostart`). Pure.
+
+A stopped runtime is started with no privileges at all (`open -a Docker`, `colima start`).
+Otherwise: an administrator check with the twin's remedy, then Homebrew when missing, then
+Docker Desktop from its DMG (checked against Docker's published SHA-256) on a Mac with a
+desktop session, colima on a headless one.
+"""
+
+from __future__ import annotations
+
+import plistlib
+
+from installer.decide.runtime import PRIVILEGED, STAGED, Facts, RuntimePlan, Step, sudo_prime
+
+DMG_URL = "https://desktop.docker.com/mac/main/{arch}/Docker.dmg"
+HOMEBREW_URL = "https://raw.githubusercontent.com/Homebrew/install/HEAD/install.sh"
+FIRST_START_WAIT_S = 360  # the twin: 120 polls of 3s on a first start
+START_WAIT_S = 240  # the twin: 80 polls of 3s
+BREW_TIMEOUT_S = 900
+HOMEBREW_TIMEOUT_S = 1800
+AUTOSTART_LABEL = "io.tracebloc.runtime"
+AMD64_SMOKE = ("docker", "run", "--rm", "--platform", "linux/amd64", "busybox:1.36", "true")
+OS_RESERVE_GIB = 2
+REC_MEM_GIB = 16  # the twin's PF_REC_MEM_GB default
+MIN_MEM_GIB = 5
+
+
+def not_admin() -> tuple[str, str]:
+    return ("this Mac account is not an administrator, and installing Docker on macOS needs "
+            "administrator rights",
+            "ask your IT/admin to grant this account administrator rights (System Settings > "
+            "Users & Groups > this user > \"Allow this user to administer this computer\") "
+            "and run again as yourself, or to run the installer from their own administrator "
+            "account on this Mac")  # fmt: skip
+
+
+def supports_vz(version: str) -> bool:
+    """Apple's Virtualization.framework (colima --vm-type vz, Rosetta): macOS 13 or later."""
+    major = version.split(".", 1)[0]
+    return major.isdigit() and int(major) >= 13
+
+
+def colima_memory(facts: Facts) -> str:
+    """COLIMA_MEMORY, else the twin's `_macos_vm_mem_gb`: half the Mac's memory, at most the
+    recommendation, at least 1 GiB above the floor, never more than the Mac minus 2 GiB."""
+    given = facts.colima.get("COLIMA_MEMORY", "").strip()
+    if given:
+        return given
+    physical = int(facts.memory_gib)
+    if physical <= 0:
+        return "6"
+    budget = max(min(physical // 2, min(REC_MEM_GIB, physical)), MIN_MEM_GIB + 1)
+    return str(max(min(budget, physical - OS_RESERVE_GIB), 1))
+
+
+def colima_start_args(facts: Facts) -> tuple[str, ...]:
+    args = ["colima", "start", "--cpu", facts.colima.get("COLIMA_CPU", "").strip() or "4",
+            "--memory", colima_memory(facts),
+            "--disk", facts.colima.get("COLIMA_DISK", "").strip() or "60"]  # fmt: skip
+    # colima refuses to change the VM type of an existing instance: only a fresh one.
+    if facts.arch == "arm64" and supports_vz(facts.macos_version) and not facts.colima_instance:
+        args += ["--vm-type", "vz", "--vz-rosetta"]
+    return tuple(args)
+
+
+def decide_macos(facts: Facts) -> RuntimePlan:
+    wait = Step(("docker", "info", "--format", "{{json .}}"), "wait until Docker answers",
+                root=False, kind="wait-docker", timeout=START_WAIT_S)  # fmt: skip
+    # Stopped: started as this user, nothing installed, no administrator.
+    if facts.docker_cli and facts.docker_app and facts.gui is not False:
+        return RuntimePlan(PRIVILEGED, "docker-stopped", (
+            Step(("open", "-a", "Docker"), "start Docker Desktop", root=False, timeout=30),
+            wait))  # fmt: skip
+    if facts.docker_cli and facts.colima_instance and "colima" in facts.tools:
+        return RuntimePlan(PRIVILEGED, "docker-stopped", (
+            Step(("colima", "start"), "start colima", root=False, timeout=BREW_TIMEOUT_S),
+            wait))  # fmt: skip
+    if facts.admin is False:
+        return RuntimePlan(PRIVILEGED, "not-admin", refusal=not_admin())
+    steps: list[Step] = [*sudo_prime(facts)]
+    if "brew" not in facts.tools:
+        steps.append(Step(("env", "NONINTERACTIVE=1", "/bin/bash", STAGED), "install Homebrew",
+                          root=False, kind="fetch", url=HOMEBREW_URL,
+                          timeout=HOMEBREW_TIMEOUT_S))  # fmt: skip
+    if facts.gui is False:
+        if not facts.docker_cli:
+            steps.append(Step(("brew", "install", "docker"), "install the Docker CLI",
+                              root=False, timeout=BREW_TIMEOUT_S))  # fmt: skip
+        if "colima" not in facts.tools:
+            steps.append(Step(("brew", "install", "colima"), "install colima (no desktop "
+                              "session here for Docker Desktop)", root=False,
+                              timeout=BREW_TIMEOUT_S))  # fmt: skip
+        steps += [Step(colima_start_args(facts), "start colima", root=False,
+                       timeout=BREW_TIMEOUT_S), wait]  # fmt: skip
+        return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
+    arch = "arm64" if facts.arch == "arm64" else "amd64"
+    url = DMG_URL.format(arch=arch)
+    steps += [
+        Step(("hdiutil", "attach", STAGED, "-nobrowse", "-quiet", "-mountpoint",
+              "/Volumes/Docker"), "open Docker Desktop's disk image (SHA-256 checked)",
+             root=False, kind="fetch", url=url,
+             check=f"sha256-from:{url.rsplit('/', 1)[0]}/checksums.txt", timeout=900),
+        Step(("cp", "-R", "/Volumes/Docker/Docker.app", "/Applications/"),
+             "copy Docker Desktop to /Applications", root=False, timeout=600),
+        Step(("xattr", "-cr", "/Applications/Docker.app"), "clear the download quarantine",
+             root=False, optional=True),  # fmt: skip
+        Step(("hdiutil", "detach", "/Volumes/Docker", "-quiet"), "close the disk image",
+             root=False, optional=True),  # fmt: skip
+        Step(("open", "-a", "Docker"), "start Docker Desktop (approve its helper and licence "
+             "in the window it opens)", root=False, timeout=30),  # fmt: skip
+        Step(wait.argv, wait.why, root=False, kind="wait-docker", timeout=FIRST_START_WAIT_S),
+    ]
+    return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
+
+
+def needs_amd64_check(arch: str, mysql_engine: str, allow_arm64: bool = False) -> bool:
+    """The twin's `assert_amd64_emulation`: only an Apple Silicon Mac whose install resolves
+    to the amd64-only MySQL 5.7 image needs amd64 emulation proven before the cluster."""
+    return arch == "arm64" and mysql_engine == "5.7" and not allow_arm64
+
+
+def amd64_refusal() -> tuple[str, str]:
+    return ("amd64 emulation does not work on this Apple Silicon Mac, and this install uses "
+            "the amd64-only MySQL 5.7 image: it would crash-loop",
+            "Docker Desktop: Settings > General > enable \"Use Rosetta for x86_64/amd64 "
+            "emulation\" and restart Docker; colima: colima delete && colima start --vm-type "
+            "vz --vz-rosetta; then run the installer again")  # fmt: skip
+
+
+def launch_agent(home: str, colima: str = "") -> bytes:
+    """The login autostart: a LaunchAgent that starts the runtime when this user logs in
+    (`open -a Docker`, or `colima start`), so a rebooted Mac comes back with the client."""
+    program = [colima, "start"] if colima else ["/usr/bin/open", "-a", "Docker"]
+    log = f"{home}/Library/Logs/tracebloc-autostart.log"
+    return plistlib.dumps({"Label": AUTOSTART_LABEL, "ProgramArguments": program,
+                           "RunAtLoad": True, "StandardOutPath": log,
+                           "StandardErrorPath": log})  # fmt: skip
+
+
+def autostart_steps(home: str, uid: int, colima: str = "") -> tuple[Step, ...]:
+    path = f"{home}/Library/LaunchAgents/{AUTOSTART_LABEL}.plist"
+    return (
+        Step(("install", "-m", "0644", STAGED, path), "start the runtime at login",
+             root=False, kind="stage", content=launch_agent(home, colima).decode()),
+        Step(("launchctl", "bootstrap", f"gui/{uid}", path), "register it now", root=False,
+             optional=True),  # fmt: skip
+    )

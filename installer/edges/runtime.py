@@ -1,0 +1,332 @@
+"""Carry out a runtime plan (decide/runtime.py): each step through proc, bounded, logged
+with secrets masked; root steps through `sudo -n` once the password was asked for once.
+
+Files meant for root-owned places are written by the engine to an owner-only temporary
+directory first and put in place with `install -m MODE` (so no secret is ever on a command
+line); downloads are checked (an OpenPGP fingerprint, a published SHA-256) before anything
+uses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from installer.decide import openpgp
+from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.redact import Redactor
+from installer.decide.runtime import DOCKER_GROUP, STAGED, RuntimePlan, Step, shown
+from installer.edges import proc
+
+log = logging.getLogger(__name__)
+
+POLL_S = 2.0
+LOCK_POLL_S = 5.0
+DOWNLOAD_S = 300.0
+
+
+class RuntimeFailed(InstallerError):
+    """A required runtime step failed; what was done before it stays done."""
+
+
+@dataclass
+class Runner:
+    env: Mapping[str, str]
+    redactor: Redactor
+    as_root: bool  # uid 0: no sudo at all
+    say: Callable[[str], None]
+    warn: Callable[[str], None]
+    sleep: Callable[[float], None] = time.sleep
+    done: list[str] = field(default_factory=list)
+    changed: bool = False
+    _stage: str = ""
+
+    def tool(self, name: str) -> proc.Tool:
+        return proc.find_tool(name, self.env, "linux" if os.name != "nt" else "windows")
+
+    def call(self, step: Step, argv: tuple[str, ...], timeout: float | None = None) -> proc.Result:
+        if step.root and not self.as_root:
+            tool, args = self.tool("sudo"), ["-n", *argv]
+        else:
+            tool, args = self.tool(argv[0]), list(argv[1:])
+        return proc.run(tool, args, timeout=timeout or step.timeout, env=self.env,
+                        redactor=self.redactor, keep_terminal=True)  # fmt: skip
+
+    def staged(self, name: str) -> str:
+        if not self._stage:
+            self._stage = tempfile.mkdtemp(prefix="tracebloc-runtime-")  # 0700
+        return os.path.join(self._stage, name)
+
+    def cleanup(self) -> None:
+        if self._stage:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            self._stage = ""
+
+
+def execute(plan: RuntimePlan, runner: Runner, *,
+            fetch: Callable[[str, str], None] | None = None) -> list[str]:  # fmt: skip
+    """Run every step in order; returns what was done, one line each. Raises RuntimeFailed
+    at the first required step that fails."""
+    try:
+        for index, step in enumerate(plan.steps):
+            if step.when == "changed" and not runner.changed:
+                log.debug("skipped (nothing changed): %s", shown(step, runner.as_root))
+                continue
+            _one(step, index, plan, runner, fetch or _download(runner.env))
+    finally:
+        runner.cleanup()
+    return runner.done
+
+
+def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
+         fetch: Callable[[str, str], None]) -> None:  # fmt: skip
+    argv = step.argv
+    if step.kind == "prime":
+        _prime(run, step)
+        return
+    if step.kind == "wait-lock":
+        _wait_lock(run, step)
+        return
+    if step.kind == "wait-docker":
+        _wait_docker(run, step, plan)
+        return
+    if step.kind in ("stage", "fetch"):
+        path = run.staged(f"{index}-{os.path.basename(argv[-1]) or 'file'}")
+        if step.kind == "stage":
+            _write_private(path, step.content.encode())
+        else:
+            fetch(step.url, path)
+            _check(step, path, fetch, run)
+        argv = tuple(path if part == STAGED else part for part in argv)
+        if step.root and argv[0] == "install" and _same_as(run, step, path, argv[-1]):
+            run.done.append(f"{argv[-1]} is already as wanted")
+            return
+    if step.kind == "modules":
+        _modules(run, step)
+        return
+    if _run(run, step, argv) and (step.kind == "stage" or (step.kind == "fetch" and step.root)):
+        run.changed = True
+
+
+def _run(run: Runner, step: Step, argv: tuple[str, ...]) -> bool:
+    text = shown(Step(argv, step.why, root=step.root), run.as_root)
+    run.say(f"{step.why}: {text}")
+    try:
+        result = run.call(step, argv)
+    except ToolTimeout:
+        return _failed(run, step, text, f"did not finish within {step.timeout:g}s")
+    except ToolNotFound as exc:
+        return _failed(run, step, text, exc.message)
+    if result.rc != 0:
+        return _failed(run, step, text, proc.last_line(run.redactor(result.stderr or result.stdout),
+                                                       result.rc))  # fmt: skip
+    run.done.append(text)
+    return True
+
+
+def _failed(run: Runner, step: Step, text: str, why: str) -> bool:
+    if step.optional:
+        run.warn(f"`{text}` failed ({why}); going on")
+        return False
+    raise RuntimeFailed(f"`{text}` failed: {why}",
+                        "fix the reported problem, then run again (what was done stays done)")
+
+
+def _prime(run: Runner, step: Step) -> None:
+    run.say("tracebloc needs your password once to set up Docker (sudo)")
+    try:
+        rc = proc.run_attached(run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env)
+    except ToolTimeout:
+        rc = -1
+    if rc != 0:
+        raise RuntimeFailed("could not get administrator rights (sudo authentication failed)",
+                            "run again as a user allowed to use sudo, or ask an administrator "
+                            "to run: sudo TB_PREPARE_USER=<your user> tracebloc-installer "
+                            "prepare-host")  # fmt: skip
+    run.done.append("sudo -v")
+
+
+def _wait_lock(run: Runner, step: Step) -> None:
+    """The twin's apt_wait_for_lock: while a background update holds the dpkg/apt locks,
+    wait (bounded); apt's own DPkg::Lock::Timeout is the backstop for a later holder."""
+    if proc.find_on_path("fuser", run.env, "linux") is None:
+        return
+    deadline = time.monotonic() + step.timeout
+    announced = False
+    while True:
+        try:
+            held = run.call(step, step.argv, timeout=30).rc == 0
+        except InstallerError:
+            return
+        if not held:
+            return
+        if not announced:
+            run.say("waiting for background system updates to finish (the package lock)")
+            announced = True
+        if time.monotonic() >= deadline:
+            run.warn(f"the package lock is still held after {step.timeout:g}s; trying anyway")
+            return
+        run.sleep(LOCK_POLL_S)
+
+
+def _modules(run: Runner, step: Step) -> None:
+    if _run(run, step, step.argv):
+        return
+    extra = tuple(step.content.split())
+    if extra and _run(run, Step(extra, "kernel-modules-extra", optional=True), extra):
+        _run(run, step, step.argv)
+
+
+def _wait_docker(run: Runner, step: Step, plan: RuntimePlan) -> None:
+    deadline = time.monotonic() + step.timeout
+    granted = bool(plan.grant_user) and not step.root
+    while True:
+        if _answers(run, step):
+            run.done.append("Docker answers")
+            return
+        if granted and _answers_in_group(run, step):
+            # The group was granted in this run: docker and k3d run under it from now on.
+            proc.run_in_group(("docker", "k3d"), DOCKER_GROUP)
+            run.done.append(f"Docker answers (through the {DOCKER_GROUP} group, without a new login)")
+            return
+        if time.monotonic() >= deadline:
+            break
+        run.sleep(POLL_S)
+    _daemon_failure(run, step, plan)
+
+
+def _answers(run: Runner, step: Step) -> bool:
+    try:
+        return run.call(step, step.argv, timeout=30).rc == 0
+    except InstallerError:
+        return False
+
+
+def _answers_in_group(run: Runner, step: Step) -> bool:
+    sg = proc.find_on_path("sg", run.env, "linux")
+    docker = proc.find_on_path("docker", run.env, "linux")
+    if sg is None or docker is None:
+        return False
+    import shlex
+
+    try:
+        result = proc.run(sg, [DOCKER_GROUP, "-c", "exec " + shlex.join([docker.path, *step.argv[1:]])],
+                          timeout=30, env=run.env, redactor=run.redactor)  # fmt: skip
+    except InstallerError:
+        return False
+    return result.rc == 0
+
+
+def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
+    """The twin's messages: a daemon that will not start is Docker's problem, shown with
+    Docker's own words; a running one this user cannot reach is the group."""
+    if sys.platform == "darwin":
+        raise RuntimeFailed(f"Docker did not answer within {step.timeout:g}s (it may still be "
+                            "starting)", "look for the whale icon in the menu bar; once Docker "
+                            "Desktop says it is running (colima: `colima status`), run the "
+                            "installer again")  # fmt: skip
+    probe = Step(("systemctl", "is-active", "--quiet", "docker"), "is the daemon active")
+    active = False
+    try:
+        active = run.call(probe, probe.argv, timeout=30).rc == 0
+    except InstallerError:
+        pass
+    if not active:
+        status = Step(("systemctl", "status", "docker.service", "--no-pager", "-l"), "status")
+        tail = ""
+        try:
+            result = run.call(status, status.argv, timeout=30)
+            tail = "\n".join(run.redactor(result.stdout).strip().splitlines()[-6:])
+        except InstallerError:
+            pass
+        if tail:
+            run.warn("Docker's own words:\n" + "\n".join("    " + line for line in tail.splitlines()))
+        raise RuntimeFailed(
+            "Docker is installed, but its daemon won't start: this is a Docker/host problem, "
+            "not tracebloc's",
+            "if its error mentions 'addrtype' or a missing kernel module, install the netfilter "
+            "modules (sudo dnf install -y kernel-modules-extra) and reboot; otherwise check "
+            "SELinux, the storage driver and free disk under /var/lib/docker; start Docker "
+            "(sudo systemctl start docker), then run again")  # fmt: skip
+    raise RuntimeFailed(f"Docker runs, but did not answer {'as root' if step.root else 'you'} "
+                        f"within {step.timeout:g}s",
+                        "log out and back in (the docker group), then run the installer again")
+
+
+def _same_as(run: Runner, step: Step, staged: str, dest: str) -> bool:
+    """True when root's `dest` already holds these bytes (then nothing is rewritten and a
+    running daemon is not bounced)."""
+    probe = Step(("cmp", "-s", staged, dest), "compare", root=step.root)
+    try:
+        return run.call(probe, probe.argv, timeout=30).rc == 0
+    except InstallerError:
+        return False
+
+
+def _write_private(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+
+
+def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner) -> None:
+    if not step.check:
+        return
+    kind, _, expected = step.check.partition(":")
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if kind == "openpgp":
+        found = openpgp.fingerprint(data)
+        if found != expected.upper():
+            raise RuntimeFailed(f"the key from {step.url} has fingerprint {found or 'none'}, "
+                                f"not Docker's published {expected}: it was not installed",
+                                "check the network path to download.docker.com (a proxy "
+                                "rewriting it?), then run again")  # fmt: skip
+    elif kind == "sha256-from":
+        sums = run.staged("checksums.txt")
+        fetch(expected, sums)
+        name = os.path.basename(urlsplit(step.url).path)
+        with open(sums, encoding="utf-8", errors="replace") as handle:
+            want = next((line.split()[0].lower() for line in handle
+                         if len(line.split()) >= 2 and line.split()[-1].lstrip("*") == name
+                         and len(line.split()[0]) == 64), "")  # fmt: skip
+        actual = hashlib.sha256(data).hexdigest()
+        if not want or actual != want:
+            raise RuntimeFailed(f"{name} from {step.url} does not match Docker's published "
+                                "checksum (or none could be read): it was not installed",
+                                "check the network path to desktop.docker.com, then run again")
+
+
+def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
+    """Fetch `url` into `path`: from TRACEBLOC_TOOLS_MIRROR when set (the file under the
+    URL's host and path), else from the URL itself, through the proxy and CA as every
+    download."""
+    from installer.edges import download, tools
+
+    mirror = tools.parse_mirror(env)
+
+    def get(url: str, path: str) -> None:
+        parts = urlsplit(url)
+        where = url
+        if mirror is not None:
+            relative = f"{parts.hostname}{parts.path}"
+            if mirror.kind == "dir":
+                source = os.path.join(mirror.base, *relative.split("/"))
+                if not os.path.isfile(source):
+                    raise RuntimeFailed(f"{source} is not in TRACEBLOC_TOOLS_MIRROR",
+                                        f"put {url} there, then run again")  # fmt: skip
+                shutil.copyfile(source, path)
+                return
+            where = mirror.base + relative
+        with open(path, "wb") as out:
+            download.fetch(where, out, env=env, deadline_s=DOWNLOAD_S)
+
+    return get

@@ -1,0 +1,117 @@
+"""What the Linux runtime decision needs, read from this machine (reads only): who runs
+the engine, whether sudo works without a password, the distribution, which package
+manager and service manager exist, and whether this user is in the docker group."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+from installer.decide.drift import DockerRead
+from installer.decide.errors import InstallerError
+from installer.decide.model import MachineFacts
+from installer.decide.runtime import Facts, parse_os_release
+from installer.edges import proc
+
+OS_RELEASE = "/etc/os-release"
+OS_RELEASE_SEAM = "TB_OS_RELEASE_FILE"  # the twin's test seam, honoured the same way
+PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy")
+TOOLS = ("apt-get", "dnf", "yum", "zypper", "pacman", "systemctl", "fuser", "sg", "sudo")
+# Tests only: run the decision as this user instead of the real one (the suite runs as
+# root). Honoured only together with the twin's TB_OS_RELEASE_FILE seam, and announced.
+TEST_USER = "TB_TEST_RUNTIME_USER"  # NAME:UID
+
+
+def os_release_path(env: Mapping[str, str]) -> str:
+    return env.get(OS_RELEASE_SEAM, "").strip() or OS_RELEASE
+
+
+def read_os_release(env: Mapping[str, str]) -> dict[str, str]:
+    try:
+        with open(os_release_path(env), encoding="utf-8", errors="replace") as handle:
+            return parse_os_release(handle.read(65536))
+    except OSError:
+        return {}
+
+
+def present_tools(env: Mapping[str, str], names: tuple[str, ...] = TOOLS) -> frozenset[str]:
+    return frozenset(n for n in names if proc.find_on_path(n, env, "linux") is not None)
+
+
+def test_user(env: Mapping[str, str]) -> tuple[str, int] | None:
+    raw = env.get(TEST_USER, "").strip()
+    if not raw or not env.get(OS_RELEASE_SEAM, "").strip():
+        return None
+    name, _, uid = raw.partition(":")
+    return (name, int(uid)) if name and uid.isdigit() else None
+
+
+def user_name(env: Mapping[str, str], uid: int) -> str:
+    if sys.platform == "win32":
+        return ""
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return ""
+
+
+def in_group(user: str, group: str) -> bool | None:
+    """In /etc/group (or primary group); None when it cannot be told."""
+    if sys.platform == "win32":
+        return None
+    try:
+        import grp
+        import pwd
+
+        try:
+            entry = grp.getgrnam(group)
+        except KeyError:
+            return False  # no such group: certainly not a member
+        if user in entry.gr_mem:
+            return True
+        try:
+            return pwd.getpwnam(user).pw_gid == entry.gr_gid
+        except KeyError:
+            return None
+    except ImportError:
+        return None
+
+
+def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
+    """root | nopw | pw | none, as the twin's `_probe_privilege` (`sudo -n true` changes
+    nothing)."""
+    if uid == 0:
+        return "root"
+    sudo = proc.find_on_path("sudo", env, "linux")
+    if sudo is None:
+        return "none"
+    try:
+        result = proc.run(sudo, ["-n", "true"], timeout=timeout, env=env, keep_terminal=True)
+    except InstallerError:
+        return "pw"
+    return "nopw" if result.rc == 0 else "pw"
+
+
+def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
+               timeout: float, uid: int | None = None) -> Facts:  # fmt: skip
+    uid = os.getuid() if uid is None and hasattr(os, "getuid") else (uid or 0)
+    user = user_name(env, uid)
+    pretend = test_user(env)
+    if pretend is not None:
+        user, uid = pretend
+    ca = env.get("TRACEBLOC_CA_BUNDLE", "").strip()
+    ca_path = os.path.abspath(os.path.expanduser(ca)) if ca else ""
+    return Facts(
+        os="linux", docker=info.state, docker_reason=info.reason,
+        docker_cli=proc.find_on_path("docker", env, "linux") is not None
+        or bool(env.get("TRACEBLOC_DOCKER", "").strip()),
+        uid=uid, user=user, sudo_user=env.get("SUDO_USER", "").strip(),
+        sudo=sudo_posture(env, uid, timeout),
+        in_docker_group=in_group(user, "docker") if user else None,
+        os_release=read_os_release(env), tools=present_tools(env), arch=machine.arch,
+        proxy={n: env[n] for n in PROXY_NAMES if env.get(n, "").strip()},
+        ca_bundle=ca_path if ca_path and os.path.isfile(ca_path) else "",
+    )  # fmt: skip

@@ -1,0 +1,77 @@
+"""What the macOS runtime decision needs, read from this Mac (reads only): administrator
+or not, a desktop session or headless, Docker Desktop and colima present, macOS version."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Mapping
+
+from installer.decide.drift import DockerRead
+from installer.decide.errors import InstallerError
+from installer.decide.model import MachineFacts
+from installer.decide.runtime import Facts
+from installer.edges import proc
+from installer.edges.runtime_linux import present_tools, user_name
+
+COLIMA_NAMES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
+APPS = ("/Applications/Docker.app",)
+MAC_TOOLS = ("brew", "colima", "sudo")
+
+
+def is_admin(user: str, uid: int) -> bool | None:
+    """In the `admin` group (or root): an admin can sudo on a stock Mac."""
+    if uid == 0:
+        return True
+    if sys.platform == "win32":
+        return None
+    try:
+        import grp
+        import pwd
+
+        admin = grp.getgrnam("admin")
+        entry = pwd.getpwnam(user)
+        return admin.gr_gid in os.getgrouplist(user, entry.pw_gid) or user in admin.gr_mem
+    except (ImportError, KeyError, OSError):
+        return None
+
+
+def has_gui_session() -> bool | None:
+    """/dev/console belongs to the user logged in at the desktop, to root when nobody is
+    (EC2 Macs, CI runners)."""
+    try:
+        return os.stat("/dev/console").st_uid != 0
+    except OSError:
+        return None
+
+
+def colima_instance(env: Mapping[str, str], timeout: float) -> bool:
+    tool = proc.find_on_path("colima", env, "darwin")
+    if tool is None:
+        return False
+    try:
+        result = proc.run(tool, ["list", "--json"], timeout=timeout, env=env)
+    except InstallerError:
+        return False
+    return result.rc == 0 and bool(result.stdout.strip())
+
+
+def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
+               timeout: float) -> Facts:  # fmt: skip
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    user = user_name(env, uid)
+    home = env.get("HOME", "")
+    tools = present_tools(env, MAC_TOOLS)
+    has_sudo = proc.find_on_path("sudo", env, "darwin") is not None
+    sudo = "root" if uid == 0 else ("pw" if has_sudo else "none")
+    return Facts(
+        os="darwin", docker=info.state, docker_reason=info.reason,
+        docker_cli=proc.find_on_path("docker", env, "darwin") is not None,
+        uid=uid, user=user, sudo=sudo, tools=tools, arch=machine.arch,
+        admin=is_admin(user, uid), gui=has_gui_session(),
+        docker_app=any(os.path.isdir(p) for p in (*APPS, f"{home}/Applications/Docker.app")),
+        colima_instance=colima_instance(env, timeout), macos_version=platform.mac_ver()[0],
+        memory_gib=(machine.host_memory_bytes or machine.memory_total_bytes) / 2**30,
+        colima={n: env[n] for n in COLIMA_NAMES if env.get(n, "").strip()},
+    )  # fmt: skip

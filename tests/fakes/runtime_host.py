@@ -1,0 +1,190 @@
+"""A Linux machine for the container-runtime step: fake sudo, package managers, systemctl,
+usermod, install, modprobe, sg and docker on PATH, each logging its argv to the cluster's
+call log, replaying a state (no Docker, stopped, installed but not in the group, running).
+
+`sudo` logs itself with the wrapped command and then runs that command from PATH, so each
+root call appears twice in order: `sudo -n <argv>` and `<argv>` itself. It refuses a
+`-n <command>` until `-v` succeeded (or the scenario says no password is needed): a run that
+forgot to ask for the password once fails as the real sudo would.
+
+`install` performs what it was asked under `sysroot` (the machine's `/`), keeping modes, so
+tests read the files the engine put under /etc and their permissions.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from tests.fakes.cluster import FakeCluster
+from tests.fakes.executables import make_executable
+
+OS_RELEASES = {
+    "debian": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n'
+              "VERSION_CODENAME=bookworm\n",
+    "ubuntu": 'NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n'
+              "VERSION_CODENAME=noble\nUBUNTU_CODENAME=noble\n",
+    "fedora": 'NAME="Fedora Linux"\nID=fedora\nVERSION_ID=40\n',
+    "rhel9": 'NAME="Red Hat Enterprise Linux"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="9.4"\n',
+    "rocky9": 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n',
+    "amzn2023": 'NAME="Amazon Linux"\nID="amzn"\nID_LIKE="fedora"\nVERSION_ID="2023"\n',
+    "arch": 'NAME="Arch Linux"\nID=arch\n',
+    "opensuse": 'NAME="openSUSE Leap"\nID="opensuse-leap"\nID_LIKE="suse opensuse"\n'
+                'VERSION_ID="15.6"\n',
+}
+PACKAGE_MANAGER = {"debian": "apt-get", "ubuntu": "apt-get", "fedora": "dnf", "rhel9": "dnf",
+                   "rocky9": "dnf", "amzn2023": "dnf", "arch": "pacman", "opensuse": "zypper"}
+USER, UID = "ana", "1000"
+KERNEL_MODULE_NAMES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
+STOPPED = json.dumps({"ServerErrors": ["Cannot connect to the Docker daemon at "
+                                       "unix:///var/run/docker.sock. Is the docker daemon running?"]})
+DENIED = json.dumps({"ServerErrors": ["permission denied while trying to connect to the Docker "
+                                      "daemon socket at unix:///var/run/docker.sock"]})
+RUNNING = json.dumps({"MemTotal": 16 * 2**30, "NCPU": 8, "OperatingSystem": "Ubuntu",
+                      "Runtimes": {"runc": {}}, "ServerErrors": None})  # fmt: skip
+TEST_KEY = Path(__file__).parent / "data" / "test-apt-key.asc"
+TEST_KEY_FPR = "06C6EE65ADA7838FB379AAE08693637E2E58A330"
+DOCKER_CE_APT = ["env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a", "apt-get",
+                 "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600", "-o",
+                 "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+                 "docker-ce", "docker-ce-cli", "containerd.io"]  # fmt: skip
+STARTED, GRANTED, INSTALLED = "docker-started", "docker-granted", "docker-installed"
+
+SUDO = '''import json, os, sys
+log, marks, nopw, password_ok = {log!r}, {marks!r}, {nopw!r}, {password_ok!r}
+argv = sys.argv[1:]
+with open(log, "a", encoding="utf-8") as out:
+    out.write(json.dumps({{"tool": "sudo", "argv": argv, "pid": os.getpid(), "env": {{}},
+                          "env_names": sorted(os.environ)}}) + "\\n")
+primed = os.path.join(marks, "sudo-primed")
+if argv == ["-v"]:
+    if password_ok:
+        os.makedirs(marks, exist_ok=True)
+        open(primed, "w").close()
+    sys.exit(0 if password_ok else 1)
+if argv[:1] != ["-n"]:  # the twin's bare `sudo COMMAND`
+    argv = ["-n", *argv]
+if argv[1:] == ["true"]:
+    sys.exit(0 if nopw or os.path.exists(primed) else 1)
+if not nopw and not os.path.exists(primed):
+    sys.stderr.write("sudo: a password is required\\n")
+    sys.exit(1)
+os.environ["FAKE_ROOT"] = "1"
+os.execvp(argv[1], argv[1:])
+'''
+
+INSTALL = '''import json, os, shutil, sys
+log, root = {log!r}, {root!r}
+argv = sys.argv[1:]
+with open(log, "a", encoding="utf-8") as out:
+    out.write(json.dumps({{"tool": "install", "argv": argv, "pid": os.getpid(), "env": {{}},
+                          "env_names": []}}) + "\\n")
+mode = int(argv[argv.index("-m") + 1], 8) if "-m" in argv else 0o755
+paths = [a for i, a in enumerate(argv) if not a.startswith("-") and argv[i - 1] != "-m"]
+if "-d" in argv:
+    for p in paths:
+        os.makedirs(root + p, exist_ok=True)
+        os.chmod(root + p, mode)
+    sys.exit(0)
+src, dest = paths
+os.makedirs(os.path.dirname(root + dest), exist_ok=True)
+shutil.copyfile(src, root + dest)
+os.chmod(root + dest, mode)
+'''
+
+SG = '''import json, os, subprocess, sys
+log, marks = {log!r}, {marks!r}
+argv = sys.argv[1:]
+with open(log, "a", encoding="utf-8") as out:
+    out.write(json.dumps({{"tool": "sg", "argv": argv, "pid": os.getpid(), "env": {{}},
+                          "env_names": []}}) + "\\n")
+env = dict(os.environ)
+if os.path.exists(os.path.join(marks, {granted!r})):
+    env["FAKE_IN_GROUP"] = argv[0]
+sys.exit(subprocess.call(["/bin/sh", "-c", argv[2]], env=env))
+'''
+
+
+def sysroot(cluster: FakeCluster) -> Path:
+    return cluster.root / "sysroot"
+
+
+def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
+               sudo: str = "pw", password_ok: bool = True) -> dict[str, str]:
+    """Script the machine; returns the environment the engine runs with.
+
+    `docker`: missing (installed by the package manager), stopped (started by
+    systemctl), denied (running, this user not in the group: usermod then sg), running."""
+    marks = str(cluster.root / "marks")
+    log = str(cluster.log_path)
+    release = cluster.root / "os-release"
+    release.write_text(OS_RELEASES[distro], encoding="utf-8")
+    make_executable(cluster.bin / "sudo", SUDO.format(log=log, marks=marks, nopw=sudo == "nopw",
+                                                     password_ok=password_ok))  # fmt: skip
+    make_executable(cluster.bin / "install", INSTALL.format(log=log, root=str(sysroot(cluster))))
+    env_program = cluster.bin / "env"
+    if not env_program.exists():
+        env_program.symlink_to(shutil.which("env") or "/usr/bin/env")
+    make_executable(cluster.bin / "sg", SG.format(log=log, marks=marks, granted=GRANTED))
+    for tool in ("systemctl", "usermod", "modprobe", "cmp", PACKAGE_MANAGER[distro]):
+        cluster.install(tool)
+    for tool in ("systemctl", "modprobe", PACKAGE_MANAGER[distro]):
+        cluster.on(tool, stdout="")
+    cluster.on("cmp", rc=1)  # nothing in place yet
+    cluster.on("systemctl", "is-active", rc=3)
+    cluster.on("systemctl", "start", "docker", mark=STARTED)
+    cluster.on("usermod", "-aG", "docker", mark=GRANTED)
+    docker_program = f"#!{sys.executable}\n" + cluster.program("docker")
+    if docker == "missing":
+        cluster.remove("docker")
+        installs = [("dnf", "install"), ("dnf", "-y"), ("yum", "install"), ("apt-get", "install", "docker-ce"),
+                    ("pacman", "-S"), ("zypper", "install")]  # fmt: skip
+        for tool, *match in installs:
+            if tool == PACKAGE_MANAGER[distro] or (tool == "yum" and distro == "amzn2023"):
+                cluster.on(tool, *match, mark=INSTALLED,
+                           write=[(str(cluster.bin / "docker"), docker_program, "755")])  # fmt: skip
+    else:
+        cluster.install("docker")
+    if docker == "denied":
+        cluster.on("docker", "info", stdout=DENIED, rc=1)
+        cluster.on("docker", "info", stdout=RUNNING, env_has="FAKE_IN_GROUP")
+        cluster.on("systemctl", "is-active", rc=0)
+    elif docker == "running":
+        cluster.on("docker", "info", stdout=RUNNING)
+    else:
+        # Started by systemctl; then root reaches it, and the user does when in the group
+        # (a fresh install: only through the group granted in this run, sg).
+        cluster.on("docker", "info", stdout=STOPPED, rc=1)
+        cluster.on("docker", "info", stdout=DENIED if docker == "missing" else RUNNING,
+                   rc=1 if docker == "missing" else 0, after=STARTED)  # fmt: skip
+        cluster.on("docker", "info", stdout=RUNNING, after=STARTED, env_has="FAKE_IN_GROUP")
+        cluster.on("docker", "info", stdout=RUNNING, after=STARTED, env_has="FAKE_ROOT")
+    mirror = cluster.root / "mirror" / "download.docker.com" / "linux"
+    for base in ("debian", "ubuntu"):
+        (mirror / base).mkdir(parents=True, exist_ok=True)
+        (mirror / base / "gpg").write_bytes(TEST_KEY.read_bytes())
+    for repo in ("fedora", "rhel", "centos"):
+        (mirror / repo).mkdir(parents=True, exist_ok=True)
+        (mirror / repo / "docker-ce.repo").write_text(f"[docker-ce-stable]\nname={repo}\n"
+                                                      "gpgcheck=1\n", encoding="utf-8")  # fmt: skip
+    return {"TB_OS_RELEASE_FILE": str(release), "TB_TEST_RUNTIME_USER": f"{USER}:{UID}",
+            "USER": USER, "TRACEBLOC_TOOLS_MIRROR": str(cluster.root / "mirror"),
+            "TB_TEST_DOCKER_APT_KEY_FPR": TEST_KEY_FPR}
+
+
+def root_calls(cluster: FakeCluster) -> list[list[str]]:
+    """Each command run through sudo (the wrapped argv), in order; `sudo -v` as itself."""
+    out = []
+    for entry in cluster.call_log():
+        if entry["tool"] != "sudo":
+            continue
+        argv = entry["argv"]
+        if argv == ["-v"]:
+            out.append(["sudo", "-v"])
+        elif argv[:1] == ["-n"] and argv[1:] != ["true"]:
+            out.append(argv[1:])
+        elif argv[:1] not in (["-n"], ["-v"]):  # the twin's bare `sudo COMMAND`
+            out.append(argv)
+    return out

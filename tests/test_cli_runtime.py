@@ -1,0 +1,244 @@
+"""The container-runtime step as a process: `prepare-host`, `plan` and `install` on a Linux
+machine made of fakes (tests/fakes/runtime_host.py) — what ran as root, in which order, the
+files left under /etc with their modes, and what a tier-0 machine is spared."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.backend_server import BackendServer
+from tests.fakes.cluster import FakeCluster
+from tests.fakes.localcluster import creatable, machine_without_cluster
+from tests.fakes.runtime_host import (
+    DOCKER_CE_APT,
+    linux_host,
+    root_calls,
+    sysroot,
+)
+from tests.test_cli_install import env_for, fresh
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
+
+PROXY = "http://ana:s3cr%t@proxy.corp:3128"
+
+
+@pytest.fixture
+def backend() -> Iterator[BackendServer]:
+    with BackendServer(default=200) as server:
+        yield server
+
+
+def mode(path: os.PathLike[str] | str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def commands(cluster: FakeCluster) -> list[str]:
+    return [" ".join(argv[:4]) for argv in root_calls(cluster)]
+
+
+# --- prepare-host -----------------------------------------------------------------------------
+
+
+def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_grants_the_user(
+    cluster: FakeCluster,
+) -> None:
+    env = linux_host(cluster, "debian")
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode == 0, result.stderr
+    calls = root_calls(cluster)
+    assert calls[0] == ["sudo", "-v"]  # the one password prompt, before any root command
+    assert DOCKER_CE_APT in calls
+    assert ["usermod", "-aG", "docker", "bob"] in calls
+    assert calls.index(["systemctl", "start", "docker"]) > calls.index(DOCKER_CE_APT)
+    etc = sysroot(cluster) / "etc"
+    assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(b"-----BEGIN PGP PUBLIC KEY")
+    assert "signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/debian " \
+           "bookworm stable" in (etc / "apt/sources.list.d/docker.list").read_text()  # fmt: skip
+    dropin = etc / "systemd/system/docker.service.d/http-proxy.conf"
+    assert mode(dropin) == 0o600 and 'HTTPS_PROXY=http://ana:s3cr%%t@proxy.corp:3128"' in dropin.read_text()
+    assert (etc / "modules-load.d/tracebloc.conf").read_text().split()[0] == "overlay"
+    # The password never reached a command line, the output or the log.
+    assert all("s3cr%t" not in " ".join(e["argv"]) for e in cluster.call_log())
+    assert "s3cr" not in result.stdout + result.stderr
+    assert "bob can now install" in result.stdout
+    # Nothing of an install: no cluster, no helm, no kubectl.
+    assert not any(e["tool"] in ("k3d", "helm", "kubectl") for e in cluster.call_log())
+
+
+@pytest.mark.parametrize(("distro", "install"), [
+    pytest.param("ubuntu", DOCKER_CE_APT, id="ubuntu"),
+    pytest.param("fedora", ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli",
+                            "containerd.io"], id="fedora"),  # fmt: skip
+    pytest.param("rhel9", ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli",
+                           "containerd.io"], id="rhel-9"),  # fmt: skip
+    pytest.param("rocky9", ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli",
+                            "containerd.io"], id="rocky-9"),  # fmt: skip
+    pytest.param("amzn2023", ["dnf", "install", "-y", "docker"], id="amazon-linux-2023"),
+    pytest.param("arch", ["pacman", "-S", "--noconfirm", "docker"], id="arch"),
+    pytest.param("opensuse", ["zypper", "install", "-y", "docker"], id="opensuse"),
+])  # fmt: skip
+def test_prepare_host_installs_docker_per_distribution(cluster: FakeCluster, distro: str,
+                                                       install: list[str]) -> None:  # fmt: skip
+    env = linux_host(cluster, distro)
+    result = cluster.run("prepare-host", "--json", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    calls = root_calls(cluster)
+    assert install in calls
+    assert ["systemctl", "enable", "docker"] in calls and ["usermod", "-aG", "docker", "bob"] in calls
+    assert json.loads(result.stdout)["user"] == "bob"
+    if distro in ("fedora", "rhel9", "rocky9"):
+        repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text()
+        assert "gpgcheck=1" in repo
+
+
+def test_prepare_host_as_the_old_flag_at_any_position(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "ubuntu", docker="stopped", sudo="nopw")
+    result = cluster.run("--force", "--prepare-host", **env)
+    assert result.returncode == 0, result.stderr
+    assert ["systemctl", "start", "docker"] in root_calls(cluster)
+    assert ["sudo", "-v"] not in root_calls(cluster)  # no password needed: none asked
+
+
+def test_a_key_that_is_not_dockers_is_never_installed(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    env["TB_TEST_DOCKER_APT_KEY_FPR"] = "0" * 40
+    result = cluster.run("prepare-host", **env)
+
+    assert result.returncode == 1
+    assert "fingerprint" in result.stderr and "not installed" in result.stderr
+    assert not (sysroot(cluster) / "etc/apt/keyrings/docker.asc").exists()
+    assert not any(c[:1] == ["env"] and "docker-ce" in c for c in root_calls(cluster))
+
+
+def test_a_wrong_password_stops_with_a_clear_message_before_any_root_command(
+    cluster: FakeCluster,
+) -> None:
+    env = linux_host(cluster, "ubuntu", password_ok=False)
+    result = cluster.run("prepare-host", **env)
+
+    assert result.returncode == 1
+    assert "sudo authentication failed" in result.stderr
+    assert root_calls(cluster) == [["sudo", "-v"]]
+
+
+def test_the_test_seams_are_refused_without_each_other(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "ubuntu")
+    del env["TRACEBLOC_TOOLS_MIRROR"]
+    result = cluster.run("prepare-host", **env)
+    assert result.returncode == 2 and "for tests only" in result.stderr
+
+
+# --- plan and install -------------------------------------------------------------------------
+
+
+def test_plan_lists_every_root_command_and_runs_none(cluster: FakeCluster) -> None:
+    machine_without_cluster(fresh(cluster))
+    env = linux_host(cluster, "ubuntu", docker="missing")
+    result = cluster.run("plan", "--json", HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode == 0, result.stderr
+    runtime = json.loads(result.stdout)["local_cluster"]["runtime"]
+    assert runtime["reason"] == "docker-missing" and runtime["grant_user"] == "ana"
+    shown = runtime["commands"]
+    assert shown[0].startswith("sudo -v")
+    assert any(line.startswith("sudo -n env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a "
+                               "apt-get install") and "docker-ce" in line for line in shown)  # fmt: skip
+    assert any(line.startswith("sudo -n usermod -aG docker ana") for line in shown)
+    assert any(line.startswith("sudo -n install -m 0600 '<staged file>' "
+                               "/etc/systemd/system/docker.service.d/http-proxy.conf")
+               for line in shown)  # fmt: skip
+    assert "s3cr" not in result.stdout
+    # Reads only: `sudo -n true` (does sudo need a password?) is the one sudo call.
+    assert [e["argv"] for e in cluster.call_log() if e["tool"] == "sudo"] == [["-n", "true"]]
+    assert not (sysroot(cluster) / "etc").exists()
+
+
+def test_tier_0_runs_no_privileged_step_at_all(cluster: FakeCluster, backend: BackendServer) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="running")
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    tools = {e["tool"] for e in cluster.call_log()}
+    assert not tools & {"sudo", "apt-get", "systemctl", "usermod", "install", "modprobe", "sg"}
+
+
+def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="missing")
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert "installed and connected" in result.stdout
+    calls = root_calls(cluster)
+    assert calls.count(["sudo", "-v"]) == 1 and calls[0] == ["sudo", "-v"]
+    assert DOCKER_CE_APT in calls and ["usermod", "-aG", "docker", "ana"] in calls
+    order = [e["tool"] for e in cluster.call_log()]
+    # Docker first (root), then the cluster as the user: k3d through the new group (sg).
+    assert order.index("apt-get") < order.index("k3d") and "sg" in order
+    assert not any(e["tool"] == "sudo" and "k3d" in e["argv"] for e in cluster.call_log())
+    sg_calls = [e["argv"] for e in cluster.call_log() if e["tool"] == "sg"]
+    assert any("cluster create" in argv[-1] for argv in sg_calls)
+
+
+def test_docker_stopped_is_started_and_nothing_is_installed(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    calls = root_calls(cluster)
+    assert ["systemctl", "start", "docker"] in calls
+    assert not any(c[0] in ("apt-get", "env", "dnf") for c in calls)
+
+
+def test_installed_but_not_in_the_group_is_granted_and_goes_on_without_a_new_login(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="denied", sudo="nopw")
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert ["usermod", "-aG", "docker", "ana"] in root_calls(cluster)
+    assert not any(c[0] in ("apt-get", "env", "modprobe") for c in root_calls(cluster))
+    assert any(e["tool"] == "sg" and "k3d" in e["argv"][-1] for e in cluster.call_log())
+
+
+def test_a_sudo_wrapped_install_is_refused_before_anything(cluster: FakeCluster,
+                                                           backend: BackendServer) -> None:  # fmt: skip
+    env = linux_host(cluster, "ubuntu", docker="running")
+    env["TB_TEST_RUNTIME_USER"] = "root:0"
+    result = cluster.run("install", "--yes", **env_for(backend, SUDO_USER="ana", **env))
+
+    assert result.returncode == 1
+    assert "don't run the installer with sudo" in result.stderr and "prepare-host" in result.stderr
+    assert cluster.call_log() == []
+    assert not (cluster.home / ".tracebloc").exists()
+
+
+def test_prepare_host_run_with_sudo_runs_directly_and_never_grants_the_administrator(
+    cluster: FakeCluster,
+) -> None:
+    env = linux_host(cluster, "ubuntu", docker="stopped")
+    env["TB_TEST_RUNTIME_USER"] = "root:0"
+    result = cluster.run("prepare-host", SUDO_USER="admin", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert not any(e["tool"] == "sudo" for e in cluster.call_log())  # already root
+    direct = [[e["tool"], *e["argv"]] for e in cluster.call_log()]
+    assert ["usermod", "-aG", "docker", "bob"] in direct
+    assert ["systemctl", "start", "docker"] in direct
+    assert not any("admin" in " ".join(call) for call in direct)
