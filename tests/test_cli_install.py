@@ -217,8 +217,26 @@ def test_reinstall_keeps_a_user_marker_and_size(cluster: FakeCluster, backend: B
     # One read of the installed release serves both the guard and the sizing.
     assert [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
         ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]]
-    assert "cpu=3,memory=12Gi (chosen by a person; user)" in result.stdout
+    assert "cpu=3,memory=12Gi (carried from the installed release, chosen by a person; user)" in result.stdout
     assert not [a for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall")]
+
+
+def test_reinstall_carrying_the_installers_size_does_not_claim_it_was_measured(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """The size the installer chose last time is carried, not measured again: the summary
+    says so, and "measured by the installer" only where this run measured."""
+    fresh(cluster).installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {
+        "clientId": CLIENT_ID,
+        "env": {"RESOURCE_LIMITS": "cpu=3,memory=10Gi", "RESOURCE_PROVENANCE": "installer"}})  # fmt: skip
+    cluster.status_of("tracebloc", "deployed")
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    assert ("cpu=3,memory=10Gi (carried from the installed release, chosen by the installer; "
+            "installer)") in result.stdout  # fmt: skip
+    assert "measured by the installer" not in result.stdout
 
 
 def test_reinstall_keeps_an_unknown_marker(cluster: FakeCluster, backend: BackendServer) -> None:

@@ -37,6 +37,7 @@ from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolut
 from installer.edges import apply, backend, lock
 from installer.edges.machine import disk_free, read_machine
 from installer.edges.valuesfile import Written, write_values
+from installer.present.provenance import training_words
 from installer.present.redact import Redactor
 from installer.present.target import target_lines
 from installer.present.ui import Ui
@@ -327,8 +328,7 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
     training = outcome.training
-    who = {"installer": "measured by the installer", "user": "chosen by a person",
-           "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
+    who = training_words(training)
     kube = outcome.kube
     lines = [
         "The tracebloc client is installed and connected.",
