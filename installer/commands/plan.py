@@ -212,6 +212,9 @@ def plan_install(
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
-    return dataclasses.replace(
+    plan = dataclasses.replace(
         plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
         set_context_namespace=settings.set_context_namespace)  # fmt: skip
+    from installer.commands.foresee import foresee  # helm's own answer (imports Plan)
+
+    return foresee(plan, tools["helm"], env, redactor)
