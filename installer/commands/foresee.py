@@ -71,8 +71,8 @@ def foresee(plan: Plan, helm_tool: proc.Tool | None, env: Mapping[str, str],
     conn, probe = plan.cfg.probe.conn, plan.cfg.probe
     exists = verdict.action != "install"
     # A first install that helm refuses leaves no release: nothing to roll back or remove.
-    fix = ("nothing was changed; fix what helm names (a cluster older than the chart's "
-           "kubeVersion needs a newer cluster or an older chart), then "
+    fix = ("nothing was changed; fix what helm names (a chart whose kubeVersion excludes "
+           "this cluster needs another cluster or chart version), then "
            f"{remedy.installer(conn, probe.namespace, 'plan')}")  # fmt: skip
     if exists:
         fix += f"\nto inspect: {remedy.helm(['status', probe.release], conn, probe.namespace)}"

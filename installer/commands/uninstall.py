@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from installer.config import ProbeConfig
 from installer.decide import localcluster as lc
+from installer.decide import remedy
 from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import os_name
-from installer.edges import helm, k3d, proc, workloads
+from installer.edges import helm, k3d, proc, volumes, workloads
 from installer.present.redact import Redactor
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
@@ -41,6 +42,7 @@ class Survey:
     data_dir: str
     data_dir_exists: bool
     cluster: str | None  # the local cluster to delete (only with --delete-cluster)
+    volumes: tuple[str, ...] = ()  # the release's PersistentVolumes (edges/volumes.py)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,12 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     if options.delete_data and reason:
         raise Refused(f"cannot list the release's volume claims: {reason}",
                       "nothing was changed")  # fmt: skip
+    pvs: tuple[str, ...] = ()
+    if options.delete_data and tools.kubectl is not None:
+        pvs, why = volumes.read_volumes(_runner(tools, tools.kubectl), release, namespace, conn,
+                                        cfg.timeout)  # fmt: skip
+        if why:
+            raise Refused(f"cannot list the release's volumes: {why}", "nothing was changed")
     exists = os.path.isdir(data_dir)
     if options.delete_data and exists and not _looks_like_ours(data_dir):
         raise Refused(f"{data_dir} does not look like a tracebloc data directory (it is a "
@@ -110,7 +118,11 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
                       "not deleted",
                       "nothing was changed; set HOST_DATA_DIR to the data directory")  # fmt: skip
     cluster = _cluster(tools, cfg.timeout) if options.delete_cluster else None
-    return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster)
+    return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster, pvs)
+
+
+def _runner(tools: Tools, tool: proc.Tool) -> volumes.Run:
+    return lambda args, timeout: tools.run(tool, args, timeout)
 
 
 def _claims(tools: Tools, kubectl: proc.Tool, release: str, namespace: str,
@@ -172,6 +184,8 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
         claims = f"not listed: {s.pvc_reason}"
     (remove if options.delete_data else keep).append(
         f"volume claims of the release in namespace {s.namespace}: {claims}")
+    if options.delete_data:
+        remove.append(f"volumes of the release: {', '.join(s.volumes) or 'none found'}")
     if s.data_dir_exists:
         (remove if options.delete_data else keep).append(f"data directory {s.data_dir}")
     if s.cluster:
@@ -183,25 +197,27 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
     """Remove what `plan` listed; returns what was done. Stops at the first failure."""
     done: list[str] = []
     if s.row is not None:
-        args = helm.uninstall_args(s.release, s.namespace, cfg.conn)
+        args = volumes.uninstall_args(s.release, s.namespace, cfg.conn)  # no wait on volumes
+        check = "check: " + remedy.helm(["status", s.release], cfg.conn, s.namespace)
         try:
             result = tools.run(tools.helm, args, HELM_TIMEOUT_S, grace=STOP_GRACE_S)
         except ToolTimeout:
-            raise InstallerError("helm uninstall did not finish in time and was stopped",
-                                 f"check: helm status {s.release} -n {s.namespace}") from None  # fmt: skip
+            raise InstallerError("helm uninstall did not finish in time (its hooks) and was "
+                                 "stopped", check) from None  # fmt: skip
         if result.rc != 0:
             raise InstallerError(f"helm uninstall failed: {proc.last_line(result.stderr, result.rc)}",
-                                 f"check: helm status {s.release} -n {s.namespace}")  # fmt: skip
+                                 check)  # fmt: skip
         done.append(f"removed helm release {s.release}")
-    if options.delete_data and s.pvcs and tools.kubectl is not None:
-        args = ["delete", "persistentvolumeclaims", *s.pvcs, "-n", s.namespace, "--wait=true",
-                f"--timeout={int(PVC_TIMEOUT_S)}s", *cfg.conn.kubectl_flags()]  # fmt: skip
-        result = tools.run(tools.kubectl, args, PVC_TIMEOUT_S + 30)
-        if result.rc != 0:
-            raise InstallerError(f"deleting the volume claims failed: "
-                                 f"{proc.last_line(result.stderr, result.rc)}",
-                                 "the release is removed; delete the claims with kubectl")  # fmt: skip
-        done.append(f"deleted volume claims {', '.join(s.pvcs)}")
+    if options.delete_data and tools.kubectl is not None:
+        run = _runner(tools, tools.kubectl)
+        volumes.delete(run, volumes.CLAIMS, s.pvcs, s.namespace, cfg.conn, timeout=PVC_TIMEOUT_S,
+                       read_timeout=cfg.timeout)  # fmt: skip
+        if s.pvcs:
+            done.append(f"deleted volume claims {', '.join(s.pvcs)}")
+        volumes.delete(run, volumes.VOLUMES, s.volumes, None, cfg.conn, timeout=PVC_TIMEOUT_S,
+                       read_timeout=cfg.timeout)  # fmt: skip
+        if s.volumes:
+            done.append(f"deleted volumes {', '.join(s.volumes)}")
     if options.delete_data and s.data_dir_exists:
         left = remove_tree(s.data_dir)
         if left:
