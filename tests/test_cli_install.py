@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal
 import stat
@@ -739,3 +740,27 @@ def test_install_writes_and_runs_exactly_what_plan_showed(
     assert values_file(cluster).read_bytes() == planned_values.read_bytes()
     [upgrade] = upgrade_calls(cluster)
     assert ["helm", *upgrade] == planned_argv
+
+
+@pytest.mark.parametrize(("context", "server", "prepared"), [
+    pytest.param("k3d-tracebloc", "https://127.0.0.1:6443", True, id="local-cluster-named-with-context"),
+    pytest.param("prod-eu", "https://k8s.prod.example.com:6443", False, id="remote-cluster"),
+])  # fmt: skip
+def test_release_directories_are_prepared_whenever_the_cluster_runs_here(
+    cluster: FakeCluster, backend: BackendServer, context: str, server: str, prepared: bool
+) -> None:
+    """The hostPath directories with the twins' modes exist before helm runs when the cluster
+    is on this machine, also when it is named with --context; never for a remote one."""
+    fresh(cluster).kube_target(context, server)
+    result = cluster.run("install", "--yes", "--context", context, **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    base = cluster.home / ".tracebloc" / "tracebloc"
+    if not prepared:
+        assert not base.exists()
+        return
+    if sys.platform != "win32":
+        modes = {name: stat.S_IMODE(os.stat(base / name).st_mode) for name in ("data", "logs", "mysql")}
+        assert modes == {"data": 0o2777, "logs": 0o3777, "mysql": 0o777}
+    else:
+        assert all((base / name).is_dir() for name in ("data", "logs", "mysql"))

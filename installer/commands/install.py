@@ -293,7 +293,7 @@ def _install(
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_)
+    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target)
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
