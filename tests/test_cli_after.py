@@ -241,6 +241,8 @@ def test_uninstall_removes_the_release_and_keeps_the_data(cluster: FakeCluster) 
     assert "will remove:\n  helm release tracebloc in namespace tracebloc" in result.stderr
     assert "client-pvc, client-logs-pvc" in result.stderr and "someone-elses" not in result.stderr
     assert f"kept: data directory {data_dir(cluster)}" in result.stdout
+    assert ("kept: volumes of the release: client-mysql-pv, client-logs-pv (helm deletes them; "
+            "each stays, Terminating, while its kept claim holds it") in result.stdout  # fmt: skip
 
 
 def test_uninstall_delete_data_removes_claims_and_directory(cluster: FakeCluster) -> None:

@@ -946,6 +946,9 @@ def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
     claims, volumes = claims_and_volumes(real, namespace)
     assert claims == ["client-logs-pvc", "client-pvc", "mysql-pvc"]
     assert "kept: volume claims of the release" in kept.stdout
+    assert f"kept: volumes of the release: {namespace}-data-pv" in kept.stdout
+    # helm deleted the volumes; each is held, Terminating, by its kept claim (pv-protection).
+    assert [deleting for _, deleting in volumes] == [True, True, True]
     assert real.values_file().exists()
 
     install()  # adopts the kept claims (and the volumes still bound to them)

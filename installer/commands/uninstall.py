@@ -106,10 +106,10 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
         raise Refused(f"cannot list the release's volume claims: {reason}",
                       "nothing was changed")  # fmt: skip
     pvs: tuple[str, ...] = ()
-    if options.delete_data and tools.kubectl is not None:
+    if tools.kubectl is not None:
         pvs, why = volumes.read_volumes(_runner(tools, tools.kubectl), release, namespace, conn,
                                         cfg.timeout)  # fmt: skip
-        if why:
+        if why and options.delete_data:
             raise Refused(f"cannot list the release's volumes: {why}", "nothing was changed")
     exists = os.path.isdir(data_dir)
     if options.delete_data and exists and not _looks_like_ours(data_dir):
@@ -186,6 +186,12 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
         f"volume claims of the release in namespace {s.namespace}: {claims}")
     if options.delete_data:
         remove.append(f"volumes of the release: {', '.join(s.volumes) or 'none found'}")
+    elif s.volumes and s.row is not None:
+        # helm deletes the chart's volumes, but a volume bound to a kept claim stays
+        # (Terminating, by pv-protection) until that claim is deleted.
+        keep.append(f"volumes of the release: {', '.join(s.volumes)} (helm deletes them; each "
+                    "stays, Terminating, while its kept claim holds it, and a later install "
+                    "adopts it)")  # fmt: skip
     if s.data_dir_exists:
         (remove if options.delete_data else keep).append(f"data directory {s.data_dir}")
     if s.cluster:
