@@ -445,3 +445,19 @@ if "--dry-run=server" in argv:
     for argv in cluster.calls():
         assert not any(secret in " ".join(argv) for secret in SECRETS)
     assert not os.path.exists(values_path(cluster))  # plan still writes no values file
+
+
+def test_no_dry_run_of_a_wedged_release_install_recovers_first(cluster: FakeCluster) -> None:
+    """helm would answer "another operation is in progress" for a release left
+    pending-upgrade; install rolls it back first, so plan does not take that for a refusal."""
+    cluster.nodes(node("laptop", "8", "16Gi")).installed(release_row(status="pending-upgrade"))
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": "client-7f3a"})
+    cluster.status_of("tracebloc", "pending-upgrade")
+    cluster.on("helm", "upgrade", "--dry-run=server", rc=1,
+               stderr="Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress\n")  # fmt: skip
+    doc = cluster.run_json("plan", "--chart", LOCAL_CHART, **CREDENTIALS)
+
+    assert doc["exit"] == 0
+    assert doc["verdict"]["action"] == "upgrade"
+    assert doc["verdict"]["dry_run"].startswith("not run: install first recovers the release (helm rollback)")
+    assert dry_runs(cluster) == []

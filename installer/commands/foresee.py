@@ -43,6 +43,10 @@ def dry_run_args(plan: Plan, values_path: str) -> list[str]:
 
 def not_run_because(plan: Plan) -> str:
     """Why no dry run can say what install will meet ("" when one can)."""
+    if plan.verdict is not None and plan.verdict.recovery:
+        # helm would answer "another operation is in progress": install recovers first.
+        return (f"install first recovers the release (helm {plan.verdict.recovery}); helm is "
+                "asked about the chart only after that")  # fmt: skip
     chart = plan.cfg.chart
     if not (os.path.isdir(chart) or os.path.isfile(chart)):
         return ("the chart comes from a repository that install prepares first; "
