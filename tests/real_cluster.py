@@ -7,8 +7,9 @@ directory. Each process is stopped by its pid (SIGTERM, then SIGKILL), never by 
 
 There is no kubelet: nodes are API objects the tests create, so the apiserver runs without
 the TaintNodesByCondition admission plugin (nothing would ever clear its not-ready taint).
-The controller manager runs only the namespace and garbagecollector controllers, so a
-namespace can be deleted and owned objects are collected; Deployments never get pods.
+The controller manager runs the namespace and garbagecollector controllers (a namespace can
+be deleted, owned objects are collected), the volume binder with pv- and pvc-protection, and
+the serviceaccount controller; no deployment controller, so Deployments never get pods.
 """
 
 from __future__ import annotations
@@ -174,7 +175,11 @@ class ControlPlane:
         process = start_process("kube-controller-manager", [
             str(self.binaries["kube-controller-manager"]),
             f"--kubeconfig={server.kubeconfig}",
-            "--controllers=namespace,garbagecollector",
+            # The volume controllers bind a claim to its volume and keep a bound volume
+            # (pv-protection) or a claim a pod uses (pvc-protection) while in use, as a real
+            # cluster does; the serviceaccount controller makes each namespace's default.
+            "--controllers=namespace,garbagecollector,persistentvolume-binder,pv-protection,"
+            "pvc-protection,serviceaccount",
             "--leader-elect=false", "--port=0", "--secure-port=0",
             "--use-service-account-credentials=false",
         ], self.root)  # fmt: skip

@@ -401,6 +401,26 @@ def test_upgrade_install_failing_shows_the_tail_and_the_unwedge_commands(cluster
 
 
 
+def test_a_first_install_helm_refused_names_no_release_to_roll_back_or_uninstall(
+    cluster: FakeCluster,
+) -> None:
+    """helm refused before it created anything (the chart's kubeVersion excludes the
+    server): helm's own word is that there is no release, so no remedy names one."""
+    cluster.on("helm", "upgrade", rc=1, stderr="Error: INSTALLATION FAILED: chart requires "
+               "kubeVersion: >=1.24.0-0 which is incompatible with Kubernetes v1.20.2\n")  # fmt: skip
+    cluster.on("helm", "status", rc=1, stderr="Error: release: not found\n")
+    conn = Connection(kubeconfig="/k/config", context="prod")
+
+    with pytest.raises(InstallerError) as caught:
+        apply.upgrade_install(tools_for(cluster), ARGV, "tracebloc", "tb", 600, conn)
+
+    assert "chart requires kubeVersion" in caught.value.message
+    remedy = caught.value.remedy
+    assert "rollback" not in remedy and "helm uninstall" not in remedy
+    assert "no release tracebloc was created in namespace tb" in remedy
+    assert "tracebloc-installer --kubeconfig /k/config --context prod -n tb" in remedy
+
+
 def test_upgrade_install_failing_silently_says_the_exit_code(cluster: FakeCluster) -> None:
     cluster.on("helm", "upgrade", rc=2)
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.fakes import workloads
-from tests.fakes.cluster import FakeCluster, node, release_row
+from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, FakeCluster, node, release_row
 from tests.fakes.workloads import pod
 
 PASSWORD = "Cl1ent-P4ss:#w0rd"
@@ -197,10 +197,24 @@ def pvc(name: str, release: str = "tracebloc") -> dict[str, Any]:
                         "meta.helm.sh/release-namespace": "tracebloc"}}}  # fmt: skip
 
 
+def pv(name: str, release: str = "tracebloc", claim: str = "client-pvc") -> dict[str, Any]:
+    return {"kind": "PersistentVolume", "metadata": {
+        "name": name, "labels": {"app.kubernetes.io/instance": release},
+        "annotations": {"meta.helm.sh/release-name": release,
+                        "meta.helm.sh/release-namespace": "tracebloc"}},
+        "spec": {"claimRef": {"name": claim, "namespace": "tracebloc"}}}  # fmt: skip
+
+
 def removable(cluster: FakeCluster) -> FakeCluster:
     release_listed(cluster, release_row())
     cluster.on("kubectl", "get", "persistentvolumeclaims", stdout=workloads.listing(
         pvc("client-pvc"), pvc("client-logs-pvc"), pvc("someone-elses", release="other")))  # fmt: skip
+    cluster.on("kubectl", "get", "persistentvolumes", stdout=workloads.listing(
+        pv("client-mysql-pv"), pv("client-logs-pv", claim="client-logs-pvc"),
+        pv("their-pv", release="other")))  # fmt: skip
+    # Once deleted, a name is no longer there (`--ignore-not-found` prints nothing).
+    cluster.on("kubectl", "get", "persistentvolumeclaims", "--ignore-not-found", stdout="")
+    cluster.on("kubectl", "get", "persistentvolumes", "--ignore-not-found", stdout="")
     cluster.on("helm", "uninstall", stdout="release \"tracebloc\" uninstalled\n")
     cluster.on("kubectl", "delete", stdout="deleted\n")
     data = data_dir(cluster)
@@ -220,13 +234,17 @@ def test_uninstall_removes_the_release_and_keeps_the_data(cluster: FakeCluster) 
     result = cluster.run("uninstall", "--yes")
 
     assert result.returncode == 0, result.stderr
-    assert helm_uninstalls(cluster) == [["uninstall", "tracebloc", "-n", "tracebloc", "--wait",
+    # No --wait: the kept claims hold their volumes, which stay Terminating while bound
+    # (pv-protection); waiting for them to go would only run out helm's 5 minutes.
+    assert helm_uninstalls(cluster) == [["uninstall", "tracebloc", "-n", "tracebloc",
                                          "--timeout", "5m"]]  # fmt: skip
     assert not [a for a in cluster.calls("kubectl") if a[:1] == ["delete"]]
     assert (data_dir(cluster) / "values.yaml").exists()
     assert "will remove:\n  helm release tracebloc in namespace tracebloc" in result.stderr
     assert "client-pvc, client-logs-pvc" in result.stderr and "someone-elses" not in result.stderr
     assert f"kept: data directory {data_dir(cluster)}" in result.stdout
+    assert ("kept: volumes of the release: client-mysql-pv, client-logs-pv (helm deletes them; "
+            "each stays, Terminating, while its kept claim holds it") in result.stdout  # fmt: skip
 
 
 def test_uninstall_delete_data_removes_claims_and_directory(cluster: FakeCluster) -> None:
@@ -234,14 +252,35 @@ def test_uninstall_delete_data_removes_claims_and_directory(cluster: FakeCluster
     result = cluster.run("uninstall", "--yes", "--delete-data")
 
     assert result.returncode == 0, result.stderr
-    [delete] = [a for a in cluster.calls("kubectl") if a[:1] == ["delete"]]
-    assert delete[:5] == ["delete", "persistentvolumeclaims", "client-pvc", "client-logs-pvc", "-n"]
+    claims, volumes = [a for a in cluster.calls("kubectl") if a[:1] == ["delete"]]
+    assert claims[:5] == ["delete", "persistentvolumeclaims", "client-pvc", "client-logs-pvc", "-n"]
+    # The release's volumes (never another release's), after their claims: a volume bound
+    # to a claim cannot go before it.
+    assert volumes[:4] == ["delete", "persistentvolumes", "client-mysql-pv", "client-logs-pv"]
+    assert "-n" not in volumes  # volumes belong to no namespace
     # The release's data and the values file are gone; only the lock files stay (another
     # run may hold one, and a lock must stay the same file to keep a third run out).
     assert {p.name for p in data_dir(cluster).iterdir()} <= {"install.lock", "locks"}
     assert f"deleted {data_dir(cluster) / 'tracebloc'}" in result.stdout
     order = [e["argv"][0] for e in cluster.call_log() if e["argv"][0] in ("uninstall", "delete")]
-    assert order == ["uninstall", "delete"]  # the release goes before its volumes
+    assert order == ["uninstall", "delete", "delete"]  # the release goes before its volumes
+    # Each deletion was waited for, by name, until it was gone.
+    polls = [a for a in cluster.calls("kubectl") if a[:1] == ["get"] and "--ignore-not-found" in a]
+    assert [a[1] for a in polls] == ["persistentvolumeclaims", "persistentvolumes"]
+    assert "deleted volumes client-mysql-pv, client-logs-pv" in result.stdout
+
+
+def test_uninstall_remedies_carry_the_runs_cluster_and_namespace(cluster: FakeCluster) -> None:
+    removable(cluster)
+    cluster.on("helm", "uninstall", rc=1, stderr="Error: uninstall: Release not loaded\n")
+    kubeconfig = cluster.root / "prod-kubeconfig"
+    kubeconfig.write_text(KUBECONFIG_OF_A_CLUSTER, encoding="utf-8")
+    result = cluster.run("uninstall", "--yes", "--kubeconfig", str(kubeconfig), "--context",
+                         "prod", "-n", "tracebloc")  # fmt: skip
+
+    assert result.returncode == 1
+    assert (f"check: helm status tracebloc -n tracebloc --kubeconfig {kubeconfig} "
+            "--kube-context prod") in result.stderr  # fmt: skip
 
 
 def test_uninstall_asks_and_without_a_terminal_changes_nothing(cluster: FakeCluster) -> None:

@@ -228,6 +228,7 @@ def test_a_local_chart_shows_its_version(cluster: FakeCluster, backend: BackendS
     fresh(cluster)
     chart = REPO / "tests" / "chart"
     version = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))["version"]
+    cluster.on("helm", "upgrade", "--dry-run=server", stdout="STATUS: pending-install\n")
     doc = cluster.run_json("plan", "--chart", str(chart), **env_for(backend))
     assert doc["target"]["chart_version"] == str(version)
 

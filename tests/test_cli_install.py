@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal
 import stat
@@ -212,8 +213,26 @@ def test_reinstall_keeps_a_user_marker_and_size(cluster: FakeCluster, backend: B
     # One read of the installed release serves both the guard and the sizing.
     assert [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
         ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]]
-    assert "cpu=3,memory=12Gi (chosen by a person; user)" in result.stdout
+    assert "cpu=3,memory=12Gi (carried from the installed release, chosen by a person; user)" in result.stdout
     assert not [a for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall")]
+
+
+def test_reinstall_carrying_the_installers_size_does_not_claim_it_was_measured(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """The size the installer chose last time is carried, not measured again: the summary
+    says so, and "measured by the installer" only where this run measured."""
+    fresh(cluster).installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {
+        "clientId": CLIENT_ID,
+        "env": {"RESOURCE_LIMITS": "cpu=3,memory=10Gi", "RESOURCE_PROVENANCE": "installer"}})  # fmt: skip
+    cluster.status_of("tracebloc", "deployed")
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    assert ("cpu=3,memory=10Gi (carried from the installed release, chosen by the installer; "
+            "installer)") in result.stdout  # fmt: skip
+    assert "measured by the installer" not in result.stdout
 
 
 def test_reinstall_keeps_an_unknown_marker(cluster: FakeCluster, backend: BackendServer) -> None:
@@ -716,3 +735,27 @@ def test_install_writes_and_runs_exactly_what_plan_showed(
     assert values_file(cluster).read_bytes() == planned_values.read_bytes()
     [upgrade] = upgrade_calls(cluster)
     assert ["helm", *upgrade] == planned_argv
+
+
+@pytest.mark.parametrize(("context", "server", "prepared"), [
+    pytest.param("k3d-tracebloc", "https://127.0.0.1:6443", True, id="local-cluster-named-with-context"),
+    pytest.param("prod-eu", "https://k8s.prod.example.com:6443", False, id="remote-cluster"),
+])  # fmt: skip
+def test_release_directories_are_prepared_whenever_the_cluster_runs_here(
+    cluster: FakeCluster, backend: BackendServer, context: str, server: str, prepared: bool
+) -> None:
+    """The hostPath directories with the twins' modes exist before helm runs when the cluster
+    is on this machine, also when it is named with --context; never for a remote one."""
+    fresh(cluster).kube_target(context, server)
+    result = cluster.run("install", "--yes", "--context", context, **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    base = cluster.home / ".tracebloc" / "tracebloc"
+    if not prepared:
+        assert not base.exists()
+        return
+    if sys.platform != "win32":
+        modes = {name: stat.S_IMODE(os.stat(base / name).st_mode) for name in ("data", "logs", "mysql")}
+        assert modes == {"data": 0o2777, "logs": 0o3777, "mysql": 0o777}
+    else:
+        assert all((base / name).is_dir() for name in ("data", "logs", "mysql"))

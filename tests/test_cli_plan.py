@@ -128,7 +128,7 @@ def test_namespace_names_release_and_namespace(cluster: FakeCluster) -> None:
 
 
 def test_chart_path_is_used_as_the_chart(cluster: FakeCluster) -> None:
-    fresh(cluster)
+    fresh(cluster).on("helm", "upgrade", "--dry-run=server", stdout=DRY_RUN_OK)
     chart = str(REPO / "tests" / "chart")
     doc = cluster.run_json("plan", TRACEBLOC_CHART_PATH=chart, **CREDENTIALS)
     assert doc["helm"]["argv"][4] == chart
@@ -362,3 +362,102 @@ def test_helm_argv_identical_on_every_os_but_the_values_path(
 def test_windows_values_path(mocker: Any) -> None:
     _, path = argv_on("win32", mocker)
     assert path == "C:\\Users\\ana\\.tracebloc\\values.yaml"
+
+
+# --- helm's own answer: a server-side dry run of the planned upgrade -------------------------
+
+DRY_RUN_OK = "Release \"tracebloc\" does not exist. Installing it now.\nSTATUS: pending-install\n"
+KUBE_VERSION_REFUSAL = ("Error: INSTALLATION FAILED: chart requires kubeVersion: >=1.24.0-0 "
+                        "which is incompatible with Kubernetes v1.20.2\n")  # fmt: skip
+LOCAL_CHART = str(REPO / "tests" / "chart")
+
+
+def dry_runs(cluster: FakeCluster) -> list[list[str]]:
+    return [a for a in cluster.calls("helm") if "--dry-run=server" in a]
+
+
+def test_plan_foresees_that_helm_refuses_the_chart(cluster: FakeCluster) -> None:
+    """helm refuses the chart (its kubeVersion excludes the server): plan's verdict is
+    helm's refusal and it exits 1, as install would; no remedy names a release to roll
+    back or uninstall, because a refused first install leaves none."""
+    fresh(cluster).on("helm", "upgrade", "--dry-run=server", stderr=KUBE_VERSION_REFUSAL, rc=1)
+    result = cluster.run("plan", "--json", "--chart", LOCAL_CHART, **CREDENTIALS)
+
+    assert result.returncode == 1, result.stderr
+    doc = yaml.safe_load(result.stdout)
+    verdict = doc["verdict"]
+    assert verdict["action"] == "refused"
+    assert verdict["exit"] == 1 and doc["exit"] == 1
+    assert "chart requires kubeVersion: >=1.24.0-0" in verdict["reason"]
+    assert verdict["dry_run"].startswith("refused: exit 1: Error: INSTALLATION FAILED: chart requires")
+    assert "rollback" not in verdict["remedy"] and "uninstall" not in verdict["remedy"]
+    text = cluster.run("plan", "--chart", LOCAL_CHART, **CREDENTIALS)
+    assert text.returncode == 1
+    assert "helm dry run:   refused: exit 1: Error: INSTALLATION FAILED" in text.stdout + text.stderr
+    # The dry run is the planned command, asked of the server, changing nothing.
+    [argv] = dry_runs(cluster)[:1]
+    assert argv[:4] == ["upgrade", "--install", "tracebloc", LOCAL_CHART]
+    assert argv[-2:] == ["--dry-run=server", "--hide-secret"]
+
+
+def test_plan_says_when_helm_accepts_the_chart(cluster: FakeCluster) -> None:
+    fresh(cluster).on("helm", "upgrade", "--dry-run=server", stdout=DRY_RUN_OK)
+    doc = cluster.run_json("plan", "--chart", LOCAL_CHART, **CREDENTIALS)
+    assert doc["exit"] == 0
+    assert doc["verdict"]["action"] == "install"
+    assert doc["verdict"]["dry_run"] == "helm's server-side dry run accepted the chart and values"
+
+
+def test_plan_does_not_dry_run_a_repository_chart_install_prepares_first(cluster: FakeCluster) -> None:
+    fresh(cluster)
+    doc = cluster.run_json("plan", **CREDENTIALS)
+    assert dry_runs(cluster) == []
+    assert doc["verdict"]["dry_run"].startswith("not run: the chart comes from a repository")
+
+
+def test_the_dry_run_reads_the_values_from_a_private_file_removed_after(
+    cluster: FakeCluster,
+) -> None:
+    """helm sees the planned values in an owner-only temporary file (never on its command
+    line), and the file is gone when plan ends."""
+    from tests.fakes.executables import make_executable
+
+    seen = cluster.root / "seen.json"
+    make_executable(cluster.bin / "helm", f"""import json, os, stat, sys
+argv = sys.argv[1:]
+if "--dry-run=server" in argv:
+    path = argv[argv.index("--values") + 1]
+    with open({str(seen)!r}, "w") as out:
+        json.dump({{"path": path, "mode": stat.S_IMODE(os.stat(path).st_mode),
+                   "dir_mode": stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode),
+                   "text": open(path).read()}}, out)
+""" + cluster.program("helm"))  # fmt: skip
+    fresh(cluster).on("helm", "upgrade", "--dry-run=server", stdout=DRY_RUN_OK)
+    result = cluster.run("plan", "--chart", LOCAL_CHART, **SECRET_ENV)
+
+    assert result.returncode == 0, result.stderr
+    got = yaml.safe_load(seen.read_text())
+    assert got["path"] != values_path(cluster)
+    assert not os.path.exists(got["path"]) and not os.path.exists(os.path.dirname(got["path"]))
+    if sys.platform != "win32":
+        assert (got["mode"], got["dir_mode"]) == (0o600, 0o700)
+    assert yaml.safe_load(got["text"])["clientPassword"] == CLIENT_PASSWORD
+    for argv in cluster.calls():
+        assert not any(secret in " ".join(argv) for secret in SECRETS)
+    assert not os.path.exists(values_path(cluster))  # plan still writes no values file
+
+
+def test_no_dry_run_of_a_wedged_release_install_recovers_first(cluster: FakeCluster) -> None:
+    """helm would answer "another operation is in progress" for a release left
+    pending-upgrade; install rolls it back first, so plan does not take that for a refusal."""
+    cluster.nodes(node("laptop", "8", "16Gi")).installed(release_row(status="pending-upgrade"))
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": "client-7f3a"})
+    cluster.status_of("tracebloc", "pending-upgrade")
+    cluster.on("helm", "upgrade", "--dry-run=server", rc=1,
+               stderr="Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress\n")  # fmt: skip
+    doc = cluster.run_json("plan", "--chart", LOCAL_CHART, **CREDENTIALS)
+
+    assert doc["exit"] == 0
+    assert doc["verdict"]["action"] == "upgrade"
+    assert doc["verdict"]["dry_run"].startswith("not run: install first recovers the release (helm rollback)")
+    assert dry_runs(cluster) == []

@@ -25,13 +25,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests import real_chart
 from tests.fakes.backend_server import BackendServer, Reply
 from tests.fakes.cluster import HELM_NOT_FOUND, REPO, FakeCluster, node, release_row
 from tests.real_cluster import ApiServer, ControlPlane, free_port
@@ -239,7 +240,17 @@ class Real:
     def values_file(self) -> Path:
         return self.harness.home / ".tracebloc" / "values.yaml"
 
-    def install(self, *args: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
+                timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        result = subprocess.run([str(self.harness.bin / "kubectl"), *args], input=input,
+                                env=self.harness.env(**self.env()), capture_output=True,
+                                text=True, timeout=timeout, check=False)  # fmt: skip
+        if check:
+            assert result.returncode == 0, f"kubectl {' '.join(args)}: {result.stderr}"
+        return result
+
+    def install(self, *args: str, controller: Callable[[str], list[str]] | None = None,
+                **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
         """`install` as a process, with this test as the deployment controller beside it.
 
         While the engine runs, every Deployment in the namespace whose status is behind its
@@ -248,6 +259,7 @@ class Real:
         Deployments marked, in order: an empty list means the engine never needed one."""
         namespace = args[args.index("--namespace") + 1]
         process = self.harness.start(*args, **self.env(**extra))
+        controller = controller or self.mark_rolled_out
         marked: list[str] = []
         deadline = time.monotonic() + INSTALL_TIMEOUT_S
         try:
@@ -257,7 +269,7 @@ class Real:
                     break
                 except subprocess.TimeoutExpired:
                     assert time.monotonic() < deadline, f"install ran past {INSTALL_TIMEOUT_S}s"
-                marked += self.mark_rolled_out(namespace)
+                marked += controller(namespace)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -394,7 +406,7 @@ def test_reinstall_keeps_a_user_marker_and_its_size(
     # The upgrade left the Deployment's spec as it was: it is still rolled out, so the
     # engine finds it ready without a controller's help.
     assert marked == []
-    assert "(chosen by a person; user)" in second.stdout
+    assert "(carried from the installed release, chosen by a person; user)" in second.stdout
     env = real.configmap(namespace, f"{namespace}-env")
     assert (env["RESOURCE_LIMITS"], env["RESOURCE_PROVENANCE"]) == ("cpu=3,memory=12Gi", "user")
     history = real.tool_json("helm", "history", namespace, "-n", namespace)
@@ -747,3 +759,202 @@ def test_fake_nodes_have_the_real_node_shape(real: Real, fake: FakeCluster) -> N
         got = real_nodes[name]
         assert got.get("spec", {}).get("unschedulable") == item.get("spec", {}).get("unschedulable")
         assert got["status"]["allocatable"] == item["status"]["allocatable"]
+
+
+# --- the real chart: tests/upstream/client ---------------------------------------------------
+# The vendored upstream chart as released (it declares kubeVersion >=1.24, which this 1.20
+# server is not), and a copy adapted mechanically to 1.20 (tests/real_chart.py: each edit
+# asserted to apply). Beside it: the metrics API behind an ExternalName Service, which the
+# chart looks up at render time, and a stand-in for the deployment controller and kubelet
+# (a ready pod per Deployment, mounting its claims). The volume binder, pv-/pvc-protection
+# and the serviceaccount controller are the real ones (tests/real_cluster.py).
+
+UPSTREAM_CHART = REPO / "tests" / "upstream" / "client"
+KUBE_VERSION_REFUSAL = "chart requires kubeVersion: >=1.24.0-0 which is incompatible with Kubernetes v1.20.2"
+
+
+@pytest.fixture(scope="session")
+def upstream_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The vendored chart exactly as released."""
+    chart = tmp_path_factory.mktemp("upstream") / "client"
+    shutil.copytree(UPSTREAM_CHART, chart)
+    return chart
+
+
+@pytest.fixture(scope="session")
+def real_chart_1_20(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return real_chart.adapt(UPSTREAM_CHART, tmp_path_factory.mktemp("upstream-1.20") / "client")
+
+
+@pytest.fixture
+def metrics(real: Real, plane: ControlPlane) -> Iterator[real_chart.MetricsEndpoint]:
+    """The metrics API, registered and Available; after the test, also the cluster-wide
+    objects the chart keeps on uninstall (its PriorityClass, the node agents' namespace),
+    which would belong to this test's release in the next test."""
+    endpoint = real_chart.MetricsEndpoint(plane.pki, real.kubectl)
+    try:
+        endpoint.register()
+        yield endpoint
+    finally:
+        endpoint.close()
+        for row in real.releases():
+            real.tool("helm", "uninstall", row["name"], "-n", row["namespace"], "--no-hooks",
+                      check=False)  # fmt: skip
+        for kind in ("priorityclasses", "namespaces"):
+            items = json.loads(real.kubectl("get", kind, "-o", "json").stdout)["items"]
+            kept = [i["metadata"]["name"] for i in items
+                    if "meta.helm.sh/release-name" in (i["metadata"].get("annotations") or {})]  # fmt: skip
+            if kept:
+                real.kubectl("delete", kind, *kept, "--wait=true", "--timeout=90s", timeout=120)
+
+
+def stand_in(real: Real) -> Callable[[str], list[str]]:
+    return lambda namespace: real_chart.stand_in(real.kubectl, namespace)
+
+
+def claims_and_volumes(real: Real, namespace: str) -> tuple[list[str], list[tuple[str, bool]]]:
+    """The namespace's claims; every volume claimed from it, and whether it is being deleted."""
+    pvcs = json.loads(real.kubectl("-n", namespace, "get", "pvc", "-o", "json").stdout)["items"]
+    pvs = json.loads(real.kubectl("get", "pv", "-o", "json").stdout)["items"]
+    return (sorted(p["metadata"]["name"] for p in pvcs),
+            sorted((v["metadata"]["name"], "deletionTimestamp" in v["metadata"]) for v in pvs
+                   if v["spec"].get("claimRef", {}).get("namespace") == namespace))  # fmt: skip
+
+
+def test_plan_foresees_that_helm_refuses_the_real_chart_as_install_does(
+    real: Real, backend: BackendServer, upstream_chart: Path
+) -> None:
+    """The released chart on a 1.20 server: helm refuses it (kubeVersion). plan, asking helm
+    with a server-side dry run, reaches install's verdict and exit code; neither suggests
+    rolling back or uninstalling a release that was never created."""
+    namespace = "refused"
+    plan = real.run("plan", "--json", "--chart", str(upstream_chart), "--namespace", namespace,
+                    TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    install = real.run("install", "--yes", "--chart", str(upstream_chart), "--namespace",
+                       namespace, **install_env(backend))  # fmt: skip
+
+    assert install.returncode == 1, install.stderr
+    assert KUBE_VERSION_REFUSAL in install.stderr
+    assert plan.returncode == install.returncode, plan.stderr
+    verdict = json.loads(plan.stdout)["verdict"]
+    assert verdict["action"] == "refused" and verdict["exit"] == 1
+    assert KUBE_VERSION_REFUSAL in verdict["reason"]
+    for said in (verdict["remedy"], install.stderr):
+        assert "helm rollback" not in said and "helm uninstall" not in said
+    assert f"no release {namespace} was created in namespace {namespace}" in install.stderr
+    assert PASSWORD not in plan.stdout + plan.stderr + install.stdout + install.stderr
+    assert real.releases() == []
+
+
+def test_the_real_chart_installs_reinstalls_and_reports(
+    real: Real, backend: BackendServer, real_chart_1_20: Path,
+    metrics: real_chart.MetricsEndpoint,
+) -> None:  # fmt: skip
+    namespace = "upstream"
+    plan = real.run("plan", "--json", "--chart", str(real_chart_1_20), "--namespace", namespace,
+                    TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+    verdict = json.loads(plan.stdout)["verdict"]
+    assert verdict["action"] == "install"
+    assert verdict["dry_run"] == "helm's server-side dry run accepted the chart and values"
+    assert real.releases() == [] and not real.namespace_exists(namespace)
+
+    first, marked = real.install("install", "--yes", "--chart", str(real_chart_1_20),
+                                 "--namespace", namespace, controller=stand_in(real),
+                                 **install_env(backend, TB_METRICS_WAIT_S="30"))  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert "the metrics API is available" in first.stdout + first.stderr
+    assert sorted(marked) == sorted(["mysql-client", f"{namespace}-egress-proxy",
+                                     f"{namespace}-jobs-manager", f"{namespace}-requests-proxy"])  # fmt: skip
+    assert "The tracebloc client is installed and connected." in first.stdout
+    [row] = real.releases()
+    assert (row["name"], row["status"], row["chart"]) == (namespace, "deployed", "client-1.9.62")
+    claims, volumes = claims_and_volumes(real, namespace)
+    assert claims == ["client-logs-pvc", "client-pvc", "mysql-pvc"]
+    assert [deleting for _, deleting in volumes] == [False, False, False]
+    secret = real.tool_json("kubectl", "-n", namespace, "get", "secret", "-o", "json")
+    assert any(base64.b64decode(v).decode(errors="replace") == PASSWORD
+               for item in secret["items"] for v in (item.get("data") or {}).values())  # fmt: skip
+
+    second, _ = real.install("install", "--yes", "--chart", str(real_chart_1_20),
+                             "--namespace", namespace, controller=stand_in(real),
+                             **install_env(backend))  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    assert "carried from the installed release" in second.stdout
+    history = real.tool_json("helm", "history", namespace, "-n", namespace)
+    assert [h["status"] for h in history] == ["superseded", "deployed"]
+
+    status = real.run("status", "--namespace", namespace)
+    assert status.returncode == 0, status.stdout + status.stderr
+    # diagnose with no password given: it still reaches no output or bundle member.
+    diagnose = real.run("diagnose", "--json", "--namespace", namespace)
+    assert diagnose.returncode == 0, diagnose.stderr
+    bundle = Path(json.loads(diagnose.stdout)["bundle"])
+    raw = bundle.read_bytes()
+    import gzip
+
+    for stream in (raw, gzip.decompress(raw), diagnose.stdout.encode(), diagnose.stderr.encode()):
+        assert PASSWORD.encode() not in stream
+    assert PASSWORD not in status.stdout + status.stderr
+
+
+def test_the_real_chart_with_no_controller_exits_1_naming_the_workload(
+    real: Real, backend: BackendServer, real_chart_1_20: Path,
+    metrics: real_chart.MetricsEndpoint,
+) -> None:  # fmt: skip
+    namespace = "uncontrolled"
+    result = real.run("install", "--yes", "--chart", str(real_chart_1_20), "--namespace",
+                      namespace, **install_env(backend, READY_TIMEOUT="5"))  # fmt: skip
+
+    assert result.returncode == 1, result.stderr
+    assert "the client did not become ready within 5s (READY_TIMEOUT)" in result.stderr, result.stderr
+    assert re.search(r"Deployment \S+ is not ready \(0 of 1\): no pod was created", result.stderr)
+    # The remedy describes the object that exists: the Deployment, not a pod of its name.
+    assert re.search(rf"kubectl describe deployment \S+ -n {namespace}", result.stderr)
+    assert "kubectl describe pod" not in result.stderr
+    assert [(r["name"], r["status"]) for r in real.releases()] == [(namespace, "deployed")]
+
+
+def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
+    real: Real, backend: BackendServer, real_chart_1_20: Path,
+    metrics: real_chart.MetricsEndpoint,
+) -> None:  # fmt: skip
+    """helm deletes the chart's hostPath volumes but keeps their claims; a volume bound to
+    a kept claim stays Terminating (pv-protection), so nothing may wait for it: uninstall
+    ends in seconds, not at helm's 5-minute timeout. A later install adopts the claims;
+    --delete-data removes claims, then volumes, then the data directory."""
+    namespace = "uninstalled"
+
+    def install() -> None:
+        done, _ = real.install("install", "--yes", "--chart", str(real_chart_1_20),
+                               "--namespace", namespace, controller=stand_in(real),
+                               **install_env(backend))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    install()
+    started = time.monotonic()
+    kept = real.run("uninstall", "--yes", "--namespace", namespace, timeout=120)
+    assert kept.returncode == 0, kept.stderr
+    assert time.monotonic() - started < 60
+    assert real.releases() == []
+    claims, volumes = claims_and_volumes(real, namespace)
+    assert claims == ["client-logs-pvc", "client-pvc", "mysql-pvc"]
+    assert "kept: volume claims of the release" in kept.stdout
+    assert f"kept: volumes of the release: {namespace}-data-pv" in kept.stdout
+    # helm deleted the volumes; each is held, Terminating, by its kept claim (pv-protection).
+    assert [deleting for _, deleting in volumes] == [True, True, True]
+    assert real.values_file().exists()
+
+    install()  # adopts the kept claims (and the volumes still bound to them)
+    claims_after, _ = claims_and_volumes(real, namespace)
+    assert claims_after == claims
+
+    started = time.monotonic()
+    deleted = real.run("uninstall", "--yes", "--delete-data", "--namespace", namespace,
+                       timeout=300)  # fmt: skip
+    assert deleted.returncode == 0, deleted.stderr
+    assert time.monotonic() - started < 120
+    assert "deleted volume claims client-logs-pvc, client-pvc, mysql-pvc" in deleted.stdout
+    assert f"deleted volumes {namespace}-data-pv, {namespace}-logs-pv, {namespace}-mysql-pv" in deleted.stdout
+    assert claims_and_volumes(real, namespace) == ([], [])
+    assert not real.values_file().parent.exists()

@@ -155,3 +155,20 @@ def test_claims_of_the_release_only() -> None:
                                               "meta.helm.sh/release-namespace": "tracebloc"}}}  # fmt: skip
     other = {"kind": "PersistentVolumeClaim", "metadata": {"name": "x", "labels": {}}}
     assert parse_pvcs(workloads.listing(claim, other).encode(), "tracebloc", "tracebloc") == ("client-pvc",)
+
+
+def test_a_workload_with_no_pod_is_described_as_the_workload() -> None:
+    """No pod was created: the remedy describes the Deployment (an object that exists),
+    never `kubectl describe pod <deployment name>`."""
+    snapshot = read(deployment("tracebloc-jobs-manager", "manager", ready=False))
+    found = readiness.not_ready(snapshot, "tracebloc")
+    assert "no pod was created" in found.message
+    assert "kubectl describe deployment tracebloc-jobs-manager -n tracebloc" in found.remedy
+    assert "describe pod" not in found.remedy
+
+
+def test_a_workload_with_a_pod_is_described_by_the_pods_real_name() -> None:
+    snapshot = read(deployment("tracebloc-jobs-manager", "manager", ready=False),
+                    pod("tracebloc-jobs-manager-5d8f-x2", "manager", IMAGE))  # fmt: skip
+    found = readiness.not_ready(snapshot, "tracebloc")
+    assert "kubectl describe pod tracebloc-jobs-manager-5d8f-x2 -n tracebloc" in found.remedy

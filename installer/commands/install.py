@@ -43,6 +43,7 @@ from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import Written, load_yaml, write_values
 from installer.present import changes
 from installer.present.changes import Change
+from installer.present.provenance import training_words
 from installer.present.target import target_lines
 from installer.present.ui import Ui
 
@@ -437,7 +438,7 @@ def _install(
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_)
+    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target)
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
@@ -484,8 +485,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     if outcome.unchanged:
         return outcome.unchanged
     training = outcome.training
-    who = {"installer": "measured by the installer", "user": "chosen by a person",
-           "unknown": "kept: who chose it is unknown"}[training.provenance.value]  # fmt: skip
+    who = training_words(training)
     kube = outcome.kube
     lines = [
         "The tracebloc client is installed and connected.",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from installer.commands import leftover
 from installer.config import PlanConfig
 from installer.decide import localcluster as lc
+from installer.decide import reach
 from installer.decide.drift import (
     Drift,
     Inspected,
@@ -26,7 +27,7 @@ from installer.decide.drift import (
 )
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.localstate import Local
-from installer.decide.model import MachineFacts
+from installer.decide.model import KubeTarget, MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
@@ -427,12 +428,17 @@ def _wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Reda
 
 
 def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, str],
-                 redactor: Redactor, ui: Ui, os_: str) -> None:  # fmt: skip
-    """The release's hostPath directories, with their modes, before the first pod."""
+                 redactor: Redactor, ui: Ui, os_: str,
+                 target: KubeTarget | None = None) -> None:  # fmt: skip
+    """The release's hostPath directories, with their modes, before the first pod: whenever
+    the cluster runs on this machine, the engine's own or one named with --context /
+    --kubeconfig (`target`, read: positive evidence that it is local, never a guess)."""
     s = local.settings
-    if s is None or not local.managed or s.storage_mode != "hostpath":
+    here = local.managed or (target is not None and target.readable and reach.is_local(target))
+    if not here or cfg.storage_mode != "hostpath":
         return
-    dirs = lc.release_dirs(cfg.host_data_dir, s.dataset_dir, release, windows=os_ == "windows")
+    dataset = s.dataset_dir if s is not None else cfg.host_dataset_dir
+    dirs = lc.release_dirs(cfg.host_data_dir, dataset, release, windows=os_ == "windows")
     try:
         unset = datadir.make_dirs(dirs)
     except OSError as exc:
@@ -441,7 +447,7 @@ def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, 
     if unset:
         ui.warn(f"could not set the mode of {', '.join(unset)}; the first data ingest may "
                 "fail with 'Permission denied'")  # fmt: skip
-    if os_ == "windows":
+    if os_ == "windows" and local.managed and s is not None:
         # Windows cannot hold POSIX modes: they are set inside the node.
         run = _Runner(env, redactor, os_)
         try:

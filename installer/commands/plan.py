@@ -214,6 +214,7 @@ def plan_install(
     plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
+    from installer.commands.foresee import foresee  # helm's own answer (imports Plan)
     from installer.commands.signin import plan_note
     from installer.commands.steps import steps
 
@@ -222,6 +223,7 @@ def plan_install(
         plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
         set_context_namespace=settings.set_context_namespace,
         notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
+    plan = foresee(plan, tools["helm"], env, redactor)
     found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
-                  local=local, verdict=verdict, plan=plan)  # fmt: skip
+                  local=local, verdict=plan.verdict, plan=plan)  # fmt: skip
     return dataclasses.replace(plan, changes=tuple(found))

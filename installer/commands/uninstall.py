@@ -25,12 +25,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from installer.config import ProbeConfig
-from installer.decide import deletion
+from installer.decide import deletion, remedy
 from installer.decide import localcluster as lc
 from installer.decide.errors import BadInput, InstallerError, Refused, ToolTimeout
 from installer.decide.model import Installed, KubeTarget, os_name
 from installer.decide.redact import Redactor
-from installer.edges import datadir, helm, hostdirs, k3d, kubectl, lock, proc, workloads
+from installer.edges import datadir, helm, hostdirs, k3d, kubectl, lock, proc, volumes, workloads
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 PVC_TIMEOUT_S = 120.0
@@ -52,6 +52,7 @@ class Survey:
     data: deletion.DataPlan | None = None  # with --delete-data: names inside data_dir
     sizes: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     target: KubeTarget | None = None  # the kube context and API server acted on
+    volumes: tuple[str, ...] = ()  # the release's PersistentVolumes (edges/volumes.py)
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,12 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     if options.delete_data and reason:
         raise Refused(f"cannot list the release's volume claims: {reason}",
                       "nothing was changed")  # fmt: skip
+    pvs: tuple[str, ...] = ()
+    if tools.kubectl is not None:
+        pvs, why = volumes.read_volumes(_runner(tools, tools.kubectl), release, namespace, conn,
+                                        cfg.timeout)  # fmt: skip
+        if why and options.delete_data:
+            raise Refused(f"cannot list the release's volumes: {why}", "nothing was changed")
     exists = os.path.lexists(data_dir)
     data: deletion.DataPlan | None = None
     sizes: dict[str, int | None] = {}
@@ -141,7 +148,7 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
         sizes = {name: datadir.size_of(os.path.join(data_dir, name)) for name in data.delete}
     cluster = _cluster(tools, cfg.timeout) if options.delete_cluster else None
     return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster, data,
-                  sizes, target)  # fmt: skip
+                  sizes, target, pvs)  # fmt: skip
 
 
 def _seen(cfg: ProbeConfig, tools: Tools) -> str:
@@ -200,6 +207,10 @@ def target_lines(s: Survey) -> list[str]:
     context = (f"{t.context} (API server {t.server or 'unknown'})" if t is not None and t.readable
                else f"unknown ({t.reason if t is not None else 'not read'})")  # fmt: skip
     return [f"kube context:   {context}", f"namespace:      {s.namespace} (release {s.release})"]
+
+
+def _runner(tools: Tools, tool: proc.Tool) -> volumes.Run:
+    return lambda args, timeout: tools.run(tool, args, timeout)
 
 
 def _claims(tools: Tools, kubectl: proc.Tool, release: str, namespace: str,
@@ -261,6 +272,14 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
         claims = f"not listed: {s.pvc_reason}"
     (remove if options.delete_data else keep).append(
         f"volume claims of the release in namespace {s.namespace}: {claims}")
+    if options.delete_data:
+        remove.append(f"volumes of the release: {', '.join(s.volumes) or 'none found'}")
+    elif s.volumes and s.row is not None:
+        # helm deletes the chart's volumes, but a volume bound to a kept claim stays
+        # (Terminating, by pv-protection) until that claim is deleted.
+        keep.append(f"volumes of the release: {', '.join(s.volumes)} (helm deletes them; each "
+                    "stays, Terminating, while its kept claim holds it, and a later install "
+                    "adopts it)")  # fmt: skip
     if s.data is not None:
         remove += [f"{os.path.join(s.data_dir, name)} ({deletion.size_text(s.sizes.get(name))})"
                    for name in s.data.delete]  # fmt: skip
@@ -276,25 +295,27 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
     """Remove what `plan` listed; returns what was done. Stops at the first failure."""
     done: list[str] = []
     if s.row is not None:
-        args = helm.uninstall_args(s.release, s.namespace, cfg.conn)
+        args = volumes.uninstall_args(s.release, s.namespace, cfg.conn)  # no wait on volumes
+        check = "check: " + remedy.helm(["status", s.release], cfg.conn, s.namespace)
         try:
             result = tools.run(tools.helm, args, HELM_TIMEOUT_S, grace=STOP_GRACE_S)
         except ToolTimeout:
-            raise InstallerError("helm uninstall did not finish in time and was stopped",
-                                 f"check: helm status {s.release} -n {s.namespace}") from None  # fmt: skip
+            raise InstallerError("helm uninstall did not finish in time (its hooks) and was "
+                                 "stopped", check) from None  # fmt: skip
         if result.rc != 0:
             raise InstallerError(f"helm uninstall failed: {proc.last_line(result.stderr, result.rc)}",
-                                 f"check: helm status {s.release} -n {s.namespace}")  # fmt: skip
+                                 check)  # fmt: skip
         done.append(f"removed helm release {s.release}")
-    if options.delete_data and s.pvcs and tools.kubectl is not None:
-        args = ["delete", "persistentvolumeclaims", *s.pvcs, "-n", s.namespace, "--wait=true",
-                f"--timeout={int(PVC_TIMEOUT_S)}s", *cfg.conn.kubectl_flags()]  # fmt: skip
-        result = tools.run(tools.kubectl, args, PVC_TIMEOUT_S + 30)
-        if result.rc != 0:
-            raise InstallerError(f"deleting the volume claims failed: "
-                                 f"{proc.last_line(result.stderr, result.rc)}",
-                                 "the release is removed; delete the claims with kubectl")  # fmt: skip
-        done.append(f"deleted volume claims {', '.join(s.pvcs)}")
+    if options.delete_data and tools.kubectl is not None:
+        run = _runner(tools, tools.kubectl)
+        volumes.delete(run, volumes.CLAIMS, s.pvcs, s.namespace, cfg.conn, timeout=PVC_TIMEOUT_S,
+                       read_timeout=cfg.timeout)  # fmt: skip
+        if s.pvcs:
+            done.append(f"deleted volume claims {', '.join(s.pvcs)}")
+        volumes.delete(run, volumes.VOLUMES, s.volumes, None, cfg.conn, timeout=PVC_TIMEOUT_S,
+                       read_timeout=cfg.timeout)  # fmt: skip
+        if s.volumes:
+            done.append(f"deleted volumes {', '.join(s.volumes)}")
     for name in s.data.delete if s.data is not None else ():
         path = os.path.join(s.data_dir, name)
         left = remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else _unlink(path)

@@ -32,6 +32,7 @@ class Verdict:
     recovery: str | None = None  # "rollback" / "uninstall" before the upgrade
     status: str | None = None  # the target release's state, when it exists
     installed_chart: str | None = None  # the target's chart as `helm list` shows it
+    dry_run: str | None = None  # plan only: what helm's server-side dry run said (foresee.py)
 
     @property
     def exit_code(self) -> int:

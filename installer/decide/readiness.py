@@ -235,7 +235,8 @@ def diagnose(
     failed = next((w for w in snapshot.workloads if w.failed), None)
     if failed is not None:
         return Diagnosis(FAILED, f"{failed.kind} {failed.name} failed: {failed.failed}",
-                         _inspect(namespace, failed.name, events_of(snapshot, failed.name)),
+                         _inspect(namespace, failed.name, events_of(snapshot, failed.name),
+                                  failed.kind),
                          definite=True)  # fmt: skip
     return None
 
@@ -254,7 +255,8 @@ def not_ready(snapshot: Snapshot, namespace: str) -> Diagnosis:
         state = _pod_state(pod) if pod else "no pod was created"
         return Diagnosis(NOT_READY, f"{workload.kind} {workload.name} is not ready "
                          f"({workload.ready} of {workload.desired}): {state}",
-                         _inspect(namespace, name, events), definite=False, pod=name,
+                         _inspect(namespace, name, events, "pod" if pod else workload.kind),
+                         definite=False, pod=name,
                          events=tuple(_event_line(e) for e in events[-5:]))  # fmt: skip
     return Diagnosis(NOT_READY, "the client is not ready", LEFT_IN_PLACE, definite=False)
 
@@ -329,12 +331,13 @@ def _event_line(event: Event) -> str:
     return f"{event.when} {event.type} {event.reason}: {_one_line(event.message, 200)}".strip()
 
 
-def _inspect(namespace: str, name: str, events: tuple[Event, ...]) -> str:
+def _inspect(namespace: str, name: str, events: tuple[Event, ...], kind: str = "pod") -> str:
+    """`kind` is the object `name` is: a pod, or the workload itself when it has no pod."""
     if events:
         lines = [f"last events of {name}:", *(f"  {_event_line(e)}" for e in events[-5:])]
     else:
         lines = [f"no events recorded for {name}"]
-    lines.append(f"inspect: kubectl describe pod {name} -n {namespace}; "
+    lines.append(f"inspect: kubectl describe {kind.lower()} {name} -n {namespace}; "
                  f"kubectl get events -n {namespace}")  # fmt: skip
     lines.append(LEFT_IN_PLACE)
     return "\n".join(lines)

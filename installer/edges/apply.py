@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from installer.decide import remedy
 from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import Connection
 from installer.decide.recovery import manual_commands
@@ -238,10 +239,27 @@ def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: 
         log.info("helm output:\n%s", said)
         raise InstallerError(
             f"helm upgrade --install failed (exit {result.rc})" + (f":\n{said}" if said else ""),
-            manual_commands(release, namespace, conn),
+            _after_failure(tools, release, namespace, conn),
         )
     log.info("helm output:\n%s", tail(result.stdout))
     return result
+
+
+def _after_failure(tools: Tools, release: str, namespace: str, conn: Connection | None) -> str:
+    """The remedy after a failed upgrade: helm's own word that no release exists (a first
+    install refused before anything was created) means nothing to roll back or uninstall."""
+    conn = conn or Connection()
+    try:
+        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
+                           tools.read_timeout)  # fmt: skip
+        absent = helm.parse_status(result.rc, result.out, result.err, namespace) is None
+    except InstallerError:
+        absent = False  # not seen: the full set of commands, as for any failure
+    if not absent:
+        return manual_commands(release, namespace, conn)
+    return (f"no release {release} was created in namespace {namespace}: nothing to roll "
+            "back or uninstall; fix what helm names above, then run "
+            f"{remedy.installer(conn, namespace)} again")
 
 
 def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:

@@ -168,6 +168,8 @@ def verdict_json(plan: Plan) -> dict[str, Any] | None:
         out["remedy"] = verdict.error.remedy
     if verdict.recovery:
         out["recovery"] = {"status": verdict.status, "verb": verdict.recovery}
+    if verdict.dry_run is not None:
+        out["dry_run"] = verdict.dry_run
     return out
 
 

@@ -52,6 +52,8 @@ def target_lines(plan: Plan) -> list[str]:
     ]
     if verdict is not None:
         lines.append(f"  verdict:        {verdict.action}: {verdict.reason}")
+        if verdict.dry_run is not None:
+            lines.append(f"  helm dry run:   {verdict.dry_run}")
     return lines
 
 

@@ -1,0 +1,111 @@
+"""`plan` asks helm itself whether it would install the planned release.
+
+The judge reads what is installed; only helm knows what the chart demands of the server
+(`kubeVersion`, the API versions its templates use, admission). So `plan` runs the planned
+`helm upgrade --install` as a server-side dry run (`--dry-run=server`, which helm 4 spells
+with the `=`), changing nothing, with the planned values in a private temporary file that
+is removed afterwards. helm's refusal becomes plan's verdict, exiting as install would;
+an answer nobody gave (a timeout, helm that could not be started) is said as such, never
+taken for acceptance or refusal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+
+from installer.commands.plan import Plan
+from installer.decide import judge, remedy
+from installer.decide.errors import InstallerError
+from installer.decide.model import os_name
+from installer.decide.redact import Redactor
+from installer.decide.render import missing_credentials
+from installer.edges import helm, proc
+from installer.edges.valuesfile import write_private
+
+DRY_RUN_TIMEOUT_S = 120.0  # rendering plus one read per object; a first install is seconds
+GOES_AHEAD = ("install", "upgrade", "upgrade-elsewhere")
+
+
+def dry_run_args(plan: Plan, values_path: str) -> list[str]:
+    """The planned argv (helm.upgrade_install_args) with the private values file, as a
+    server-side dry run that prints no Secret."""
+    probe = plan.cfg.probe
+    return [*helm.upgrade_install_args(probe.release, plan.cfg.chart, probe.namespace,
+                                       values_path, probe.conn),
+            "--dry-run=server", "--hide-secret"]  # fmt: skip
+
+
+def not_run_because(plan: Plan) -> str:
+    """Why no dry run can say what install will meet ("" when one can)."""
+    if plan.verdict is not None and plan.verdict.recovery:
+        # helm would answer "another operation is in progress": install recovers first.
+        return (f"install first recovers the release (helm {plan.verdict.recovery}); helm is "
+                "asked about the chart only after that")  # fmt: skip
+    chart = plan.cfg.chart
+    if not (os.path.isdir(chart) or os.path.isfile(chart)):
+        return ("the chart comes from a repository that install prepares first; "
+                "helm checks it against the cluster only then")  # fmt: skip
+    if plan.data is not None and missing_credentials(plan.values):
+        return "the client credentials are not known yet (install asks for them)"
+    return ""
+
+
+def foresee(plan: Plan, helm_tool: proc.Tool | None, env: Mapping[str, str],
+            redactor: Redactor) -> Plan:  # fmt: skip
+    """The plan with helm's answer in its verdict (`dry_run`), refused when helm refuses."""
+    verdict = plan.verdict
+    if verdict is None or verdict.action not in GOES_AHEAD:
+        return plan
+    why = "helm was not found" if helm_tool is None else not_run_because(plan)
+    if why or helm_tool is None:
+        return _with(plan, verdict, f"not run: {why}")
+    try:
+        result = _dry_run(plan, helm_tool, env, redactor)
+    except InstallerError as exc:  # timed out, or could not start: no answer
+        return _with(plan, verdict, f"no answer: {exc.message}")
+    if result.rc == 0:
+        return _with(plan, verdict, "helm's server-side dry run accepted the chart and values")
+    said = proc.last_line(redactor(result.stderr), result.rc)
+    conn, probe = plan.cfg.probe.conn, plan.cfg.probe
+    exists = verdict.action != "install"
+    # A first install that helm refuses leaves no release: nothing to roll back or remove.
+    fix = ("nothing was changed; fix what helm names (a chart whose kubeVersion excludes "
+           "this cluster needs another cluster or chart version), then "
+           f"{remedy.installer(conn, probe.namespace, 'plan')}")  # fmt: skip
+    if exists:
+        fix += f"\nto inspect: {remedy.helm(['status', probe.release], conn, probe.namespace)}"
+    error = InstallerError(f"helm refuses to {verdict.action.split('-')[0]} the chart: {said}", fix)
+    refused = judge.Verdict("refused", error.message, error, verdict.target, None,
+                            verdict.status, verdict.installed_chart,
+                            dry_run=f"refused: {said}")  # fmt: skip
+    return dataclasses.replace(plan, verdict=refused)
+
+
+def _with(plan: Plan, verdict: judge.Verdict, said: str) -> Plan:
+    return dataclasses.replace(plan, verdict=dataclasses.replace(verdict, dry_run=said))
+
+
+def _dry_run(plan: Plan, helm_tool: proc.Tool, env: Mapping[str, str],
+             redactor: Redactor) -> proc.Result:  # fmt: skip
+    if plan.data is None:  # the caller's own values file, used as it is
+        return _run(plan, helm_tool, plan.cfg.values_path, env, redactor)
+    directory = tempfile.mkdtemp(prefix="tracebloc-plan-")  # 0700 on POSIX
+    try:
+        path = os.path.join(directory, "values.yaml")
+        write_private(path, plan.data, env=env, os_=os_name(sys.platform))
+        return _run(plan, helm_tool, path, env, redactor)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _run(plan: Plan, helm_tool: proc.Tool, values_path: str, env: Mapping[str, str],
+         redactor: Redactor) -> proc.Result:  # fmt: skip
+    # The rendered manifests go nowhere: they are not needed, and they hold the values.
+    with open(os.devnull, "wb") as sink:
+        return proc.run(helm_tool, dry_run_args(plan, values_path), timeout=DRY_RUN_TIMEOUT_S,
+                        env=env, redactor=redactor, stdout=sink)  # fmt: skip
