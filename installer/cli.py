@@ -318,7 +318,7 @@ def _validated(
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer.commands.plan import plan_install
+    from installer.commands.dryrun import plan_install
     from installer.edges.valuesfile import write_values
     from installer.present import report
 

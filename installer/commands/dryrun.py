@@ -1,0 +1,75 @@
+"""`plan`: install's reads and decisions, in install's order, with nothing changed.
+
+Kept apart from commands/plan.py (the plan itself, which install builds too): the no-op
+check and helm's dry run plan with make_plan, so they are called from here, not from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+
+from installer.commands import reads, settled
+from installer.commands.foresee import foresee
+from installer.commands.plan import Plan, chart_version, make_plan, with_saved_credentials
+from installer.commands.probe import find_tools
+from installer.config import InstallSettings, PlanConfig
+from installer.decide import judge
+from installer.decide.model import os_name
+from installer.decide.redact import Redactor
+from installer.edges.machine import read_machine
+
+
+def plan_install(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
+) -> Plan:
+    """`plan`: install's reads and decisions, in install's order, with nothing changed."""
+    from installer.commands.localcluster import blocker, survey
+
+    os_ = os_name(sys.platform)
+    machine = read_machine(env)
+    tools, choices, problems = find_tools(env, machine, cfg.probe.timeout)
+    local = survey(cfg, env, redactor, machine, os_)
+    cluster = reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
+                                 kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
+    cfg = with_saved_credentials(cfg, redactor)
+    blocked = blocker(local)
+    if problems:
+        # install stops before reading anything (exit 1): an answer for plan, not a refusal.
+        verdict = judge.Verdict("missing-tools", "; ".join(problems.values()))
+    elif blocked is not None:
+        # Docker missing or stopped, no k3d, a drifted cluster: install stops with this
+        # before it asks anything, and so does plan (same message, remedy and exit code).
+        verdict = judge.Verdict("blocked", blocked.message, error=blocked)
+    elif local.decision.manage is not False and not (local.cluster and local.cluster.running):
+        # install creates or starts this machine's cluster first: nothing to judge in it yet.
+        verdict = judge.Verdict("install", "the local cluster is created or started first; "
+                                "nothing of this client can be installed in it yet")  # fmt: skip
+    elif fetch := [name for name, tool in tools.items() if tool is None]:
+        # install downloads them before its first read: what it will find is not known yet,
+        # so plan neither promises an install nor refuses one.
+        verdict = judge.Verdict("fetch-tools-first", f"{' and '.join(fetch)} to be downloaded "
+                                "first; install reads what is installed after that and "
+                                "decides from that read")  # fmt: skip
+    else:
+        verdict = judge.judge(cfg, cluster, cfg.client_id)
+        verdict = settled.for_plan(cfg, env, redactor, cluster, verdict, helm_tool=tools["helm"],
+                                   kubectl_tool=tools["kubectl"], machine=machine, local=local,
+                                   choices=choices, force=settings.force)  # fmt: skip
+    release = judge.release_for_sizing(cfg, cluster, verdict)
+    plan = make_plan(judge.moved(cfg, verdict), env, redactor, release=release,
+                     machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
+                     tool_choices=choices, kube=cluster.target)  # fmt: skip
+    from installer.commands.signin import plan_note
+    from installer.commands.steps import steps
+
+    sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
+    plan = dataclasses.replace(
+        plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
+        set_context_namespace=settings.set_context_namespace,
+        notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
+    plan = foresee(plan, tools["helm"], env, redactor)
+    found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
+                  local=local, verdict=plan.verdict, plan=plan)  # fmt: skip
+    return dataclasses.replace(plan, changes=tuple(found))
