@@ -399,7 +399,8 @@ def test_reinstall_keeps_a_user_marker_and_its_size(
                             "--namespace", namespace,
                             **install_env(backend, TRACEBLOC_TRAINING_RESOURCES="cpu=3,memory=12Gi"))  # fmt: skip
     assert first.returncode == 0, first.stderr
-    second, marked = real.install("install", "--yes", "--chart", str(client_chart),
+    # --force: the re-install re-applies (a healthy one with nothing to change would not).
+    second, marked = real.install("install", "--yes", "--force", "--chart", str(client_chart),
                                   "--namespace", namespace, **install_env(backend))  # fmt: skip
 
     assert second.returncode == 0, second.stderr
@@ -576,7 +577,7 @@ def test_metrics_apiservice_absent_then_registered(
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
     try:
-        registered, _ = real.install("install", "--yes", "--chart", str(client_chart),
+        registered, _ = real.install("install", "--yes", "--force", "--chart", str(client_chart),
                                      "--namespace", namespace,
                                      **install_env(backend, TB_METRICS_WAIT_S="30"))  # fmt: skip
         assert registered.returncode == 0, registered.stderr
@@ -876,7 +877,16 @@ def test_the_real_chart_installs_reinstalls_and_reports(
     assert any(base64.b64decode(v).decode(errors="replace") == PASSWORD
                for item in secret["items"] for v in (item.get("data") or {}).values())  # fmt: skip
 
-    second, _ = real.install("install", "--yes", "--chart", str(real_chart_1_20),
+    # A healthy re-run changes nothing: no new revision, one line saying so.
+    healthy, _ = real.install("install", "--yes", "--chart", str(real_chart_1_20),
+                              "--namespace", namespace, controller=stand_in(real),
+                              **install_env(backend))  # fmt: skip
+    assert healthy.returncode == 0, healthy.stderr
+    assert "already installed and connected — nothing to change" in healthy.stdout
+    history = real.tool_json("helm", "history", namespace, "-n", namespace)
+    assert [h["status"] for h in history] == ["deployed"]
+
+    second, _ = real.install("install", "--yes", "--force", "--chart", str(real_chart_1_20),
                              "--namespace", namespace, controller=stand_in(real),
                              **install_env(backend))  # fmt: skip
     assert second.returncode == 0, second.stderr
@@ -957,4 +967,6 @@ def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
     assert "deleted volume claims client-logs-pvc, client-pvc, mysql-pvc" in deleted.stdout
     assert f"deleted volumes {namespace}-data-pv, {namespace}-logs-pv, {namespace}-mysql-pv" in deleted.stdout
     assert claims_and_volumes(real, namespace) == ([], [])
-    assert not real.values_file().parent.exists()
+    # The release's data and the values file are gone; only the lock files stay.
+    left = real.values_file().parent
+    assert not left.exists() or {p.name for p in left.iterdir()} <= {"install.lock", "locks"}

@@ -13,11 +13,12 @@ import posixpath
 import time
 from collections.abc import Mapping
 
-from installer.commands import leftover
+from installer.commands import credentials, leftover
 from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide import reach
 from installer.decide.drift import (
+    DockerRead,
     Drift,
     Inspected,
     budget_machine,
@@ -37,6 +38,28 @@ from installer.present.ui import Ui
 
 CREATE, START, ADOPT = "create", "start", "adopt"
 
+
+
+def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, info: DockerRead,
+                  env: Mapping[str, str], redactor: Redactor | None) -> Local:  # fmt: skip
+    """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
+    Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
+    blocker that stops the install before anything changes."""
+    from installer.commands import winhost
+    from installer.decide.preflight import thresholds
+
+    opts = winhost.options(env, thresholds(env).min_mem_gib)
+    # Docker does not answer, so no k3d cluster of ours can hold the API port.
+    _, host = winhost.survey(env, opts, redactor or Redactor(), our_cluster_running=False,
+                             docker_usable=False)  # fmt: skip
+    said = info.reason or "Docker is not running"
+    if host.blockers:
+        message, remedy = host.blockers[0]
+        return Local(s, decision, machine, docker=info, problems=((message, remedy),), windows=host)
+    if not host.steps:
+        return Local(s, decision, machine, docker=info,
+                     problems=((said, docker_remedy("windows", info.state)),))  # fmt: skip
+    return Local(s, decision, machine, docker=info, windows=host)
 
 
 def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
@@ -121,6 +144,8 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         # Docker is installed or started first (after the confirmation), then surveyed again.
         from installer.commands import runtime
 
+        if os_ == "windows":
+            return _windows_host(s, decision, machine, info, env, redactor)
         plan = runtime.survey(env, os_, info, machine, timeout=timeout) \
             if os_ in ("linux", "darwin") else None  # fmt: skip
         if plan is None or plan.refusal is not None or not plan.steps:
@@ -232,6 +257,25 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
     s = local.settings
     if s is None or not local.managed:
         return cfg
+    if local.windows is not None:  # WSL2 and Docker Desktop first, as the plan said
+        from installer.commands import winhost
+        from installer.decide.preflight import thresholds
+
+        exe, _ = winhost.engine_command()
+        terminal = credentials.open_terminal(os_) if interactive else None
+        winhost.prepare(exe, env, winhost.options(env, thresholds(env).min_mem_gib),
+                        redactor, cfg.host_data_dir,
+                        ask=terminal.ask if terminal is not None else None,
+                        say=ui.info, our_cluster_running=False,
+                        resume=bool(env.get("TRACEBLOC_RESUME")))  # fmt: skip
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
+        if again.windows is not None:
+            raise InstallerError("Docker Desktop still does not answer after it was set up",
+                                 "start Docker Desktop, wait until it says it is running, "
+                                 "then run the installer again")  # fmt: skip
+        blockers(again, ui)
+        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
+                        kubectl=kubectl)  # fmt: skip
     if local.runtime is not None:  # Docker installed or started first, as the plan said
         from installer.commands import runtime
 

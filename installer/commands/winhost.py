@@ -73,10 +73,33 @@ def save_state(path: str, state: State, env: Mapping[str, str]) -> None:
     write_private(path, state.to_bytes(), env=env, os_=THIS_OS)
 
 
+def options(env: Mapping[str, str], machine_min_mem_gib: float = 5) -> wh.Options:
+    """The Windows host's settings: TRACEBLOC_DAILY_USER (the twin's -DailyUser) and
+    TRACEBLOC_NO_REBOOT (-NoReboot) as the twin-flag translation sets them, the twin's
+    TB_WSL_MIN_VERSION, TB_DOCKER_WAIT_MIN, TRACEBLOC_SKIP_DAILY_USER, TRACEBLOC_NO_AUTOSTART."""
+    from installer.decide.yesno import flag
+
+    return wh.options(env, daily_user=env.get("TRACEBLOC_DAILY_USER", ""),
+                      no_reboot=flag(env, "TRACEBLOC_NO_REBOOT", False),
+                      min_mem_gib=machine_min_mem_gib)  # fmt: skip
+
+
+def engine_command() -> tuple[str, list[str]]:
+    """How this engine is started again (elevated, or after a reboot): the frozen binary
+    itself, or this Python with `-m installer` when run from source."""
+    if getattr(sys, "frozen", False):
+        return sys.executable, []
+    return sys.executable, ["-m", "installer"]
+
+
 def survey(env: Mapping[str, str], opts: wh.Options, redactor: Redactor, *,
-           our_cluster_running: bool | None) -> tuple[wh.WinFacts, wh.HostPlan]:  # fmt: skip
-    usable = docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor).state == "running"
-    facts = edge.read_facts(env, docker_usable=usable, our_cluster_running=our_cluster_running,
+           our_cluster_running: bool | None,
+           docker_usable: bool | None = None) -> tuple[wh.WinFacts, wh.HostPlan]:  # fmt: skip
+    if docker_usable is None:
+        docker_usable = docker.read_info(env, THIS_OS, timeout=15.0,
+                                         redactor=redactor).state == "running"  # fmt: skip
+    facts = edge.read_facts(env, docker_usable=docker_usable,
+                            our_cluster_running=our_cluster_running,
                             daily_user=opts.daily_user, redactor=redactor)  # fmt: skip
     return facts, wh.plan_host(facts, opts)
 
@@ -130,7 +153,9 @@ def elevate(exe: str, opts: wh.Options, state_path: str, env: Mapping[str, str],
             redactor: Redactor) -> State:  # fmt: skip
     """One UAC prompt: the engine's `prepare-host` elevated, waited for; its record of what it
     did is read back from the data directory (no output, no secret crosses the boundary)."""
-    argv = wh.elevate_argv(exe, wh.engine_args("prepare-host", opts, ("--windows-elevated",)))
+    _, prefix = engine_command()
+    argv = wh.elevate_argv(exe, [*prefix, *wh.engine_args("prepare-host", opts),
+                                 "--windows-elevated"])  # fmt: skip
     tool = edge.system_tool(argv[0], env)
     result = proc.run(tool, argv[1:], timeout=3 * 3600.0, env=env, redactor=redactor)
     if result.rc == wh.DECLINED_RC:
@@ -150,7 +175,7 @@ def after_reboot_handoff(plan: wh.HostPlan, opts: wh.Options, exe: str, env: Map
                          say: Callable[[str], None]) -> None:  # fmt: skip
     """Register the resume (this user's RunOnce: the same account signs back in), reboot only
     on a yes, and hand off with the twin's exit code."""
-    armed = _call(wh.resume_argv(exe, opts), env, redactor)
+    armed = _call(wh.resume_argv(exe, opts, tuple(engine_command()[1])), env, redactor)
     if armed:
         say("the install will resume automatically the next time you sign in")
     if opts.daily_user and armed:

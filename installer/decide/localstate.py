@@ -9,6 +9,7 @@ from installer.decide.localcluster import ClusterRead, Decision, Settings
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import RuntimePlan
 from installer.decide.tooling import Tool, ToolChoice
+from installer.decide.winhost import HostPlan
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Local:
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
     runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
+    windows: HostPlan | None = None  # Windows: WSL2 and Docker Desktop first (commands/winhost.py)
 
     @property
     def managed(self) -> bool:

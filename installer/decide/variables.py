@@ -118,11 +118,11 @@ VARIABLES: tuple[Upstream, ...] = (
              "headless Mac; default half the Mac's memory, bounded", twins="bash"),  # fmt: skip
     Upstream("COLIMA_CPU", H, "CPUs of the colima VM (default 4)", twins="bash"),
     Upstream("COLIMA_DISK", H, "disk (GiB) of the colima VM (default 60)", twins="bash"),
-    Upstream("TB_DOCKER_WAIT_MIN", D, "on Windows the engine neither installs nor starts Docker Desktop",
-             twins="powershell"),  # fmt: skip
+    Upstream("TB_DOCKER_WAIT_MIN", H, "Windows: how long Docker Desktop's first start is waited "
+             "for (minutes)", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
     Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
-    Upstream("TB_WSL_MIN_VERSION", D, "the engine does not install or update WSL",
-             twins="powershell"),  # fmt: skip
+    Upstream("TB_WSL_MIN_VERSION", H, "Windows: the WSL version below which WSL is updated",
+             by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
     # --- what the engine no longer does --------------------------------------------------
     Upstream("TRACEBLOC_FORCE_REINSTALL", H, "re-apply even when the client is installed, "
              "up to date and healthy (a healthy re-run otherwise changes nothing)",
@@ -144,8 +144,8 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
     Upstream("TRACEBLOC_ALLOW_UNVERIFIED", D, "the binary is always verified against the "
              "release's SHA256SUMS; there is no opt-out"),  # fmt: skip
-    Upstream("TRACEBLOC_SKIP_DAILY_USER", D, "the engine runs as you and never elevates",
-             twins="powershell"),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_DAILY_USER", H, "Windows: the daily user is not added to "
+             "docker-users", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
     Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", twins="powershell"),
     Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", twins="bash"),
     Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", twins="bash"),
@@ -165,11 +165,13 @@ FLAGS: tuple[Upstream, ...] = (
              "granted the docker group", twins="bash"),  # fmt: skip
     Upstream("-Help", H, "`--help`", twins="powershell"),
     Upstream("-Diagnose", R, "`tracebloc-installer diagnose`", twins="powershell"),
-    Upstream("-NoReboot", H, "the engine never reboots the machine", twins="powershell"),
-    Upstream("-Resume", H, "every run picks up where the last one stopped",
-             twins="powershell"),  # fmt: skip
-    Upstream("-DailyUser", D, "the engine installs for the user who runs it and never "
-             "elevates: run it as that user", twins="powershell"),  # fmt: skip
+    Upstream("-NoReboot", H, "Windows: never reboot; the install resumes at the next sign-in "
+             "(also `--no-reboot`)", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
+    Upstream("-Resume", H, "Windows: continue the host preparation after the reboot (the "
+             "engine registers it itself; also `--resume`)", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
+    Upstream("-DailyUser", H, "Windows: the account granted docker-users, Docker Desktop at "
+             "sign-in and a sized .wslconfig in the elevated window (also `--daily-user`)",
+             by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
 )
 
 
@@ -242,10 +244,19 @@ def translate_argv(argv: Sequence[str]) -> Translated:
                               f"{arg} was replaced by: tracebloc-installer diagnose")  # fmt: skip
         elif arg == "--prepare-host":
             kept.insert(0, "prepare-host")  # the twin dispatched it at any position
-        elif lowered in ("-noreboot", "-resume"):
-            notes.append(f"{arg} is no longer needed: {_flag(arg_name(lowered)).note}")
-        elif lowered == "-dailyuser":
-            return Translated(kept, env, notes, f"{arg} is gone: {_flag('-DailyUser').note}")
+        elif lowered in ("-noreboot", "--no-reboot"):
+            env["TRACEBLOC_NO_REBOOT"] = "1"
+        elif lowered in ("-resume", "--resume"):
+            env["TRACEBLOC_RESUME"] = "1"
+        elif arg == "--windows-elevated":  # the engine's own elevated child (commands/winhost.py)
+            env["TRACEBLOC_WINDOWS_ELEVATED"] = "1"
+        elif lowered in ("-dailyuser", "--daily-user") or lowered.startswith("--daily-user="):
+            value = arg.partition("=")[2] if "=" in arg else (
+                args[index] if index < len(args) else "")  # fmt: skip
+            index += 0 if "=" in arg else 1
+            if not value.strip():
+                return Translated(kept, env, notes, f"{arg} needs a user name: {arg} NAME")
+            env["TRACEBLOC_DAILY_USER"] = value
         else:
             kept.append(arg)
     return Translated(kept, env, notes)

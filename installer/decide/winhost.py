@@ -318,7 +318,7 @@ def engine_args(command: str, opts: Options, extra: tuple[str, ...] = ()) -> lis
     return args + [a for a in extra if a in SAFE_FLAGS]
 
 
-def elevate_argv(exe: str, args: list[str]) -> list[str]:
+def elevate_argv(exe: str, args: list[str]) -> list[str]:  # args: after the executable
     """One UAC prompt: the engine itself, elevated, for the privileged half; waits for it and
     exits with its exit code (a declined prompt makes Start-Process fail: DECLINED_RC)."""
     arg_line = " ".join(win_quote(a) for a in args)
@@ -328,13 +328,13 @@ def elevate_argv(exe: str, args: list[str]) -> list[str]:
     return ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command", script]
 
 
-def resume_command(exe: str, opts: Options) -> str:
-    return " ".join(win_quote(a) for a in [exe, *engine_args("install", opts), "--resume"])
+def resume_command(exe: str, opts: Options, prefix: tuple[str, ...] = ()) -> str:
+    return " ".join(win_quote(a) for a in [exe, *prefix, *engine_args("install", opts), "--resume"])
 
 
-def resume_argv(exe: str, opts: Options) -> list[str]:
+def resume_argv(exe: str, opts: Options, prefix: tuple[str, ...] = ()) -> list[str]:
     return ["reg.exe", "add", RESUME_KEY, "/v", RESUME_VALUE, "/t", "REG_SZ", "/d",
-            resume_command(exe, opts), "/f"]  # fmt: skip
+            resume_command(exe, opts, prefix), "/f"]  # fmt: skip
 
 
 def unresume_argv() -> list[str]:

@@ -51,6 +51,23 @@ def _local_why(argv: Sequence[str]) -> str:
     return "the local cluster"
 
 
+def host_changes(local: Local) -> list[Change]:
+    """The container runtime's steps (Linux, macOS: decide/runtime.py) or the Windows host's
+    (decide/winhost.py), before the cluster's: each privileged one says so."""
+    out: list[Change] = []
+    if local.runtime is not None:
+        as_root = local.runtime.as_root
+        for step in local.runtime.steps:
+            prefix = ("sudo", "-n") if step.root and not as_root else ()
+            out.append(Change((*prefix, *step.argv),
+                              ("as administrator: " if step.root else "") + step.why))  # fmt: skip
+    if local.windows is not None:
+        for wstep in local.windows.steps:
+            why = ("as administrator (one Windows prompt): " if wstep.privileged else "") + wstep.title
+            out.append(Change(wstep.argv or ("(the engine writes it)",), why))
+    return out
+
+
 def changes(
     *,
     local: Local | None,
@@ -70,6 +87,7 @@ def changes(
     plugin that becomes the release's."""
     out: list[Change] = []
     if local is not None and local.managed:
+        out += host_changes(local)
         out += [Change(tuple(argv), _local_why(argv)) for argv in local.commands]
     if recovery is not None:
         build = helm.rollback_args if recovery == "rollback" else helm.uninstall_args
