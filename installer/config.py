@@ -7,6 +7,7 @@ would be accepted; nothing here touches the disk or the cluster.
 from __future__ import annotations
 
 import ntpath
+import os
 import posixpath
 import re
 from collections.abc import Mapping
@@ -340,3 +341,15 @@ def install_settings(env: Mapping[str, str], *, keep_context: bool = False) -> I
         force=env_flag(env, "TRACEBLOC_FORCE_REINSTALL", False)
         or env_flag(env, "TB_FORCE_REINSTALL", False),
     )
+
+
+def check_kubeconfig_variable(env: Mapping[str, str]) -> None:
+    """KUBECONFIG naming no file that exists is bad input, as a missing --kubeconfig is:
+    kubectl would silently fall back to localhost:8080 and be refused. (A list with at least
+    one file is what kubectl merges.)"""
+    raw = env.get("KUBECONFIG", "")
+    paths = [p for p in raw.split(os.pathsep) if p.strip()]
+    if paths and not any(os.path.isfile(os.path.expanduser(p)) for p in paths):
+        raise BadInput(f"KUBECONFIG={raw!r} names no file that exists",
+                       "point KUBECONFIG at your kubeconfig file, or unset it (then "
+                       "~/.kube/config is used, or the local cluster is created)")  # fmt: skip

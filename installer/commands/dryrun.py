@@ -6,9 +6,12 @@ check and helm's dry run plan with make_plan, so they are called from here, not 
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 from installer.commands import reads, settled
 from installer.commands.foresee import foresee
@@ -16,9 +19,11 @@ from installer.commands.plan import Plan, chart_version, make_plan, with_saved_c
 from installer.commands.probe import find_tools
 from installer.config import InstallSettings, PlanConfig
 from installer.decide import judge
+from installer.decide.errors import BadInput
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.edges.machine import read_machine
+from installer.present import output
 
 
 def plan_install(
@@ -73,3 +78,56 @@ def plan_install(
     found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
                   local=local, verdict=plan.verdict, plan=plan)  # fmt: skip
     return dataclasses.replace(plan, changes=tuple(found))
+
+
+def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSettings,
+             env: Mapping[str, str], redactor: Redactor) -> int:
+    """`plan`'s whole answer, from the validated settings: the values file written when
+    asked for, the verdict, the network preflight; the exit code install would have."""
+    from installer.edges.valuesfile import write_values
+    from installer.present import report
+
+    if args.values_out and cfg.values_given:
+        raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
+                       "install would write no values file")  # fmt: skip
+    if args.values_out:
+        directory = os.path.dirname(os.path.abspath(os.path.expanduser(args.values_out)))
+        if not os.path.isdir(directory):
+            raise BadInput(f"--values-out {args.values_out!r}: the directory {directory} "
+                           "does not exist", "create it first, or name a file in an "
+                           "existing directory")  # fmt: skip
+    plan = plan_install(cfg, env, redactor, settings)
+    written = None
+    if args.values_out and plan.data is not None:
+        written = write_values(os.path.expanduser(args.values_out), plan.data, env=env,
+                               os_=plan.facts.machine.os)  # fmt: skip
+    document = report.plan_json(plan)
+    text = report.plan_text(plan)
+    if written is not None:
+        document["values_out"] = {"path": written.path, "changed": written.changed,
+                                  "backup": written.backup}  # fmt: skip
+        text += f"\nvalues written to {written.path}" + (
+            f" (previous kept as {written.backup})" if written.backup else ""
+        )
+    stops = plan.verdict is not None and plan.verdict.action in ("refused", "blocked")
+    code = plan.verdict.exit_code if plan.verdict and stops else 0
+    net_code, net_lines = plan_network(cfg, env, plan, document)
+    code, text = code or net_code, "\n".join([text, *net_lines])
+    document["ok"], document["exit"] = code == 0, code
+    if not output.emit(args.json, document, text, redactor):
+        return 1
+    if plan.verdict and plan.verdict.action == "blocked" and plan.verdict.error:
+        error = plan.verdict.error  # the line install stops with, on stderr as install says it
+        output.fail(redactor(error.message), redactor(error.remedy))
+    return code
+
+
+def plan_network(cfg: PlanConfig, env: Mapping[str, str], plan: Any,
+                  document: dict[str, Any]) -> tuple[int, list[str]]:  # fmt: skip
+    """install's network preflight, shown by plan (commands/network.py): 1 on a stop."""
+    from installer.commands import network
+    from installer.present import netreport
+
+    report = network.check(cfg, env, tools=network.tool_urls(plan.facts.tools))
+    document["network"] = netreport.as_json(report)
+    return (1 if report.stop else 0), netreport.text_lines(report)

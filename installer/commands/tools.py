@@ -7,6 +7,8 @@ cluster (k3d) uses them as install does.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from typing import Any, TextIO
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
+from installer.decide.redact import Redactor
 from installer.edges import fetch, proc, tools
 from installer.edges.tools import Settings, ToolChoice
 from installer.present.console import is_terminal
@@ -139,3 +142,27 @@ def filled_text(filled: Filled) -> str:
     if filled.complete:
         lines.append("carry the directory across and set TRACEBLOC_TOOLS_MIRROR to it")
     return "\n".join(lines)
+
+
+def run_command(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    """`tools`: where each tool comes from; with --download-to, a mirror for an air gap."""
+    from installer.present import output
+    from installer.present import tools as present_tools
+
+    cfg = this_settings(env)
+    if args.download_to is None:
+        if args.platform:
+            raise BadInput("--platform is for --download-to")
+        choices = tools.resolve_all(("kubectl", "helm", "k3d"), env, cfg)
+        document = {name: present_tools.choice_json(choice) for name, choice in choices.items()}
+        output.emit(args.json, {"tools": document},
+              "\n".join(present_tools.choice_text(c) for c in choices.values()), redactor)  # fmt: skip
+        return 0
+    platforms = parse_platforms(args.platform, cfg)
+    filled = fill_mirror(os.path.expanduser(args.download_to), platforms, env, cfg)
+    output.emit(args.json, filled_json(filled), filled_text(filled), redactor)
+    if not filled.complete:
+        output.fail("some tools have no verified checksum pinned in this build (listed above)",
+              "nothing unverified was written; use a build whose pins are complete")  # fmt: skip
+        return 1
+    return 0

@@ -142,3 +142,31 @@ def release(job: int | None) -> None:
         close(job)
     except (AttributeError, OSError, ValueError, TypeError):
         pass
+
+
+# --- signals that stop the engine -----------------------------------------------------------
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: stopped like Ctrl-C, but the exit code names the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+
+def stop_cleanly_on_termination() -> None:
+    """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop an install
+    the way Ctrl-C does: helm is asked to stop, so no release is left pending."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            try:
+                signal.signal(number, interrupt)
+            except (ValueError, OSError):  # not the main thread, or not allowed here
+                pass
