@@ -249,9 +249,10 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer.commands.install import install, install_json, log_path_for, summary
+    from installer.commands.install import install, log_path_for
     from installer.commands.runtime import refuse_sudo_wrapped
     from installer.edges.hostdirs import check_writable
+    from installer.present.summary import install_json, summary
     from installer.present.ui import Ui
 
     refuse_sudo_wrapped(env, os_name(sys.platform))  # before any file is made, as the twin

@@ -1,21 +1,19 @@
 """`install`: execute the plan, safely, on a machine that may already run a client.
 
-The steps, in order (each a function below; a new step is one more line in `install`),
-all under the install lock (edges/lock.py):
+The steps, in order, all under the install lock (edges/lock.py). First what changes nothing:
+the network preflight (commands/gate.py) → the tools (verified downloads into the engine's
+cache may happen here) → the local k3d cluster survey (and the container runtime or Windows
+host steps it needs) → one overlapped read of the cluster → nothing to change? stop here
+(commands/settled.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
+credentials (or a browser sign-in) → the one question, listing every change with its argv
+(commands/asking.py). Then the changes: the runtime or host steps and the local cluster
+(created, started or adopted, then read) → the guard's verdict → recovery of a wedged
+release → chart repo → release directories → values file → device plugin adoption →
+metrics API → `helm upgrade --install` → kube context namespace → wait until the client is
+connected (commands/wait.py; exit 0 means connected).
 
-  tools (verified downloads when missing) → the local k3d cluster survey → one overlapped
-  read of the cluster (reads.read_cluster) → reachable? → preflight → credentials → the
-  guard's verdict (judge) → the plan → the operator sees the target and confirms →
-  recovery of a wedged release → chart repo → release directories → values file →
-  device plugin adoption → metrics API → `helm upgrade --install` → kube context namespace →
-  wait until the client is connected (commands/wait.py; exit 0 means connected).
-
-When the engine manages the local k3d cluster, the cluster may not exist yet: then
-preflight (Docker's budget) and credentials come first, the cluster is created, started or
-adopted, and only then read.
-
-Nothing changes before the operator has confirmed, and nothing is confirmed before the
-guard has seen everything that is installed.
+Nothing outside the engine's own directory changes before the one question has been
+answered yes (or --yes given).
 """
 
 from __future__ import annotations
@@ -23,27 +21,25 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from installer.commands import credentials, localcluster, network, reads, settled, signin, wait
+from installer.commands import credentials, localcluster, reads, settled, signin, wait
+from installer.commands.asking import ask_once, local_heading, terminal_or_refuse
+from installer.commands.gate import check_network, obtain_credentials, run_preflight, signin_wanted
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
-from installer.decide import judge, preflight, reach
-from installer.decide.errors import BadInput, InstallerError
-from installer.decide.model import Connection, KubeTarget, MachineFacts, Resolution, os_name
+from installer.decide import judge
+from installer.decide.model import Connection, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.edges import apply, backend, lock
-from installer.edges.machine import disk_free, read_machine
-from installer.edges.tools import resolve_all
-from installer.edges.valuesfile import Written, load_yaml, write_values
+from installer.edges.machine import read_machine
+from installer.edges.valuesfile import write_values
 from installer.present import changes
-from installer.present.changes import Change
-from installer.present.provenance import training_words
+from installer.present.summary import Outcome
 from installer.present.target import target_lines
 from installer.present.ui import Ui
 
@@ -51,34 +47,10 @@ if TYPE_CHECKING:
     from installer.edges.tools import ToolChoice
 
 
-@dataclass(frozen=True)
-class Outcome:
-    release: str
-    namespace: str
-    training: Resolution
-    values_path: str
-    written: Written | None
-    notes: tuple[str, ...] = ()
-    kube: KubeTarget | None = None
-    context_namespace: str = ""  # what was done to the kube context's default namespace
-    workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
-    unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
 
 
-class Declined(InstallerError):
-    """The operator answered no at the one question: none of the listed changes was made."""
 
 
-def local_heading(local: localcluster.Local, cfg: PlanConfig) -> list[str]:
-    s = local.settings
-    name = s.name if s is not None else "tracebloc"
-    verb = {"create": "created", "start": "started"}.get(local.action or "", "used")
-    return [f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
-            f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
-            f"  chart:          {cfg.chart}",
-            "  training size:  decided from the new cluster's nodes once it is up"
-            if local.action == "create" else
-            "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
 
 
 def find_tools(
@@ -115,97 +87,12 @@ def read_cluster(
     return cluster
 
 
-def run_preflight(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts,
-    cluster: reads.ClusterRead | None = None,
-) -> None:  # fmt: skip
-    """The floors apply to the machine that runs the pods: this one when the cluster is
-    local (or unknown), else the cluster's largest node."""
-    if preflight.skipped(env):
-        ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
-                "and the network checks")  # fmt: skip
-        return
-    limits = preflight.thresholds(env)
-    if cluster is not None and not reach.is_local(cluster.target):
-        ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
-                "not this machine, are checked against the floors")  # fmt: skip
-        findings = preflight.check_cluster(cluster.nodes, limits)
-    else:
-        findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir,
-                                   limits)  # fmt: skip
-    for finding in findings:
-        {"fail": ui.error, "warn": ui.warn}.get(finding.level, ui.info)(finding.message)
-    if preflight.failed(findings):
-        raise InstallerError(
-            "the machine that would run the client is below the minimum it needs (see above)",
-            "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
-        )
 
 
-def check_network(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
-) -> dict[str, ToolChoice] | None:
-    """The network preflight (commands/network.py): a stop raises before the tools are
-    downloaded, credentials asked for or anything changed. Returns the tool resolutions it
-    read (which tools will be downloaded decides which hosts are needed), None if skipped."""
-    if preflight.skipped(env):
-        return None
-    choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
-                          timeout=cfg.probe.timeout)  # fmt: skip
-    network.gate(cfg, env, ui, tools=network.tool_urls(choices))
-    return choices
 
 
-def obtain_credentials(
-    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, *, interactive: bool,
-    cluster: reads.ClusterRead | None = None,
-) -> PlanConfig:
-    """The config with verified credentials in it. A caller's values file is used as-is."""
-    if cfg.values_given:
-        given = load_yaml(cfg.values_path, required=True)
-        client_id, password = credentials.previous_credentials(given if isinstance(given, dict) else None)
-        redactor.add(password)
-        return dataclasses.replace(cfg, client_id=cfg.client_id or client_id)
-    previous_doc = load_yaml(cfg.values_path, required=False)
-    previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
-    redactor.add(previous[1])
-    url = backend.backend_url(cfg.client_env, env)
-    backend.ca_bundle(env)  # a bad TRACEBLOC_CA_BUNDLE is bad input before anyone is asked
-
-    def check(username: str, password: str) -> backend.Check:
-        redactor.add(password)
-        with ui.step("Checking the client credentials") as step:
-            result = backend.verify(url, username, password, env=env)
-            if result.verdict in (backend.Verdict.REJECTED, backend.Verdict.INACTIVE):
-                step.fail()
-            elif result.verdict is backend.Verdict.UNVERIFIED:
-                step.warn()
-            return result
-
-    terminal = credentials.open_terminal(os_name(sys.platform)) if interactive else None
-    sign_in = None
-    if signin_wanted(cfg, env, previous):  # browser sign-in through the tracebloc CLI
-        sign_in = signin.hook(env, redactor, interactive=interactive,
-                              terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
-                              setting=signin.setting_for(cfg, cluster), say=ui.info,
-                              warn=ui.warn)  # fmt: skip
-    found = credentials.obtain(env, previous=previous, interactive=interactive,
-                               terminal=terminal, check=check, say=ui.warn,
-                               sign_in=sign_in)  # fmt: skip
-    redactor.add(found.password)
-    cfg = signin.with_namespace(cfg, found.namespace)
-    return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password)
 
 
-def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
-                  previous: tuple[str | None, str | None] | None = None) -> bool:  # fmt: skip
-    if previous is None:
-        try:
-            doc = load_yaml(cfg.values_path, required=False) if not cfg.values_given else None
-        except InstallerError:  # obtain_credentials reports it, in its place
-            return False
-        previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
-    return signin.wanted(env, values_given=cfg.values_given, previous=previous)
 
 
 def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.Verdict:
@@ -217,45 +104,10 @@ def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.
     return verdict
 
 
-def terminal_or_refuse(interactive: bool) -> None:
-    """No terminal to ask on and no --yes: no change. Refused (exit 2) after the blockers
-    and before credentials are asked for or sent. Under `curl … | sh` the controlling
-    terminal (/dev/tty) still counts."""
-    if interactive and credentials.open_terminal(os_name(sys.platform)) is None:
-        raise BadInput("install asks before it changes anything, and there is no terminal "
-                       "to ask on", "run it again with --yes to install without the question "
-                       "(the credentials then come from TRACEBLOC_CLIENT_ID and "
-                       "TRACEBLOC_CLIENT_PASSWORD)")  # fmt: skip
 
 
-def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interactive: bool,
-             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = ()) -> None:  # fmt: skip
-    """The one question, before the first change: every change outside the engine's data
-    directory, in order, with its argv. Under --yes the same lines are the record."""
-    lines = list(heading) + ["changes, in order:", *changes.text(found, fetched)]
-    ui.info("about to change:\n" + "\n".join(lines))
-    for note in notes:
-        ui.info(f"notice: {note}")
-    if not interactive:
-        return
-    terminal = credentials.open_terminal(os_name(sys.platform))
-    if terminal is None:  # checked before credentials; the terminal went away since
-        terminal_or_refuse(interactive)
-        return
-    try:
-        answer = terminal.ask("Install? [y/N] ")
-    except (EOFError, OSError):
-        answer = ""
-    if not yes(answer):
-        kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
-        raise Declined(f"not confirmed: none of the changes above was made; only the "
-                       f"engine's own files in {data_dir} (its log and lock) were "
-                       f"written{kept}", "run again and answer y, or use --yes to skip "
-                       "the question")  # fmt: skip
 
 
-def yes(answer: str) -> bool:
-    return answer.strip().lower() in ("y", "yes")
 
 
 def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict) -> list[str]:
@@ -481,69 +333,13 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
                      plugin, release, namespace, conn)  # fmt: skip
 
 
-def summary(outcome: Outcome, log_path: str | None) -> str:
-    if outcome.unchanged:
-        return outcome.unchanged
-    training = outcome.training
-    who = training_words(training)
-    kube = outcome.kube
-    lines = [
-        "The tracebloc client is installed and connected.",
-        f"  connected:      {CONNECTED_SIGNAL}",
-        f"  kube context:   {kube.context} (API server {kube.server or 'unknown'})"
-        if kube is not None and kube.readable else "  kube context:   unknown",
-        f"  namespace:      {outcome.namespace} (release {outcome.release})",
-        f"  training size:  {training.size} ({who}; {training.provenance.value})",
-        f"  values file:    {outcome.values_path}",
-        f"  context namespace: {outcome.context_namespace}",
-    ]
-    lines += [f"  ready:          {w}" for w in outcome.workloads]
-    if log_path:
-        lines.append(f"  log file:       {log_path}")
-    lines += [f"  note: {note}" for note in outcome.notes]
-    lines += next_steps()
-    return "\n".join(lines)
 
 
-# What the engine saw before it says "connected" (commands/wait.py): nothing else.
-CONNECTED_SIGNAL = ("every workload of the release reported ready to Kubernetes (its "
-                    "readiness checks passed), as the readiness wait saw it")  # fmt: skip
-WEB_APP = "https://ai.tracebloc.io"
-CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
 
 
-def next_steps() -> list[str]:
-    return [
-        "next:",
-        f"  the client appears in the tracebloc web app: {WEB_APP}",
-        "  check it later:  tracebloc-installer status",
-        "  then ingest your data with the tracebloc CLI (`tracebloc data ingest`); get it "
-        f"from {CLI_RELEASES}",
-    ]
 
 
 def log_path_for(cfg: PlanConfig) -> str:
     return os.path.join(cfg.host_data_dir, "install.log")
 
 
-def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
-    return {
-        "release": outcome.release,
-        "namespace": outcome.namespace,
-        "training": {"size": outcome.training.size,
-                     "provenance": outcome.training.provenance.value,
-                     "source": outcome.training.source.value},  # fmt: skip
-        "values_file": outcome.values_path,
-        "context": outcome.kube.context if outcome.kube and outcome.kube.readable else None,
-        "server": outcome.kube.server if outcome.kube and outcome.kube.readable else None,
-        "context_namespace": outcome.context_namespace,
-        "values_changed": outcome.written.changed if outcome.written else False,
-        "log_file": log_path,
-        "notes": list(outcome.notes),
-        "connected": True,
-        "connected_signal": CONNECTED_SIGNAL,
-        "workloads": list(outcome.workloads),
-        "action": "nothing-to-change" if outcome.unchanged else "applied",
-        "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",
-                 "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}"},
-    }

@@ -1,0 +1,73 @@
+"""The one question before the first change (`Install? [y/N]`, default no), and the refusal
+when there is nobody to ask and no --yes. One reading of a yes for every question."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from installer.commands import credentials
+from installer.config import PlanConfig
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.localstate import Local
+from installer.decide.model import os_name
+from installer.present import changes
+from installer.present.changes import Change
+from installer.present.ui import Ui
+
+
+class Declined(InstallerError):
+    """The operator answered no at the one question: none of the listed changes was made."""
+
+
+def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
+    s = local.settings
+    name = s.name if s is not None else "tracebloc"
+    verb = {"create": "created", "start": "started"}.get(local.action or "", "used")
+    return [f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
+            f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
+            f"  chart:          {cfg.chart}",
+            "  training size:  decided from the new cluster's nodes once it is up"
+            if local.action == "create" else
+            "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
+
+
+def terminal_or_refuse(interactive: bool) -> None:
+    """No terminal to ask on and no --yes: no change. Refused (exit 2) after the blockers
+    and before credentials are asked for or sent. Under `curl … | sh` the controlling
+    terminal (/dev/tty) still counts."""
+    if interactive and credentials.open_terminal(os_name(sys.platform)) is None:
+        raise BadInput("install asks before it changes anything, and there is no terminal "
+                       "to ask on", "run it again with --yes to install without the question "
+                       "(the credentials then come from TRACEBLOC_CLIENT_ID and "
+                       "TRACEBLOC_CLIENT_PASSWORD)")  # fmt: skip
+
+
+def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interactive: bool,
+             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = ()) -> None:  # fmt: skip
+    """The one question, before the first change: every change outside the engine's data
+    directory, in order, with its argv. Under --yes the same lines are the record."""
+    lines = list(heading) + ["changes, in order:", *changes.text(found, fetched)]
+    ui.info("about to change:\n" + "\n".join(lines))
+    for note in notes:
+        ui.info(f"notice: {note}")
+    if not interactive:
+        return
+    terminal = credentials.open_terminal(os_name(sys.platform))
+    if terminal is None:  # checked before credentials; the terminal went away since
+        terminal_or_refuse(interactive)
+        return
+    try:
+        answer = terminal.ask("Install? [y/N] ")
+    except (EOFError, OSError):
+        answer = ""
+    if not yes(answer):
+        kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
+        raise Declined(f"not confirmed: none of the changes above was made; only the "
+                       f"engine's own files in {data_dir} (its log and lock) were "
+                       f"written{kept}", "run again and answer y, or use --yes to skip "
+                       "the question")  # fmt: skip
+
+
+def yes(answer: str) -> bool:
+    return answer.strip().lower() in ("y", "yes")

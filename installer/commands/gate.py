@@ -1,0 +1,119 @@
+"""What install checks and obtains before anything changes: the machine's floors (preflight),
+the network, and the credentials (the environment, the previous values file, the prompt, or a
+browser sign-in), each stopping the run before the one question when it must."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from installer.commands import credentials, network, reads, signin
+from installer.commands.tools import REQUIRED, this_settings
+from installer.config import PlanConfig
+from installer.decide import preflight, reach
+from installer.decide.errors import InstallerError
+from installer.decide.model import MachineFacts, os_name
+from installer.decide.redact import Redactor
+from installer.edges import backend
+from installer.edges.machine import disk_free
+from installer.edges.tools import resolve_all
+from installer.edges.valuesfile import load_yaml
+from installer.present.ui import Ui
+
+if TYPE_CHECKING:
+    from installer.edges.tools import ToolChoice
+
+
+def run_preflight(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts,
+    cluster: reads.ClusterRead | None = None,
+) -> None:  # fmt: skip
+    """The floors apply to the machine that runs the pods: this one when the cluster is
+    local (or unknown), else the cluster's largest node."""
+    if preflight.skipped(env):
+        ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
+                "and the network checks")  # fmt: skip
+        return
+    limits = preflight.thresholds(env)
+    if cluster is not None and not reach.is_local(cluster.target):
+        ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
+                "not this machine, are checked against the floors")  # fmt: skip
+        findings = preflight.check_cluster(cluster.nodes, limits)
+    else:
+        findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir,
+                                   limits)  # fmt: skip
+    for finding in findings:
+        {"fail": ui.error, "warn": ui.warn}.get(finding.level, ui.info)(finding.message)
+    if preflight.failed(findings):
+        raise InstallerError(
+            "the machine that would run the client is below the minimum it needs (see above)",
+            "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
+        )
+
+
+def check_network(
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
+) -> dict[str, ToolChoice] | None:
+    """The network preflight (commands/network.py): a stop raises before the tools are
+    downloaded, credentials asked for or anything changed. Returns the tool resolutions it
+    read (which tools will be downloaded decides which hosts are needed), None if skipped."""
+    if preflight.skipped(env):
+        return None
+    choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
+                          timeout=cfg.probe.timeout)  # fmt: skip
+    network.gate(cfg, env, ui, tools=network.tool_urls(choices))
+    return choices
+
+
+def obtain_credentials(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, *, interactive: bool,
+    cluster: reads.ClusterRead | None = None,
+) -> PlanConfig:
+    """The config with verified credentials in it. A caller's values file is used as-is."""
+    if cfg.values_given:
+        given = load_yaml(cfg.values_path, required=True)
+        client_id, password = credentials.previous_credentials(given if isinstance(given, dict) else None)
+        redactor.add(password)
+        return dataclasses.replace(cfg, client_id=cfg.client_id or client_id)
+    previous_doc = load_yaml(cfg.values_path, required=False)
+    previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
+    redactor.add(previous[1])
+    url = backend.backend_url(cfg.client_env, env)
+    backend.ca_bundle(env)  # a bad TRACEBLOC_CA_BUNDLE is bad input before anyone is asked
+
+    def check(username: str, password: str) -> backend.Check:
+        redactor.add(password)
+        with ui.step("Checking the client credentials") as step:
+            result = backend.verify(url, username, password, env=env)
+            if result.verdict in (backend.Verdict.REJECTED, backend.Verdict.INACTIVE):
+                step.fail()
+            elif result.verdict is backend.Verdict.UNVERIFIED:
+                step.warn()
+            return result
+
+    terminal = credentials.open_terminal(os_name(sys.platform)) if interactive else None
+    sign_in = None
+    if signin_wanted(cfg, env, previous):  # browser sign-in through the tracebloc CLI
+        sign_in = signin.hook(env, redactor, interactive=interactive,
+                              terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
+                              setting=signin.setting_for(cfg, cluster), say=ui.info,
+                              warn=ui.warn)  # fmt: skip
+    found = credentials.obtain(env, previous=previous, interactive=interactive,
+                               terminal=terminal, check=check, say=ui.warn,
+                               sign_in=sign_in)  # fmt: skip
+    redactor.add(found.password)
+    cfg = signin.with_namespace(cfg, found.namespace)
+    return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password)
+
+
+def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
+                  previous: tuple[str | None, str | None] | None = None) -> bool:  # fmt: skip
+    if previous is None:
+        try:
+            doc = load_yaml(cfg.values_path, required=False) if not cfg.values_given else None
+        except InstallerError:  # obtain_credentials reports it, in its place
+            return False
+        previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
+    return signin.wanted(env, values_given=cfg.values_given, previous=previous)
