@@ -5,9 +5,11 @@ the network preflight (commands/gate.py) → the tools (verified downloads into 
 cache may happen here) → the local k3d cluster survey (and the container runtime or Windows
 host steps it needs) → one overlapped read of the cluster → nothing to change? stop here
 (commands/settled.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
-credentials (or a browser sign-in) → the one question, listing every change with its argv
-(commands/asking.py). Then the changes: the runtime or host steps and the local cluster
-(created, started or adopted, then read) → the guard's verdict → recovery of a wedged
+credentials (or a browser sign-in) → the guard's verdict and the plan → the one question,
+listing every change with its argv (commands/asking.py). On the engine's own local cluster,
+which may not exist yet, the question comes before it is made: then the runtime or host
+steps and the cluster (created, started or adopted, then read), and the guard's verdict
+and the plan after it. Then the changes: recovery of a wedged
 release → chart repo → release directories → values file → device plugin adoption →
 metrics API → `helm upgrade --install` → kube context namespace → wait until the client is
 connected (commands/wait.py; exit 0 means connected).
