@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, localcluster, reads, settled, signin, wait
+from installer.commands import credentials, k3dcluster, localcluster, reads, settled, signin, wait
 from installer.commands.asking import ask_once, local_heading, terminal_or_refuse
 from installer.commands.gate import check_network, obtain_credentials, run_preflight, signin_wanted
 from installer.commands.plan import Plan, chart_version, make_plan
@@ -292,7 +292,7 @@ def _install(
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-    localcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target)
+    k3dcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target)
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)

@@ -7,16 +7,12 @@ answered; nothing is deleted except a partial cluster this run's own create left
 from __future__ import annotations
 
 import dataclasses
-import ntpath
 import os
-import posixpath
-import time
 from collections.abc import Mapping
 
-from installer.commands import credentials, leftover
+from installer.commands import credentials, k3dcluster, leftover
 from installer.config import PlanConfig
 from installer.decide import localcluster as lc
-from installer.decide import reach
 from installer.decide.drift import (
     DockerRead,
     Drift,
@@ -26,18 +22,13 @@ from installer.decide.drift import (
     docker_remedy,
     drift,
 )
-from installer.decide.errors import BadInput, InstallerError, ToolNotFound, ToolTimeout
-from installer.decide.localstate import Local
-from installer.decide.model import KubeTarget, MachineFacts
+from installer.decide.errors import BadInput, InstallerError, ToolNotFound
+from installer.decide.localstate import ADOPT, CREATE, START, Local
+from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
-from installer.decide.render import to_yaml
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
 from installer.edges.tools import ToolChoice
-from installer.edges.valuesfile import write_private
 from installer.present.ui import Ui
-
-CREATE, START, ADOPT = "create", "start", "adopt"
-
 
 
 def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, info: DockerRead,
@@ -62,23 +53,8 @@ def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, 
     return Local(s, decision, machine, docker=info, windows=host)
 
 
-def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
-    join = ntpath.join if windows else posixpath.join
-    folder = join(data_dir, ".k3d")
-    return lc.CreateFiles(
-        proxy_config=join(folder, f"{s.name}-proxy.yaml") if lc.proxy_config(env) else None,
-        registries=join(folder, f"{s.name}-registries.yaml") if s.ca_bundle else None,
-    )
 
 
-def ca_path(s: lc.Settings) -> str | None:
-    if not s.ca_bundle:
-        return None
-    path = os.path.abspath(os.path.expanduser(s.ca_bundle))
-    if not os.path.isfile(path):
-        raise BadInput(f"{s.ca_variable}={s.ca_bundle!r} is not a file",
-                       "point it at your corporate CA bundle (PEM), or unset it")  # fmt: skip
-    return path
 
 
 def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
@@ -89,8 +65,8 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
         return ()
     out: list[tuple[str, ...]] = []
     if local.action == CREATE:
-        files = files_for(s, data_dir, env, os_ == "windows")
-        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=ca_path(s))
+        files = k3dcluster.files_for(s, data_dir, env, os_ == "windows")
+        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=k3dcluster.ca_path(s))
         out.append(("k3d", *args))
         nodes = lc.node_names(s)
     else:
@@ -101,13 +77,10 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
         out.append(("docker", *lc.restart_args(nodes)))
     out.append(("k3d", *lc.merge_args(s)))
     if os_ == "windows" and s.storage_mode == "hostpath":
-        out.append(("docker", *exec_args(s, release)))
+        out.append(("docker", *k3dcluster.exec_args(s, release)))
     return tuple(out)
 
 
-def exec_args(s: lc.Settings, release: str) -> list[str]:
-    dirs = lc.node_release_dirs(release, dataset=bool(s.dataset_dir))
-    return ["exec", s.server0, "sh", "-c", lc.chmod_script(dirs)]
 
 
 def find_k3d(env: Mapping[str, str], *, fetch: bool) -> proc.Tool:
@@ -287,10 +260,10 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         blockers(again, ui)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl)  # fmt: skip
-    run = _Runner(env, redactor, os_, local.k3d)
+    run = k3dcluster.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
-        _create(local, cfg, env, ui, run, os_)
+        k3dcluster.create(local, cfg, env, ui, run, os_)
     elif local.action == START:
         with ui.step(f"Starting the local cluster {s.name}"):
             result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")
@@ -310,198 +283,25 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                         f"`k3d cluster start {s.name}`")  # fmt: skip
         except InstallerError as exc:
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
-    _merge(s, env, ui, run, os_)
-    _wait_for_api(s, env, ui, redactor, kubectl)
+    k3dcluster.merge(s, env, ui, run, os_)
+    k3dcluster.wait_for_api(s, env, ui, redactor, kubectl)
     return cfg
 
 
-class _Runner:
-    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str,
-                 k3d_tool: proc.Tool | None = None) -> None:  # fmt: skip
-        self.env, self.redactor, self.os = env, redactor, os_
-        self._k3d = k3d_tool
-
-    def k3d_tool(self) -> proc.Tool:
-        if self._k3d is None:  # the survey resolved none: it reported that as a problem
-            raise InstallerError("k3d was not resolved for this run",
-                                 "this is a bug in tracebloc-installer; please report it")  # fmt: skip
-        return self._k3d
-
-    def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
-        tool = self.k3d_tool()
-        try:
-            return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor)
-        except ToolTimeout as exc:
-            exc.remedy = f"{doing} took longer than {timeout:g}s; check that Docker is healthy"
-            raise
-
-    def docker(self, args: list[str], timeout: float) -> proc.Result:
-        return proc.run(docker.find_docker(self.env, self.os), args, timeout=timeout,
-                        env=self.env, redactor=self.redactor)  # fmt: skip
 
 
-_X509 = ("x509", "certificate signed by unknown authority", "tls: failed to verify")
 
 
-def _create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: _Runner,
-            os_: str) -> None:  # fmt: skip
-    s = local.settings
-    assert s is not None
-    data_dir = cfg.host_data_dir
-    datadir.ensure_traversable(data_dir)
-    files = files_for(s, data_dir, env, os_ == "windows")
-    ca = ca_path(s)
-    documents = ((files.proxy_config, lc.proxy_config(env)),
-                 (files.registries, lc.registries_config() if ca else None))  # fmt: skip
-    written: list[str] = []
-    try:
-        for path, doc in documents:
-            if path and doc:
-                # Owner-only and atomic: the proxy configuration may hold a password.
-                write_private(path, to_yaml(doc), env=env, os_=os_)
-                written.append(path)
-        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=ca)
-        deadline = s.create_timeout_s + lc.CREATE_BACKSTOP_S
-        try:
-            with ui.step(f"Creating the local cluster {s.name} (first run downloads its images)"):
-                result = run.k3d(args, deadline, "creating the cluster")
-        except KeyboardInterrupt as exc:
-            # Ctrl-C or SIGTERM mid-create: proc has stopped k3d; what it made so far is
-            # this run's own (the action is CREATE only when no such cluster existed), so
-            # it goes, as on the timeout below. A second interrupt stops the removal too.
-            removed = _remove_partial(s, ui, run)
-            said = (f"the partially created cluster {s.name} was removed" if removed
-                    else f"the partially created cluster {s.name} may remain: run "
-                    f"`k3d cluster delete {s.name}` before running the installer again")  # fmt: skip
-            exc.remedy = said  # type: ignore[attr-defined]  # the handler in cli prints it
-            raise
-        except ToolTimeout as exc:
-            _remove_partial(s, ui, run)
-            raise InstallerError(
-                f"creating the local cluster {s.name} did not finish within {deadline / 60:g} "
-                "minutes and was stopped; the partial cluster was removed",
-                _x509_hint(exc.output, os_) or "check that Docker is healthy and this machine "
-                "can pull images, then run again (TB_CREATE_TIMEOUT_MIN raises the bound)",
-            ) from None
-    finally:
-        for path in written:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-    if result.rc != 0:
-        after = k3d.read_cluster(run.k3d_tool(), s.name, env=env,
-                                 timeout=cfg.probe.timeout, redactor=run.redactor)  # fmt: skip
-        if after.present:
-            _remove_partial(s, ui, run)
-        said = result.stderr + result.stdout
-        raise InstallerError(f"k3d could not create the cluster {s.name}: "
-                             f"{proc.last_line(result.stderr or result.stdout, result.rc)}",
-                             _x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip
 
 
-def _remove_partial(s: lc.Settings, ui: Ui, run: _Runner) -> bool:
-    """Delete the cluster this run's own create left half-made; False (and said) when not."""
-    try:
-        with ui.step(f"Removing the partially created cluster {s.name}"):
-            result = run.k3d(lc.delete_args(s), lc.DELETE_TIMEOUT_S, "removing the cluster")
-        if result.rc == 0:
-            return True
-    except InstallerError:
-        pass
-    ui.warn(f"could not remove the partial cluster: run `k3d cluster delete {s.name}` before "
-            "running the installer again")  # fmt: skip
-    return False
 
 
-def _x509_hint(output: str, os_: str) -> str:
-    if not any(marker in output.lower() for marker in _X509):
-        return ""
-    where = ("add the CA to the system trust store (update-ca-certificates / update-ca-trust), "
-             "then restart Docker" if os_ == "linux" else
-             "add the CA to the system's trusted roots, then restart Docker Desktop")  # fmt: skip
-    return ("Docker could not verify TLS while pulling k3d's images (x509): the Docker daemon "
-            f"itself must trust your corporate CA; {where}")  # fmt: skip
 
 
-def _merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: _Runner, os_: str) -> None:
-    command = "k3d " + " ".join(lc.merge_args(s))
-    try:
-        result = run.k3d(lc.merge_args(s), lc.MERGE_TIMEOUT_S, "merging the kubeconfig")
-    except ToolTimeout:
-        result = None
-    if result is None or result.rc != 0:
-        said = proc.last_line(result.stderr, result.rc) if result else "timed out"
-        raise InstallerError(f"could not point kubectl at the cluster {s.name} ({said}); "
-                             "stopping rather than install into another cluster",
-                             f"fix the kubeconfig (is it writable?), then run: {command}")  # fmt: skip
-    try:
-        fixed = kubeconfig.anchor(env, os_, s.context)
-    except (OSError, ValueError) as exc:
-        ui.warn(f"could not anchor the kubeconfig's server address to 127.0.0.1: {exc}")
-    else:
-        if fixed:
-            ui.info(f"kubeconfig: {s.context} now reaches the API at {fixed}")
-    context = kubeconfig.read_context(env, os_)
-    if context.current != s.context:
-        raise InstallerError(
-            f"after merging, the current kube context is {context.current or 'unreadable'}, "
-            f"not {s.context}; stopping rather than install into another cluster",
-            f"run: kubectl config use-context {s.context}, then run the installer again",
-        )
 
 
-def _wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
-                  tool: proc.Tool) -> None:  # fmt: skip
-    deadline = time.monotonic() + s.api_wait_s
-    with ui.step("Waiting for the cluster's API"):
-        while True:
-            try:
-                result = proc.run(tool, lc.api_wait_args(), timeout=10, env=env,
-                                  redactor=redactor)  # fmt: skip
-                if result.rc == 0:
-                    return
-            except ToolTimeout:
-                pass
-            if time.monotonic() + 2 > deadline:
-                break
-            time.sleep(2)
-    raise InstallerError(f"the cluster {s.name} runs but its API did not answer within "
-                         f"{s.api_wait_s:g}s", "check `docker ps`; on a slow or proxied machine "
-                         "raise TB_API_WAIT_S; running the installer again is safe")  # fmt: skip
 
 
-def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, str],
-                 redactor: Redactor, ui: Ui, os_: str,
-                 target: KubeTarget | None = None) -> None:  # fmt: skip
-    """The release's hostPath directories, with their modes, before the first pod: whenever
-    the cluster runs on this machine, the engine's own or one named with --context /
-    --kubeconfig (`target`, read: positive evidence that it is local, never a guess)."""
-    s = local.settings
-    here = local.managed or (target is not None and target.readable and reach.is_local(target))
-    if not here or cfg.storage_mode != "hostpath":
-        return
-    dataset = s.dataset_dir if s is not None else cfg.host_dataset_dir
-    dirs = lc.release_dirs(cfg.host_data_dir, dataset, release, windows=os_ == "windows")
-    try:
-        unset = datadir.make_dirs(dirs)
-    except OSError as exc:
-        raise InstallerError(f"could not create the data directories of {release}: {exc}",
-                             "check the permissions of HOST_DATA_DIR") from None  # fmt: skip
-    if unset:
-        ui.warn(f"could not set the mode of {', '.join(unset)}; the first data ingest may "
-                "fail with 'Permission denied'")  # fmt: skip
-    if os_ == "windows" and local.managed and s is not None:
-        # Windows cannot hold POSIX modes: they are set inside the node.
-        run = _Runner(env, redactor, os_)
-        try:
-            result = run.docker(exec_args(s, release), 60)
-            ok = result.rc == 0
-        except InstallerError:
-            ok = False
-        if not ok:
-            ui.warn("could not make the data directories writable inside the cluster; fix: "
-                    "docker " + " ".join(exec_args(s, release)[:3]) + f" sh -c \"{exec_args(s, release)[-1]}\"")  # fmt: skip
 
 
 def created_by_engine_check(env: Mapping[str, str], os_: str, name: str,

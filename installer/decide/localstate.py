@@ -11,6 +11,9 @@ from installer.decide.runtime import RuntimePlan
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
 
+# What the local-cluster step does with the engine's k3d cluster.
+CREATE, START, ADOPT = "create", "start", "adopt"
+
 
 @dataclass(frozen=True)
 class Local:
