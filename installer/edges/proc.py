@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -26,6 +25,17 @@ from installer.decide.model import os_name as model_os_name
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool, tool_variable  # noqa: F401  (proc.Tool for callers)
 from installer.edges import lifetime
+from installer.edges.childio import (  # noqa: F401  (proc.child_env for callers)
+    MAX_STDERR,
+    MAX_STDOUT,
+    Drain,
+    cap,
+    child_env,
+    child_environment,
+    decode,
+    keep_terminal_setup,
+    last_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,25 +69,12 @@ class Result:
         return decode(self.err)
 
 
-def decode(data: bytes | None) -> str:
-    """Bytes from a tool as text: UTF-8 (BOM tolerated), undecodable bytes replaced."""
-    if not data:
-        return ""
-    return data.decode("utf-8-sig", errors="replace")
 
 
-LINE_CAP = 300
 
 
-def cap(line: str, most: int = LINE_CAP) -> str:
-    """At most `most` characters; a cut line ends in `…` (so the redactor sees the cut)."""
-    return line if len(line) <= most else line[: most - 1] + "…"
 
 
-def last_line(text: str, rc: int) -> str:
-    """A tool's failure in one line: its exit code and the last thing it said."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return f"exit {rc}: {cap(lines[-1])}" if lines else f"exit {rc} with no message"
 
 
 def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
@@ -118,38 +115,9 @@ def is_executable(path: str, os_name: str) -> bool:
     return os_name == "windows" or os.access(path, os.X_OK)
 
 
-def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, str]:
-    """The environment for a child process.
-
-    A PyInstaller binary on Linux points LD_LIBRARY_PATH at its own bundled libraries and
-    keeps the user's in LD_LIBRARY_PATH_ORIG (absent when they had none); a system helm or
-    kubectl must see the user's, or it may load our copies of libc-adjacent libraries.
-    On macOS the bootloader leaves DYLD_LIBRARY_PATH alone and writes no _ORIG, so what is
-    there is the user's own and passes unchanged; only an _ORIG (an older bootloader's) is
-    put back.
-    """
-    out = dict(env)
-    if frozen if frozen is not None else getattr(sys, "frozen", False):
-        original = out.pop("LD_LIBRARY_PATH_ORIG", None)
-        if original is not None:
-            out["LD_LIBRARY_PATH"] = original
-        else:
-            out.pop("LD_LIBRARY_PATH", None)
-        dyld = out.pop("DYLD_LIBRARY_PATH_ORIG", None)
-        if dyld is not None:
-            out["DYLD_LIBRARY_PATH"] = dyld
-    return out
 
 
-# The engine's own secrets: a child gets the environment without them (a kubeconfig exec
-# plugin or helm plugin could read them, and /proc/<pid>/environ shows them). The proxy
-# variables stay, password and all: kubectl and helm need them to reach the cluster.
-SECRET_VARIABLES = ("TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD")
 
-# What is kept of a tool's output: stdout whole up to a bound (a bigger answer is cut, and
-# so fails to parse: unreadable, never half-read); stderr's last part, where errors are.
-MAX_STDOUT = 64 * 2**20
-MAX_STDERR = 2**20
 # After the child exits, how long its pipes may stay open: a descendant that still holds
 # them (a daemonised plugin) does not make a finished child unfinished.
 DRAIN_S = 1.0
@@ -180,69 +148,8 @@ def _tell(pid: int, argv: tuple[str, ...] | None) -> None:
             log.debug("child watcher failed", exc_info=True)
 
 
-def _child_environment(env: Mapping[str, str], secrets: Sequence[str]) -> dict[str, str]:
-    out = child_env(env)
-    # The secret variables' values are secrets whether or not the caller's redactor knows
-    # them: a child run without one (a `<tool> version` query) must not get a copy either.
-    withheld = set(secrets) | {value for name in SECRET_VARIABLES
-                               if (value := out.pop(name, None))}  # fmt: skip
-    # A secret that arrived another way (the prompt, the values file) but also sits in some
-    # variable the user exported is the engine's secret too.
-    for name in [n for n, value in out.items() if value in withheld]:
-        del out[name]
-    return out
 
 
-class _Drain:
-    """Reads one pipe to its end in a thread, keeping the first (or last) `cap` bytes."""
-
-    def __init__(self, stream: IO[bytes] | None, cap: int, keep_last: bool) -> None:
-        self.chunks: deque[bytes] = deque()
-        self.size = 0
-        self._cap, self._keep_last = cap, keep_last
-        self._lock = threading.Lock()
-        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True,
-                                       name="proc-drain")  # fmt: skip
-        if stream is not None:
-            self.thread.start()
-
-    def _read(self, stream: IO[bytes]) -> None:
-        try:
-            fd = stream.fileno()
-            while chunk := os.read(fd, 65536):
-                with self._lock:
-                    self._add(chunk)
-        except (OSError, ValueError):
-            pass
-        finally:
-            try:
-                stream.close()
-            except OSError:
-                pass
-
-    def _add(self, chunk: bytes) -> None:
-        if not self._keep_last:
-            room = self._cap - self.size
-            if room > 0:
-                self.chunks.append(chunk[:room])
-                self.size += min(room, len(chunk))
-            return
-        self.chunks.append(chunk)
-        self.size += len(chunk)
-        while self.size - len(self.chunks[0]) >= self._cap:
-            self.size -= len(self.chunks.popleft())
-
-    def wait(self, seconds: float) -> bool:
-        """True when the pipe reached its end within `seconds`."""
-        if self.thread.ident is None:
-            return True
-        self.thread.join(max(seconds, 0.0))
-        return not self.thread.is_alive()
-
-    def data(self) -> bytes:
-        with self._lock:
-            joined = b"".join(self.chunks)
-        return joined[-self._cap :] if self._keep_last else joined
 
 
 # Tools run with a supplementary group this process does not have yet (the docker group
@@ -277,7 +184,7 @@ def run_attached(tool: Tool, args: Sequence[str], *, timeout: float,
     log.debug("run (attached): %s %s (deadline %gs)", tool.name, " ".join(args), timeout)
     try:
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
-            [tool.path, *args], env=_child_environment(env if env is not None else os.environ, ()),
+            [tool.path, *args], env=child_environment(env if env is not None else os.environ, ()),
         )
     except OSError as exc:
         raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
@@ -292,18 +199,6 @@ def run_attached(tool: Tool, args: Sequence[str], *, timeout: float,
         raise
 
 
-def _keep_terminal(preexec: Callable[[], None] | None) -> Callable[[], None]:
-    """A preexec_fn: a process group of its own in the engine's session, so the child keeps
-    the controlling terminal (sudo keys its cached password to it) and can still be killed
-    as a group."""
-
-    def setup() -> None:
-        if sys.platform != "win32":
-            os.setpgid(0, 0)
-        if preexec is not None:
-            preexec()
-
-    return setup
 
 
 def run(
@@ -357,11 +252,11 @@ def run(
             stdout=(subprocess.PIPE if stdout is None else stdout) if terminal is None
             else terminal[1],
             stderr=subprocess.PIPE if terminal is None else terminal[1],
-            env=_child_environment(env if env is not None else os.environ, redactor.secrets),
+            env=child_environment(env if env is not None else os.environ, redactor.secrets),
             # Its own process group (session on POSIX), so the whole tree can be killed.
             start_new_session=session,
             creationflags=_NEW_PROCESS_GROUP if _WINDOWS else 0,
-            preexec_fn=_keep_terminal(preexec) if keep_terminal and not _WINDOWS
+            preexec_fn=keep_terminal_setup(preexec) if keep_terminal and not _WINDOWS
             else preexec,  # noqa: PLW1509 - see lifetime.py
         )
     except OSError as exc:
@@ -370,8 +265,8 @@ def run(
         ) from exc
     job = lifetime.contain(getattr(child, "_handle", None)) if _WINDOWS else None
     _tell(child.pid, shown)
-    out = _Drain(child.stdout, MAX_STDOUT, keep_last=False)
-    err = _Drain(child.stderr, MAX_STDERR, keep_last=True)
+    out = Drain(child.stdout, MAX_STDOUT, keep_last=False)
+    err = Drain(child.stderr, MAX_STDERR, keep_last=True)
     with _live_lock:
         _live.add(child)
     try:
@@ -408,7 +303,7 @@ def run(
 
 
 def _stop(child: subprocess.Popen[bytes], name: str, grace: float, job: int | None,
-          drains: tuple[_Drain, _Drain]) -> None:  # fmt: skip
+          drains: tuple[Drain, Drain]) -> None:  # fmt: skip
     """Ask first when there is a grace period, then kill the tree. The drains keep reading
     meanwhile, so a child blocked on a full pipe can still exit. A second Ctrl-C during the
     grace period skips to the kill."""
@@ -466,7 +361,7 @@ def _signal_group(pid: int, job: int | None) -> None:
 
 
 def _kill_tree(child: subprocess.Popen[bytes], job: int | None,
-               drains: tuple[_Drain, ...]) -> None:  # fmt: skip
+               drains: tuple[Drain, ...]) -> None:  # fmt: skip
     """Kill the child's tree, reap it, and let the pipes drain briefly. Never raises.
 
     A grandchild that escaped the group may still hold a pipe: it is not waited for."""
