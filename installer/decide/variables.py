@@ -248,8 +248,8 @@ def translate_argv(argv: Sequence[str]) -> Translated:
             env["TRACEBLOC_NO_REBOOT"] = "1"
         elif lowered in ("-resume", "--resume"):
             env["TRACEBLOC_RESUME"] = "1"
-        elif arg == "--windows-elevated":  # the engine's own elevated child (commands/winhost.py)
-            env["TRACEBLOC_WINDOWS_ELEVATED"] = "1"
+        elif arg == "--windows-elevated":
+            pass  # the engine's own elevated child: prepare-host on Windows is that half anyway
         elif lowered in ("-dailyuser", "--daily-user") or lowered.startswith("--daily-user="):
             value = arg.partition("=")[2] if "=" in arg else (
                 args[index] if index < len(args) else "")  # fmt: skip

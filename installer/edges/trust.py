@@ -1,0 +1,180 @@
+"""How the engine reaches an HTTPS host, for every HTTPS client it has (the credential check,
+the downloads, the network preflight): what it trusts (the OS trust store plus the one CA
+bundle, decide/network.ca_variable) and which proxy it goes through (the proxy variables,
+NO_PROXY matched on label boundaries). No HTTP here: edges/backend.py and edges/download.py
+send the requests."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import ssl
+from collections.abc import Mapping
+from urllib.parse import quote, urlsplit
+
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.network import ca_variable
+from installer.decide.settings import split_proxy_url
+
+CA_BUNDLE = "TRACEBLOC_CA_BUNDLE"
+
+log = logging.getLogger(__name__)
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def ca_bundle(env: Mapping[str, str]) -> str | None:
+    """The CA bundle (decide/network.ca_variable: `TRACEBLOC_CA_BUNDLE`, else
+    `CURL_CA_BUNDLE`) as an absolute path, once it is known to hold PEM certificates."""
+    chosen = ca_variable(env)
+    if chosen is None:
+        return None
+    name, raw = chosen
+    path = os.path.abspath(os.path.expanduser(raw))
+    pem = _read_pem(path, raw, name)
+    try:
+        ssl.create_default_context().load_verify_locations(cadata=pem)
+    except (OSError, ValueError):  # ssl.SSLError is an OSError too
+        raise BadInput(f"{name}={raw!r} holds no PEM certificate",
+                       "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
+                       "holding your organisation's root CA") from None  # fmt: skip
+    return path
+
+
+# A CA bundle is a few hundred kilobytes (the whole Mozilla store is ~250 KB).
+MAX_CA_BUNDLE_BYTES = 4 * 2**20
+
+
+def _read_pem(path: str, raw: str, name: str) -> str:
+    """The bundle's text, read like every file the engine reads (edges/files.py): a FIFO,
+    a device or a huge file is bad input, never a hang."""
+    from installer.edges import files
+
+    remedy = "point it at a PEM file holding your organisation's root CA"
+    try:
+        data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file",
+                                  remedy=remedy)  # fmt: skip
+    except files.NotRegular:
+        raise BadInput(f"{name}={raw!r} is not a file", remedy) from None
+    except InstallerError as exc:
+        raise BadInput(f"{name}={raw!r}: {exc.message}", remedy) from None
+    if data is None:
+        raise BadInput(f"{name}={raw!r} is not a file", remedy)
+    return data.decode("ascii", "ignore")  # PEM is ASCII; cadata takes bytes as DER
+
+
+def ssl_context(cafile: str | None) -> ssl.SSLContext:
+    """The OS trust store (truststore) plus `cafile`; certifi's bundle where truststore
+    cannot be used. Hostname checking and CERT_REQUIRED are the defaults of both."""
+    context: ssl.SSLContext
+    try:
+        import truststore
+
+        context = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    except (ImportError, OSError, RuntimeError) as exc:
+        log.debug("truststore unavailable (%s): using certifi's CA bundle", exc)
+        try:
+            import certifi
+
+            context = ssl.create_default_context(cafile=certifi.where())
+        except (ImportError, OSError):
+            context = ssl.create_default_context()
+    if cafile:
+        context.load_verify_locations(cadata=_read_pem(cafile, cafile, "the CA bundle"))
+    return context
+
+
+def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
+    """The proxy URL to reach `url` through, from `env`; None to go direct."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("https", "http"):
+        return None
+    # The installer has one proxy (the chart gets one too, see config.parse_proxy): the
+    # URL's own scheme's variables first, then the other scheme's.
+    given = [env.get(n, "").strip()
+             for n in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")]  # fmt: skip
+    raw = next((v for v in (given if scheme == "https" else given[2:] + given[:2]) if v), "")
+    if not raw:
+        return None
+    no_proxy = (env.get("NO_PROXY") or env.get("no_proxy") or "").strip()
+    port = parts.port or (443 if scheme == "https" else 80)
+    if bypass_proxy(parts.hostname or "", port, no_proxy):
+        return None
+    scheme, userinfo, hostpart = split_proxy_url(raw)
+    hostpart = hostpart.split("/", 1)[0]
+    if userinfo is None:
+        return f"{scheme}://{hostpart}"
+    # Taken literally, as the chart takes it (config.parse_proxy): quoted here because
+    # requests unquotes the user and password of a proxy URL.
+    user, _, password = userinfo.partition(":")
+    return f"{scheme}://{quote(user, safe='')}:{quote(password, safe='')}@{hostpart}"
+
+
+def bypass_proxy(host: str, port: int, no_proxy: str) -> bool:
+    """Does NO_PROXY exempt `host`:`port`? Entries separated by commas (or spaces): `*`;
+    a domain (`example.com`, `.example.com`, `*.example.com`: itself and its subdomains);
+    an IP or CIDR range (`10.0.0.0/8`, `::1`, `[::1]`); any of these with `:port`."""
+    host = host.strip("[]").lower().rstrip(".")
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for entry in no_proxy.replace(" ", ",").split(","):
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        name, entry_port = _split_entry(entry)
+        if entry_port is not None and entry_port != port:
+            continue
+        try:
+            network = ipaddress.ip_network(name, strict=False)
+        except ValueError:
+            network = None
+        if network is not None:
+            if address is not None and address.version == network.version and address in network:
+                return True
+            continue
+        domain = name.removeprefix("*").lstrip(".").rstrip(".")
+        if domain and address is None and (host == domain or host.endswith("." + domain)):
+            return True
+    return False
+
+
+def _split_entry(entry: str) -> tuple[str, int | None]:
+    """(host, port or None) of a NO_PROXY entry; a bare IPv6 address has no port."""
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":")
+        return host, int(port) if port.isdigit() else None
+    if entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+        if port.isdigit():
+            return host, int(port)
+    return entry, None
+
+
+def _netloc(url: str) -> str:
+    """host[:port] of a URL, without any user name or password."""
+    return urlsplit(url).netloc.rpartition("@")[2]
+
+
+def _proxy_userinfo(env: Mapping[str, str]) -> list[str]:
+    """Every proxy `user:password@` in `env`, as typed and as quoted for requests."""
+    found = []
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        userinfo = split_proxy_url(env.get(name, ""))[1]
+        if userinfo:
+            user, _, password = userinfo.partition(":")
+            found += [userinfo + "@", f"{quote(user, safe='')}:{quote(password, safe='')}@"]
+    return found
