@@ -105,7 +105,7 @@ def test_a_path_typed_at_the_leftover_prompt_obeys_the_data_dir_rules(
     home_mode = os.stat(cluster.home).st_mode
     env = cluster.env(**CREDENTIALS, PF_MIN_DISK_GB="0")
     with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
-        term.expect("Proceed? [Y/n]")
+        term.expect("Install? [y/N]")  # the one question, before the cluster is made
         term.send("y")
         term.expect("Choice [r/w/n/a]")
         term.send("n")
@@ -132,6 +132,7 @@ def removable(cluster: FakeCluster, data: Path | None = None) -> Path:
     """The client installed as release tracebloc; its data in `data` (default ~/.tracebloc)."""
     release_listed(cluster, release_row())
     cluster.on("kubectl", "get", "persistentvolumeclaims", stdout=workloads.listing())
+    cluster.on("kubectl", "get", "persistentvolumes", stdout=workloads.listing())
     cluster.on("helm", "uninstall", stdout="release \"tracebloc\" uninstalled\n")
     data = data or cluster.home / ".tracebloc"
     (data / "tracebloc" / "mysql").mkdir(parents=True, exist_ok=True)

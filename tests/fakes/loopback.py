@@ -17,6 +17,7 @@ class Loopback:
         self.tls, self.host = tls, host
         self._handler, self._name = handler, name
         self._server: ThreadingHTTPServer | None = None
+        self._port: int | None = None  # kept after stop(): a URL still names where it was
 
     def start(self) -> Loopback:
         server = ThreadingHTTPServer((self.host, 0), self._handler)
@@ -24,6 +25,7 @@ class Loopback:
         if self.tls is not None:
             server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         self._server = server
+        self._port = int(server.server_address[1])
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                          name=self._name, daemon=True).start()  # fmt: skip
         return self
@@ -36,8 +38,8 @@ class Loopback:
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "start() the server first"
-        return int(self._server.server_address[1])
+        assert self._port is not None, "start() the server first"
+        return self._port
 
     def url(self, scheme: str | None = None) -> str:
         scheme = scheme or ("https" if self.tls is not None else "http")
