@@ -87,3 +87,15 @@ def test_no_import_cycles() -> None:
         if start not in done:
             visit(start, [start], {start}, done)
     assert cycles == []
+
+
+def test_the_readme_layout_names_every_module() -> None:
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme[readme.index("## Layout"):readme.index("## Benchmarks")]
+    words = set(layout.replace("`", " ").split())
+    missing = sorted(
+        f"{path.parent.name}/{path.name}" for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" and path.name not in words
+        and not (path.name.startswith("runtime") and "runtime*.py" in words)
+    )  # fmt: skip
+    assert missing == []
