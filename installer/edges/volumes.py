@@ -20,7 +20,12 @@ from installer.decide import remedy
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.edges import helm, proc
-from installer.edges.workloads import INSTANCE_LABEL, NAMESPACE_ANNOTATION, RELEASE_ANNOTATION
+from installer.edges.workloads import (
+    INSTANCE_LABEL,
+    NAMESPACE_ANNOTATION,
+    RELEASE_ANNOTATION,
+    items_of,
+)
 
 Run = Callable[[list[str], float], proc.Result]
 
@@ -49,15 +54,8 @@ def parse_volumes(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
     A volume is the release's on helm's own annotations (release name and namespace, a
     volume being cluster-wide), else on the chart's instance label together with a claim in
     the release's namespace."""
-    try:
-        document = json.loads(proc.decode(out))
-    except (ValueError, RecursionError):
-        raise ValueError("kubectl printed output that is not JSON") from None
-    items = document.get("items") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        raise ValueError("kubectl printed JSON without a list of volumes")
-    return tuple(str(_map(i.get("metadata")).get("name", "")) for i in items
-                 if isinstance(i, dict) and _ours(i, release, namespace))  # fmt: skip
+    return tuple(str(_map(i.get("metadata")).get("name", "")) for i in items_of(out, "volumes")
+                 if _ours(i, release, namespace))  # fmt: skip
 
 
 def _ours(item: dict[str, Any], release: str, namespace: str) -> bool:

@@ -99,16 +99,21 @@ def read_log(
 # --- parsing ---------------------------------------------------------------------------
 
 
-def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
-    """Raises ValueError when the output is not the list kubectl prints."""
+def items_of(out: bytes, what: str = "objects") -> list[dict[str, Any]]:
+    """The objects of a `kubectl get … -o json` list; ValueError when the output is not one."""
     try:
         document = json.loads(proc.decode(out))
     except (ValueError, RecursionError):
         raise ValueError("kubectl printed output that is not JSON") from None
     items = document.get("items") if isinstance(document, dict) else None
     if not isinstance(items, list):
-        raise ValueError("kubectl printed JSON without a list of objects")
-    items = [item for item in items if isinstance(item, dict)]
+        raise ValueError(f"kubectl printed JSON without a list of {what}")
+    return [item for item in items if isinstance(item, dict)]
+
+
+def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
+    """Raises ValueError when the output is not the list kubectl prints."""
+    items = items_of(out)
     workloads = tuple(_workload(i) for i in items
                       if i.get("kind") in ("Deployment", "StatefulSet")
                       and _belongs(i, release, namespace))  # fmt: skip
