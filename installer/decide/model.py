@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,12 @@ class Connection:
     def kubectl_flags(self) -> list[str]:
         flags = ["--kubeconfig", self.kubeconfig] if self.kubeconfig else []
         return flags + (["--context", self.context] if self.context else [])
+
+    @staticmethod
+    def request_timeout(timeout: float) -> str:
+        """kubectl's own limit on one request, whole seconds rounded up (proc's deadline is
+        the one that is enforced)."""
+        return f"--request-timeout={max(1, math.ceil(timeout))}s"
 
     def helm_flags(self) -> list[str]:
         flags = ["--kubeconfig", self.kubeconfig] if self.kubeconfig else []

@@ -8,7 +8,6 @@ with the reason, never a guess.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,9 +19,6 @@ from installer.edges import proc
 
 _NOT_FOUND = ("NotFound", "not found")
 
-
-def _timeout_flag(timeout: float) -> str:
-    return f"--request-timeout={max(1, math.ceil(timeout))}s"
 
 
 def _run(tool: proc.Tool | None, args: list[str], timeout: float, env: Mapping[str, str] | None,
@@ -38,7 +34,7 @@ def _run(tool: proc.Tool | None, args: list[str], timeout: float, env: Mapping[s
 
 def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]:
     return ["get", "runtimeclass", name, "-o", "name", *conn.kubectl_flags(),
-            _timeout_flag(timeout)]  # fmt: skip
+            Connection.request_timeout(timeout)]  # fmt: skip
 
 
 def read_runtime_class(tool: proc.Tool | None, name: str, conn: Connection, *, timeout: float,
@@ -55,7 +51,7 @@ def read_runtime_class(tool: proc.Tool | None, name: str, conn: Connection, *, t
 
 def daemonsets_args(conn: Connection, timeout: float) -> list[str]:
     return ["get", "daemonsets", "--all-namespaces", "-o", "json", *conn.kubectl_flags(),
-            _timeout_flag(timeout)]  # fmt: skip
+            Connection.request_timeout(timeout)]  # fmt: skip
 
 
 def read_plugins(tool: proc.Tool | None, conn: Connection, *, timeout: float,

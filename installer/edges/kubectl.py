@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import math
 import tempfile
 from collections.abc import Mapping
 from typing import IO, Any
@@ -22,11 +21,7 @@ from installer.edges import jsonstream, proc
 
 
 def get_nodes_args(conn: Connection, timeout: float) -> list[str]:
-    # --request-timeout is kubectl's own limit; proc's deadline is the one that is enforced.
-    return [
-        "get", "nodes", "-o", "json", *conn.kubectl_flags(),
-        f"--request-timeout={max(1, math.ceil(timeout))}s",
-    ]  # fmt: skip
+    return ["get", "nodes", "-o", "json", *conn.kubectl_flags(), conn.request_timeout(timeout)]
 
 
 def read_nodes(

@@ -45,7 +45,7 @@ def uninstall_args(release: str, namespace: str, conn: Connection) -> list[str]:
 
 def volume_args(conn: Connection, timeout: float) -> list[str]:
     return ["get", VOLUMES, "-o", "json", *conn.kubectl_flags(),
-            f"--request-timeout={max(1, int(timeout))}s"]  # fmt: skip
+            Connection.request_timeout(timeout)]  # fmt: skip
 
 
 def parse_volumes(out: bytes, release: str, namespace: str) -> tuple[str, ...]:

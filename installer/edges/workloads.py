@@ -9,7 +9,6 @@ and their pods through each workload's own selector, so no workload name is writ
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,14 +26,10 @@ NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
 
 
-def _timeout_flag(timeout: float) -> str:
-    # kubectl's own limit; proc's deadline is the one that is enforced.
-    return f"--request-timeout={max(1, math.ceil(timeout))}s"
-
 
 def snapshot_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
     return ["get", KINDS, "-n", namespace, "-o", "json", *conn.kubectl_flags(),
-            _timeout_flag(timeout)]  # fmt: skip
+            Connection.request_timeout(timeout)]  # fmt: skip
 
 
 def read_snapshot(
@@ -68,7 +63,7 @@ def log_args(pod: str, container: str, namespace: str, conn: Connection, *, time
              previous: bool = False) -> list[str]:  # fmt: skip
     return ["logs", pod, "-c", container, "-n", namespace, f"--tail={lines}",
             f"--limit-bytes={limit}", *(["--previous"] if previous else []),
-            *conn.kubectl_flags(), _timeout_flag(timeout)]  # fmt: skip
+            *conn.kubectl_flags(), Connection.request_timeout(timeout)]  # fmt: skip
 
 
 def read_log(
@@ -130,7 +125,7 @@ def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
 
 def pvc_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
     return ["get", "persistentvolumeclaims", "-n", namespace, "-o", "json",
-            *conn.kubectl_flags(), _timeout_flag(timeout)]  # fmt: skip
+            *conn.kubectl_flags(), Connection.request_timeout(timeout)]  # fmt: skip
 
 
 def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
