@@ -93,12 +93,16 @@ def test_an_unreadable_feature_state_is_enabled_not_assumed_on() -> None:
     assert f"feature:{wh.WSL_FEATURE}" in keys(plan)
 
 
-def test_without_winget_docker_desktop_comes_from_dockers_signed_installer() -> None:
-    plan = wh.plan_host(facts(winget=False, arch="arm64"), wh.Options())
-    step = next(s for s in plan.steps if s.key == "docker-desktop")
-    assert "desktop.docker.com/win/main/arm64/" in step.title and wh.DOCKER_SIGNER in step.title
-    assert step.argv[1:] == tuple(wh.DOCKER_DESKTOP_ARGS.split())
-    assert "winget" not in keys(plan)  # the engine never installs an unverified winget bundle
+def test_without_winget_the_plan_stops_with_the_manual_remedy() -> None:
+    plan = wh.plan_host(facts(winget=False), wh.Options())
+    assert "docker-desktop" not in keys(plan)  # no unverified winget bundle, no guess
+    [(message, remedy)] = plan.blockers
+    assert "winget" in message and "docker.com" in remedy
+
+
+def test_without_winget_an_installed_docker_desktop_needs_no_winget() -> None:
+    plan = wh.plan_host(facts(winget=False, docker_desktop=True), wh.Options())
+    assert plan.blockers == () and "docker-start" in keys(plan)
 
 
 # --- blockers ----------------------------------------------------------------------------

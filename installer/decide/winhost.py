@@ -34,8 +34,6 @@ HYPER_V = "Microsoft-Hyper-V-All"
 FEATURE_LABELS = {WSL_FEATURE: "WSL2", VM_PLATFORM: "Virtual Machine Platform", HYPER_V: "Hyper-V"}
 
 DOCKER_DESKTOP_ARGS = "install --quiet --accept-license --backend=wsl-2 --always-run-service"
-DOCKER_DOWNLOAD = "https://desktop.docker.com/win/main/{arch}/Docker%20Desktop%20Installer.exe"
-DOCKER_SIGNER = "Docker Inc"  # the Authenticode signer a downloaded installer must carry
 DOCKER_MANUAL = "install Docker Desktop from https://www.docker.com/products/docker-desktop/ and re-run"
 RESUME_KEY = r"HKCU\Software\Microsoft\Windows\CurrentVersion\RunOnce"
 RESUME_VALUE = "TraceblocInstallerResume"
@@ -185,21 +183,22 @@ def feature_argv(name: str) -> tuple[str, ...]:
 
 
 def docker_desktop_steps(facts: WinFacts) -> tuple[Step, ...]:
-    if facts.docker_desktop:
+    """Docker Desktop through winget. Without winget there is no step: the engine does not
+    install winget (the twin's unverified download) and a plan that cannot install Docker
+    Desktop is stopped before anything changes (`_blockers`)."""
+    if facts.docker_desktop or not facts.winget:
         return ()
-    if facts.winget:
-        argv = ("winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
-                "--accept-package-agreements", "--accept-source-agreements", "--silent",
-                "--override", DOCKER_DESKTOP_ARGS)  # fmt: skip
-        return (Step("docker-desktop", "install Docker Desktop (winget)", argv, True),)
-    url = DOCKER_DOWNLOAD.format(arch=facts.arch)
-    return (Step("docker-desktop", f"download Docker Desktop from {url}, check its signature "
-                 f"({DOCKER_SIGNER}) and run its installer",
-                 ("<downloaded installer>", *DOCKER_DESKTOP_ARGS.split()), True),)  # fmt: skip
+    argv = ("winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
+            "--accept-package-agreements", "--accept-source-agreements", "--silent",
+            "--override", DOCKER_DESKTOP_ARGS)  # fmt: skip
+    return (Step("docker-desktop", "install Docker Desktop (winget)", argv, True),)
 
 
 def _blockers(facts: WinFacts) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
+    if not facts.docker_usable and not facts.docker_desktop and not facts.winget:
+        found.append(("Docker Desktop is not installed, and winget (which the installer "
+                      "installs it with) is not on this machine", DOCKER_MANUAL))  # fmt: skip
     if facts.virtualization is False:
         found.append((
             "virtualization is disabled in firmware: Docker Desktop cannot run",
