@@ -151,7 +151,7 @@ class ConnectProxy:
                 upstream = socket.create_connection((host, int(port)), timeout=10)
                 self.send_response(200, "Connection established")
                 self.end_headers()
-                _pipe(self.connection, upstream)
+                pipe(self.connection, upstream)
                 self.close_connection = True
 
         self._server = Loopback(Handler, name="fake-proxy").start()
@@ -167,7 +167,8 @@ class ConnectProxy:
         return self._server.url()
 
 
-def _pipe(a: socket.socket, b: socket.socket) -> None:
+def pipe(a: socket.socket, b: socket.socket) -> None:
+    """Copy both ways between `a` and `b` until either closes (a CONNECT tunnel)."""
     sockets = [a, b]
     while True:
         readable, _, _ = select.select(sockets, [], [], 10)

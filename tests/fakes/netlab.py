@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import os
-import select
 import socket
 import ssl
 import threading
@@ -20,6 +19,7 @@ from pathlib import Path
 import trustme
 
 from tests.fakes.backend_server import BackendServer, Reply
+from tests.fakes.mirror import pipe as _pipe  # one tunnel for every fake proxy
 
 GUARD = Path(__file__).resolve().parent / "netguard"
 
@@ -144,18 +144,6 @@ class ConnectProxy:
             return
         finally:
             conn.close()
-
-
-def _pipe(a: socket.socket, b: socket.socket) -> None:
-    while True:
-        readable, _, _ = select.select([a, b], [], [], 10)
-        if not readable:
-            return
-        for sock in readable:
-            data = sock.recv(65536)
-            if not data:
-                return
-            (b if sock is a else a).sendall(data)
 
 
 class Blackhole:
