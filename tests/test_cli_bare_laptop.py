@@ -36,12 +36,6 @@ def laptop(cluster: FakeCluster, tmp_path: Path) -> Iterator[World]:
         yield world
 
 
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
-
-
 def on_path(cluster: FakeCluster) -> list[str]:
     return sorted(os.listdir(cluster.bin))
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,6 @@ from tests.fakes.localcluster import (
 from tests.test_cli_install import env_for, fresh, mutations
 
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def changed_machine(cluster: FakeCluster) -> list[list[str]]:

@@ -5,7 +5,6 @@ call; "nothing changed" is asserted on that log, on the values file and on the b
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 import yaml
@@ -19,12 +18,6 @@ from tests.fakes.localcluster import docker_running, existing, kubeconfig_of_k3d
 CLIENT_ID = "client-rerun"
 PASSWORD = "Re-run:P4ss#word"
 UPGRADE = ["helm", "upgrade", "--install"]
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,12 +25,6 @@ from tests.test_cli_install import env_for, fresh
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
 
 PROXY = "http://ana:s3cr%t@proxy.corp:3128"
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def mode(path: os.PathLike[str] | str) -> int:

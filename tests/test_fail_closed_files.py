@@ -13,7 +13,6 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,12 +33,6 @@ BOMB = "".join(_LAUGHS)
 BOMB = "#" + "lol" * ((445 - len(BOMB)) // 3) + "\n" + BOMB
 BOMB = " " * (447 - len(BOMB)) + BOMB
 DEEP = "clientId: x\nnested: " + "[" * 5000 + "]" * 5000 + "\n"
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:

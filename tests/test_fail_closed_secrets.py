@@ -40,12 +40,6 @@ def test_a_10_kb_registry_token_does_not_slow_the_engine(
 
 
 @pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
-
-
-@pytest.fixture
 def cleanup() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids

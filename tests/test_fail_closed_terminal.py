@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,12 +20,6 @@ PASSWORD = "Cl1ent-P4ss:#w0rd"
 # Clears the screen, retitles the window and rings the bell: none of it may reach a terminal.
 HOSTILE = "\x1b[2J\x1b]0;owned\x07\x9b31m\x00"
 COMMANDS = ["install", "plan", "probe", "version", "tools", "status", "diagnose", "uninstall"]
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,12 +68,6 @@ pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step"),
     pytest.mark.skipif(not (TWIN_REPO / "HEAD").exists(), reason="the twin's repository is not here"),
 ]
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def twin_scripts(where: Path) -> Path:

@@ -6,7 +6,6 @@ helm) and a loopback stand-in for the backend."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,6 @@ from tests.fakes.tracebloc_cli import FakeCli
 
 PTY = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 MINTED_ID, MINTED_PASSWORD, MINTED_NS = "5b7c-uuid", "e1f2a3b4" * 8, "lab-one"
-
-
-@pytest.fixture
-def backend() -> Iterator[BackendServer]:
-    with BackendServer(default=200) as server:
-        yield server
 
 
 def setup(cluster: FakeCluster, backend: BackendServer, **extra: str) -> tuple[FakeCli, dict[str, str]]:
