@@ -377,19 +377,41 @@ def test_temporary_files_of_an_interrupted_write_are_removed(
 # --- 8. quiet under a full disk and huge numbers ---------------------------------------------
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def _a_disk_full_beyond(limit: int):  # noqa: ANN202 - a preexec_fn
+    """Every file write past `limit` bytes fails (EFBIG, as a full disk fails it with ENOSPC):
+    RLIMIT_FSIZE with SIGXFSZ ignored, so the write returns an error instead of killing."""
+    import resource
+
+    def limit_writes() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_writes
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 def test_a_full_disk_under_the_log_prints_no_logging_tracebacks(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     fresh(cluster)
     data_dir(cluster).mkdir(parents=True)
-    (data_dir(cluster) / "install.log").symlink_to("/dev/full")
+    limit = 256 * 1024  # every other file the run writes is far smaller
+    log = data_dir(cluster) / "install.log"
+    log.write_bytes(b"an earlier run's line\n" * (limit // 22) + b"x" * (limit % 22))
+    assert log.stat().st_size == limit
 
-    result = cluster.run("install", "--yes", "--verbose", **env_for(backend))
+    result = subprocess.run(
+        [*installer_command(), "install", "--yes", "--verbose"],
+        env=cluster.env(**env_for(backend)), cwd=cluster.root, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120, check=False,
+        preexec_fn=_a_disk_full_beyond(limit),
+    )  # fmt: skip
 
     assert result.returncode == 0, result.stderr
+    assert log.stat().st_size == limit  # the disk really was full for the log
     assert "Logging error" not in result.stderr
     assert "Traceback" not in result.stderr
+    assert [argv[0] for argv in mutations(cluster)] == ["upgrade"]  # the install went on
 
 
 @pytest.mark.parametrize("name", ["PF_MIN_CPU", "PF_MIN_MEM_GB", "PF_MIN_DISK_GB"])
