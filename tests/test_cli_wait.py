@@ -145,6 +145,22 @@ def test_still_starting_at_the_deadline_names_the_pod_and_its_events(
     assert "kubectl describe pod tracebloc-jobs-manager-1 -n tracebloc" in result.stderr
 
 
+def test_the_printed_inspect_commands_name_the_cluster_installed_into(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """Installed with --context, the remedy's kubectl commands carry that context: pasted as
+    printed, they look at the cluster the client went to, not at the current context."""
+    slow = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, waiting="ContainerCreating")
+    fresh(cluster).kube_target("prod-eu", "https://k8s.prod.example.com:6443")
+    cluster.workloads(*workloads.client(manager=slow))
+    result = cluster.run("install", "--yes", "--context", "prod-eu",
+                         **env_for(backend, READY_TIMEOUT="3"))  # fmt: skip
+
+    assert result.returncode == 1
+    assert ("kubectl describe pod tracebloc-jobs-manager-1 -n tracebloc --context prod-eu; "
+            "kubectl get events -n tracebloc --context prod-eu") in result.stderr, result.stderr
+
+
 def test_cluster_that_stops_answering_mid_wait(cluster: FakeCluster, backend: BackendServer) -> None:
     fresh(cluster)
     cluster.on("kubectl", "get", workloads.KINDS, rc=1,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from installer.decide import readiness
+from installer.decide import readiness, shellquote
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, Resolution
 from installer.decide.readiness import Diagnosis, Snapshot, Suspect
@@ -111,7 +111,7 @@ def _diagnose(
     suspect = readiness.log_suspect(snapshot)
     text = _log_of(tools, snapshot, suspect, namespace, conn, read_timeout_s, logs)
     return readiness.diagnose(snapshot, namespace=namespace, training=training, log=text,
-                              suspect=suspect)  # fmt: skip
+                              suspect=suspect, target=tuple(conn.kubectl_flags()))  # fmt: skip
 
 
 def _log_of(
@@ -155,15 +155,15 @@ def _at_deadline(
                 if last is not None else "")  # fmt: skip
         return InstallerError(
             f"the cluster stopped answering while the client was starting ({unanswered}){seen}",
-            "check that the cluster runs (kubectl get nodes; for a local cluster, that Docker "
-            f"runs)\n{readiness.LEFT_IN_PLACE}",
+            f"check that the cluster runs ({shellquote.join(['kubectl', 'get', 'nodes', *conn.kubectl_flags()])}; "
+            f"for a local cluster, that Docker runs)\n{readiness.LEFT_IN_PLACE}",
         )
     if last is None:
         return InstallerError(f"the client's state could not be read within {waited}",
                               readiness.LEFT_IN_PLACE)  # fmt: skip
     found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
     if found is None:
-        found = readiness.not_ready(last, namespace)
+        found = readiness.not_ready(last, namespace, tuple(conn.kubectl_flags()))
     return InstallerError(f"the client did not become ready within {waited} "
                           f"(READY_TIMEOUT): {found.message}", found.remedy)  # fmt: skip
 

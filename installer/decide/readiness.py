@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from installer.decide import shellquote
 from installer.decide.model import Resolution
 
 
@@ -208,9 +209,12 @@ def diagnose(
     training: Resolution | None = None,
     log: str = "",
     suspect: Suspect | None = None,
+    target: tuple[str, ...] = (),
 ) -> Diagnosis | None:
     """Why the client is not up, most specific cause first; None when nothing is wrong
-    that a pod shows (it is still starting, and no cause is definite)."""
+    that a pod shows (it is still starting, and no cause is definite). `target` is kubectl's
+    --kubeconfig/--context for the cluster installed into, carried into the commands the
+    remedy prints, so a pasted command looks at that cluster, not the current context."""
     if not snapshot.workloads:
         return Diagnosis(NO_WORKLOADS, "the release has no Deployment or StatefulSet in "
                          f"namespace {namespace}", "check the chart that was installed; "
@@ -227,7 +231,7 @@ def diagnose(
                 definite=True, pod=suspect.pod,
             )
     found = [d for pod in _live_pods(snapshot)
-             if (d := _pod_cause(snapshot, pod, namespace, training)) is not None]  # fmt: skip
+             if (d := _pod_cause(snapshot, pod, namespace, training, target)) is not None]  # fmt: skip
     for cause in (TLS, UNAUTHORIZED, NO_GPU, INSUFFICIENT, IMAGE_PULL, CRASH):
         match = next((d for d in found if d.cause == cause), None)
         if match is not None:
@@ -236,12 +240,12 @@ def diagnose(
     if failed is not None:
         return Diagnosis(FAILED, f"{failed.kind} {failed.name} failed: {failed.failed}",
                          _inspect(namespace, failed.name, events_of(snapshot, failed.name),
-                                  failed.kind),
+                                  failed.kind, target),
                          definite=True)  # fmt: skip
     return None
 
 
-def not_ready(snapshot: Snapshot, namespace: str) -> Diagnosis:
+def not_ready(snapshot: Snapshot, namespace: str, target: tuple[str, ...] = ()) -> Diagnosis:
     """At the deadline, with no cause named: the first workload still down, its pod and
     their last events."""
     for workload in snapshot.workloads:
@@ -255,7 +259,8 @@ def not_ready(snapshot: Snapshot, namespace: str) -> Diagnosis:
         state = _pod_state(pod) if pod else "no pod was created"
         return Diagnosis(NOT_READY, f"{workload.kind} {workload.name} is not ready "
                          f"({workload.ready} of {workload.desired}): {state}",
-                         _inspect(namespace, name, events, "pod" if pod else workload.kind),
+                         _inspect(namespace, name, events, "pod" if pod else workload.kind,
+                                  target),
                          definite=False, pod=name,
                          events=tuple(_event_line(e) for e in events[-5:]))  # fmt: skip
     return Diagnosis(NOT_READY, "the client is not ready", LEFT_IN_PLACE, definite=False)
@@ -267,7 +272,8 @@ def _live_pods(snapshot: Snapshot) -> list[Pod]:
 
 
 def _pod_cause(
-    snapshot: Snapshot, pod: Pod, namespace: str, training: Resolution | None
+    snapshot: Snapshot, pod: Pod, namespace: str, training: Resolution | None,
+    target: tuple[str, ...] = (),
 ) -> Diagnosis | None:
     events = events_of(snapshot, pod.name)
     if pod.unschedulable or any(e.reason == "FailedScheduling" for e in events):
@@ -296,11 +302,12 @@ def _pod_cause(
                                  pod=pod.name)  # fmt: skip
             return Diagnosis(IMAGE_PULL, f"pod {pod.name} cannot pull {c.image}: "
                              f"{_one_line(c.message or c.waiting)}",
-                             _inspect(namespace, pod.name, events),
+                             _inspect(namespace, pod.name, events, "pod", target),
                              definite=c.waiting == "InvalidImageName", pod=pod.name)  # fmt: skip
         if c.waiting == "CrashLoopBackOff":
             return Diagnosis(CRASH, f"container {c.name} of pod {pod.name} keeps stopping "
-                             f"({c.restarts} restarts)", _inspect(namespace, pod.name, events),
+                             f"({c.restarts} restarts)",
+                             _inspect(namespace, pod.name, events, "pod", target),
                              definite=False, pod=pod.name)  # fmt: skip
     return None
 
@@ -331,14 +338,17 @@ def _event_line(event: Event) -> str:
     return f"{event.when} {event.type} {event.reason}: {_one_line(event.message, 200)}".strip()
 
 
-def _inspect(namespace: str, name: str, events: tuple[Event, ...], kind: str = "pod") -> str:
+def _inspect(namespace: str, name: str, events: tuple[Event, ...], kind: str = "pod",
+             target: tuple[str, ...] = ()) -> str:
     """`kind` is the object `name` is: a pod, or the workload itself when it has no pod."""
     if events:
         lines = [f"last events of {name}:", *(f"  {_event_line(e)}" for e in events[-5:])]
     else:
         lines = [f"no events recorded for {name}"]
-    lines.append(f"inspect: kubectl describe {kind.lower()} {name} -n {namespace}; "
-                 f"kubectl get events -n {namespace}")  # fmt: skip
+    describe = shellquote.join(["kubectl", "describe", kind.lower(), name, "-n", namespace,
+                                *target])  # fmt: skip
+    events_cmd = shellquote.join(["kubectl", "get", "events", "-n", namespace, *target])
+    lines.append(f"inspect: {describe}; {events_cmd}")
     lines.append(LEFT_IN_PLACE)
     return "\n".join(lines)
 
