@@ -93,9 +93,9 @@ def test_an_unreadable_feature_state_is_enabled_not_assumed_on() -> None:
     assert f"feature:{wh.WSL_FEATURE}" in keys(plan)
 
 
-def test_without_winget_the_plan_stops_with_the_manual_remedy() -> None:
-    plan = wh.plan_host(facts(winget=False), wh.Options())
-    assert "docker-desktop" not in keys(plan)  # no unverified winget bundle, no guess
+def test_without_winget_or_a_temp_directory_the_plan_stops_with_the_manual_remedy() -> None:
+    plan = wh.plan_host(facts(winget=False), wh.Options())  # tests/test_winget.py: with TEMP
+    assert "docker-desktop" not in keys(plan) and "winget-download" not in keys(plan)
     [(message, remedy)] = plan.blockers
     assert "winget" in message and "docker.com" in remedy
 
@@ -327,6 +327,19 @@ with open(log, "a", encoding="utf-8") as f:
 state = json.load(open(os.environ["TB_FAKE_STATE"], encoding="utf-8"))
 if name == "powershell":
     script = sys.argv[-1]
+    if "Get-AuthenticodeSignature" in script:
+        print(json.dumps(state.get("signature", {"status": "Valid", "subject": "CN=Microsoft "
+              "Corporation, O=Microsoft Corporation, L=Redmond, S=Washington, C=US"})))
+        sys.exit(0)
+    if "Add-AppxPackage" in script:
+        if state.get("appx_rc"):
+            print("Deployment failed with HRESULT: 0x80073CF3", file=sys.stderr)
+            sys.exit(state["appx_rc"])
+        if state.get("appx_installs"):  # winget.exe among the account's app execution aliases
+            import shutil
+            os.makedirs(os.path.dirname(state["appx_installs"]), exist_ok=True)
+            shutil.copy(sys.argv[0], state["appx_installs"])
+        sys.exit(0)
     if "ConvertTo-Json" in script:
         print(json.dumps(state["probe"]))
     elif "Get-LocalGroupMember" in script:

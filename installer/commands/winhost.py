@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from installer.decide import winget as wg
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
@@ -118,6 +119,11 @@ def run_privileged(plan: wh.HostPlan, facts: wh.WinFacts, state: State, env: Map
     and the rest still run where they do not depend on it (the twin warns and goes on);
     Docker Desktop that could not be installed stops the run."""
     for step in plan.privileged:
+        if step.key in wg.KEYS:  # as one unit whenever the machine's read shows no winget
+            from installer.commands import winget
+
+            env = winget.carry_out(step, facts.temp_dir, env, redactor, say)
+            continue
         if step.key in state.done:
             continue
         if step.key in ("wslconfig", "autostart"):  # another account's profile

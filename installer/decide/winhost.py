@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from installer.decide import winget
 from installer.decide.settings import env_number
 
 API_PORT = 6550  # the local cluster's API server (decide/localcluster.py binds 127.0.0.1:6550)
@@ -67,6 +68,7 @@ class WinFacts:
     user: str = ""
     arch: str = "amd64"  # Docker's download path segment: amd64 or arm64
     in_docker_users: bool | None = None  # the daily user, when known
+    temp_dir: str = ""  # this account's TEMP: where a missing winget is downloaded
 
 
 @dataclass(frozen=True)
@@ -182,23 +184,39 @@ def feature_argv(name: str) -> tuple[str, ...]:
     return ("dism.exe", "/online", "/enable-feature", f"/featurename:{name}", "/all", "/norestart")
 
 
+def winget_steps(temp_dir: str) -> tuple[Step, ...]:
+    """winget where it is missing (the twin's Install-Winget): the pinned bundle downloaded
+    by the engine itself and refused unless its SHA-256 is the published one, its signature
+    checked, then Add-AppxPackage (decide/winget.py)."""
+    path = winget.bundle_path(temp_dir)
+    return (
+        Step("winget-download", f"download winget {winget.RELEASE} ({winget.URL}) to {path}; "
+             f"refused unless its SHA-256 is {winget.SHA256}", (), True),
+        Step("winget-signature", "check the bundle's signature: valid, and signed by "
+             f"{winget.SIGNER}", winget.signature_argv(path), True),
+        Step("winget-install", "install winget (App Installer) from the verified bundle",
+             winget.install_argv(path), True),
+    )  # fmt: skip
+
+
 def docker_desktop_steps(facts: WinFacts) -> tuple[Step, ...]:
-    """Docker Desktop through winget. Without winget there is no step: the engine does not
-    install winget (the twin's unverified download) and a plan that cannot install Docker
-    Desktop is stopped before anything changes (`_blockers`)."""
-    if facts.docker_desktop or not facts.winget:
+    """Docker Desktop through winget, installed first where it is missing."""
+    if facts.docker_desktop or (not facts.winget and not facts.temp_dir):
         return ()
     argv = ("winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
             "--accept-package-agreements", "--accept-source-agreements", "--silent",
             "--override", DOCKER_DESKTOP_ARGS)  # fmt: skip
-    return (Step("docker-desktop", "install Docker Desktop (winget)", argv, True),)
+    first = () if facts.winget else winget_steps(facts.temp_dir)
+    return (*first, Step("docker-desktop", "install Docker Desktop (winget)", argv, True))
 
 
 def _blockers(facts: WinFacts) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    if not facts.docker_usable and not facts.docker_desktop and not facts.winget:
-        found.append(("Docker Desktop is not installed, and winget (which the installer "
-                      "installs it with) is not on this machine", DOCKER_MANUAL))  # fmt: skip
+    if not facts.docker_usable and not facts.docker_desktop and not facts.winget \
+            and not facts.temp_dir:
+        found.append(("Docker Desktop and winget are not installed, and this account's TEMP "
+                      "directory (where winget is downloaded) could not be read",
+                      DOCKER_MANUAL))  # fmt: skip
     if facts.virtualization is False:
         found.append((
             "virtualization is disabled in firmware: Docker Desktop cannot run",

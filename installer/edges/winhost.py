@@ -47,6 +47,7 @@ try {
   }
 } catch {}
 $o.winget = [bool](Get-Command winget -ErrorAction SilentlyContinue)
+try { $o.temp = [IO.Path]::GetTempPath() } catch {}
 $o.docker_desktop_exe = Join-Path $env:ProgramFiles 'Docker\Docker\Docker Desktop.exe'
 $o.docker_desktop = Test-Path -LiteralPath $o.docker_desktop_exe
 if (Get-Command Get-NetTCPConnection -ErrorAction SilentlyContinue) {
@@ -135,6 +136,7 @@ def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
         user=wh.bare_user(str(doc.get("user") or "")),
         arch=str(doc.get("arch") or "amd64"),
         in_docker_users=in_docker_users,
+        temp_dir=str(doc.get("temp") or ""),
     )
 
 

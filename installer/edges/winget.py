@@ -1,0 +1,101 @@
+"""winget where it is missing, the machine side: the pinned bundle fetched and hashed, its
+signature read, Add-AppxPackage run; every answer is data or the reason there is none.
+
+What the bytes and the signature are worth is decided in decide/winget.py. The file is written
+as `<bundle>.part`, renamed to its name only once its SHA-256 is the published one, and removed
+after the install whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Mapping
+
+from installer.decide import winget as wg
+from installer.decide.errors import InstallerError
+from installer.decide.redact import Redactor
+from installer.edges import download, proc
+from installer.edges.winhost import system_tool
+
+log = logging.getLogger(__name__)
+
+
+def fetch_bundle(path: str, env: Mapping[str, str]) -> str | None:
+    """The pinned bundle at `path`, its SHA-256 checked; None when it is there, else why not."""
+    part = path + ".part"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        discard(path)
+        with open(part, "wb") as out:
+            got = download.fetch(wg.URL, out, env=env, deadline_s=wg.DOWNLOAD_DEADLINE_S,
+                                 most=wg.MOST_BYTES)  # fmt: skip
+    except InstallerError as exc:
+        discard(part)
+        return exc.message
+    except OSError as exc:
+        discard(part)
+        return f"could not write {part}: {exc.strerror or exc}"
+    if got.sha256 != wg.SHA256:
+        discard(part)
+        return (f"the download's SHA-256 is {got.sha256}, not the published {wg.SHA256} "
+                f"({wg.CHECKSUM_SOURCE}): it was deleted, nothing was installed")  # fmt: skip
+    os.replace(part, path)
+    return None
+
+
+def _run(argv: tuple[str, ...], env: Mapping[str, str], timeout: float,
+         redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
+    try:
+        return proc.run(system_tool(argv[0], env), argv[1:], timeout=timeout, env=env,
+                        redactor=redactor)  # fmt: skip
+    except InstallerError as exc:
+        return exc.message
+
+
+def read_signature(path: str, env: Mapping[str, str],
+                   redactor: Redactor | None) -> tuple[str, str] | str:  # fmt: skip
+    """(status, signer subject) as Get-AuthenticodeSignature reports them, or why unread."""
+    answer = _run(wg.signature_argv(path), env, wg.SIGNATURE_TIMEOUT_S, redactor)
+    if isinstance(answer, str):
+        return answer
+    if answer.rc != 0:
+        return f"Get-AuthenticodeSignature failed: {proc.last_line(answer.stderr, answer.rc)}"
+    try:
+        doc = json.loads(answer.stdout)
+    except ValueError:
+        return "Get-AuthenticodeSignature printed output that is not JSON"
+    if not isinstance(doc, dict):
+        return "Get-AuthenticodeSignature printed no object"
+    return str(doc.get("status") or ""), str(doc.get("subject") or "")
+
+
+def install(path: str, env: Mapping[str, str], redactor: Redactor | None) -> str | None:
+    """Add-AppxPackage on the verified bundle; None when it succeeded, else its last words."""
+    answer = _run(wg.install_argv(path), env, wg.INSTALL_TIMEOUT_S, redactor)
+    if isinstance(answer, str):
+        return answer
+    if answer.rc != 0:
+        return f"Add-AppxPackage failed: {proc.last_line(answer.stderr or answer.stdout, answer.rc)}"
+    return None
+
+
+def with_windowsapps(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with this account's app execution aliases (where an installed winget.exe appears)
+    on PATH, for the steps after the install (the twin's RefreshPath)."""
+    out = dict(env)
+    local = env.get("LOCALAPPDATA", "")
+    if not local:
+        return out
+    aliases = os.path.join(local, "Microsoft", "WindowsApps")
+    parts = out.get("PATH", "").split(os.pathsep)
+    if not any(p.strip('"').rstrip("\\/").lower() == aliases.lower() for p in parts):
+        out["PATH"] = os.pathsep.join([*filter(None, parts), aliases])
+    return out
+
+
+def discard(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)

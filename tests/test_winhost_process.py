@@ -1,0 +1,162 @@
+"""The Windows host preparation end to end with fake Windows tools that log every call (powershell,
+wsl, dism, winget, net, reg, cmd, shutdown, docker, k3d, kubectl, helm: tests/fakes/fake_tool.py,
+`.exe` programs on Windows): a laptop whose Docker does not answer gets a plan listing every
+privileged step and runs none of them; `install` then elevates once (the exact Start-Process
+argv), and after the elevated half the daily user's half runs (.wslconfig, autostart, Docker
+Desktop's first start) and the install goes on to the cluster.
+
+The CLI takes the Windows branch only on Windows (sys.platform), so the process-level tests run
+on the workflow's Windows leg (`test (windows-latest, …)`, which runs the whole suite). The same
+scenario, with the same fake executables and the same assertions on their calls, runs
+everywhere through the flow the CLI calls (commands/winhost.py's `survey` and `prepare`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from installer.commands import winhost as flow
+from installer.decide import winhost as wh
+from installer.decide.redact import Redactor
+from installer.edges import winhost as edge
+from tests.fakes.backend_server import BackendServer
+from tests.fakes.cluster import FakeCluster, installer_command
+from tests.fakes.localcluster import GIB, creatable, machine_without_cluster
+from tests.test_cli_install import PASSWORD, env_for, fresh
+
+ON_WINDOWS = pytest.mark.skipif(
+    sys.platform != "win32",
+    reason="the CLI takes the Windows host branch only on Windows; "
+    "test_the_same_laptop_through_the_flow_the_cli_calls runs this scenario everywhere",
+)
+DESKTOP = "docker-desktop-installed"  # the mark the elevated half sets
+WINDOWS_TOOLS = ("powershell", "wsl", "dism", "winget", "net", "reg", "cmd", "shutdown")
+PRIVILEGED = ["wsl-update", "wsl-default", "docker-desktop", "docker-users"]
+
+
+def engine() -> tuple[str, list[str]]:
+    """How the engine under test starts itself again (commands/winhost.engine_command)."""
+    command = installer_command()
+    return command[0], command[1:]
+
+
+def elevation_script(exe: str, prefix: list[str]) -> str:
+    return wh.elevate_argv(exe, [*prefix, "prepare-host", "--windows-elevated"])[-1]
+
+
+def windows_laptop(cluster: FakeCluster, data_dir: Path, exe: str, prefix: list[str]) -> None:
+    """Windows 11 Pro with WSL's features on but WSL stale, winget present, no Docker Desktop:
+    Docker does not answer until the elevated half (a rule here) has installed it."""
+    creatable(machine_without_cluster(fresh(cluster)))
+    for tool in WINDOWS_TOOLS:
+        cluster.install(tool)
+        cluster.on(tool, rc=0)  # anything not scripted below succeeds, and is logged
+    cluster.on("powershell", rc=9)  # an unscripted script fails loudly
+    cluster.on("wsl", "--version", rc=1)  # legacy WSL: no --version
+    probe = {"features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1}, "admin": False,
+             "user": "nurse", "edition": "Microsoft Windows 11 Pro", "memory_kib": 16 * 2**20,
+             "virtualization": True, "winget": True, "docker_desktop": False, "port_busy": False,
+             "temp": str(cluster.root / "temp"),
+             "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe"}  # fmt: skip
+    cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(probe))
+    cluster.on("powershell", edge.members_script("docker-users"), rc=3)  # no such group yet
+    # The elevated engine's record, as a real elevated `prepare-host` would leave it.
+    record = {"schema": 1, "consented": True, "done": PRIVILEGED, "reboot_pending": False,
+              "failed": []}  # fmt: skip
+    cluster.on("powershell", elevation_script(exe, prefix), mark=DESKTOP,
+               write=[(str(data_dir / flow.STATE_FILE), json.dumps(record))])  # fmt: skip
+    down = {"ServerErrors": ["error during connect: open //./pipe/dockerDesktopLinuxEngine"]}
+    cluster.on("docker", "info", stdout=json.dumps(down), rc=1)
+    info = {"MemTotal": 16 * GIB, "NCPU": 8, "OperatingSystem": "Docker Desktop",
+            "Runtimes": {"runc": {}}, "ServerErrors": None}  # fmt: skip
+    cluster.on("docker", "info", stdout=json.dumps(info), after=DESKTOP)
+    cluster.on("docker", "update", stdout="ok\n")
+
+
+def windows_calls(cluster: FakeCluster) -> list[list[str]]:
+    return [[e["tool"], *e["argv"]] for e in cluster.call_log() if e["tool"] in WINDOWS_TOOLS]
+
+
+def elevations(cluster: FakeCluster) -> list[list[str]]:
+    return [c for c in windows_calls(cluster) if c[0] == "powershell" and "-Verb RunAs" in c[-1]]
+
+
+def the_daily_users_half(cluster: FakeCluster, profile: Path) -> None:
+    """After the elevation: the Docker VM sized, autostart, Docker Desktop started and waited for."""
+    made = windows_calls(cluster)
+    after = made[made.index(elevations(cluster)[0]) + 1:]
+    assert ["reg", "add", r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run", "/v",
+            "Docker Desktop", "/t", "REG_SZ", "/d",
+            r'"C:\Program Files\Docker\Docker\Docker Desktop.exe"', "/f"] in after  # fmt: skip
+    assert ["cmd", "/d", "/c", "start", '""',
+            r"C:\Program Files\Docker\Docker\Docker Desktop.exe"] in after  # fmt: skip
+    assert (profile / ".wslconfig").read_bytes() == b"[wsl2]\r\nmemory=14GB\r\n"
+    # None of the privileged steps ran in this (the daily user's) process.
+    assert not [c for c in made if c[0] in ("dism", "winget", "net")]
+
+
+@ON_WINDOWS
+def test_plan_lists_every_privileged_step_and_runs_none(cluster: FakeCluster) -> None:
+    exe, prefix = engine()
+    windows_laptop(cluster, cluster.home / ".tracebloc", exe, prefix)
+    result = cluster.run("plan", "--json", USERNAME="nurse")
+
+    assert result.returncode == 0, result.stderr
+    changes = json.loads(result.stdout)["changes"]
+    admin = [c["argv"] for c in changes if c["why"].startswith("as administrator")]
+    assert admin == [
+        ["wsl.exe", "--update", "--web-download"], ["wsl.exe", "--set-default-version", "2"],
+        ["winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
+         "--accept-package-agreements", "--accept-source-agreements", "--silent", "--override",
+         wh.DOCKER_DESKTOP_ARGS],
+        ["net.exe", "localgroup", "docker-users", "nurse", "/add"],
+    ]  # fmt: skip
+    assert elevations(cluster) == []
+    assert [c[0] for c in windows_calls(cluster)] == ["powershell", "wsl", "powershell"]  # reads
+
+
+@ON_WINDOWS
+def test_install_elevates_once_then_runs_the_daily_users_half_and_connects(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    exe, prefix = engine()
+    windows_laptop(cluster, cluster.home / ".tracebloc", exe, prefix)
+    result = cluster.run("install", "--yes", **env_for(backend, USERNAME="nurse"))
+
+    assert result.returncode == 0, result.stderr
+    assert "installed and connected" in result.stdout
+    [elevation] = elevations(cluster)
+    assert elevation == ["powershell", "-NoProfile", "-NonInteractive", "-Command",
+                         elevation_script(exe, prefix)]  # fmt: skip
+    the_daily_users_half(cluster, cluster.home)
+    order = [e["tool"] for e in cluster.call_log()]
+    assert order.index("cmd") < order.index("k3d")  # Docker Desktop first, then the cluster
+    assert all(PASSWORD not in " ".join(e["argv"]) for e in cluster.call_log())
+
+
+def test_the_same_laptop_through_the_flow_the_cli_calls(cluster: FakeCluster) -> None:
+    """The Windows tests' scenario and assertions on any OS: commands/winhost.py's survey (what
+    the plan lists) and prepare (what install runs after the confirmation)."""
+    exe, prefix = r"C:\tb\tracebloc-installer.exe", flow.engine_command()[1]
+    data = cluster.root / "data"
+    windows_laptop(cluster, data, exe, prefix)
+    env = cluster.env(USERNAME="nurse", USERPROFILE=str(cluster.home), TB_DOCKER_WAIT_MIN="0.5",
+                      TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    opts = flow.options(env)
+    _, plan = flow.survey(env, opts, Redactor([PASSWORD]), our_cluster_running=False,
+                          docker_usable=False)  # fmt: skip
+    assert [s.key for s in plan.privileged] == PRIVILEGED
+    assert elevations(cluster) == []
+
+    said: list[str] = []
+    flow.prepare(exe, env, opts, Redactor([PASSWORD]), str(data), ask=None, say=said.append,
+                 our_cluster_running=False)  # fmt: skip
+    [elevation] = elevations(cluster)
+    assert elevation == ["powershell", "-NoProfile", "-NonInteractive", "-Command",
+                         elevation_script(exe, prefix)]  # fmt: skip
+    the_daily_users_half(cluster, cluster.home)
+    assert "Docker Desktop is running" in said
+    assert all(PASSWORD not in " ".join(e["argv"]) for e in cluster.call_log())
