@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from installer.commands.asking import agree
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
@@ -182,7 +183,7 @@ def after_reboot_handoff(plan: wh.HostPlan, opts: wh.Options, exe: str, env: Map
         say(f"sign back in as this account to continue; if '{opts.daily_user}' signs in "
             "instead, run the installer again")  # fmt: skip
     if not opts.no_reboot and ask is not None:
-        if ask("Reboot now? [y/N] ").strip().lower() in ("y", "yes"):
+        if agree(ask, "Reboot now?"):
             _call(edge.reboot_argv(), env, redactor)
     raise RebootPending("Windows must restart to finish enabling WSL and virtualization",
                         wh.reboot_words(plan, opts, armed))  # fmt: skip
