@@ -140,3 +140,26 @@ def test_an_optional_step_that_fails_is_a_warning_a_required_one_stops(tmp_path:
     required = rt.Step(("systemctl", "enable", "docker"), "enable")
     with pytest.raises(executor.RuntimeFailed, match="systemctl enable docker"):
         executor.execute(rt.RuntimePlan(2, "x", (required,)), runner(tmp_path, said))
+
+
+LOCK = rt.Step(("fuser", "/var/lib/dpkg/lock-frontend"), "wait for the package lock",
+               kind="wait-lock", timeout=0)  # fmt: skip
+
+
+def test_a_package_lock_still_held_at_the_deadline_is_announced_then_tried_anyway(
+        tmp_path: Path) -> None:  # fmt: skip
+    tool(tmp_path, "fuser", rc=0)  # fuser exits 0: a process holds the lock
+    said: list[str] = []
+    executor._wait_lock(runner(tmp_path, said), LOCK)
+    assert said == ["waiting for background system updates to finish (the package lock)",
+                    "the package lock is still held after 0s; trying anyway"]  # fmt: skip
+    assert logged(tmp_path) == [["fuser", "/var/lib/dpkg/lock-frontend"]]  # looked once
+
+
+def test_a_free_package_lock_is_not_waited_for(tmp_path: Path) -> None:
+    tool(tmp_path, "fuser", rc=1)
+    said: list[str] = []
+    executor._wait_lock(runner(tmp_path, said), rt.Step(LOCK.argv, LOCK.why, kind="wait-lock",
+                                                        timeout=600))  # fmt: skip
+    assert said == []
+    assert len(logged(tmp_path)) == 1

@@ -453,6 +453,19 @@ def test_the_reboot_happens_only_on_a_yes(fake_windows: dict[str, object]) -> No
     assert ["shutdown", "/r", "/t", "0"] in calls(fake_windows)
 
 
+def test_the_end_of_input_at_the_reboot_question_is_a_no_and_the_hand_off(
+        fake_windows: dict[str, object]) -> None:  # fmt: skip
+    def gone(prompt: str) -> str:
+        assert prompt == "Reboot now? [y/N] "
+        raise EOFError
+
+    scenario(fake_windows, elevated_rc=2, child_records={"done": [], "reboot_pending": True})
+    with pytest.raises(flow.RebootPending) as stopped:
+        run(fake_windows, ask=gone)
+    assert stopped.value.exit_code == wh.REBOOT_EXIT
+    assert ["shutdown", "/r", "/t", "0"] not in calls(fake_windows)
+
+
 def test_a_declined_windows_prompt_installs_nothing(fake_windows: dict[str, object]) -> None:
     scenario(fake_windows, elevated_rc=wh.DECLINED_RC)
     with pytest.raises(InstallerError, match="administrator rights were not given"):

@@ -1,13 +1,15 @@
 """The one question before the first change (`Install? [y/N]`, default no), and the refusal
-when there is nobody to ask and no --yes. One reading of a yes for every question."""
+when there is nobody to ask and no --yes. `agree` asks every y/N question of the engine
+(install, the local cluster's go-ahead, uninstall, the Windows reboot), one way."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from installer.commands import credentials
 from installer.config import PlanConfig
+from installer.decide import yesno
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localstate import Local
 from installer.decide.model import os_name
@@ -57,11 +59,7 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
     if terminal is None:  # checked before credentials; the terminal went away since
         terminal_or_refuse(interactive)
         return
-    try:
-        answer = terminal.ask("Install? [y/N] ")
-    except (EOFError, OSError):
-        answer = ""
-    if not yes(answer):
+    if not agree(terminal.ask, "Install?"):
         kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
         raise Declined(f"not confirmed: none of the changes above was made; only the "
                        f"engine's own files in {data_dir} (its log and lock) were "
@@ -69,5 +67,12 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
                        "the question")  # fmt: skip
 
 
-def yes(answer: str) -> bool:
-    return answer.strip().lower() in ("y", "yes")
+def agree(ask: Callable[[str], str], question: str, *, default: bool = False) -> bool:
+    """Every y/N question: asked as `question [y/N] ` (`[Y/n] ` when the default is yes), the
+    answer read by decide/yesno.answer. The end of input or a terminal that cannot be read
+    is never a yes, whatever the default: nobody agreed."""
+    try:
+        typed = ask(f"{question} [{'Y/n' if default else 'y/N'}] ")
+    except (EOFError, OSError):
+        return False
+    return yesno.answer(typed, default=default)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ntpath
 import os
 import posixpath
-import time
 from collections.abc import Mapping
 
 from installer.config import PlanConfig
@@ -19,9 +18,11 @@ from installer.decide.localstate import Local
 from installer.decide.model import KubeTarget
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
-from installer.edges import datadir, docker, k3d, kubeconfig, proc
+from installer.edges import datadir, docker, k3d, kubeconfig, poll, proc
 from installer.edges.valuesfile import write_private
 from installer.present.ui import Ui
+
+API_POLL_S = 2.0  # between looks at a new cluster's API (each look bounded to 10s)
 
 
 def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
@@ -186,19 +187,16 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
 
 def wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
                   tool: proc.Tool) -> None:  # fmt: skip
-    deadline = time.monotonic() + s.api_wait_s
+    def answers() -> bool:
+        try:
+            return proc.run(tool, lc.api_wait_args(), timeout=10, env=env,
+                            redactor=redactor).rc == 0  # fmt: skip
+        except ToolTimeout:
+            return False
+
     with ui.step("Waiting for the cluster's API"):
-        while True:
-            try:
-                result = proc.run(tool, lc.api_wait_args(), timeout=10, env=env,
-                                  redactor=redactor)  # fmt: skip
-                if result.rc == 0:
-                    return
-            except ToolTimeout:
-                pass
-            if time.monotonic() + 2 > deadline:
-                break
-            time.sleep(2)
+        if poll.until(answers, s.api_wait_s, API_POLL_S, at_deadline=False).done:
+            return
     raise InstallerError(f"the cluster {s.name} runs but its API did not answer within "
                          f"{s.api_wait_s:g}s", "check `docker ps`; on a slow or proxied machine "
                          "raise TB_API_WAIT_S; running the installer again is safe")  # fmt: skip

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from installer.commands import credentials
+from installer.commands.asking import agree
 from installer.config import PlanConfig
 from installer.decide.errors import BadInput, InstallerError
 from installer.edges import datadir
@@ -53,11 +54,7 @@ def confirm(local: Local, ui: Ui, os_: str) -> None:
         terminal.say(f"The local cluster {s.name} will be {_verb(local.action)} with:")
     for argv in local.commands:
         terminal.say("  " + " ".join(argv))
-    try:
-        answer = terminal.ask("Proceed? [Y/n] ").strip().lower()
-    except EOFError:
-        answer = "n"
-    if answer not in ("", "y", "yes"):
+    if not agree(terminal.ask, "Proceed?", default=True):
         raise InstallerError("stopped before changing anything", "run again to install")
 
 

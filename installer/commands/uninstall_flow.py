@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from installer.commands import uninstall
+from installer.commands.asking import agree
 from installer.commands.credentials import open_terminal
 from installer.config import ProbeConfig
 from installer.decide import printable
@@ -34,8 +35,8 @@ def confirm_and_remove(args: argparse.Namespace, cfg: ProbeConfig, tools: uninst
         if terminal is None:
             raise BadInput("uninstall asks before it removes anything, and there is no terminal "
                            "to ask on", "run it again with --yes to confirm")  # fmt: skip
+        agreed = agree(terminal.ask, "Remove these?")
         try:
-            agreed = terminal.ask("Remove these? [y/N] ").strip().lower() in ("y", "yes")
             if agreed and args.delete_data:
                 typed = terminal.ask(f"Type the namespace ({cfg.namespace}) to delete its data: ")
                 agreed = typed.strip() == cfg.namespace

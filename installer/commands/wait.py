@@ -18,7 +18,7 @@ from installer.decide import readiness, shellquote
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, Resolution
 from installer.decide.readiness import Diagnosis, Snapshot, Suspect
-from installer.edges import workloads
+from installer.edges import poll, workloads
 from installer.edges.apply import Tools
 from installer.present.ui import Ui
 
@@ -60,30 +60,37 @@ def wait_ready(
     unanswered = ""
     logs: dict[tuple[str, str, int], str] = {}
     streak: tuple[str, int] = ("", 0)
+
+    def look() -> Ready | None:
+        nonlocal last, unanswered, streak
+        remaining = max(deadline - clock(), 1.0)
+        read = workloads.read_snapshot(
+            tools.kubectl, release, namespace, conn, timeout=min(read_timeout_s, remaining),
+            env=tools.env, redactor=tools.redactor)  # fmt: skip
+        if read.snapshot is None:
+            unanswered = read.reason
+            log.info("poll: the cluster did not answer: %s", read.reason)
+            ui.progress(f"the cluster is not answering ({read.reason})")
+            return None
+        unanswered, last = "", read.snapshot
+        ui.progress(readiness.progress_text(readiness.progress(last)))
+        if last.ready:
+            return Ready(_summary(last), clock() - started)
+        found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
+        streak = _streak(streak, found)
+        if found is not None and found.definite and streak[1] >= CONFIRM_POLLS:
+            raise InstallerError(found.message, found.remedy)
+        return None
+
+    def interval(elapsed: float) -> float:
+        return FIRST_POLLS_S if elapsed < QUICK_PHASE_S else LATER_POLLS_S
+
     try:
-        while True:
-            remaining = max(deadline - clock(), 1.0)
-            read = workloads.read_snapshot(
-                tools.kubectl, release, namespace, conn, timeout=min(read_timeout_s, remaining),
-                env=tools.env, redactor=tools.redactor)  # fmt: skip
-            if read.snapshot is None:
-                unanswered = read.reason
-                log.info("poll: the cluster did not answer: %s", read.reason)
-                ui.progress(f"the cluster is not answering ({read.reason})")
-            else:
-                unanswered, last = "", read.snapshot
-                ui.progress(readiness.progress_text(readiness.progress(last)))
-                if last.ready:
-                    return Ready(_summary(last), clock() - started)
-                found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
-                streak = _streak(streak, found)
-                if found is not None and found.definite and streak[1] >= CONFIRM_POLLS:
-                    raise InstallerError(found.message, found.remedy)
-            elapsed = clock() - started
-            interval = FIRST_POLLS_S if elapsed < QUICK_PHASE_S else LATER_POLLS_S
-            if clock() + interval >= deadline:
-                break
-            sleep(interval)
+        # at_deadline=False: each look is bounded by the time left, so none is taken at the end.
+        ready = poll.until(look, timeout_s, interval, done=lambda r: r is not None,
+                           at_deadline=False, clock=clock, sleep=sleep).last  # fmt: skip
+        if ready is not None:
+            return ready
     except KeyboardInterrupt as exc:
         # The same interrupt (Ctrl-C, or SIGTERM with its own exit code) goes on up, now
         # saying what it left behind; the handler in cli prints `remedy`.

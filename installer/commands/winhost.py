@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from installer.commands.asking import agree
 from installer.decide import winget as wg
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import docker, proc
+from installer.edges import docker, poll, proc
 from installer.edges import winhost as edge
 from installer.edges.valuesfile import read_regular, write_private
 
@@ -188,7 +189,7 @@ def after_reboot_handoff(plan: wh.HostPlan, opts: wh.Options, exe: str, env: Map
         say(f"sign back in as this account to continue; if '{opts.daily_user}' signs in "
             "instead, run the installer again")  # fmt: skip
     if not opts.no_reboot and ask is not None:
-        if ask("Reboot now? [y/N] ").strip().lower() in ("y", "yes"):
+        if agree(ask, "Reboot now?"):
             _call(edge.reboot_argv(), env, redactor)
     raise RebootPending("Windows must restart to finish enabling WSL and virtualization",
                         wh.reboot_words(plan, opts, armed))  # fmt: skip
@@ -211,15 +212,14 @@ def wait_for_docker(facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str]
                     clock: Callable[[], float] = time.monotonic,
                     sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
     _call(edge.start_docker_argv(facts.docker_desktop_exe), env, redactor)
-    deadline = clock() + opts.docker_wait_s
-    while True:
-        read = docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor)
-        if read.state == "running":
-            say("Docker Desktop is running")
-            return
-        if clock() + DOCKER_POLL_S > deadline:
-            break
-        sleep(DOCKER_POLL_S)
+
+    def running() -> bool:
+        return docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor).state == "running"
+
+    if poll.until(running, opts.docker_wait_s, DOCKER_POLL_S, at_deadline=False, clock=clock,
+                  sleep=sleep).done:  # fmt: skip
+        say("Docker Desktop is running")
+        return
     minutes = f"{opts.docker_wait_s / 60:g}"
     raise InstallerError(
         f"Docker Desktop's engine did not come up within {minutes} minutes",

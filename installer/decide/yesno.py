@@ -1,7 +1,10 @@
-"""The one reading of a yes/no environment variable. Pure.
+"""The one reading of a yes/no environment variable, and of an answer typed at a y/N
+question. Pure.
 
-1/true/yes/on or 0/false/no/off, in any case; unset or empty is the default. Anything else
-is bad input: a typo (`TRACEBLOC_NO_AUTOSTART=ture`) must not silently decide either way.
+A variable: 1/true/yes/on or 0/false/no/off, in any case; unset or empty is the default.
+Anything else is bad input: a typo (`TRACEBLOC_NO_AUTOSTART=ture`) must not silently decide
+either way. An answer: y or yes is yes, an empty line is the question's default, anything
+else is no (a person who typed something else is asked nothing twice and changes nothing).
 """
 
 from __future__ import annotations
@@ -24,3 +27,12 @@ def flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
         return False
     raise BadInput(f"{name}={env[name]!r} is not understood",
                    f"set {name} to 1 (yes) or 0 (no), or unset it")  # fmt: skip
+
+
+ANSWER_YES = ("y", "yes")
+
+
+def answer(typed: str, *, default: bool = False) -> bool:
+    """An answer typed at a y/N ([Y/n] when `default`) question: spaces and case aside."""
+    said = typed.strip().lower()
+    return said in ANSWER_YES if said else default

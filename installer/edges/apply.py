@@ -18,7 +18,7 @@ from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import Connection
 from installer.decide.recovery import manual_commands
 from installer.decide.redact import Redactor
-from installer.edges import helm, proc
+from installer.edges import helm, poll, proc
 
 log = logging.getLogger(__name__)
 
@@ -197,23 +197,19 @@ def wait_for_metrics(
     TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
     waited for (measured, not the setting). Never fails the install: when metrics-server is
     really missing, the chart says so at render time."""
-    started = clock()
-    deadline = started + seconds
-    while True:
-        state, detail = metrics_state(tools, conn)
-        if state == "available":
-            return "the metrics API is available"
-        remaining = deadline - clock()
-        if remaining <= 0:
-            seen = {
-                "registered": "is registered but not Available",
-                "not-registered": "is not registered",
-                "unreadable": f"could not be read ({detail})",
-            }[state]
-            return (f"the metrics API ({METRICS_APISERVICE}) {seen} after "
-                    f"{clock() - started:.0f}s of waiting; continuing (raise "
-                    "TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
-        sleep(min(METRICS_POLL_S, remaining))
+    polled = poll.until(lambda: metrics_state(tools, conn), seconds, METRICS_POLL_S,
+                        done=lambda seen: seen[0] == "available", clock=clock, sleep=sleep)  # fmt: skip
+    state, detail = polled.last
+    if polled.done:
+        return "the metrics API is available"
+    seen = {
+        "registered": "is registered but not Available",
+        "not-registered": "is not registered",
+        "unreadable": f"could not be read ({detail})",
+    }[state]
+    return (f"the metrics API ({METRICS_APISERVICE}) {seen} after "
+            f"{polled.waited:.0f}s of waiting; continuing (raise "
+            "TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
 
 
 # --- the install itself ----------------------------------------------------------------

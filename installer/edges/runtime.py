@@ -24,7 +24,7 @@ from installer.decide import openpgp
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.runtime import DOCKER_GROUP, STAGED, RuntimePlan, Step, shown
-from installer.edges import proc
+from installer.edges import poll, proc
 
 log = logging.getLogger(__name__)
 
@@ -159,22 +159,22 @@ def _wait_lock(run: Runner, step: Step) -> None:
     wait (bounded); apt's own DPkg::Lock::Timeout is the backstop for a later holder."""
     if proc.find_on_path("fuser", run.env, "linux") is None:
         return
-    deadline = time.monotonic() + step.timeout
     announced = False
-    while True:
+
+    def held() -> bool | None:  # None: fuser could not be run, so there is nothing to wait for
+        nonlocal announced
         try:
-            held = run.call(step, step.argv, timeout=30).rc == 0
+            now_held = run.call(step, step.argv, timeout=30).rc == 0
         except InstallerError:
-            return
-        if not held:
-            return
-        if not announced:
+            return None
+        if now_held and not announced:
             run.say("waiting for background system updates to finish (the package lock)")
             announced = True
-        if time.monotonic() >= deadline:
-            run.warn(f"the package lock is still held after {step.timeout:g}s; trying anyway")
-            return
-        run.sleep(LOCK_POLL_S)
+        return now_held
+
+    if not poll.until(held, step.timeout, LOCK_POLL_S, done=lambda h: h is not True,
+                      sleep=run.sleep).done:  # fmt: skip
+        run.warn(f"the package lock is still held after {step.timeout:g}s; trying anyway")
 
 
 def _modules(run: Runner, step: Step) -> None:
@@ -186,21 +186,24 @@ def _modules(run: Runner, step: Step) -> None:
 
 
 def _wait_docker(run: Runner, step: Step, plan: RuntimePlan) -> None:
-    deadline = time.monotonic() + step.timeout
     granted = bool(plan.grant_user) and not step.root
-    while True:
+
+    def answers() -> str:
         if _answers(run, step):
-            run.done.append("Docker answers")
-            return
+            return "directly"
         if granted and _answers_in_group(run, step):
-            # The group was granted in this run: docker and k3d run under it from now on.
-            proc.run_in_group(("docker", "k3d"), DOCKER_GROUP)
-            run.done.append(f"Docker answers (through the {DOCKER_GROUP} group, without a new login)")
-            return
-        if time.monotonic() >= deadline:
-            break
-        run.sleep(POLL_S)
-    _daemon_failure(run, step, plan)
+            return "in the group"
+        return ""
+
+    polled = poll.until(answers, step.timeout, POLL_S, sleep=run.sleep)
+    if polled.last == "directly":
+        run.done.append("Docker answers")
+    elif polled.last == "in the group":
+        # The group was granted in this run: docker and k3d run under it from now on.
+        proc.run_in_group(("docker", "k3d"), DOCKER_GROUP)
+        run.done.append(f"Docker answers (through the {DOCKER_GROUP} group, without a new login)")
+    else:
+        _daemon_failure(run, step, plan)
 
 
 def _answers(run: Runner, step: Step) -> bool:

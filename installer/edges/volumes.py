@@ -19,7 +19,7 @@ from typing import Any
 from installer.decide import remedy
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
-from installer.edges import helm, proc
+from installer.edges import helm, poll, proc
 from installer.edges.workloads import (
     INSTANCE_LABEL,
     NAMESPACE_ANNOTATION,
@@ -101,19 +101,16 @@ def delete(run: Run, kind: str, names: Sequence[str], namespace: str | None, con
         raise InstallerError(f"deleting the {what}s {', '.join(names)} failed: "
                              f"{proc.last_line(asked.stderr, asked.rc)}",
                              _by_hand(kind, names, namespace, conn))  # fmt: skip
-    deadline = clock() + timeout
-    while True:
-        left = _still_there(run, kind, names, scope, conn, read_timeout)
-        if not left:
-            return
-        if clock() >= deadline:
-            where = f" in namespace {namespace}" if namespace else ""
-            raise InstallerError(
-                f"waited {timeout:g}s for the {what}s to be deleted; still there{where}: "
-                + "; ".join(left),
-                _by_hand(kind, names, namespace, conn),
-            )
-        sleep(POLL_S)
+    polled = poll.until(lambda: _still_there(run, kind, names, scope, conn, read_timeout),
+                        timeout, POLL_S, done=lambda left: not left, clock=clock, sleep=sleep)  # fmt: skip
+    if polled.done:
+        return
+    where = f" in namespace {namespace}" if namespace else ""
+    raise InstallerError(
+        f"waited {timeout:g}s for the {what}s to be deleted; still there{where}: "
+        + "; ".join(polled.last),
+        _by_hand(kind, names, namespace, conn),
+    )
 
 
 def _still_there(run: Run, kind: str, names: Sequence[str], scope: list[str], conn: Connection,
