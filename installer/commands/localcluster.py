@@ -46,7 +46,12 @@ def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, 
     said = info.reason or "Docker is not running"
     if host.blockers:
         message, remedy = host.blockers[0]
-        return Local(s, decision, machine, docker=info, problems=((message, remedy),), windows=host)
+        if host.unread:  # what the installer would have done for it is unknown: do it by hand
+            remedy = (f"{docker_remedy('windows', info.state)} (the installer could not read "
+                      "this machine to prepare it; if that persists, run it with --verbose "
+                      "and send the log)")  # fmt: skip
+        return Local(s, decision, machine, docker=info, problems=((f"{said}; {message}", remedy),),
+                     windows=host)  # fmt: skip
     if not host.steps:
         return Local(s, decision, machine, docker=info,
                      problems=((said, docker_remedy("windows", info.state)),))  # fmt: skip

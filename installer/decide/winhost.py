@@ -89,6 +89,7 @@ class HostPlan:
     notes: tuple[str, ...] = ()
     wslconfig_gib: int = 0  # 0: leave .wslconfig's memory alone
     user: str = ""  # the daily user: whose profile, group and sign-in the plan prepares
+    unread: bool = False  # the machine could not be read: nothing about it is known
 
     @property
     def privileged(self) -> tuple[Step, ...]:
@@ -239,7 +240,8 @@ def _blockers(facts: WinFacts) -> list[tuple[str, str]]:
 
 def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
     if not facts.readable:
-        return HostPlan(1, blockers=((f"could not read this Windows machine: {facts.reason}",
+        return HostPlan(1, unread=True,
+                        blockers=((f"could not read this Windows machine: {facts.reason}",
                                       "run the installer again; if it persists, run it with "
                                       "--verbose and send the log"),))  # fmt: skip
     blockers = tuple(_blockers(facts))
