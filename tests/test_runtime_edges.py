@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from installer.decide import runtime as rt
+from installer.decide.errors import ToolTimeout
 from installer.decide.redact import Redactor
 from installer.edges import proc
 from installer.edges import runtime as executor
@@ -64,12 +65,17 @@ def test_a_child_that_keeps_the_terminal_has_its_own_group_in_the_engines_sessio
     assert sid == pid  # the default: a session of its own
 
 
-def test_run_attached_returns_the_exit_code_and_is_bounded(tmp_path: Path) -> None:
-    ok = make_executable(tmp_path / "ok", "import sys\nsys.exit(3)\n")
-    assert proc.run_attached(proc.Tool("ok", str(ok)), [], timeout=30) == 3
+def test_an_attached_child_stays_in_the_engines_foreground_group_and_is_bounded(tmp_path: Path) -> None:
+    # `sudo -v` reads the password from the terminal: only the foreground group may.
+    seen = tmp_path / "seen"
+    ok = make_executable(tmp_path / "ok", f"import os, sys\nopen({str(seen)!r}, 'w').write("
+                                          "str(os.getpgid(0)))\nsys.exit(3)\n")
+    result = proc.run(proc.Tool("ok", str(ok)), [], timeout=30, terminal="attached")
+    assert result.rc == 3 and result.out == b"" and result.err == b""
+    assert int(seen.read_text()) == os.getpgid(0)
     slow = make_executable(tmp_path / "slow", "import time\ntime.sleep(60)\n")
-    with pytest.raises(proc.ToolTimeout):
-        proc.run_attached(proc.Tool("slow", str(slow)), [], timeout=0.5)
+    with pytest.raises(ToolTimeout):
+        proc.run(proc.Tool("slow", str(slow)), [], timeout=0.5, terminal="attached")
 
 
 def test_a_file_already_as_wanted_is_not_rewritten_and_the_daemon_not_restarted(tmp_path: Path) -> None:

@@ -143,7 +143,8 @@ def _failed(run: Runner, step: Step, text: str, why: str) -> bool:
 def _prime(run: Runner, step: Step) -> None:
     run.say("tracebloc needs your password once to set up Docker (sudo)")
     try:
-        rc = proc.run_attached(run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env)
+        rc = proc.run(run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env,
+                      terminal="attached").rc  # fmt: skip
     except ToolTimeout:
         rc = -1
     if rc != 0:
