@@ -20,6 +20,7 @@ from installer.decide.model import KubeTarget
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
+from installer.edges.call import Caller
 from installer.edges.valuesfile import write_private
 from installer.present.ui import Ui
 
@@ -66,14 +67,14 @@ class Runner:
     def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
         tool = self.k3d_tool()
         try:
-            return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor)
+            return Caller(self.env, self.redactor).run(tool, args, timeout=timeout)
         except ToolTimeout as exc:
             exc.remedy = f"{doing} took longer than {timeout:g}s; check that Docker is healthy"
             raise
 
     def docker(self, args: list[str], timeout: float) -> proc.Result:
-        return proc.run(docker.find_docker(self.env, self.os), args, timeout=timeout,
-                        env=self.env, redactor=self.redactor)  # fmt: skip
+        return Caller(self.env, self.redactor).run(docker.find_docker(self.env, self.os), args,
+                                                   timeout=timeout)  # fmt: skip
 
 
 def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: Runner,

@@ -31,6 +31,7 @@ from installer.decide.errors import BadInput, InstallerError, Refused, ToolTimeo
 from installer.decide.model import Installed, KubeTarget, os_name
 from installer.decide.redact import Redactor
 from installer.edges import datadir, helm, hostdirs, k3d, kubectl, lock, proc, volumes, workloads
+from installer.edges.call import Caller, NoAnswer, reason
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 PVC_TIMEOUT_S = 120.0
@@ -69,10 +70,13 @@ class Tools:
     env: Mapping[str, str]
     redactor: Redactor
 
+    @property
+    def caller(self) -> Caller:
+        return Caller(self.env, self.redactor)
+
     def run(self, tool: proc.Tool, args: list[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
-        return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor,
-                        grace=grace)  # fmt: skip
+        return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
 
 def find(env: Mapping[str, str], redactor: Redactor, options: Options) -> Tools:
@@ -153,10 +157,9 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
 
 def _seen(cfg: ProbeConfig, tools: Tools) -> str:
     """The client releases in every namespace, to say where the data may belong instead."""
-    try:
-        result = tools.run(tools.helm, helm.list_args(cfg.conn), cfg.timeout)
-    except InstallerError as exc:
-        return f"other namespaces could not be listed: {exc.message}"
+    result = tools.caller.answer(tools.helm, helm.list_args(cfg.conn), timeout=cfg.timeout)
+    if isinstance(result, NoAnswer):
+        return f"other namespaces could not be listed: {result.reason}"
     listing = helm.parse_list(result.rc, result.out, result.err)
     if not listing.readable:
         return f"other namespaces could not be listed: {listing.reason}"
@@ -215,13 +218,12 @@ def _runner(tools: Tools, tool: proc.Tool) -> volumes.Run:
 
 def _claims(tools: Tools, kubectl: proc.Tool, release: str, namespace: str,
             cfg: ProbeConfig) -> tuple[tuple[str, ...], str]:  # fmt: skip
-    try:
-        result = tools.run(kubectl, workloads.pvc_args(namespace, cfg.conn, cfg.timeout),
-                           cfg.timeout)  # fmt: skip
-    except InstallerError as exc:
-        return (), exc.message
+    result = tools.caller.answer(kubectl, workloads.pvc_args(namespace, cfg.conn, cfg.timeout),
+                                 timeout=cfg.timeout)  # fmt: skip
+    if isinstance(result, NoAnswer):
+        return (), result.reason
     if result.rc != 0:
-        return (), proc.last_line(result.stderr, result.rc)
+        return (), reason(result)
     try:
         return workloads.parse_pvcs(result.out, release, namespace), ""
     except ValueError as exc:

@@ -19,6 +19,7 @@ from installer.decide.model import Connection
 from installer.decide.recovery import manual_commands
 from installer.decide.redact import Redactor
 from installer.edges import helm, proc
+from installer.edges.call import Caller, NoAnswer
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +40,13 @@ class Tools:
     redactor: Redactor
     read_timeout: float = READ_TIMEOUT_S  # every read: status, repo list, APIService, context
 
+    @property
+    def caller(self) -> Caller:
+        return Caller(self.env, self.redactor, self.read_timeout)
+
     def run(self, tool: proc.Tool, args: Sequence[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
-        return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor,
-                        grace=grace)  # fmt: skip
+        return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
 
 def tail(text: str, lines: int = TAIL_LINES) -> str:
@@ -64,15 +68,16 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
 
 
 def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
+    result = tools.caller.answer(tools.helm, helm.status_args(release, namespace, conn))
     try:
-        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
-                           tools.read_timeout)  # fmt: skip
-        return helm.parse_status(result.rc, result.out, result.err, namespace)
+        if not isinstance(result, NoAnswer):
+            return helm.parse_status(result.rc, result.out, result.err, namespace)
+        said = result.reason
     except InstallerError as exc:
-        # A state that cannot be seen is never guessed at: recovering or upgrading blind
-        # could undo someone's half-finished change.
-        raise Refused(exc.message, "nothing was changed\n"
-                      + manual_commands(release, namespace, conn)) from None  # fmt: skip
+        said = exc.message
+    # A state that cannot be seen is never guessed at: recovering or upgrading blind could
+    # undo someone's half-finished change.
+    raise Refused(said, "nothing was changed\n" + manual_commands(release, namespace, conn))
 
 
 
@@ -161,10 +166,9 @@ def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
     registers its APIService a little while after the API server answers (#553 upstream),
     so "not registered yet" is a state to wait out, never a verdict that it is absent."""
     args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
-    try:
-        result = tools.run(tools.kubectl, args, tools.read_timeout)
-    except InstallerError as exc:
-        return "unreadable", exc.message
+    result = tools.caller.answer(tools.kubectl, args)
+    if isinstance(result, NoAnswer):
+        return "unreadable", result.reason
     if result.rc != 0:
         if "NotFound" in result.stderr or "not found" in result.stderr:
             return "not-registered", ""
@@ -249,10 +253,10 @@ def _after_failure(tools: Tools, release: str, namespace: str, conn: Connection 
     """The remedy after a failed upgrade: helm's own word that no release exists (a first
     install refused before anything was created) means nothing to roll back or uninstall."""
     conn = conn or Connection()
+    result = tools.caller.answer(tools.helm, helm.status_args(release, namespace, conn))
     try:
-        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
-                           tools.read_timeout)  # fmt: skip
-        absent = helm.parse_status(result.rc, result.out, result.err, namespace) is None
+        absent = (not isinstance(result, NoAnswer)
+                  and helm.parse_status(result.rc, result.out, result.err, namespace) is None)  # fmt: skip
     except InstallerError:
         absent = False  # not seen: the full set of commands, as for any failure
     if not absent:
@@ -267,7 +271,5 @@ def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:
     target = [conn.context] if conn.context else ["--current"]
     args = ["config", "set-context", *target, "--namespace", namespace,
             *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])]  # fmt: skip
-    try:
-        return tools.run(tools.kubectl, args, tools.read_timeout).rc == 0
-    except InstallerError:
-        return False
+    result = tools.caller.answer(tools.kubectl, args)
+    return not isinstance(result, NoAnswer) and result.rc == 0

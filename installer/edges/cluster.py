@@ -15,21 +15,11 @@ from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.decide.redact import Redactor
 from installer.decide.site import Plugins, PluginSet
-from installer.edges import proc
+from installer.edges import call, proc
 
 _NOT_FOUND = ("NotFound", "not found")
+_NO_KUBECTL = "kubectl was not found"
 
-
-
-def _run(tool: proc.Tool | None, args: list[str], timeout: float, env: Mapping[str, str] | None,
-         redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
-    """The result, or why there is none."""
-    if tool is None:
-        return "kubectl was not found"
-    try:
-        return proc.run(tool, args, timeout=timeout, env=env, redactor=redactor)
-    except InstallerError as exc:
-        return exc.message
 
 
 def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]:
@@ -41,8 +31,9 @@ def read_runtime_class(tool: proc.Tool | None, name: str, conn: Connection, *, t
                        env: Mapping[str, str] | None = None,
                        redactor: Redactor | None = None) -> bool | None:  # fmt: skip
     """True: it exists; False: kubectl said NotFound; None: could not tell."""
-    result = _run(tool, runtime_class_args(name, conn, timeout), timeout, env, redactor)
-    if isinstance(result, str):
+    result = call.answer(tool, runtime_class_args(name, conn, timeout), timeout=timeout, env=env,
+                         redactor=redactor, missing=_NO_KUBECTL)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
         return None
     if result.rc == 0:
         return True
@@ -57,11 +48,12 @@ def daemonsets_args(conn: Connection, timeout: float) -> list[str]:
 def read_plugins(tool: proc.Tool | None, conn: Connection, *, timeout: float,
                  env: Mapping[str, str] | None = None,
                  redactor: Redactor | None = None) -> Plugins:  # fmt: skip
-    result = _run(tool, daemonsets_args(conn, timeout), timeout, env, redactor)
-    if isinstance(result, str):
-        return Plugins(False, reason=result)
+    result = call.answer(tool, daemonsets_args(conn, timeout), timeout=timeout, env=env,
+                         redactor=redactor, missing=_NO_KUBECTL)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return Plugins(False, reason=result.reason)
     if result.rc != 0:
-        return Plugins(False, reason=proc.last_line(result.stderr, result.rc))
+        return Plugins(False, reason=call.reason(result))
     return parse_plugins(result.out)
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from installer.decide.drift import Container, DockerRead, Inspected
-from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.errors import ToolNotFound
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.edges import call, proc
 
 INFO_ARGS = ["info", "--format", "{{json .}}"]
 
@@ -30,13 +30,12 @@ def read_info(env: Mapping[str, str], os_: str, *, timeout: float,
         tool = find_docker(env, os_)
     except ToolNotFound as exc:
         return DockerRead("missing", reason=exc.message)
-    try:
-        result = proc.run(tool, INFO_ARGS, timeout=timeout, env=env, redactor=redactor)
-    except ToolTimeout:
+    result = call.answer(tool, INFO_ARGS, timeout=timeout, env=env, redactor=redactor)
+    if isinstance(result, call.NoAnswer) and result.timed_out:
         return DockerRead("unreadable", reason=f"`docker info` did not answer within {timeout:g}s "
                                                "(the Docker daemon may be wedged)")  # fmt: skip
-    except InstallerError as exc:
-        return DockerRead("missing", reason=exc.message)
+    if isinstance(result, call.NoAnswer):
+        return DockerRead("missing", reason=result.reason)
     return parse_info(result.rc, result.stdout, result.stderr)
 
 
@@ -71,11 +70,10 @@ def inspect(tool: proc.Tool, server: str, serverlb: str, *, env: Mapping[str, st
             timeout: float, redactor: Redactor | None = None) -> Inspected:  # fmt: skip
     """Both node containers in one call. A missing load balancer is tolerated (a cluster
     created with --no-lb); a server that cannot be inspected makes the read unreadable."""
-    try:
-        result = proc.run(tool, inspect_args([server, serverlb]), timeout=timeout, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return Inspected(False, reason=exc.message)
+    result = call.answer(tool, inspect_args([server, serverlb]), timeout=timeout, env=env,
+                         redactor=redactor)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return Inspected(False, reason=result.reason)
     try:
         items = json.loads(result.stdout) if result.stdout.strip() else []
     except ValueError:

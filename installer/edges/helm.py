@@ -19,7 +19,7 @@ from installer.decide.model import (
     ReleaseState,
 )
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.edges import call, proc
 
 
 def get_values_args(release: str, namespace: str, conn: Connection) -> list[str]:
@@ -39,13 +39,10 @@ def read_release(
     def unreadable(reason: str) -> ReleaseRead:
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE, reason=reason)
 
-    if tool is None:
-        return unreadable("helm was not found")
-    try:
-        result = proc.run(tool, get_values_args(release, namespace, conn), timeout=timeout,
-                          env=env, redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return unreadable(exc.message)
+    result = call.answer(tool, get_values_args(release, namespace, conn), timeout=timeout,
+                         env=env, redactor=redactor, missing="helm was not found")  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return unreadable(result.reason)
     return parse_release(release, namespace, result.rc, result.out, result.err)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from installer.decide import signin
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.edges import call, proc
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +33,9 @@ def supports_signin(tool: proc.Tool, env: Mapping[str, str]) -> bool:
     """Does this CLI have `login` and `client create`? Asked as the twin asks, with `--help`
     (no side effect; an unknown command exits non-zero)."""
     for args in (("login", "--help"), ("client", "create", "--help")):
-        try:
-            result = proc.run(tool, args, timeout=HELP_TIMEOUT_S, env=env)
-        except InstallerError as exc:
-            log.debug("%s %s: %s", tool.path, " ".join(args), exc.message)
+        result = call.answer(tool, args, timeout=HELP_TIMEOUT_S, env=env)
+        if isinstance(result, call.NoAnswer):
+            log.debug("%s %s: %s", tool.path, " ".join(args), result.reason)
             return False
         if result.rc != 0:
             return False
@@ -63,11 +62,10 @@ class Listed:
 
 
 def list_clients(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor) -> Listed:
-    try:
-        result = proc.run(tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        log.info("tracebloc client list --plain: %s", exc.message)
+    result = call.answer(tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env,
+                         redactor=redactor)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        log.info("tracebloc client list --plain: %s", result.reason)
         return Listed(False)
     log.info("tracebloc client list --plain: exit %d\n%s", result.rc,
              redactor(result.stdout + result.stderr).strip())  # fmt: skip

@@ -24,7 +24,7 @@ from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.settings import MAX_WAIT_S, env_number
 from installer.decide.tooling import ToolChoice  # noqa: F401  (tools.ToolChoice for callers)
-from installer.edges import files, proc
+from installer.edges import call, files, proc
 
 log = logging.getLogger(__name__)
 
@@ -171,11 +171,10 @@ def executable_name(name: str, os_: str) -> str:
 
 def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -> str | None:
     """What the binary at `path` says its version is; None when it cannot say."""
-    try:
-        result = proc.run(proc.Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout,
-                          env=env)  # fmt: skip
-    except InstallerError as exc:
-        log.debug("%s at %s: no version (%s)", name, path, exc.message)
+    result = call.answer(proc.Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout,
+                         env=env)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        log.debug("%s at %s: no version (%s)", name, path, result.reason)
         return None
     return pins.reported_version(name, result.stdout) if result.rc == 0 else None
 

@@ -12,11 +12,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.decide.readiness import Container, Event, Pod, Snapshot, SnapshotRead, Workload
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.edges import call, proc
 
 KINDS = "deployments,statefulsets,pods,events"
 LOG_LINES = 50
@@ -43,15 +42,12 @@ def read_snapshot(
     redactor: Redactor | None = None,
 ) -> SnapshotRead:
     """One look at the namespace. Every expected failure is an unreadable read with a reason."""
-    if tool is None:
-        return SnapshotRead(None, "kubectl was not found")
-    try:
-        result = proc.run(tool, snapshot_args(namespace, conn, timeout), timeout=timeout,
-                          env=env, redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return SnapshotRead(None, exc.message)
+    result = call.answer(tool, snapshot_args(namespace, conn, timeout), timeout=timeout,
+                         env=env, redactor=redactor, missing="kubectl was not found")  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return SnapshotRead(None, result.reason)
     if result.rc != 0:
-        return SnapshotRead(None, proc.last_line(result.stderr, result.rc))
+        return SnapshotRead(None, call.reason(result))
     try:
         return SnapshotRead(parse_snapshot(result.out, release, namespace))
     except ValueError as exc:
@@ -82,11 +78,10 @@ def read_log(
 ) -> str:
     """The container's last lines; "" when they cannot be read (a log is evidence, never a
     reason to fail)."""
-    try:
-        result = proc.run(tool, log_args(pod, container, namespace, conn, timeout=timeout,
-                                         lines=lines, limit=limit, previous=previous),
-                          timeout=timeout, env=env, redactor=redactor)  # fmt: skip
-    except InstallerError:
+    result = call.answer(tool, log_args(pod, container, namespace, conn, timeout=timeout,
+                                        lines=lines, limit=limit, previous=previous),
+                         timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
         return ""
     return result.stdout[-limit:] if result.rc == 0 else ""
 
