@@ -29,7 +29,7 @@ from installer.decide.model import ReleaseState, os_name
 from installer.decide.redact import MASK, Redactor
 from installer.decide.render import SECRET_PATHS
 from installer.decide.status import Status
-from installer.edges import bundle, helm, proc, workloads
+from installer.edges import bundle, childio, helm, proc, workloads
 from installer.edges.valuesfile import read_regular
 
 BUDGET_S = 120.0  # the whole collection; a step that would start later is skipped
@@ -75,7 +75,7 @@ def collect(
 
     def add(name: str, text: str | bytes) -> None:
         raw = text if isinstance(text, bytes) else text.encode("utf-8", "replace")
-        data = redactor(proc.decode(raw)).encode("utf-8")
+        data = redactor(childio.decode(raw)).encode("utf-8")
         if len(data) > FILE_BYTES:
             data = b"[... earlier output left out ...]\n" + data[-FILE_BYTES:]
         if out.size + len(data) > BUNDLE_BYTES:

@@ -24,7 +24,8 @@ from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.render import missing_credentials
-from installer.edges import call, helm, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, helm, proc
 from installer.edges.call import NoAnswer
 from installer.edges.valuesfile import write_private
 
@@ -56,7 +57,7 @@ def not_run_because(plan: Plan) -> str:
     return ""
 
 
-def foresee(plan: Plan, helm_tool: proc.Tool | None, env: Mapping[str, str],
+def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str],
             redactor: Redactor) -> Plan:  # fmt: skip
     """The plan with helm's answer in its verdict (`dry_run`), refused when helm refuses."""
     verdict = plan.verdict
@@ -70,7 +71,7 @@ def foresee(plan: Plan, helm_tool: proc.Tool | None, env: Mapping[str, str],
         return _with(plan, verdict, f"no answer: {result.reason}")
     if result.rc == 0:
         return _with(plan, verdict, "helm's server-side dry run accepted the chart and values")
-    said = proc.last_line(redactor(result.stderr), result.rc)
+    said = childio.last_line(redactor(result.stderr), result.rc)
     conn, probe = plan.cfg.probe.conn, plan.cfg.probe
     exists = verdict.action != "install"
     # A first install that helm refuses leaves no release: nothing to roll back or remove.
@@ -90,7 +91,7 @@ def _with(plan: Plan, verdict: judge.Verdict, said: str) -> Plan:
     return dataclasses.replace(plan, verdict=dataclasses.replace(verdict, dry_run=said))
 
 
-def _dry_run(plan: Plan, helm_tool: proc.Tool, env: Mapping[str, str],
+def _dry_run(plan: Plan, helm_tool: Tool, env: Mapping[str, str],
              redactor: Redactor) -> proc.Result | NoAnswer:  # fmt: skip
     if plan.data is None:  # the caller's own values file, used as it is
         return _answer(plan, helm_tool, plan.cfg.values_path, env, redactor)
@@ -106,7 +107,7 @@ def _dry_run(plan: Plan, helm_tool: proc.Tool, env: Mapping[str, str],
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _answer(plan: Plan, helm_tool: proc.Tool, values_path: str, env: Mapping[str, str],
+def _answer(plan: Plan, helm_tool: Tool, values_path: str, env: Mapping[str, str],
             redactor: Redactor) -> proc.Result | NoAnswer:  # fmt: skip
     # The rendered manifests go nowhere: they are not needed, and they hold the values.
     with open(os.devnull, "wb") as sink:

@@ -19,7 +19,8 @@ from installer.decide.localstate import Local
 from installer.decide.model import KubeTarget
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
-from installer.edges import datadir, docker, k3d, kubeconfig, proc
+from installer.decide.tooling import Tool
+from installer.edges import childio, datadir, docker, k3d, kubeconfig, proc
 from installer.edges.call import Caller
 from installer.edges.valuesfile import write_private
 from installer.present.ui import Ui
@@ -54,11 +55,11 @@ def exec_args(s: lc.Settings, release: str) -> list[str]:
 
 class Runner:
     def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str,
-                 k3d_tool: proc.Tool | None = None) -> None:  # fmt: skip
+                 k3d_tool: Tool | None = None) -> None:  # fmt: skip
         self.env, self.redactor, self.os = env, redactor, os_
         self._k3d = k3d_tool
 
-    def k3d_tool(self) -> proc.Tool:
+    def k3d_tool(self) -> Tool:
         if self._k3d is None:  # the survey resolved none: it reported that as a problem
             raise InstallerError("k3d was not resolved for this run",
                                  "this is a bug in tracebloc-installer; please report it")  # fmt: skip
@@ -130,7 +131,7 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
             remove_partial(s, ui, run)
         said = result.stderr + result.stdout
         raise InstallerError(f"k3d could not create the cluster {s.name}: "
-                             f"{proc.last_line(result.stderr or result.stdout, result.rc)}",
+                             f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
                              x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip
 
 
@@ -165,7 +166,7 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
     except ToolTimeout:
         result = None
     if result is None or result.rc != 0:
-        said = proc.last_line(result.stderr, result.rc) if result else "timed out"
+        said = childio.last_line(result.stderr, result.rc) if result else "timed out"
         raise InstallerError(f"could not point kubectl at the cluster {s.name} ({said}); "
                              "stopping rather than install into another cluster",
                              f"fix the kubeconfig (is it writable?), then run: {command}")  # fmt: skip
@@ -186,7 +187,7 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
 
 
 def wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
-                  tool: proc.Tool) -> None:  # fmt: skip
+                  tool: Tool) -> None:  # fmt: skip
     deadline = time.monotonic() + s.api_wait_s
     with ui.step("Waiting for the cluster's API"):
         while True:

@@ -24,9 +24,9 @@ from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
 from installer.decide.site import Site, node_arch
+from installer.decide.tooling import ToolChoice
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
-from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import load_yaml
 
 if TYPE_CHECKING:

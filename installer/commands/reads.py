@@ -21,7 +21,8 @@ from installer.decide.clusterread import ClusterRead, Key, StatusRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import ListRead, ReleaseRead
 from installer.decide.redact import Redactor
-from installer.edges import apply, call, helm, kubectl, proc
+from installer.decide.tooling import Tool
+from installer.edges import apply, call, helm, kubectl
 from installer.edges.gpu import detect_gpu
 
 T = TypeVar("T")
@@ -43,8 +44,8 @@ def read_cluster(
     env: Mapping[str, str],
     redactor: Redactor,
     *,
-    helm_tool: proc.Tool | None,
-    kubectl_tool: proc.Tool | None,
+    helm_tool: Tool | None,
+    kubectl_tool: Tool | None,
     os_: str,
     repos: bool = False,
     metrics: bool = False,

@@ -15,7 +15,8 @@ from installer.config import ProbeConfig
 from installer.decide.model import ListRead
 from installer.decide.redact import Redactor
 from installer.decide.status import Status
-from installer.edges import call, helm, kubectl, proc, workloads
+from installer.decide.tooling import Tool
+from installer.edges import call, helm, kubectl, workloads
 from installer.edges.machine import read_machine
 
 
@@ -45,7 +46,7 @@ def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) 
 
 
 def _list_release(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     release: str,
     namespace: str,
     cfg: ProbeConfig,

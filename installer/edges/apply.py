@@ -18,7 +18,8 @@ from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import Connection
 from installer.decide.recovery import manual_commands
 from installer.decide.redact import Redactor
-from installer.edges import helm, proc
+from installer.decide.tooling import Tool
+from installer.edges import childio, helm, proc
 from installer.edges.call import Caller, NoAnswer
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,8 @@ TAIL_LINES = 15
 
 @dataclass(frozen=True)
 class Tools:
-    helm: proc.Tool
-    kubectl: proc.Tool
+    helm: Tool
+    kubectl: Tool
     env: Mapping[str, str]
     redactor: Redactor
     read_timeout: float = READ_TIMEOUT_S  # every read: status, repo list, APIService, context
@@ -44,7 +45,7 @@ class Tools:
     def caller(self) -> Caller:
         return Caller(self.env, self.redactor, self.read_timeout)
 
-    def run(self, tool: proc.Tool, args: Sequence[str], timeout: float,
+    def run(self, tool: Tool, args: Sequence[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
         return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
@@ -55,7 +56,7 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     kept: list[str] = []
     for line in reversed(text.splitlines()):
         if line.strip():
-            kept.append(proc.cap(line.rstrip()))
+            kept.append(childio.cap(line.rstrip()))
             if len(kept) == lines:
                 break
     return "\n".join(reversed(kept))
@@ -94,7 +95,7 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
     if result.rc != 0:
         raise InstallerError(
             f"helm {verb} of the wedged release failed: "
-            f"{proc.last_line(result.stderr, result.rc)}",
+            f"{childio.last_line(result.stderr, result.rc)}",
             manual_commands(release, namespace, conn),
         )
 
@@ -123,7 +124,7 @@ def ensure_repo(
         if added.rc != 0:
             raise InstallerError(
                 f"could not add the chart repository {url}: "
-                f"{proc.last_line(added.stderr, added.rc)}",
+                f"{childio.last_line(added.stderr, added.rc)}",
                 _repo_remedy(),
             )
         return f"added repo {name} ({url})"
@@ -140,7 +141,7 @@ def update_index(tools: Tools, name: str) -> None:
     if updated.rc != 0:
         raise InstallerError(
             f"could not update the chart repository {name}: "
-            f"{proc.last_line(updated.stderr, updated.rc)}",
+            f"{childio.last_line(updated.stderr, updated.rc)}",
             _repo_remedy(),
         )
 
@@ -172,7 +173,7 @@ def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
     if result.rc != 0:
         if "NotFound" in result.stderr or "not found" in result.stderr:
             return "not-registered", ""
-        return "unreadable", proc.last_line(result.stderr, result.rc)
+        return "unreadable", childio.last_line(result.stderr, result.rc)
     try:
         conditions = json.loads(result.stdout).get("status", {}).get("conditions", [])
         available = any(c.get("type") == "Available" and c.get("status") == "True"

@@ -15,7 +15,8 @@ from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.decide.redact import Redactor
 from installer.decide.site import Plugins, PluginSet
-from installer.edges import call, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, proc
 
 _NOT_FOUND = ("NotFound", "not found")
 _NO_KUBECTL = "kubectl was not found"
@@ -27,7 +28,7 @@ def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]
             Connection.request_timeout(timeout)]  # fmt: skip
 
 
-def read_runtime_class(tool: proc.Tool | None, name: str, conn: Connection, *, timeout: float,
+def read_runtime_class(tool: Tool | None, name: str, conn: Connection, *, timeout: float,
                        env: Mapping[str, str] | None = None,
                        redactor: Redactor | None = None) -> bool | None:  # fmt: skip
     """True: it exists; False: kubectl said NotFound; None: could not tell."""
@@ -45,7 +46,7 @@ def daemonsets_args(conn: Connection, timeout: float) -> list[str]:
             Connection.request_timeout(timeout)]  # fmt: skip
 
 
-def read_plugins(tool: proc.Tool | None, conn: Connection, *, timeout: float,
+def read_plugins(tool: Tool | None, conn: Connection, *, timeout: float,
                  env: Mapping[str, str] | None = None,
                  redactor: Redactor | None = None) -> Plugins:  # fmt: skip
     result = call.answer(tool, daemonsets_args(conn, timeout), timeout=timeout, env=env,
@@ -71,7 +72,7 @@ def _vendor(name: str, images: list[str]) -> str | None:
 
 def parse_plugins(out: bytes) -> Plugins:
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         return Plugins(False, reason="kubectl printed output that is not JSON")
     items = document.get("items") if isinstance(document, dict) else None
@@ -125,7 +126,7 @@ def adopt_plugin(run: Callable[[list[str]], proc.Result], plugin: PluginSet, rel
         if result.rc != 0:
             raise InstallerError(
                 f"could not adopt the device plugin {plugin.namespace}/{plugin.name} into "
-                f"release {release}: {proc.last_line(result.stderr, result.rc)}",
+                f"release {release}: {childio.last_line(result.stderr, result.rc)}",
                 f"remove it and run again: kubectl delete daemonset {plugin.name} "
                 f"-n {plugin.namespace} (the chart brings its own)",
             )

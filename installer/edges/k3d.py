@@ -12,10 +12,11 @@ from typing import Any
 
 from installer.decide.localcluster import ClusterRead, list_args
 from installer.decide.redact import Redactor
-from installer.edges import call, proc
+from installer.decide.tooling import Tool
+from installer.edges import call
 
 
-def read_cluster(tool: proc.Tool, name: str, *, env: Mapping[str, str], timeout: float,
+def read_cluster(tool: Tool, name: str, *, env: Mapping[str, str], timeout: float,
                  redactor: Redactor | None = None) -> ClusterRead:  # fmt: skip
     result = call.answer(tool, list_args(), timeout=timeout, env=env, redactor=redactor)
     if isinstance(result, call.NoAnswer):

@@ -16,7 +16,8 @@ from typing import IO, Any
 from installer.decide.model import Connection, KubeTarget, Node, NodeRead
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
 from installer.decide.redact import Redactor
-from installer.edges import call, jsonstream, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, jsonstream
 
 NO_KUBECTL = "kubectl was not found"
 
@@ -26,7 +27,7 @@ def get_nodes_args(conn: Connection, timeout: float) -> list[str]:
 
 
 def read_nodes(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     conn: Connection,
     *,
     timeout: float,
@@ -131,7 +132,7 @@ def config_view_args(conn: Connection) -> list[str]:
 
 
 def read_target(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     conn: Connection,
     *,
     timeout: float,
@@ -149,7 +150,7 @@ def read_target(
 
 def parse_target(out: bytes) -> KubeTarget:
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         return KubeTarget(False, reason="kubectl config view printed output that is not JSON")
     document = _mapping(document)

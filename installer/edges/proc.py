@@ -23,14 +23,12 @@ from typing import IO, Literal
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
 from installer.decide.redact import Redactor
-from installer.decide.tooling import Tool, tool_variable  # noqa: F401  (proc.Tool for callers)
+from installer.decide.tooling import Tool, tool_variable
 from installer.edges import lifetime
-from installer.edges.childio import (  # noqa: F401  (proc.child_env for callers)
+from installer.edges.childio import (
     MAX_STDERR,
     MAX_STDOUT,
     Drain,
-    cap,
-    child_env,
     child_environment,
     decode,
     keep_terminal_setup,

@@ -24,7 +24,8 @@ from installer.decide import openpgp
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.runtime import DOCKER_GROUP, STAGED, RuntimePlan, Step, shown
-from installer.edges import call, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, proc
 from installer.edges.call import Caller, NoAnswer
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,10 @@ class Runner:
     changed: bool = False
     _stage: str = ""
 
-    def tool(self, name: str) -> proc.Tool:
+    def tool(self, name: str) -> Tool:
         return proc.find_tool(name, self.env, "linux" if os.name != "nt" else "windows")
 
-    def _argv(self, step: Step, argv: tuple[str, ...]) -> tuple[proc.Tool, list[str]]:
+    def _argv(self, step: Step, argv: tuple[str, ...]) -> tuple[Tool, list[str]]:
         if step.root and not self.as_root:
             return self.tool("sudo"), ["-n", *argv]
         return self.tool(argv[0]), list(argv[1:])
@@ -140,7 +141,7 @@ def _run(run: Runner, step: Step, argv: tuple[str, ...]) -> bool:
             raise result.error  # a secret on a command line is a bug, not a failed step
         return _failed(run, step, text, result.reason)
     if result.rc != 0:
-        return _failed(run, step, text, proc.last_line(run.redactor(result.stderr or result.stdout),
+        return _failed(run, step, text, childio.last_line(run.redactor(result.stderr or result.stdout),
                                                        result.rc))  # fmt: skip
     run.done.append(text)
     return True

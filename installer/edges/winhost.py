@@ -19,7 +19,8 @@ from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError, ToolNotFound
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import call, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, proc
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def members_script(group: str) -> str:
             "'ObjectNotFound') { exit 3 } else { exit 4 } }")  # fmt: skip
 
 
-def system_tool(argv0: str, env: Mapping[str, str]) -> proc.Tool:
+def system_tool(argv0: str, env: Mapping[str, str]) -> Tool:
     """Windows' own programs (powershell.exe, dism.exe, …), found on PATH only: they are the
     system's, so no TRACEBLOC_<NAME> variable names another one."""
     name = argv0.removesuffix(".exe")
@@ -95,7 +96,7 @@ def decode_wsl(out: bytes) -> str:
     """wsl.exe writes UTF-16LE to a pipe; everything else here writes UTF-8."""
     if out.count(b"\x00") > len(out) // 4:
         return out.decode("utf-16-le", errors="replace").replace("\x00", "")
-    return proc.decode(out)
+    return childio.decode(out)
 
 
 def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
@@ -142,7 +143,7 @@ def read_facts(env: Mapping[str, str], *, docker_usable: bool, our_cluster_runni
     if isinstance(answer, call.NoAnswer):
         return wh.WinFacts(False, reason=answer.reason)
     if answer.rc != 0:
-        return wh.WinFacts(False, reason=proc.last_line(answer.stderr, answer.rc))
+        return wh.WinFacts(False, reason=childio.last_line(answer.stderr, answer.rc))
     version = system_answer(["wsl.exe", "--version"], env, WSL_VERSION_TIMEOUT_S, redactor)
     wsl_version = decode_wsl(version.out) if isinstance(version, proc.Result) and version.rc == 0 else ""
     user = daily_user or wh.bare_user(env.get("USERNAME", ""))
@@ -185,7 +186,7 @@ def run_step(step: wh.Step, env: Mapping[str, str], redactor: Redactor | None) -
         if family == "feature" and answer.rc == wh.DISM_REBOOT_RC:
             return "reboot", answer.rc
         log.warning("host: %s exited %s: %s", step.title, answer.rc,
-                    proc.last_line(answer.stderr or answer.stdout, answer.rc))  # fmt: skip
+                    childio.last_line(answer.stderr or answer.stdout, answer.rc))  # fmt: skip
     return "failed", answer.rc if isinstance(answer, proc.Result) else None
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from installer.decide.model import Connection
 from installer.decide.readiness import Container, Event, Pod, Snapshot, SnapshotRead, Workload
 from installer.decide.redact import Redactor
-from installer.edges import call, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio
 
 KINDS = "deployments,statefulsets,pods,events"
 LOG_LINES = 50
@@ -32,7 +33,7 @@ def snapshot_args(namespace: str, conn: Connection, timeout: float) -> list[str]
 
 
 def read_snapshot(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     release: str,
     namespace: str,
     conn: Connection,
@@ -63,7 +64,7 @@ def log_args(pod: str, container: str, namespace: str, conn: Connection, *, time
 
 
 def read_log(
-    tool: proc.Tool,
+    tool: Tool,
     pod: str,
     container: str,
     namespace: str,
@@ -92,7 +93,7 @@ def read_log(
 def items_of(out: bytes, what: str = "objects") -> list[dict[str, Any]]:
     """The objects of a `kubectl get … -o json` list; ValueError when the output is not one."""
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         raise ValueError("kubectl printed output that is not JSON") from None
     items = document.get("items") if isinstance(document, dict) else None
@@ -126,7 +127,7 @@ def pvc_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
 def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
     """Names of the release's claims; raises ValueError when the output is not a list."""
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         raise ValueError("kubectl printed output that is not JSON") from None
     items = document.get("items") if isinstance(document, dict) else None
