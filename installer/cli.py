@@ -31,7 +31,7 @@ from installer.present import output
 from installer.present.console import is_terminal, owns_console, pause
 
 if TYPE_CHECKING:
-    from installer.config import InstallSettings, PlanConfig, ProbeConfig
+    from installer.decide.settings import InstallSettings, PlanConfig, ProbeConfig
 
 # Each command imports what it needs when it runs: `--version` and `--help` stay instant in
 # the frozen binary, which unpacks every module it imports.

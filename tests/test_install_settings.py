@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from installer.config import InstallSettings, install_settings
+from installer.config import install_settings
 from installer.decide.errors import BadInput
+from installer.decide.settings import InstallSettings
 from installer.decide.tooling import Tool
 from installer.edges import proc
 

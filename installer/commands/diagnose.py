@@ -22,12 +22,12 @@ import yaml
 from installer import __version__
 from installer.commands.status import gather_status
 from installer.commands.tools import resolve_tool
-from installer.config import PlanConfig, ProbeConfig
 from installer.decide import yamldoc
 from installer.decide.errors import InstallerError
 from installer.decide.model import ReleaseState, os_name
 from installer.decide.redact import MASK, Redactor
 from installer.decide.render import SECRET_PATHS
+from installer.decide.settings import PlanConfig, ProbeConfig
 from installer.decide.status import Status
 from installer.edges import bundle, childio, helm, proc, workloads
 from installer.edges.valuesfile import read_regular

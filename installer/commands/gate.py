@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from installer.commands import credentials, network, signin
 from installer.commands.tools import REQUIRED, this_settings
-from installer.config import PlanConfig
 from installer.decide import preflight, reach
 from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
+from installer.decide.settings import PlanConfig
 from installer.edges import backend, trust
 from installer.edges.machine import disk_free
 from installer.edges.tools import resolve_all

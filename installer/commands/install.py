@@ -33,12 +33,17 @@ from installer.commands.gate import check_network, obtain_credentials, run_prefl
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
-from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import judge
 from installer.decide.clusterread import ClusterRead
 from installer.decide.localstate import Local
 from installer.decide.model import Connection, MachineFacts, os_name
 from installer.decide.redact import Redactor
+from installer.decide.settings import (
+    DEFAULT_REPO_NAME,
+    DEFAULT_REPO_URL,
+    InstallSettings,
+    PlanConfig,
+)
 from installer.edges import apply, lock, trust
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values

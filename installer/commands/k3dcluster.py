@@ -11,7 +11,6 @@ import posixpath
 import time
 from collections.abc import Mapping
 
-from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide import reach
 from installer.decide.errors import BadInput, InstallerError, ToolTimeout
@@ -19,6 +18,7 @@ from installer.decide.localstate import Local
 from installer.decide.model import KubeTarget
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
+from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
 from installer.edges import childio, datadir, docker, k3d, kubeconfig, proc
 from installer.edges.call import Caller

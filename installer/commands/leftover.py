@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from installer.commands import credentials
-from installer.config import PlanConfig
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.settings import PlanConfig
 from installer.edges import datadir
 from installer.present.ui import Ui
 

@@ -11,7 +11,6 @@ import os
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
-from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
     DockerRead,
@@ -27,6 +26,7 @@ from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
 from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
+from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.edges import childio, datadir, docker, k3d, kubeconfig
 from installer.present.ui import Ui

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from installer.commands.tools import REQUIRED
-from installer.config import DEFAULT_REPO_URL, PlanConfig
 from installer.decide import network, preflight
 from installer.decide.errors import InstallerError
+from installer.decide.settings import DEFAULT_REPO_URL, PlanConfig
 from installer.decide.tooling import ToolChoice
 from installer.edges import backend, netprobe, trust
 from installer.present import netreport

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from installer.config import ProbeConfig
 from installer.decide.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
 from installer.decide.redact import Redactor
 from installer.decide.resolve import resolve_training
+from installer.decide.settings import ProbeConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.edges import helm, kubectl, proc, tools
 from installer.edges.machine import read_machine

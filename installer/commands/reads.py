@@ -16,11 +16,11 @@ from concurrent.futures import Future
 from typing import TypeVar
 
 from installer.commands.probe import concurrently
-from installer.config import PlanConfig
 from installer.decide.clusterread import ClusterRead, Key, StatusRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import ListRead, ReleaseRead
 from installer.decide.redact import Redactor
+from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
 from installer.edges import apply, call, helm, kubectl
 from installer.edges.gpu import detect_gpu

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 
 from installer.commands.plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import concurrently
-from installer.config import DEFAULT_REPO_NAME, PlanConfig
 from installer.decide import judge, noop
 from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseState
 from installer.decide.readiness import ready_lines
 from installer.decide.redact import Redactor
+from installer.decide.settings import DEFAULT_REPO_NAME, PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.edges import apply, workloads
 from installer.edges.valuesfile import read_regular

@@ -23,9 +23,9 @@ from installer.edges import tbcli
 
 if TYPE_CHECKING:
     from installer.commands.credentials import Terminal
-    from installer.config import PlanConfig
     from installer.decide.clusterread import ClusterRead
     from installer.decide.model import ListRead
+    from installer.decide.settings import PlanConfig
 
 log = logging.getLogger(__name__)
 wanted = signin.wanted  # is sign-in the way credentials come (decide/signin.py)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from installer.commands.probe import concurrently, find_tools
-from installer.config import ProbeConfig
 from installer.decide.model import ListRead
 from installer.decide.redact import Redactor
+from installer.decide.settings import ProbeConfig
 from installer.decide.status import Status
 from installer.decide.tooling import Tool
 from installer.edges import call, helm, kubectl, workloads

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
+from installer.decide.settings import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
 from installer.edges import trust
 from installer.present.changes import Change, changes
 

@@ -24,12 +24,12 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from installer.config import ProbeConfig
 from installer.decide import deletion, remedy
 from installer.decide import localcluster as lc
 from installer.decide.errors import BadInput, InstallerError, Refused, ToolTimeout
 from installer.decide.model import Installed, KubeTarget, os_name
 from installer.decide.redact import Redactor
+from installer.decide.settings import ProbeConfig
 from installer.decide.tooling import Tool
 from installer.edges import (
     childio,
