@@ -25,13 +25,13 @@ from installer.decide import printable
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import lifetime
+from installer.edges import lifetime, trust
 from installer.present import options as surface
 from installer.present import output
 from installer.present.console import is_terminal, owns_console, pause
 
 if TYPE_CHECKING:
-    from installer.config import InstallSettings, PlanConfig, ProbeConfig
+    from installer.decide.settings import InstallSettings, PlanConfig, ProbeConfig
 
 # Each command imports what it needs when it runs: `--version` and `--help` stay instant in
 # the frozen binary, which unpacks every module it imports.
@@ -217,7 +217,7 @@ def _validated(
     preflight.skipped(env)
     preflight.thresholds(env)
     backend.backend_url(cfg.client_env, env)
-    backend.ca_bundle(env)
+    trust.ca_bundle(env)
     return cfg, settings
 
 

@@ -16,14 +16,12 @@ from installer.decide.errors import BadInput
 from installer.decide.model import Connection
 from installer.decide.quantity import QuantityError
 from installer.decide.resolve import validate_override
-from installer.decide.settings import (  # noqa: F401  (the settings' types live in decide/)
+from installer.decide.settings import (
     DEFAULT_CHART,
     DEFAULT_HELM_TIMEOUT_MIN,
     DEFAULT_METRICS_WAIT_S,
     DEFAULT_NAMESPACE,
     DEFAULT_READY_TIMEOUT_S,
-    DEFAULT_REPO_NAME,
-    DEFAULT_REPO_URL,
     DEFAULT_TIMEOUT_S,
     DOCKER_HUB,
     MAX_WAIT_S,

@@ -20,16 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from installer.decide.errors import BadInput
-from installer.edges.backend import (
-    Check,
-    Verdict,
-    backend_url,
-    bypass_proxy,
-    ca_bundle,
-    proxy_for,
-    ssl_context,
-    verify,
-)
+from installer.edges.backend import Check, Verdict, backend_url, verify
+from installer.edges.trust import bypass_proxy, ca_bundle, proxy_for, ssl_context
 from tests.fakes.backend_server import GARBAGE, HANG_UP, BackendServer, Reply
 
 PASSWORD = "s3cr&t=%20 pässwörd+/?#"

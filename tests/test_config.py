@@ -9,9 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from installer.config import (
-    PlanConfig,
-    Proxy,
-    Registry,
     clean_credential,
     env_secrets,
     parse_client_env,
@@ -25,6 +22,7 @@ from installer.config import (
 )
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.settings import PlanConfig, Proxy, Registry
 
 DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"

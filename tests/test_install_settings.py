@@ -6,8 +6,10 @@ import sys
 
 import pytest
 
-from installer.config import InstallSettings, install_settings
+from installer.config import install_settings
 from installer.decide.errors import BadInput
+from installer.decide.settings import InstallSettings
+from installer.decide.tooling import Tool
 from installer.edges import proc
 
 
@@ -73,6 +75,6 @@ def test_a_huge_helm_timeout_is_refused_or_usable(raw: str) -> None:
     except BadInput as refused:
         assert "TB_HELM_TIMEOUT_MIN" in refused.message
         return
-    quick = proc.Tool("python", sys.executable)
+    quick = Tool("python", sys.executable)
     result = proc.run(quick, ["-c", "print('ok')"], timeout=settings.helm_timeout_s)
     assert result.stdout.strip() == "ok"

@@ -249,7 +249,7 @@ def test_a_host_too_small_for_the_floor_is_told_so() -> None:
 
 
 def test_proxy_config_carries_the_same_variables_as_the_values_file() -> None:
-    from installer.config import PROXY_VARIABLES
+    from installer.decide.settings import PROXY_VARIABLES
 
     env = {name: f"http://{name.lower()}:1" for name in PROXY_VARIABLES}
     doc = lc.proxy_config(env)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from installer.decide.errors import Refused
+from installer.decide.tooling import Tool
 from installer.edges import lock, proc
 from tests.fakes.cluster import REPO
 from tests.fakes.processes import running
@@ -77,7 +78,7 @@ def test_a_child_started_under_the_lock_does_not_inherit_it_but_is_recorded(
     tmp_path: Path,
 ) -> None:
     path = str(tmp_path / "install.lock")
-    sleeper = proc.Tool("sleeper", sys.executable)
+    sleeper = Tool("sleeper", sys.executable)
     with lock.hold([path], what="engine") as held:
         [fd] = held.fds.values()
         # No descriptor of the lock reaches the child (a daemon it starts would keep it);

@@ -11,7 +11,7 @@ import trustme
 from installer.decide import network
 from installer.decide.errors import BadInput
 from installer.decide.network import Endpoint, Kind, Probe, Profile, Status
-from installer.edges import backend, netprobe
+from installer.edges import netprobe, trust
 
 BACKEND = "https://api.tracebloc.io/"
 REPO_URL = "https://tracebloc.github.io/client"
@@ -48,7 +48,7 @@ def test_endpoints_come_from_the_configuration(kwargs: dict[str, object], expect
 
 def test_criticals_in_the_twins_format() -> None:
     text = "# a comment\n\nAPI|https://127.0.0.1:8443/\nDocker Hub registry|https://[::1]:9/v2/|strict\n"
-    found = network.parse_criticals(text, backend.is_loopback)
+    found = network.parse_criticals(text, trust.is_loopback)
     assert [(e.label, e.hostport, e.strict, e.kind) for e in found] == [
         ("API", "127.0.0.1:8443", False, Kind.OTHER),
         ("Docker Hub registry", "[::1]:9", True, Kind.REGISTRY)]  # fmt: skip
@@ -62,7 +62,7 @@ def test_criticals_in_the_twins_format() -> None:
 ])  # fmt: skip
 def test_criticals_that_are_not_loopback_https_are_bad_input(text: str) -> None:
     with pytest.raises(BadInput, match="PF_CRITICALS"):
-        network.parse_criticals(text, backend.is_loopback)
+        network.parse_criticals(text, trust.is_loopback)
 
 
 def probe(status: Status, *, well_known: bool = False, via: str = "", issuer: str = "",
@@ -118,7 +118,7 @@ def test_a_bad_curl_ca_bundle_is_named(tmp_path: Path) -> None:
     bogus = tmp_path / "ca.pem"
     bogus.write_text("not a certificate", encoding="ascii")
     with pytest.raises(BadInput, match="CURL_CA_BUNDLE=.*holds no PEM certificate"):
-        backend.ca_bundle({"CURL_CA_BUNDLE": str(bogus)})
+        trust.ca_bundle({"CURL_CA_BUNDLE": str(bogus)})
 
 
 def test_the_issuer_is_read_from_a_der_certificate() -> None:
@@ -132,7 +132,7 @@ def test_the_issuer_is_read_from_a_der_certificate() -> None:
 
 def test_only_the_tools_to_be_downloaded_bring_their_hosts() -> None:
     from installer.commands.network import tool_urls
-    from installer.edges.tools import ToolChoice
+    from installer.decide.tooling import ToolChoice
 
     choices = {
         "kubectl": ToolChoice("kubectl", "/bin/kubectl", "v1.30.0", "path"),

@@ -20,7 +20,8 @@ from pytest_mock import MockerFixture
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import childio, proc
 from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
 from tests.fakes.processes import gone_soon, kill_if_running
 
@@ -39,8 +40,8 @@ def script(path: Path, body: str) -> Path:
     return make_executable(path, body)
 
 
-def tool(path: Path, name: str = "fake") -> proc.Tool:
-    return proc.Tool(name, str(path))
+def tool(path: Path, name: str = "fake") -> Tool:
+    return Tool(name, str(path))
 
 
 def read_pids(path: Path, count: int, within: float = 10.0) -> list[int]:
@@ -119,7 +120,7 @@ def test_stdin_is_not_inherited(tmp_path: Path) -> None:
 
 def test_executable_that_cannot_start_is_tool_not_found(tmp_path: Path) -> None:
     with pytest.raises(ToolNotFound) as caught:
-        proc.run(proc.Tool("helm", str(tmp_path / "gone")), ["version"], timeout=30)
+        proc.run(Tool("helm", str(tmp_path / "gone")), ["version"], timeout=30)
     assert "helm" in caught.value.message
 
 
@@ -209,7 +210,7 @@ def test_find_tool_explicit_path_wins_over_path(tmp_path: Path) -> None:
     explicit = executable(tmp_path / "opt" / "helm-v4")
     env = {"PATH": str(on_path.parent), "TRACEBLOC_HELM": str(explicit)}
 
-    assert proc.find_tool("helm", env, "linux") == proc.Tool("helm", str(explicit))
+    assert proc.find_tool("helm", env, "linux") == Tool("helm", str(explicit))
 
 
 def test_find_tool_explicit_path_that_is_missing_is_not_found(tmp_path: Path) -> None:
@@ -271,7 +272,7 @@ def test_find_tool_windows_finds_exe_on_a_semicolon_path(tmp_path: Path) -> None
     exe.write_bytes(b"MZ")  # no execute bit: Windows has none to check
     env = {"PATH": ";".join([str(tmp_path / "Program Files" / "first"), f'"{exe.parent}"'])}
 
-    assert proc.find_tool("helm", env, "windows") == proc.Tool("helm", str(exe))
+    assert proc.find_tool("helm", env, "windows") == Tool("helm", str(exe))
 
 
 def test_find_tool_windows_ignores_colon_separation(tmp_path: Path) -> None:
@@ -298,7 +299,7 @@ def test_find_tool_hyphenated_name_uses_underscore_variable(tmp_path: Path) -> N
 
     found = proc.find_tool("nvidia-smi", {"TRACEBLOC_NVIDIA_SMI": str(smi), "PATH": ""}, "linux")
 
-    assert found == proc.Tool("nvidia-smi", str(smi))
+    assert found == Tool("nvidia-smi", str(smi))
 
 
 @pytest.mark.parametrize(
@@ -354,13 +355,13 @@ def test_find_tool_hyphenated_name_messages_name_the_real_variable(env: dict[str
     ],
 )
 def test_child_env_of_a_frozen_binary(env: dict[str, str], expected: dict[str, str]) -> None:
-    assert proc.child_env(env, frozen=True) == expected
+    assert childio.child_env(env, frozen=True) == expected
 
 
 def test_child_env_not_frozen_is_a_copy_unchanged() -> None:
     env = {"LD_LIBRARY_PATH": "/x", "LD_LIBRARY_PATH_ORIG": "/y"}
 
-    out = proc.child_env(env, frozen=False)
+    out = childio.child_env(env, frozen=False)
 
     assert out == env
     out["NEW"] = "1"
@@ -401,7 +402,7 @@ def test_frozen_run_gives_the_child_the_users_library_path(
     ],
 )
 def test_decode_never_raises(data: bytes | None, text: str) -> None:
-    assert proc.decode(data) == text
+    assert childio.decode(data) == text
 
 
 @pytest.mark.parametrize(
@@ -413,7 +414,7 @@ def test_decode_never_raises(data: bytes | None, text: str) -> None:
     ],
 )
 def test_last_line(text: str, rc: int, line: str) -> None:
-    assert proc.last_line(text, rc) == line
+    assert childio.last_line(text, rc) == line
 
 
 # --- Windows process-tree kill (the OS boundary is mocked) ----------------------------------

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from installer.decide import runtime as rt
+from installer.decide.errors import ToolTimeout
 from installer.decide.redact import Redactor
+from installer.decide.tooling import Tool
 from installer.edges import proc
 from installer.edges import runtime as executor
 from tests.fakes.executables import make_executable
@@ -49,27 +51,32 @@ def test_a_tool_run_in_a_granted_group_goes_through_sg(tmp_path: Path, monkeypat
     make_executable(sg, "import sys\nprint(sys.argv[1:])\n")
     env = {"PATH": str(tmp_path / "bin")}
     proc.run_in_group(["k3d"], "docker")
-    argv = proc._launch(proc.Tool("k3d", "/opt/k 3d"), ["cluster", "list"], env)
+    argv = proc._launch(Tool("k3d", "/opt/k 3d"), ["cluster", "list"], env)
     assert argv == [str(sg), "docker", "-c", "exec '/opt/k 3d' cluster list"]
-    assert proc._launch(proc.Tool("helm", "/bin/helm"), ["list"], env) == ["/bin/helm", "list"]
+    assert proc._launch(Tool("helm", "/bin/helm"), ["list"], env) == ["/bin/helm", "list"]
 
 
 def test_a_child_that_keeps_the_terminal_has_its_own_group_in_the_engines_session(tmp_path: Path) -> None:
     script = make_executable(tmp_path / "ids", "import os\nprint(os.getpgid(0), os.getsid(0), os.getpid())\n")
-    result = proc.run(proc.Tool("ids", str(script)), [], timeout=30, keep_terminal=True)
+    result = proc.run(Tool("ids", str(script)), [], timeout=30, keep_terminal=True)
     pgid, sid, pid = (int(x) for x in result.stdout.split())
     assert pgid == pid and sid == os.getsid(0)
-    apart = proc.run(proc.Tool("ids", str(script)), [], timeout=30)
+    apart = proc.run(Tool("ids", str(script)), [], timeout=30)
     pgid, sid, pid = (int(x) for x in apart.stdout.split())
     assert sid == pid  # the default: a session of its own
 
 
-def test_run_attached_returns_the_exit_code_and_is_bounded(tmp_path: Path) -> None:
-    ok = make_executable(tmp_path / "ok", "import sys\nsys.exit(3)\n")
-    assert proc.run_attached(proc.Tool("ok", str(ok)), [], timeout=30) == 3
+def test_an_attached_child_stays_in_the_engines_foreground_group_and_is_bounded(tmp_path: Path) -> None:
+    # `sudo -v` reads the password from the terminal: only the foreground group may.
+    seen = tmp_path / "seen"
+    ok = make_executable(tmp_path / "ok", f"import os, sys\nopen({str(seen)!r}, 'w').write("
+                                          "str(os.getpgid(0)))\nsys.exit(3)\n")
+    result = proc.run(Tool("ok", str(ok)), [], timeout=30, terminal="attached")
+    assert result.rc == 3 and result.out == b"" and result.err == b""
+    assert int(seen.read_text()) == os.getpgid(0)
     slow = make_executable(tmp_path / "slow", "import time\ntime.sleep(60)\n")
-    with pytest.raises(proc.ToolTimeout):
-        proc.run_attached(proc.Tool("slow", str(slow)), [], timeout=0.5)
+    with pytest.raises(ToolTimeout):
+        proc.run(Tool("slow", str(slow)), [], timeout=0.5, terminal="attached")
 
 
 def test_a_file_already_as_wanted_is_not_rewritten_and_the_daemon_not_restarted(tmp_path: Path) -> None:

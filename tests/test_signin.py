@@ -15,10 +15,11 @@ from installer.commands import signin as flow
 from installer.commands.credentials import SIGN_IN, obtain
 from installer.decide import signin
 from installer.decide.errors import BadInput, InstallerError, Refused
+from installer.decide.model import Installed, ListRead
 from installer.decide.redact import Redactor
-from installer.edges import proc, tbcli
+from installer.decide.tooling import Tool
+from installer.edges import tbcli
 from installer.edges.backend import Check, Verdict
-from installer.edges.helm import Installed, ListRead
 from tests.fakes.tracebloc_cli import FakeCli
 
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pty and file modes")
@@ -198,7 +199,7 @@ def setting(tmp_path: Path, *releases: tuple[str, str], readable: bool = True,
 def run_flow(cli: FakeCli, tmp_path: Path, term: Term | None, *, may_ask: bool = True,
              st: flow.Setting | None = None, **env: str) -> flow.SignedIn:  # fmt: skip
     said: list[str] = []
-    return flow.sign_in(proc.Tool("tracebloc", str(cli.path)), env_for(tmp_path, **env),
+    return flow.sign_in(Tool("tracebloc", str(cli.path)), env_for(tmp_path, **env),
                         Redactor(), terminal=term, may_ask=may_ask,
                         setting=st or setting(tmp_path), say=said.append)  # fmt: skip
 
@@ -402,7 +403,7 @@ def test_the_credential_file_directory_is_owner_only(tmp_path: Path) -> None:
 
 def test_an_old_cli_is_said_to_be_too_old(cli: FakeCli, tmp_path: Path) -> None:
     cli.script(old=True)
-    tool = proc.Tool("tracebloc", str(cli.path))
+    tool = Tool("tracebloc", str(cli.path))
     assert not tbcli.supports_signin(tool, env_for(tmp_path))
     why = flow.cli_tool(env_for(tmp_path, TRACEBLOC_CLI=str(cli.path),
                                 TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
@@ -414,7 +415,7 @@ def test_the_cli_is_found_on_path_and_a_pending_pin_is_never_downloaded(
 ) -> None:
     on_path = flow.cli_tool(env_for(tmp_path, PATH=str(cli.dir),
                                     TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
-    assert isinstance(on_path, proc.Tool) and on_path.path == str(cli.path)
+    assert isinstance(on_path, Tool) and on_path.path == str(cli.path)
     missing = flow.cli_tool(env_for(tmp_path, PATH=str(tmp_path / "nowhere"),
                                     TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
     assert isinstance(missing, str)

@@ -22,9 +22,9 @@ import pytest
 
 from installer.commands import signin as flow
 from installer.decide.errors import InstallerError
+from installer.decide.model import Installed, ListRead
 from installer.decide.redact import Redactor
-from installer.edges import proc
-from installer.edges.helm import Installed, ListRead
+from installer.decide.tooling import Tool
 from tests.fakes.tracebloc_cli import FakeCli
 
 MIRROR = Path("/work/.mirror/tracebloc+client/repo")
@@ -131,7 +131,7 @@ def run_engine(root: Path, situation: Situation, data: Path) -> tuple[list[list[
                            {f"ns:{situation.installed}": "stored"} if situation.installed else {})  # fmt: skip
     failed = False
     try:
-        flow.sign_in(proc.Tool("tracebloc", str(cli.path)), env, Redactor(),
+        flow.sign_in(Tool("tracebloc", str(cli.path)), env, Redactor(),
                      terminal=Typed(situation.typed) if situation.typed else None,
                      may_ask=bool(situation.typed), setting=setting, say=lambda _: None)  # fmt: skip
     except InstallerError:

@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable, Sequence
 
 from installer.commands import credentials
-from installer.config import PlanConfig
 from installer.decide import yesno
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localstate import Local
 from installer.decide.model import os_name
+from installer.decide.settings import PlanConfig
 from installer.present import changes
 from installer.present.changes import Change
 from installer.present.ui import Ui

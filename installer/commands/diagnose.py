@@ -22,14 +22,14 @@ import yaml
 from installer import __version__
 from installer.commands.status import gather_status
 from installer.commands.tools import resolve_tool
-from installer.config import PlanConfig, ProbeConfig
 from installer.decide import yamldoc
 from installer.decide.errors import InstallerError
 from installer.decide.model import ReleaseState, os_name
 from installer.decide.redact import MASK, Redactor
 from installer.decide.render import SECRET_PATHS
+from installer.decide.settings import PlanConfig, ProbeConfig
 from installer.decide.status import Status
-from installer.edges import bundle, helm, proc, workloads
+from installer.edges import bundle, childio, helm, proc, workloads
 from installer.edges.valuesfile import read_regular
 
 BUDGET_S = 120.0  # the whole collection; a step that would start later is skipped
@@ -75,7 +75,7 @@ def collect(
 
     def add(name: str, text: str | bytes) -> None:
         raw = text if isinstance(text, bytes) else text.encode("utf-8", "replace")
-        data = redactor(proc.decode(raw)).encode("utf-8")
+        data = redactor(childio.decode(raw)).encode("utf-8")
         if len(data) > FILE_BYTES:
             data = b"[... earlier output left out ...]\n" + data[-FILE_BYTES:]
         if out.size + len(data) > BUNDLE_BYTES:

@@ -17,11 +17,11 @@ from installer.commands import reads, settled
 from installer.commands.foresee import foresee
 from installer.commands.plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import find_tools
-from installer.config import InstallSettings, PlanConfig
 from installer.decide import judge
 from installer.decide.errors import BadInput
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
+from installer.decide.settings import InstallSettings, PlanConfig
 from installer.edges.machine import read_machine
 from installer.present import output
 

@@ -24,7 +24,9 @@ from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.render import missing_credentials
-from installer.edges import helm, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, helm, proc
+from installer.edges.call import NoAnswer
 from installer.edges.valuesfile import write_private
 
 DRY_RUN_TIMEOUT_S = 120.0  # rendering plus one read per object; a first install is seconds
@@ -55,7 +57,7 @@ def not_run_because(plan: Plan) -> str:
     return ""
 
 
-def foresee(plan: Plan, helm_tool: proc.Tool | None, env: Mapping[str, str],
+def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str],
             redactor: Redactor) -> Plan:  # fmt: skip
     """The plan with helm's answer in its verdict (`dry_run`), refused when helm refuses."""
     verdict = plan.verdict
@@ -64,13 +66,12 @@ def foresee(plan: Plan, helm_tool: proc.Tool | None, env: Mapping[str, str],
     why = "helm was not found" if helm_tool is None else not_run_because(plan)
     if why or helm_tool is None:
         return _with(plan, verdict, f"not run: {why}")
-    try:
-        result = _dry_run(plan, helm_tool, env, redactor)
-    except InstallerError as exc:  # timed out, or could not start: no answer
-        return _with(plan, verdict, f"no answer: {exc.message}")
+    result = _dry_run(plan, helm_tool, env, redactor)
+    if isinstance(result, NoAnswer):  # timed out, or could not start
+        return _with(plan, verdict, f"no answer: {result.reason}")
     if result.rc == 0:
         return _with(plan, verdict, "helm's server-side dry run accepted the chart and values")
-    said = proc.last_line(redactor(result.stderr), result.rc)
+    said = childio.last_line(redactor(result.stderr), result.rc)
     conn, probe = plan.cfg.probe.conn, plan.cfg.probe
     exists = verdict.action != "install"
     # A first install that helm refuses leaves no release: nothing to roll back or remove.
@@ -90,22 +91,25 @@ def _with(plan: Plan, verdict: judge.Verdict, said: str) -> Plan:
     return dataclasses.replace(plan, verdict=dataclasses.replace(verdict, dry_run=said))
 
 
-def _dry_run(plan: Plan, helm_tool: proc.Tool, env: Mapping[str, str],
-             redactor: Redactor) -> proc.Result:  # fmt: skip
+def _dry_run(plan: Plan, helm_tool: Tool, env: Mapping[str, str],
+             redactor: Redactor) -> proc.Result | NoAnswer:  # fmt: skip
     if plan.data is None:  # the caller's own values file, used as it is
-        return _run(plan, helm_tool, plan.cfg.values_path, env, redactor)
+        return _answer(plan, helm_tool, plan.cfg.values_path, env, redactor)
     directory = tempfile.mkdtemp(prefix="tracebloc-plan-")  # 0700 on POSIX
     try:
         path = os.path.join(directory, "values.yaml")
-        write_private(path, plan.data, env=env, os_=os_name(sys.platform))
-        return _run(plan, helm_tool, path, env, redactor)
+        try:
+            write_private(path, plan.data, env=env, os_=os_name(sys.platform))
+        except InstallerError as exc:  # no values to dry-run with: no answer either
+            return NoAnswer(exc.message, exc)
+        return _answer(plan, helm_tool, path, env, redactor)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _run(plan: Plan, helm_tool: proc.Tool, values_path: str, env: Mapping[str, str],
-         redactor: Redactor) -> proc.Result:  # fmt: skip
+def _answer(plan: Plan, helm_tool: Tool, values_path: str, env: Mapping[str, str],
+            redactor: Redactor) -> proc.Result | NoAnswer:  # fmt: skip
     # The rendered manifests go nowhere: they are not needed, and they hold the values.
     with open(os.devnull, "wb") as sink:
-        return proc.run(helm_tool, dry_run_args(plan, values_path), timeout=DRY_RUN_TIMEOUT_S,
-                        env=env, redactor=redactor, stdout=sink)  # fmt: skip
+        return call.answer(helm_tool, dry_run_args(plan, values_path), timeout=DRY_RUN_TIMEOUT_S,
+                           env=env, redactor=redactor, stdout=sink)  # fmt: skip

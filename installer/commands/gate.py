@@ -9,26 +9,27 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, network, reads, signin
+from installer.commands import credentials, network, signin
 from installer.commands.tools import REQUIRED, this_settings
-from installer.config import PlanConfig
 from installer.decide import preflight, reach
+from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
-from installer.edges import backend
+from installer.decide.settings import PlanConfig
+from installer.edges import backend, trust
 from installer.edges.machine import disk_free
 from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import load_yaml
 from installer.present.ui import Ui
 
 if TYPE_CHECKING:
-    from installer.edges.tools import ToolChoice
+    from installer.decide.tooling import ToolChoice
 
 
 def run_preflight(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts,
-    cluster: reads.ClusterRead | None = None,
+    cluster: ClusterRead | None = None,
 ) -> None:  # fmt: skip
     """The floors apply to the machine that runs the pods: this one when the cluster is
     local (or unknown), else the cluster's largest node."""
@@ -69,7 +70,7 @@ def check_network(
 
 def obtain_credentials(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, *, interactive: bool,
-    cluster: reads.ClusterRead | None = None,
+    cluster: ClusterRead | None = None,
 ) -> PlanConfig:
     """The config with verified credentials in it. A caller's values file is used as-is."""
     if cfg.values_given:
@@ -81,7 +82,7 @@ def obtain_credentials(
     previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
     redactor.add(previous[1])
     url = backend.backend_url(cfg.client_env, env)
-    backend.ca_bundle(env)  # a bad TRACEBLOC_CA_BUNDLE is bad input before anyone is asked
+    trust.ca_bundle(env)  # a bad TRACEBLOC_CA_BUNDLE is bad input before anyone is asked
 
     def check(username: str, password: str) -> backend.Check:
         redactor.add(password)

@@ -33,11 +33,18 @@ from installer.commands.gate import check_network, obtain_credentials, run_prefl
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
-from installer.config import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, InstallSettings, PlanConfig
 from installer.decide import judge
+from installer.decide.clusterread import ClusterRead
+from installer.decide.localstate import Local
 from installer.decide.model import Connection, MachineFacts, os_name
 from installer.decide.redact import Redactor
-from installer.edges import apply, backend, lock
+from installer.decide.settings import (
+    DEFAULT_REPO_NAME,
+    DEFAULT_REPO_URL,
+    InstallSettings,
+    PlanConfig,
+)
+from installer.edges import apply, lock, trust
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
@@ -46,7 +53,7 @@ from installer.present.target import target_lines
 from installer.present.ui import Ui
 
 if TYPE_CHECKING:
-    from installer.edges.tools import ToolChoice
+    from installer.decide.tooling import ToolChoice
 
 
 
@@ -70,7 +77,7 @@ def find_tools(
 def read_cluster(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools,
     settings: InstallSettings,
-) -> reads.ClusterRead:  # fmt: skip
+) -> ClusterRead:  # fmt: skip
     """Every read at once; an unreachable cluster or an unreadable release list stops the
     run here, before credentials are asked for or sent (neither depends on who we are)."""
     with ui.step("Reading the cluster") as step:
@@ -97,7 +104,7 @@ def read_cluster(
 
 
 
-def decide_target(cfg: PlanConfig, cluster: reads.ClusterRead, ui: Ui) -> judge.Verdict:
+def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> judge.Verdict:
     verdict = judge.judge(cfg, cluster, cfg.client_id)
     if verdict.error is not None:
         raise verdict.error
@@ -123,18 +130,18 @@ def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict)
 
 
 def prepare_repo(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead,
+    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: ClusterRead,
     fresh: bool = False,
 ) -> None:  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
-            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, backend.ca_bundle(env),
+            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, trust.ca_bundle(env),
                               repos=cluster.repos, fresh=fresh)  # fmt: skip
 
 
 def settle(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, tools: apply.Tools,
-    cluster: reads.ClusterRead, machine: MachineFacts, local: localcluster.Local,
+    cluster: ClusterRead, machine: MachineFacts, local: Local,
     chosen: Mapping[str, ToolChoice], settings: InstallSettings,
 ) -> tuple[settled.Settled, Outcome | None]:  # fmt: skip
     """Right after the read, before any question, sign-in or change: a healthy, up-to-date
@@ -152,7 +159,7 @@ def settle(
 
 
 def wait_for_metrics(
-    cfg: PlanConfig, ui: Ui, tools: apply.Tools, cluster: reads.ClusterRead,
+    cfg: PlanConfig, ui: Ui, tools: apply.Tools, cluster: ClusterRead,
     settings: InstallSettings,
 ) -> None:  # fmt: skip
     if settings.metrics_wait_s <= 0:

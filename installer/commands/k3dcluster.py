@@ -10,7 +10,6 @@ import os
 import posixpath
 from collections.abc import Mapping
 
-from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide import reach
 from installer.decide.errors import BadInput, InstallerError, ToolTimeout
@@ -18,7 +17,10 @@ from installer.decide.localstate import Local
 from installer.decide.model import KubeTarget
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
-from installer.edges import datadir, docker, k3d, kubeconfig, poll, proc
+from installer.decide.settings import PlanConfig
+from installer.decide.tooling import Tool
+from installer.edges import childio, datadir, docker, k3d, kubeconfig, poll, proc
+from installer.edges.call import Caller
 from installer.edges.valuesfile import write_private
 from installer.present.ui import Ui
 
@@ -54,11 +56,11 @@ def exec_args(s: lc.Settings, release: str) -> list[str]:
 
 class Runner:
     def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str,
-                 k3d_tool: proc.Tool | None = None) -> None:  # fmt: skip
+                 k3d_tool: Tool | None = None) -> None:  # fmt: skip
         self.env, self.redactor, self.os = env, redactor, os_
         self._k3d = k3d_tool
 
-    def k3d_tool(self) -> proc.Tool:
+    def k3d_tool(self) -> Tool:
         if self._k3d is None:  # the survey resolved none: it reported that as a problem
             raise InstallerError("k3d was not resolved for this run",
                                  "this is a bug in tracebloc-installer; please report it")  # fmt: skip
@@ -67,14 +69,14 @@ class Runner:
     def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
         tool = self.k3d_tool()
         try:
-            return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor)
+            return Caller(self.env, self.redactor).run(tool, args, timeout=timeout)
         except ToolTimeout as exc:
             exc.remedy = f"{doing} took longer than {timeout:g}s; check that Docker is healthy"
             raise
 
     def docker(self, args: list[str], timeout: float) -> proc.Result:
-        return proc.run(docker.find_docker(self.env, self.os), args, timeout=timeout,
-                        env=self.env, redactor=self.redactor)  # fmt: skip
+        return Caller(self.env, self.redactor).run(docker.find_docker(self.env, self.os), args,
+                                                   timeout=timeout)  # fmt: skip
 
 
 def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: Runner,
@@ -130,7 +132,7 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
             remove_partial(s, ui, run)
         said = result.stderr + result.stdout
         raise InstallerError(f"k3d could not create the cluster {s.name}: "
-                             f"{proc.last_line(result.stderr or result.stdout, result.rc)}",
+                             f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
                              x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip
 
 
@@ -165,7 +167,7 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
     except ToolTimeout:
         result = None
     if result is None or result.rc != 0:
-        said = proc.last_line(result.stderr, result.rc) if result else "timed out"
+        said = childio.last_line(result.stderr, result.rc) if result else "timed out"
         raise InstallerError(f"could not point kubectl at the cluster {s.name} ({said}); "
                              "stopping rather than install into another cluster",
                              f"fix the kubeconfig (is it writable?), then run: {command}")  # fmt: skip
@@ -186,7 +188,7 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
 
 
 def wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
-                  tool: proc.Tool) -> None:  # fmt: skip
+                  tool: Tool) -> None:  # fmt: skip
     def answers() -> bool:
         try:
             return proc.run(tool, lc.api_wait_args(), timeout=10, env=env,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from installer.commands import credentials
 from installer.commands.asking import agree
-from installer.config import PlanConfig
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.settings import PlanConfig
 from installer.edges import datadir
 from installer.present.ui import Ui
 

@@ -11,7 +11,6 @@ import os
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
-from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
     DockerRead,
@@ -23,11 +22,13 @@ from installer.decide.drift import (
     drift,
 )
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
+from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
 from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
-from installer.edges import datadir, docker, k3d, kubeconfig, proc
-from installer.edges.tools import ToolChoice
+from installer.decide.settings import PlanConfig
+from installer.decide.tooling import Tool, ToolChoice
+from installer.edges import childio, datadir, docker, k3d, kubeconfig
 from installer.present.ui import Ui
 
 
@@ -88,7 +89,7 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
 
 
 
-def find_k3d(env: Mapping[str, str], *, fetch: bool) -> proc.Tool:
+def find_k3d(env: Mapping[str, str], *, fetch: bool) -> Tool:
     """k3d through the verified-tools path: TRACEBLOC_K3D, a supported k3d on PATH, the
     cached pinned copy, or (only when `fetch`: install, never plan) the pinned download.
     Raises InstallerError saying why when there is none."""
@@ -139,7 +140,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         if chosen.source == "download" and not chosen.fetched:
             # plan: install downloads k3d first; with no k3d here, no k3d cluster was made
             # by it, so install would create one (plan shows the download and the create).
-            cluster = k3d.ClusterRead(True, reason="k3d is to be downloaded first")
+            cluster = ClusterRead(True, reason="k3d is to be downloaded first")
             tool = None
         else:
             tool = chosen.tool()
@@ -227,7 +228,7 @@ def blockers(local: Local, ui: Ui) -> None:
 
 
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str, kubectl: proc.Tool) -> PlanConfig:  # fmt: skip
+             ui: Ui, *, interactive: bool, os_: str, kubectl: Tool) -> PlanConfig:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
     the config (the data directory may have changed at the leftover question). Called
@@ -274,7 +275,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")
         if result.rc != 0:
             raise InstallerError(f"k3d could not start the cluster {s.name}: "
-                                 f"{proc.last_line(result.stderr, result.rc)}",
+                                 f"{childio.last_line(result.stderr, result.rc)}",
                                  "check that Docker is running, then run the installer again")  # fmt: skip
     else:
         ui.info(f"using the running local cluster {s.name}")
@@ -284,7 +285,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             result = run.docker(lc.restart_args(nodes), cfg.probe.timeout * 3)
             if result.rc != 0:
                 ui.warn(f"could not set the restart policy of the cluster's nodes "
-                        f"({proc.last_line(result.stderr, result.rc)}); after a reboot run "
+                        f"({childio.last_line(result.stderr, result.rc)}); after a reboot run "
                         f"`k3d cluster start {s.name}`")  # fmt: skip
         except InstallerError as exc:
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")

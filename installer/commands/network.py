@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from installer.commands.tools import REQUIRED
-from installer.config import DEFAULT_REPO_URL, PlanConfig
 from installer.decide import network, preflight
 from installer.decide.errors import InstallerError
-from installer.edges import backend, netprobe
-from installer.edges.tools import ToolChoice
+from installer.decide.settings import DEFAULT_REPO_URL, PlanConfig
+from installer.decide.tooling import ToolChoice
+from installer.edges import backend, netprobe, trust
 from installer.present import netreport
 from installer.present.ui import Ui
 
@@ -42,10 +42,10 @@ def check(
     if preflight.skipped(env):
         return network.skipped_report()
     chosen = network.ca_variable(env)
-    ca_path = backend.ca_bundle(env)  # BadInput for a bundle that is not a PEM file
+    ca_path = trust.ca_bundle(env)  # BadInput for a bundle that is not a PEM file
     raw = env.get("PF_CRITICALS", "")
     if raw.strip():
-        endpoints = network.parse_criticals(raw, backend.is_loopback)
+        endpoints = network.parse_criticals(raw, trust.is_loopback)
         source = network.CRITICALS
     else:
         endpoints = network.endpoints(

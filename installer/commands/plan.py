@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from installer.commands import credentials
 from installer.commands.probe import Facts, concurrently, gather
-from installer.config import PlanConfig
 from installer.decide import judge
 from installer.decide.errors import BadInput
 from installer.decide.model import Gpu, KubeTarget, MachineFacts, NodeRead, ReleaseRead, os_name
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml, values_document
 from installer.decide.resolve import decide_mysql, mysql_tag
+from installer.decide.settings import PlanConfig
 from installer.decide.site import Site, node_arch
+from installer.decide.tooling import ToolChoice
 from installer.edges import helm
 from installer.edges.gpu import detect_gpu
-from installer.edges.tools import ToolChoice
 from installer.edges.valuesfile import load_yaml
 
 if TYPE_CHECKING:

@@ -12,13 +12,13 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from installer.config import ProbeConfig
 from installer.decide.model import MachineFacts, NodeRead, ReleaseRead, ReleaseState, Resolution
 from installer.decide.redact import Redactor
 from installer.decide.resolve import resolve_training
+from installer.decide.settings import ProbeConfig
+from installer.decide.tooling import Tool, ToolChoice
 from installer.edges import helm, kubectl, proc, tools
 from installer.edges.machine import read_machine
-from installer.edges.tools import ToolChoice
 
 SKIP_REASON = "not read: TRACEBLOC_TRAINING_RESOURCES chooses the size"
 
@@ -52,7 +52,7 @@ REQUIRED_TOOLS = ("kubectl", "helm")
 
 def find_tools(
     env: Mapping[str, str], machine: MachineFacts, timeout: float
-) -> tuple[dict[str, proc.Tool | None], dict[str, ToolChoice], dict[str, str]]:
+) -> tuple[dict[str, Tool | None], dict[str, ToolChoice], dict[str, str]]:
     """The runnable tools (None: not here yet, or not to be had), every tool's resolution,
     and a problem line for each required tool that cannot be had."""
     cfg = tools.settings(env, machine.os, machine.arch)
@@ -105,7 +105,7 @@ def _read(
     cfg: ProbeConfig,
     env: Mapping[str, str],
     redactor: Redactor | None,
-    tools: Mapping[str, proc.Tool | None],
+    tools: Mapping[str, Tool | None],
     release: ReleaseRead | None,
     *,
     skip: bool,

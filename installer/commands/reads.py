@@ -16,12 +16,13 @@ from concurrent.futures import Future
 from typing import TypeVar
 
 from installer.commands.probe import concurrently
-from installer.config import PlanConfig
 from installer.decide.clusterread import ClusterRead, Key, StatusRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import ListRead, ReleaseRead
 from installer.decide.redact import Redactor
-from installer.edges import apply, helm, kubectl, proc
+from installer.decide.settings import PlanConfig
+from installer.decide.tooling import Tool
+from installer.edges import apply, call, helm, kubectl
 from installer.edges.gpu import detect_gpu
 
 T = TypeVar("T")
@@ -43,8 +44,8 @@ def read_cluster(
     env: Mapping[str, str],
     redactor: Redactor,
     *,
-    helm_tool: proc.Tool | None,
-    kubectl_tool: proc.Tool | None,
+    helm_tool: Tool | None,
+    kubectl_tool: Tool | None,
     os_: str,
     repos: bool = False,
     metrics: bool = False,
@@ -59,21 +60,20 @@ def read_cluster(
              if helm_tool and kubectl_tool else None)  # fmt: skip
 
     def listing() -> ListRead:
-        if helm_tool is None:
-            return ListRead(False, reason="helm was not found")
-        try:
-            result = proc.run(helm_tool, helm.list_args(conn), timeout=timeout, env=env,
-                              redactor=redactor)  # fmt: skip
-        except InstallerError as exc:
-            return ListRead(False, reason=exc.message)
+        result = call.answer(helm_tool, helm.list_args(conn), timeout=timeout, env=env,
+                             redactor=redactor, missing="helm was not found")  # fmt: skip
+        if isinstance(result, call.NoAnswer):
+            return ListRead(False, reason=result.reason)
         return helm.parse_list(result.rc, result.out, result.err)
 
     def status(name: str, namespace: str) -> StatusRead:
         if helm_tool is None:
             return StatusRead(error=InstallerError("helm was not found"))
+        result = call.answer(helm_tool, helm.status_args(name, namespace, conn),
+                             timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+        if isinstance(result, call.NoAnswer):
+            return StatusRead(error=result.error or InstallerError(result.reason))
         try:
-            result = proc.run(helm_tool, helm.status_args(name, namespace, conn),
-                              timeout=timeout, env=env, redactor=redactor)  # fmt: skip
             return StatusRead(helm.parse_status(result.rc, result.out, result.err, namespace))
         except InstallerError as exc:
             return StatusRead(error=exc)

@@ -17,17 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from installer.commands import reads
 from installer.commands.plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import concurrently
-from installer.config import DEFAULT_REPO_NAME, PlanConfig
 from installer.decide import judge, noop
+from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseState
 from installer.decide.readiness import ready_lines
 from installer.decide.redact import Redactor
-from installer.edges import apply, proc, workloads
-from installer.edges.tools import ToolChoice
+from installer.decide.settings import DEFAULT_REPO_NAME, PlanConfig
+from installer.decide.tooling import Tool, ToolChoice
+from installer.edges import apply, workloads
 from installer.edges.valuesfile import read_regular
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def check(
     cfg: PlanConfig,
     env: Mapping[str, str],
     redactor: Redactor,
-    cluster: reads.ClusterRead,
+    cluster: ClusterRead,
     *,
     tools: apply.Tools | None,
     machine: MachineFacts,
@@ -101,7 +101,7 @@ def check(
 
 
 def _wanted_version(
-    cfg: PlanConfig, cluster: reads.ClusterRead, tools: apply.Tools
+    cfg: PlanConfig, cluster: ClusterRead, tools: apply.Tools
 ) -> tuple[str | None, str, bool]:
     """(the version this run would install or None, why not, whether the index was updated)."""
     if os.path.isdir(cfg.chart):
@@ -133,11 +133,11 @@ def for_plan(
     cfg: PlanConfig,
     env: Mapping[str, str],
     redactor: Redactor,
-    cluster: reads.ClusterRead,
+    cluster: ClusterRead,
     verdict: judge.Verdict,
     *,
-    helm_tool: proc.Tool | None,
-    kubectl_tool: proc.Tool | None,
+    helm_tool: Tool | None,
+    kubectl_tool: Tool | None,
     machine: MachineFacts,
     local: Local | None,
     choices: Mapping[str, ToolChoice] | None,

@@ -18,13 +18,14 @@ from installer.decide import signin
 from installer.decide.errors import BadInput, InstallerError, Refused
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import proc, tbcli
+from installer.decide.tooling import Tool
+from installer.edges import tbcli
 
 if TYPE_CHECKING:
     from installer.commands.credentials import Terminal
-    from installer.commands.reads import ClusterRead
-    from installer.config import PlanConfig
-    from installer.edges.helm import ListRead
+    from installer.decide.clusterread import ClusterRead
+    from installer.decide.model import ListRead
+    from installer.decide.settings import PlanConfig
 
 log = logging.getLogger(__name__)
 wanted = signin.wanted  # is sign-in the way credentials come (decide/signin.py)
@@ -51,7 +52,7 @@ class SignedIn:
     name: str
 
 
-def cli_tool(env: Mapping[str, str], arch: str | None = None) -> proc.Tool | str:
+def cli_tool(env: Mapping[str, str], arch: str | None = None) -> Tool | str:
     """The tracebloc CLI ready to run, or why there is none (and how to install it)."""
     from installer.commands.tools import ensure_tools, this_settings
 
@@ -67,7 +68,7 @@ def cli_tool(env: Mapping[str, str], arch: str | None = None) -> proc.Tool | str
 
 
 def sign_in(
-    tool: proc.Tool,
+    tool: Tool,
     env: Mapping[str, str],
     redactor: Redactor,
     *,
@@ -130,7 +131,7 @@ def _installed_namespaces(listing: ListRead | None) -> list[str]:
     return sorted({r.namespace for r in listing.releases if r.chart_name == "client"})
 
 
-def _login(tool: proc.Tool, env: Mapping[str, str], terminal: Terminal | None) -> None:
+def _login(tool: Tool, env: Mapping[str, str], terminal: Terminal | None) -> None:
     fds = _descriptors(terminal)
     for attempt in range(1, signin.LOGIN_TRIES + 1):
         if tbcli.login(tool, env, fds) == 0:
@@ -153,7 +154,7 @@ def _descriptors(terminal: Terminal | None) -> tuple[int, int] | None:
     return get() if callable(get) else None
 
 
-def _preflight(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor,
+def _preflight(tool: Tool, env: Mapping[str, str], redactor: Redactor,
                namespaces: list[str], setting: Setting) -> None:  # fmt: skip
     """One client per machine: an installed client the signed-in account provably does not
     own stops the run before anything is minted. A list that cannot be read proves nothing:
@@ -185,7 +186,7 @@ def _ask_name(terminal: Terminal | None) -> str:
                    f"re-run in a terminal to be asked, or set {signin.NAME_VAR}")  # fmt: skip
 
 
-def _create(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor, name: str,
+def _create(tool: Tool, env: Mapping[str, str], redactor: Redactor, name: str,
             where: signin.Location, setting: Setting) -> signin.Minted:  # fmt: skip
     # The CLI reads these itself as defaults: the flags decide, so none may disagree.
     child = {k: v for k, v in env.items() if k not in (signin.NAME_VAR, signin.LOCATION_VAR)}
@@ -226,7 +227,7 @@ def stored_passwords(values: Mapping[Any, Any]) -> dict[str, str]:
 
 def can_sign_in(env: Mapping[str, str], terminal: Terminal | None) -> bool:
     """Someone at a terminal, and a CLI that can sign in."""
-    return terminal is not None and isinstance(cli_tool(env), proc.Tool)
+    return terminal is not None and isinstance(cli_tool(env), Tool)
 
 
 def precheck(env: Mapping[str, str], *, interactive: bool, terminal: Terminal | None) -> None:
@@ -272,7 +273,7 @@ def setting_for(cfg: PlanConfig, cluster: ClusterRead | None) -> Setting:
     kube = (*(("--kubeconfig", conn.kubeconfig) if conn.kubeconfig else ()),
             *(("--context", conn.context) if conn.context else ()))  # fmt: skip
     if cluster is None:
-        from installer.edges.helm import ListRead
+        from installer.decide.model import ListRead
 
         return Setting(cfg.host_data_dir, ListRead(True), kube_flags=kube)
     local = (cluster.target.context or "").removeprefix("k3d-") if (

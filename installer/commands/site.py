@@ -10,10 +10,10 @@ import os
 from collections.abc import Mapping
 
 from installer.commands.probe import Facts, concurrently
-from installer.config import PlanConfig
 from installer.decide import site
 from installer.decide.model import Gpu, KubeTarget, ReleaseState
 from installer.decide.redact import Redactor
+from installer.decide.settings import PlanConfig
 from installer.edges import cluster
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from installer.commands.probe import concurrently, find_tools
-from installer.config import ProbeConfig
-from installer.decide.errors import InstallerError
 from installer.decide.model import ListRead
 from installer.decide.redact import Redactor
+from installer.decide.settings import ProbeConfig
 from installer.decide.status import Status
-from installer.edges import helm, kubectl, proc, workloads
+from installer.decide.tooling import Tool
+from installer.edges import call, helm, kubectl, workloads
 from installer.edges.machine import read_machine
 
 
@@ -46,18 +46,16 @@ def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) 
 
 
 def _list_release(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     release: str,
     namespace: str,
     cfg: ProbeConfig,
     env: Mapping[str, str],
     redactor: Redactor,
 ) -> ListRead:
-    if tool is None:
-        return ListRead(False, reason="helm was not found")
-    try:
-        result = proc.run(tool, helm.release_list_args(release, namespace, cfg.conn),
-                          timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return ListRead(False, reason=exc.message)
+    result = call.answer(tool, helm.release_list_args(release, namespace, cfg.conn),
+                         timeout=cfg.timeout, env=env, redactor=redactor,
+                         missing="helm was not found")  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return ListRead(False, reason=result.reason)
     return helm.parse_list(result.rc, result.out, result.err)

@@ -18,8 +18,9 @@ from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import fetch, proc, tools
-from installer.edges.tools import Settings, ToolChoice
+from installer.decide.tooling import Tool, ToolChoice
+from installer.edges import fetch, tools
+from installer.edges.tools import Settings
 from installer.present.console import is_terminal
 from installer.present.progress import Progress
 from installer.present.ui import wants_fancy
@@ -80,7 +81,7 @@ def ensure_tools(
     return out
 
 
-def as_tools(choices: Mapping[str, ToolChoice]) -> dict[str, proc.Tool]:
+def as_tools(choices: Mapping[str, ToolChoice]) -> dict[str, Tool]:
     return {name: choice.tool() for name, choice in choices.items()}
 
 

@@ -24,13 +24,26 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from installer.config import ProbeConfig
 from installer.decide import deletion, remedy
 from installer.decide import localcluster as lc
 from installer.decide.errors import BadInput, InstallerError, Refused, ToolTimeout
 from installer.decide.model import Installed, KubeTarget, os_name
 from installer.decide.redact import Redactor
-from installer.edges import datadir, helm, hostdirs, k3d, kubectl, lock, proc, volumes, workloads
+from installer.decide.settings import ProbeConfig
+from installer.decide.tooling import Tool
+from installer.edges import (
+    childio,
+    datadir,
+    helm,
+    hostdirs,
+    k3d,
+    kubectl,
+    lock,
+    proc,
+    volumes,
+    workloads,
+)
+from installer.edges.call import Caller, NoAnswer, reason
 
 HELM_TIMEOUT_S = 330.0  # helm's own --timeout 5m, plus time to start and report
 PVC_TIMEOUT_S = 120.0
@@ -63,16 +76,19 @@ class Options:
 
 @dataclass(frozen=True)
 class Tools:
-    helm: proc.Tool
-    kubectl: proc.Tool | None
-    k3d: proc.Tool | None
+    helm: Tool
+    kubectl: Tool | None
+    k3d: Tool | None
     env: Mapping[str, str]
     redactor: Redactor
 
-    def run(self, tool: proc.Tool, args: list[str], timeout: float,
+    @property
+    def caller(self) -> Caller:
+        return Caller(self.env, self.redactor)
+
+    def run(self, tool: Tool, args: list[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
-        return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor,
-                        grace=grace)  # fmt: skip
+        return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
 
 def find(env: Mapping[str, str], redactor: Redactor, options: Options) -> Tools:
@@ -84,13 +100,13 @@ def find(env: Mapping[str, str], redactor: Redactor, options: Options) -> Tools:
     return Tools(_found("helm", env), kubectl, k3d_tool, env, redactor)
 
 
-def _found(name: str, env: Mapping[str, str]) -> proc.Tool:
+def _found(name: str, env: Mapping[str, str]) -> Tool:
     from installer.commands.tools import resolve_tool
 
     return resolve_tool(name, env).tool()
 
 
-def _maybe(name: str, env: Mapping[str, str]) -> proc.Tool | None:
+def _maybe(name: str, env: Mapping[str, str]) -> Tool | None:
     try:
         return _found(name, env)
     except InstallerError:
@@ -153,10 +169,9 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
 
 def _seen(cfg: ProbeConfig, tools: Tools) -> str:
     """The client releases in every namespace, to say where the data may belong instead."""
-    try:
-        result = tools.run(tools.helm, helm.list_args(cfg.conn), cfg.timeout)
-    except InstallerError as exc:
-        return f"other namespaces could not be listed: {exc.message}"
+    result = tools.caller.answer(tools.helm, helm.list_args(cfg.conn), timeout=cfg.timeout)
+    if isinstance(result, NoAnswer):
+        return f"other namespaces could not be listed: {result.reason}"
     listing = helm.parse_list(result.rc, result.out, result.err)
     if not listing.readable:
         return f"other namespaces could not be listed: {listing.reason}"
@@ -209,19 +224,18 @@ def target_lines(s: Survey) -> list[str]:
     return [f"kube context:   {context}", f"namespace:      {s.namespace} (release {s.release})"]
 
 
-def _runner(tools: Tools, tool: proc.Tool) -> volumes.Run:
+def _runner(tools: Tools, tool: Tool) -> volumes.Run:
     return lambda args, timeout: tools.run(tool, args, timeout)
 
 
-def _claims(tools: Tools, kubectl: proc.Tool, release: str, namespace: str,
+def _claims(tools: Tools, kubectl: Tool, release: str, namespace: str,
             cfg: ProbeConfig) -> tuple[tuple[str, ...], str]:  # fmt: skip
-    try:
-        result = tools.run(kubectl, workloads.pvc_args(namespace, cfg.conn, cfg.timeout),
-                           cfg.timeout)  # fmt: skip
-    except InstallerError as exc:
-        return (), exc.message
+    result = tools.caller.answer(kubectl, workloads.pvc_args(namespace, cfg.conn, cfg.timeout),
+                                 timeout=cfg.timeout)  # fmt: skip
+    if isinstance(result, NoAnswer):
+        return (), result.reason
     if result.rc != 0:
-        return (), proc.last_line(result.stderr, result.rc)
+        return (), reason(result)
     try:
         return workloads.parse_pvcs(result.out, release, namespace), ""
     except ValueError as exc:
@@ -303,7 +317,7 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
             raise InstallerError("helm uninstall did not finish in time (its hooks) and was "
                                  "stopped", check) from None  # fmt: skip
         if result.rc != 0:
-            raise InstallerError(f"helm uninstall failed: {proc.last_line(result.stderr, result.rc)}",
+            raise InstallerError(f"helm uninstall failed: {childio.last_line(result.stderr, result.rc)}",
                                  check)  # fmt: skip
         done.append(f"removed helm release {s.release}")
     if options.delete_data and tools.kubectl is not None:
@@ -328,7 +342,7 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
         settings = lc.settings(tools.env)
         result = tools.run(tools.k3d, lc.delete_args(settings), K3D_DELETE_TIMEOUT_S)
         if result.rc != 0:
-            raise InstallerError(f"k3d cluster delete failed: {proc.last_line(result.stderr, result.rc)}",
+            raise InstallerError(f"k3d cluster delete failed: {childio.last_line(result.stderr, result.rc)}",
                                  f"delete it by hand: k3d cluster delete {s.cluster}")  # fmt: skip
         done.append(f"deleted local k3d cluster {s.cluster}")
     return done

@@ -10,11 +10,11 @@ import sys
 from installer.commands import uninstall
 from installer.commands.asking import agree
 from installer.commands.credentials import open_terminal
-from installer.config import ProbeConfig
 from installer.decide import printable
 from installer.decide.errors import BadInput
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
+from installer.decide.settings import ProbeConfig
 from installer.present import output
 
 

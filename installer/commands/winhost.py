@@ -24,6 +24,7 @@ from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.edges import docker, poll, proc
 from installer.edges import winhost as edge
+from installer.edges.call import NoAnswer
 from installer.edges.valuesfile import read_regular, write_private
 
 log = logging.getLogger(__name__)
@@ -231,11 +232,9 @@ def wait_for_docker(facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str]
 
 
 def _call(argv: list[str], env: Mapping[str, str], redactor: Redactor) -> bool:
-    try:
-        tool = edge.system_tool(argv[0], env)
-        result = proc.run(tool, argv[1:], timeout=60.0, env=env, redactor=redactor)
-    except InstallerError as exc:
-        log.warning("host: %s: %s", argv[0], exc.message)
+    result = edge.system_answer(argv, env, 60.0, redactor)
+    if isinstance(result, NoAnswer):
+        log.warning("host: %s: %s", argv[0], result.reason)
         return False
     if result.rc != 0:
         log.warning("host: %s exited %s", " ".join(argv[:2]), result.rc)

@@ -54,3 +54,15 @@ class ToolTimeout(InstallerError):
         self.argv = list(argv)
         self.seconds = seconds
         self.output = ""  # what the tool said before it was stopped, when it was captured
+
+
+class ToolFailed(InstallerError):
+    """A run that was required to succeed did not: `reason` is why, in one line (the tool's
+    last stderr line and exit code, or why it gave no answer at all, then `rc` is None)."""
+
+    def __init__(self, argv: Sequence[str], reason: str, rc: int | None,
+                 remedy: str = "") -> None:  # fmt: skip
+        super().__init__(f"`{' '.join(argv)}` failed: {reason}", remedy)
+        self.argv = list(argv)
+        self.reason = reason
+        self.rc = rc

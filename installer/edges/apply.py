@@ -18,7 +18,9 @@ from installer.decide.errors import InstallerError, Refused, ToolTimeout
 from installer.decide.model import Connection
 from installer.decide.recovery import manual_commands
 from installer.decide.redact import Redactor
-from installer.edges import helm, poll, proc
+from installer.decide.tooling import Tool
+from installer.edges import childio, helm, poll, proc
+from installer.edges.call import Caller, NoAnswer
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +35,19 @@ TAIL_LINES = 15
 
 @dataclass(frozen=True)
 class Tools:
-    helm: proc.Tool
-    kubectl: proc.Tool
+    helm: Tool
+    kubectl: Tool
     env: Mapping[str, str]
     redactor: Redactor
     read_timeout: float = READ_TIMEOUT_S  # every read: status, repo list, APIService, context
 
-    def run(self, tool: proc.Tool, args: Sequence[str], timeout: float,
+    @property
+    def caller(self) -> Caller:
+        return Caller(self.env, self.redactor, self.read_timeout)
+
+    def run(self, tool: Tool, args: Sequence[str], timeout: float,
             grace: float = 0.0) -> proc.Result:  # fmt: skip
-        return proc.run(tool, args, timeout=timeout, env=self.env, redactor=self.redactor,
-                        grace=grace)  # fmt: skip
+        return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
 
 def tail(text: str, lines: int = TAIL_LINES) -> str:
@@ -51,7 +56,7 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     kept: list[str] = []
     for line in reversed(text.splitlines()):
         if line.strip():
-            kept.append(proc.cap(line.rstrip()))
+            kept.append(childio.cap(line.rstrip()))
             if len(kept) == lines:
                 break
     return "\n".join(reversed(kept))
@@ -64,15 +69,16 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
 
 
 def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
+    result = tools.caller.answer(tools.helm, helm.status_args(release, namespace, conn))
     try:
-        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
-                           tools.read_timeout)  # fmt: skip
-        return helm.parse_status(result.rc, result.out, result.err, namespace)
+        if not isinstance(result, NoAnswer):
+            return helm.parse_status(result.rc, result.out, result.err, namespace)
+        said = result.reason
     except InstallerError as exc:
-        # A state that cannot be seen is never guessed at: recovering or upgrading blind
-        # could undo someone's half-finished change.
-        raise Refused(exc.message, "nothing was changed\n"
-                      + manual_commands(release, namespace, conn)) from None  # fmt: skip
+        said = exc.message
+    # A state that cannot be seen is never guessed at: recovering or upgrading blind could
+    # undo someone's half-finished change.
+    raise Refused(said, "nothing was changed\n" + manual_commands(release, namespace, conn))
 
 
 
@@ -89,7 +95,7 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
     if result.rc != 0:
         raise InstallerError(
             f"helm {verb} of the wedged release failed: "
-            f"{proc.last_line(result.stderr, result.rc)}",
+            f"{childio.last_line(result.stderr, result.rc)}",
             manual_commands(release, namespace, conn),
         )
 
@@ -118,7 +124,7 @@ def ensure_repo(
         if added.rc != 0:
             raise InstallerError(
                 f"could not add the chart repository {url}: "
-                f"{proc.last_line(added.stderr, added.rc)}",
+                f"{childio.last_line(added.stderr, added.rc)}",
                 _repo_remedy(),
             )
         return f"added repo {name} ({url})"
@@ -135,7 +141,7 @@ def update_index(tools: Tools, name: str) -> None:
     if updated.rc != 0:
         raise InstallerError(
             f"could not update the chart repository {name}: "
-            f"{proc.last_line(updated.stderr, updated.rc)}",
+            f"{childio.last_line(updated.stderr, updated.rc)}",
             _repo_remedy(),
         )
 
@@ -161,14 +167,13 @@ def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
     registers its APIService a little while after the API server answers (#553 upstream),
     so "not registered yet" is a state to wait out, never a verdict that it is absent."""
     args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
-    try:
-        result = tools.run(tools.kubectl, args, tools.read_timeout)
-    except InstallerError as exc:
-        return "unreadable", exc.message
+    result = tools.caller.answer(tools.kubectl, args)
+    if isinstance(result, NoAnswer):
+        return "unreadable", result.reason
     if result.rc != 0:
         if "NotFound" in result.stderr or "not found" in result.stderr:
             return "not-registered", ""
-        return "unreadable", proc.last_line(result.stderr, result.rc)
+        return "unreadable", childio.last_line(result.stderr, result.rc)
     try:
         conditions = json.loads(result.stdout).get("status", {}).get("conditions", [])
         available = any(c.get("type") == "Available" and c.get("status") == "True"
@@ -245,10 +250,10 @@ def _after_failure(tools: Tools, release: str, namespace: str, conn: Connection 
     """The remedy after a failed upgrade: helm's own word that no release exists (a first
     install refused before anything was created) means nothing to roll back or uninstall."""
     conn = conn or Connection()
+    result = tools.caller.answer(tools.helm, helm.status_args(release, namespace, conn))
     try:
-        result = tools.run(tools.helm, helm.status_args(release, namespace, conn),
-                           tools.read_timeout)  # fmt: skip
-        absent = helm.parse_status(result.rc, result.out, result.err, namespace) is None
+        absent = (not isinstance(result, NoAnswer)
+                  and helm.parse_status(result.rc, result.out, result.err, namespace) is None)  # fmt: skip
     except InstallerError:
         absent = False  # not seen: the full set of commands, as for any failure
     if not absent:
@@ -263,7 +268,5 @@ def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:
     target = [conn.context] if conn.context else ["--current"]
     args = ["config", "set-context", *target, "--namespace", namespace,
             *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])]  # fmt: skip
-    try:
-        return tools.run(tools.kubectl, args, tools.read_timeout).rc == 0
-    except InstallerError:
-        return False
+    result = tools.caller.answer(tools.kubectl, args)
+    return not isinstance(result, NoAnswer) and result.rc == 0

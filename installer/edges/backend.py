@@ -23,11 +23,10 @@ from urllib.parse import quote, urlsplit
 from installer import __version__
 from installer.decide.errors import BadInput
 from installer.decide.redact import Redactor
-from installer.edges.trust import (  # noqa: F401  (backend.ca_bundle etc. for callers)
+from installer.edges.trust import (
     CA_BUNDLE,
     _netloc,
     _proxy_userinfo,
-    bypass_proxy,
     ca_bundle,
     is_loopback,
     proxy_for,

@@ -15,21 +15,12 @@ from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.decide.redact import Redactor
 from installer.decide.site import Plugins, PluginSet
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, proc
 
 _NOT_FOUND = ("NotFound", "not found")
+_NO_KUBECTL = "kubectl was not found"
 
-
-
-def _run(tool: proc.Tool | None, args: list[str], timeout: float, env: Mapping[str, str] | None,
-         redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
-    """The result, or why there is none."""
-    if tool is None:
-        return "kubectl was not found"
-    try:
-        return proc.run(tool, args, timeout=timeout, env=env, redactor=redactor)
-    except InstallerError as exc:
-        return exc.message
 
 
 def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]:
@@ -37,12 +28,13 @@ def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]
             Connection.request_timeout(timeout)]  # fmt: skip
 
 
-def read_runtime_class(tool: proc.Tool | None, name: str, conn: Connection, *, timeout: float,
+def read_runtime_class(tool: Tool | None, name: str, conn: Connection, *, timeout: float,
                        env: Mapping[str, str] | None = None,
                        redactor: Redactor | None = None) -> bool | None:  # fmt: skip
     """True: it exists; False: kubectl said NotFound; None: could not tell."""
-    result = _run(tool, runtime_class_args(name, conn, timeout), timeout, env, redactor)
-    if isinstance(result, str):
+    result = call.answer(tool, runtime_class_args(name, conn, timeout), timeout=timeout, env=env,
+                         redactor=redactor, missing=_NO_KUBECTL)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
         return None
     if result.rc == 0:
         return True
@@ -54,14 +46,15 @@ def daemonsets_args(conn: Connection, timeout: float) -> list[str]:
             Connection.request_timeout(timeout)]  # fmt: skip
 
 
-def read_plugins(tool: proc.Tool | None, conn: Connection, *, timeout: float,
+def read_plugins(tool: Tool | None, conn: Connection, *, timeout: float,
                  env: Mapping[str, str] | None = None,
                  redactor: Redactor | None = None) -> Plugins:  # fmt: skip
-    result = _run(tool, daemonsets_args(conn, timeout), timeout, env, redactor)
-    if isinstance(result, str):
-        return Plugins(False, reason=result)
+    result = call.answer(tool, daemonsets_args(conn, timeout), timeout=timeout, env=env,
+                         redactor=redactor, missing=_NO_KUBECTL)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return Plugins(False, reason=result.reason)
     if result.rc != 0:
-        return Plugins(False, reason=proc.last_line(result.stderr, result.rc))
+        return Plugins(False, reason=call.reason(result))
     return parse_plugins(result.out)
 
 
@@ -79,7 +72,7 @@ def _vendor(name: str, images: list[str]) -> str | None:
 
 def parse_plugins(out: bytes) -> Plugins:
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         return Plugins(False, reason="kubectl printed output that is not JSON")
     items = document.get("items") if isinstance(document, dict) else None
@@ -133,7 +126,7 @@ def adopt_plugin(run: Callable[[list[str]], proc.Result], plugin: PluginSet, rel
         if result.rc != 0:
             raise InstallerError(
                 f"could not adopt the device plugin {plugin.namespace}/{plugin.name} into "
-                f"release {release}: {proc.last_line(result.stderr, result.rc)}",
+                f"release {release}: {childio.last_line(result.stderr, result.rc)}",
                 f"remove it and run again: kubectl delete daemonset {plugin.name} "
                 f"-n {plugin.namespace} (the chart brings its own)",
             )

@@ -13,14 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from installer.decide.drift import Container, DockerRead, Inspected
-from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.errors import ToolNotFound
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, proc
 
 INFO_ARGS = ["info", "--format", "{{json .}}"]
 
 
-def find_docker(env: Mapping[str, str], os_: str) -> proc.Tool:
+def find_docker(env: Mapping[str, str], os_: str) -> Tool:
     return proc.find_tool("docker", env, os_)
 
 
@@ -30,13 +31,12 @@ def read_info(env: Mapping[str, str], os_: str, *, timeout: float,
         tool = find_docker(env, os_)
     except ToolNotFound as exc:
         return DockerRead("missing", reason=exc.message)
-    try:
-        result = proc.run(tool, INFO_ARGS, timeout=timeout, env=env, redactor=redactor)
-    except ToolTimeout:
+    result = call.answer(tool, INFO_ARGS, timeout=timeout, env=env, redactor=redactor)
+    if isinstance(result, call.NoAnswer) and result.timed_out:
         return DockerRead("unreadable", reason=f"`docker info` did not answer within {timeout:g}s "
                                                "(the Docker daemon may be wedged)")  # fmt: skip
-    except InstallerError as exc:
-        return DockerRead("missing", reason=exc.message)
+    if isinstance(result, call.NoAnswer):
+        return DockerRead("missing", reason=result.reason)
     return parse_info(result.rc, result.stdout, result.stderr)
 
 
@@ -48,7 +48,7 @@ def parse_info(rc: int, out: str, err: str) -> DockerRead:
     server_errors = doc.get("ServerErrors") if isinstance(doc, dict) else None
     if rc != 0 or server_errors or not isinstance(doc, dict):
         said = "; ".join(str(e) for e in server_errors) if server_errors else ""
-        reason = said or proc.last_line(err or out, rc)
+        reason = said or childio.last_line(err or out, rc)
         if rc == 0 and not server_errors:
             return DockerRead("unreadable", reason="`docker info` printed output that is not JSON")
         return DockerRead("stopped", reason=f"Docker is not running ({reason})")
@@ -67,22 +67,21 @@ def inspect_args(names: list[str]) -> list[str]:
     return ["inspect", *names]
 
 
-def inspect(tool: proc.Tool, server: str, serverlb: str, *, env: Mapping[str, str],
+def inspect(tool: Tool, server: str, serverlb: str, *, env: Mapping[str, str],
             timeout: float, redactor: Redactor | None = None) -> Inspected:  # fmt: skip
     """Both node containers in one call. A missing load balancer is tolerated (a cluster
     created with --no-lb); a server that cannot be inspected makes the read unreadable."""
-    try:
-        result = proc.run(tool, inspect_args([server, serverlb]), timeout=timeout, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return Inspected(False, reason=exc.message)
+    result = call.answer(tool, inspect_args([server, serverlb]), timeout=timeout, env=env,
+                         redactor=redactor)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return Inspected(False, reason=result.reason)
     try:
         items = json.loads(result.stdout) if result.stdout.strip() else []
     except ValueError:
         return Inspected(False, reason="`docker inspect` printed output that is not JSON")
     found = {_name(item): _container(item) for item in items if isinstance(item, dict)}
     if server not in found:
-        return Inspected(False, reason=proc.last_line(result.stderr, result.rc))
+        return Inspected(False, reason=childio.last_line(result.stderr, result.rc))
     return Inspected(True, server=found[server], serverlb=found.get(serverlb))
 
 

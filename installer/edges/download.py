@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from installer import __version__
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
-from installer.edges import backend
+from installer.edges import backend, trust
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +69,10 @@ def fetch(
     """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (a bad
     `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised, nor
     more than `most` bytes (a server that never stops is refused there)."""
-    context = backend.ssl_context(backend.ca_bundle(env))
-    proxy = backend.proxy_for(url, env)
+    context = trust.ssl_context(trust.ca_bundle(env))
+    proxy = trust.proxy_for(url, env)
     log.debug("download: GET %s%s (deadline %gs)", url,
-              f" via proxy {backend._netloc(proxy)}" if proxy else "", deadline_s)  # fmt: skip
+              f" via proxy {trust._netloc(proxy)}" if proxy else "", deadline_s)  # fmt: skip
     lock = threading.Lock()
     stopped = threading.Event()  # set under `lock`: after it, `out` is never written again
     outcome: list[Fetched | BaseException] = []
@@ -115,7 +115,7 @@ def fetch(
         return result
     if isinstance(result, (InstallerError, KeyboardInterrupt, SystemExit)):
         raise result
-    redact = Redactor(backend._proxy_userinfo(env))
+    redact = Redactor(trust._proxy_userinfo(env))
     detail = backend.failure_detail(result, url, proxy, wait, redact)
     raise DownloadFailed(f"could not download {url}: {detail}", _REMEDY)
 

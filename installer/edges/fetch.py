@@ -24,9 +24,10 @@ from typing import BinaryIO, Protocol
 
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.tooling import ToolChoice
 from installer.edges.archive import extract_member
 from installer.edges.download import CHUNK, DownloadFailed, Fetched, Progress, fetch
-from installer.edges.tools import TOOLS_DIR, Mirror, Settings, ToolChoice, location, read_version
+from installer.edges.tools import TOOLS_DIR, Mirror, Settings, location, read_version
 
 log = logging.getLogger(__name__)
 

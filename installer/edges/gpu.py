@@ -10,23 +10,27 @@ import os
 import re
 from collections.abc import Mapping
 
-from installer.decide.errors import InstallerError
+from installer.decide.errors import ToolNotFound
 from installer.decide.model import Gpu
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, proc
 
 _GPU_LINE = re.compile(r"^GPU \d+:", re.MULTILINE)
 
 
 def detect_gpu(env: Mapping[str, str], os_: str, *, timeout: float, kfd: str = "/dev/kfd") -> Gpu:
     try:
-        tool = proc.find_tool("nvidia-smi", env, os_)
-        result = proc.run(tool, ["-L"], timeout=timeout, env=env)
-    except InstallerError as exc:
-        nvidia_reason = exc.message
+        tool: Tool | None = proc.find_tool("nvidia-smi", env, os_)
+        missing = ""
+    except ToolNotFound as exc:
+        tool, missing = None, exc.message
+    result = call.answer(tool, ["-L"], timeout=timeout, env=env, missing=missing)
+    if isinstance(result, call.NoAnswer):
+        nvidia_reason = result.reason
     else:
         if result.rc == 0 and _GPU_LINE.search(result.stdout):
             return Gpu("nvidia")
-        nvidia_reason = f"nvidia-smi -L listed no GPU ({proc.last_line(result.stderr, result.rc)})"
+        nvidia_reason = f"nvidia-smi -L listed no GPU ({call.reason(result)})"
     if os_ == "linux" and os.path.exists(kfd):
         return Gpu("amd")
     return Gpu(None, reason=nvidia_reason)

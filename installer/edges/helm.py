@@ -19,7 +19,8 @@ from installer.decide.model import (
     ReleaseState,
 )
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio
 
 
 def get_values_args(release: str, namespace: str, conn: Connection) -> list[str]:
@@ -27,7 +28,7 @@ def get_values_args(release: str, namespace: str, conn: Connection) -> list[str]
 
 
 def read_release(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     release: str,
     namespace: str,
     conn: Connection,
@@ -39,26 +40,23 @@ def read_release(
     def unreadable(reason: str) -> ReleaseRead:
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE, reason=reason)
 
-    if tool is None:
-        return unreadable("helm was not found")
-    try:
-        result = proc.run(tool, get_values_args(release, namespace, conn), timeout=timeout,
-                          env=env, redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return unreadable(exc.message)
+    result = call.answer(tool, get_values_args(release, namespace, conn), timeout=timeout,
+                         env=env, redactor=redactor, missing="helm was not found")  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return unreadable(result.reason)
     return parse_release(release, namespace, result.rc, result.out, result.err)
 
 
 def parse_release(release: str, namespace: str, rc: int, out: bytes, err: bytes) -> ReleaseRead:
     """Absent only on helm's own word for it; every other failure is unreadable."""
-    stderr = proc.decode(err)
+    stderr = childio.decode(err)
     if rc != 0:
         if _says_absent(stderr, namespace):
             return ReleaseRead(release, namespace, ReleaseState.ABSENT)
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
-                           reason=proc.last_line(stderr, rc))  # fmt: skip
+                           reason=childio.last_line(stderr, rc))  # fmt: skip
     try:
-        values = json.loads(proc.decode(out))  # no output at all is not JSON: unreadable
+        values = json.loads(childio.decode(out))  # no output at all is not JSON: unreadable
     except (ValueError, RecursionError):
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
                            reason="helm printed output that is not JSON")  # fmt: skip
@@ -104,8 +102,8 @@ def parse_list(rc: int, out: bytes, err: bytes) -> ListRead:
     """Nothing is installed only on a well-formed empty list (`[]`). No output at all, `null`
     or a cut-off document is an answer nobody gave: unreadable, like a failure."""
     if rc != 0:
-        return ListRead(False, reason=proc.last_line(proc.decode(err), rc))
-    text = proc.decode(out)
+        return ListRead(False, reason=childio.last_line(childio.decode(err), rc))
+    text = childio.decode(out)
     if not text.strip():
         return ListRead(False, reason="helm list exited 0 but printed nothing")
     try:
@@ -133,13 +131,13 @@ def parse_status(rc: int, out: bytes, err: bytes, namespace: str) -> str | None:
     """The release's state (`deployed`, `pending-upgrade`, …); None when it does not exist.
 
     Raises InstallerError when the state could not be read."""
-    stderr = proc.decode(err)
+    stderr = childio.decode(err)
     if rc != 0:
         if _says_absent(stderr, namespace):
             return None
-        raise InstallerError(f"could not read the release's state: {proc.last_line(stderr, rc)}")
+        raise InstallerError(f"could not read the release's state: {childio.last_line(stderr, rc)}")
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
         status = document["info"]["status"]
     except (ValueError, RecursionError, KeyError, TypeError):
         raise InstallerError("helm status printed output without a release state") from None
@@ -167,12 +165,12 @@ def repo_list_args() -> list[str]:
 
 def parse_repo_list(rc: int, out: bytes, err: bytes) -> dict[str, str]:
     """name → URL. Helm answers "no repositories to show" with exit 1: that is an empty list."""
-    stderr = proc.decode(err)
+    stderr = childio.decode(err)
     if rc != 0:
         if "no repositories" in stderr:
             return {}
-        raise InstallerError(f"could not list helm repositories: {proc.last_line(stderr, rc)}")
-    text = proc.decode(out)
+        raise InstallerError(f"could not list helm repositories: {childio.last_line(stderr, rc)}")
+    text = childio.decode(out)
     if not text.strip():  # helm says "no repositories" with exit 1; silence is not that
         raise InstallerError("helm repo list exited 0 but printed nothing")
     try:
@@ -219,9 +217,9 @@ def parse_search(rc: int, out: bytes, err: bytes) -> Any:
     """The rows `helm search repo -o json` printed. Raises InstallerError when it failed or
     printed no JSON list."""
     if rc != 0:
-        raise InstallerError(f"helm search repo failed: {proc.last_line(proc.decode(err), rc)}")
+        raise InstallerError(f"helm search repo failed: {childio.last_line(childio.decode(err), rc)}")
     try:
-        rows = json.loads(proc.decode(out))
+        rows = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         raise InstallerError("helm search repo printed output that is not JSON") from None
     if not isinstance(rows, list):

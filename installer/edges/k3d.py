@@ -10,20 +10,19 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from installer.decide.errors import InstallerError
 from installer.decide.localcluster import ClusterRead, list_args
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call
 
 
-def read_cluster(tool: proc.Tool, name: str, *, env: Mapping[str, str], timeout: float,
+def read_cluster(tool: Tool, name: str, *, env: Mapping[str, str], timeout: float,
                  redactor: Redactor | None = None) -> ClusterRead:  # fmt: skip
-    try:
-        result = proc.run(tool, list_args(), timeout=timeout, env=env, redactor=redactor)
-    except InstallerError as exc:
-        return ClusterRead(False, reason=exc.message)
+    result = call.answer(tool, list_args(), timeout=timeout, env=env, redactor=redactor)
+    if isinstance(result, call.NoAnswer):
+        return ClusterRead(False, reason=result.reason)
     if result.rc != 0:
-        return ClusterRead(False, reason=proc.last_line(result.stderr, result.rc))
+        return ClusterRead(False, reason=call.reason(result))
     return parse_list(result.stdout, name)
 
 

@@ -13,11 +13,13 @@ import tempfile
 from collections.abc import Mapping
 from typing import IO, Any
 
-from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, KubeTarget, Node, NodeRead
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
 from installer.decide.redact import Redactor
-from installer.edges import jsonstream, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, jsonstream
+
+NO_KUBECTL = "kubectl was not found"
 
 
 def get_nodes_args(conn: Connection, timeout: float) -> list[str]:
@@ -25,7 +27,7 @@ def get_nodes_args(conn: Connection, timeout: float) -> list[str]:
 
 
 def read_nodes(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     conn: Connection,
     *,
     timeout: float,
@@ -33,17 +35,16 @@ def read_nodes(
     redactor: Redactor | None = None,
 ) -> NodeRead:
     if tool is None:
-        return NodeRead(readable=False, reason="kubectl was not found")
+        return NodeRead(readable=False, reason=NO_KUBECTL)
     # The answer goes to a temporary file, not into memory, and is parsed from there node
     # by node: a large cluster's JSON is tens of MiB, almost all of it fields never read.
     with tempfile.TemporaryFile() as answer:
-        try:
-            result = proc.run(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
-                              redactor=redactor, stdout=answer)  # fmt: skip
-        except InstallerError as exc:
-            return NodeRead(readable=False, reason=exc.message)
+        result = call.answer(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
+                             redactor=redactor, stdout=answer)  # fmt: skip
+        if isinstance(result, call.NoAnswer):
+            return NodeRead(readable=False, reason=result.reason)
         if result.rc != 0:
-            return NodeRead(readable=False, reason=proc.last_line(result.stderr, result.rc))
+            return NodeRead(readable=False, reason=call.reason(result))
         answer.seek(0)
         return read_nodes_json(answer)
 
@@ -131,28 +132,25 @@ def config_view_args(conn: Connection) -> list[str]:
 
 
 def read_target(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     conn: Connection,
     *,
     timeout: float,
     env: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
 ) -> KubeTarget:
-    if tool is None:
-        return KubeTarget(False, reason="kubectl was not found")
-    try:
-        result = proc.run(tool, config_view_args(conn), timeout=timeout, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return KubeTarget(False, reason=exc.message)
+    result = call.answer(tool, config_view_args(conn), timeout=timeout, env=env,
+                         redactor=redactor, missing=NO_KUBECTL)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return KubeTarget(False, reason=result.reason)
     if result.rc != 0:
-        return KubeTarget(False, reason=proc.last_line(result.stderr, result.rc))
+        return KubeTarget(False, reason=call.reason(result))
     return parse_target(result.out)
 
 
 def parse_target(out: bytes) -> KubeTarget:
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         return KubeTarget(False, reason="kubectl config view printed output that is not JSON")
     document = _mapping(document)

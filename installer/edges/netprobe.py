@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 from installer import __version__
 from installer.decide.network import Endpoint, Probe, Status
-from installer.edges import backend
+from installer.edges.trust import proxy_for, ssl_context
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class Trust:
 
 
 def trust(ca_path: str | None, variable: str) -> Trust:
-    return Trust(backend.ssl_context(None), backend.ssl_context(ca_path) if ca_path else None,
+    return Trust(ssl_context(None), ssl_context(ca_path) if ca_path else None,
                  variable if ca_path else "")  # fmt: skip
 
 
@@ -76,7 +76,7 @@ def probe_all(
     out = []
     for endpoint, result in zip(endpoints, results, strict=True):
         if result is None:
-            proxy = backend.proxy_for(endpoint.url, env)
+            proxy = proxy_for(endpoint.url, env)
             result = Probe(endpoint, Status.TIMEOUT, "the lookup or connection did not finish",
                            via_proxy=_hostport(proxy) if proxy else "", attempts=2,
                            seconds=2 * attempt_s)  # fmt: skip
@@ -97,7 +97,7 @@ def probe(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
 
 def _probe_once(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
                 attempt_s: float) -> Probe:  # fmt: skip
-    proxy = backend.proxy_for(endpoint.url, env)
+    proxy = proxy_for(endpoint.url, env)
     via = _hostport(proxy) if proxy else ""
     until = time.monotonic() + attempt_s
     try:

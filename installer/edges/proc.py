@@ -18,19 +18,17 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Literal
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
 from installer.decide.redact import Redactor
-from installer.decide.tooling import Tool, tool_variable  # noqa: F401  (proc.Tool for callers)
+from installer.decide.tooling import Tool, tool_variable
 from installer.edges import lifetime
-from installer.edges.childio import (  # noqa: F401  (proc.child_env for callers)
+from installer.edges.childio import (
     MAX_STDERR,
     MAX_STDOUT,
     Drain,
-    cap,
-    child_env,
     child_environment,
     decode,
     keep_terminal_setup,
@@ -49,7 +47,9 @@ _NEW_PROCESS_GROUP = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
 
-
+# Where a child's stdin/stdout/stderr go when a person must see or answer it: the descriptors
+# of their terminal (read, write), or "attached" (the engine's own three, see `run`).
+Terminal = tuple[int, int] | Literal["attached"] | None
 
 
 @dataclass(frozen=True)
@@ -67,14 +67,6 @@ class Result:
     @property
     def stderr(self) -> str:
         return decode(self.err)
-
-
-
-
-
-
-
-
 
 
 def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
@@ -107,15 +99,10 @@ def find_on_path(name: str, env: Mapping[str, str], os_name: str) -> Tool | None
     return None
 
 
-
-
 def is_executable(path: str, os_name: str) -> bool:
     if not os.path.isfile(path):
         return False
     return os_name == "windows" or os.access(path, os.X_OK)
-
-
-
 
 
 # After the child exits, how long its pipes may stay open: a descendant that still holds
@@ -148,10 +135,6 @@ def _tell(pid: int, argv: tuple[str, ...] | None) -> None:
             log.debug("child watcher failed", exc_info=True)
 
 
-
-
-
-
 # Tools run with a supplementary group this process does not have yet (the docker group
 # granted during this run): `sg GROUP -c 'exec TOOL ARGS…'`, so the run goes on without a
 # new login (the twin re-executed itself under `sg docker` instead, losing its state).
@@ -175,32 +158,6 @@ def _launch(tool: Tool, args: Sequence[str], env: Mapping[str, str]) -> list[str
     return [sg.path, group, "-c", "exec " + shlex.join([tool.path, *args])]
 
 
-def run_attached(tool: Tool, args: Sequence[str], *, timeout: float,
-                 env: Mapping[str, str] | None = None) -> int:  # fmt: skip
-    """Run `tool args…` on this terminal (stdin, stdout and stderr are the engine's), for
-    the one command that must talk to the person (`sudo -v` asking for the password). It
-    stays in the engine's process group, the terminal's foreground, so it can read the
-    terminal; on expiry it is killed. Returns the exit code."""
-    log.debug("run (attached): %s %s (deadline %gs)", tool.name, " ".join(args), timeout)
-    try:
-        child = subprocess.Popen(  # noqa: S603 - argv list, no shell
-            [tool.path, *args], env=child_environment(env if env is not None else os.environ, ()),
-        )
-    except OSError as exc:
-        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
-    try:
-        return child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait(REAP_GRACE_S)
-        raise ToolTimeout((tool.name, *args), timeout) from None
-    except BaseException:
-        child.kill()
-        raise
-
-
-
-
 def run(
     tool: Tool,
     args: Sequence[str],
@@ -210,7 +167,7 @@ def run(
     redactor: Redactor | None = None,
     grace: float = 0.0,
     stdout: IO[bytes] | None = None,
-    terminal: tuple[int, int] | None = None,
+    terminal: Terminal = None,
     keep_terminal: bool = False,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
@@ -232,7 +189,10 @@ def run(
 
     With `terminal` (the descriptors of the person's terminal, read and write) the child
     reads and writes that terminal directly and nothing is captured: a sign-in whose code a
-    person must see (`tracebloc login`).
+    person must see (`tracebloc login`). With `terminal="attached"` it gets the engine's own
+    stdin, stdout and stderr and stays in the engine's process group, the terminal's
+    foreground, so it can read from it: the one command that asks the person (`sudo -v`
+    asking for the password); on expiry only the child is killed.
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -243,6 +203,8 @@ def run(
         )
     log.debug("run: %s (deadline %gs)", " ".join(shown), timeout)
     started = time.monotonic()
+    if terminal == "attached":
+        return _run_attached(tool, args, timeout, env, redactor)
     session = not _WINDOWS and not keep_terminal
     preexec = lifetime.die_with_parent()
     try:
@@ -300,6 +262,29 @@ def run(
     else:
         log.debug("exit 0: %s in %.2fs", tool.name, elapsed)
     return result
+
+
+def _run_attached(tool: Tool, args: Sequence[str], timeout: float, env: Mapping[str, str] | None,
+                  redactor: Redactor) -> Result:  # fmt: skip
+    """`run(terminal="attached")`: nothing is captured; the result holds the exit code."""
+    started = time.monotonic()
+    try:
+        child = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            [tool.path, *args],
+            env=child_environment(env if env is not None else os.environ, redactor.secrets),
+        )
+    except OSError as exc:
+        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+    try:
+        rc = child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait(REAP_GRACE_S)
+        raise ToolTimeout((tool.name, *args), timeout) from None
+    except BaseException:
+        child.kill()
+        raise
+    return Result((tool.name, *args), rc, b"", b"", time.monotonic() - started)
 
 
 def _stop(child: subprocess.Popen[bytes], name: str, grace: float, job: int | None,

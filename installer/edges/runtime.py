@@ -24,7 +24,9 @@ from installer.decide import openpgp
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.runtime import DOCKER_GROUP, STAGED, RuntimePlan, Step, shown
-from installer.edges import poll, proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, poll, proc
+from installer.edges.call import Caller, NoAnswer
 
 log = logging.getLogger(__name__)
 
@@ -49,16 +51,28 @@ class Runner:
     changed: bool = False
     _stage: str = ""
 
-    def tool(self, name: str) -> proc.Tool:
+    def tool(self, name: str) -> Tool:
         return proc.find_tool(name, self.env, "linux" if os.name != "nt" else "windows")
 
-    def call(self, step: Step, argv: tuple[str, ...], timeout: float | None = None) -> proc.Result:
+    def _argv(self, step: Step, argv: tuple[str, ...]) -> tuple[Tool, list[str]]:
         if step.root and not self.as_root:
-            tool, args = self.tool("sudo"), ["-n", *argv]
-        else:
-            tool, args = self.tool(argv[0]), list(argv[1:])
-        return proc.run(tool, args, timeout=timeout or step.timeout, env=self.env,
-                        redactor=self.redactor, keep_terminal=True)  # fmt: skip
+            return self.tool("sudo"), ["-n", *argv]
+        return self.tool(argv[0]), list(argv[1:])
+
+    def answer(self, step: Step, argv: tuple[str, ...],
+               timeout: float | None = None) -> proc.Result | NoAnswer:  # fmt: skip
+        """The step run (a root step through `sudo -n`), or why there is no result."""
+        try:
+            tool, args = self._argv(step, argv)
+        except ToolNotFound as exc:
+            return NoAnswer(exc.message, exc)
+        return Caller(self.env, self.redactor, timeout or step.timeout).answer(
+            tool, args, keep_terminal=True)
+
+    def succeeds(self, step: Step, argv: tuple[str, ...], timeout: float | None = None) -> bool:
+        """It ran and exited 0 (no answer at all is not a success)."""
+        result = self.answer(step, argv, timeout)
+        return not isinstance(result, NoAnswer) and result.rc == 0
 
     def staged(self, name: str) -> str:
         if not self._stage:
@@ -119,14 +133,15 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
 def _run(run: Runner, step: Step, argv: tuple[str, ...]) -> bool:
     text = shown(Step(argv, step.why, root=step.root), run.as_root)
     run.say(f"{step.why}: {text}")
-    try:
-        result = run.call(step, argv)
-    except ToolTimeout:
-        return _failed(run, step, text, f"did not finish within {step.timeout:g}s")
-    except ToolNotFound as exc:
-        return _failed(run, step, text, exc.message)
+    result = run.answer(step, argv)
+    if isinstance(result, NoAnswer):
+        if result.timed_out:
+            return _failed(run, step, text, f"did not finish within {step.timeout:g}s")
+        if result.error is not None and not isinstance(result.error, ToolNotFound):
+            raise result.error  # a secret on a command line is a bug, not a failed step
+        return _failed(run, step, text, result.reason)
     if result.rc != 0:
-        return _failed(run, step, text, proc.last_line(run.redactor(result.stderr or result.stdout),
+        return _failed(run, step, text, childio.last_line(run.redactor(result.stderr or result.stdout),
                                                        result.rc))  # fmt: skip
     run.done.append(text)
     return True
@@ -143,7 +158,8 @@ def _failed(run: Runner, step: Step, text: str, why: str) -> bool:
 def _prime(run: Runner, step: Step) -> None:
     run.say("tracebloc needs your password once to set up Docker (sudo)")
     try:
-        rc = proc.run_attached(run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env)
+        rc = proc.run(run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env,
+                      terminal="attached").rc  # fmt: skip
     except ToolTimeout:
         rc = -1
     if rc != 0:
@@ -161,18 +177,15 @@ def _wait_lock(run: Runner, step: Step) -> None:
         return
     announced = False
 
-    def held() -> bool | None:  # None: fuser could not be run, so there is nothing to wait for
+    def held() -> bool:  # no answer from fuser: nothing to wait for
         nonlocal announced
-        try:
-            now_held = run.call(step, step.argv, timeout=30).rc == 0
-        except InstallerError:
-            return None
+        now_held = run.succeeds(step, step.argv, timeout=30)
         if now_held and not announced:
             run.say("waiting for background system updates to finish (the package lock)")
             announced = True
         return now_held
 
-    if not poll.until(held, step.timeout, LOCK_POLL_S, done=lambda h: h is not True,
+    if not poll.until(held, step.timeout, LOCK_POLL_S, done=lambda h: not h,
                       sleep=run.sleep).done:  # fmt: skip
         run.warn(f"the package lock is still held after {step.timeout:g}s; trying anyway")
 
@@ -207,10 +220,7 @@ def _wait_docker(run: Runner, step: Step, plan: RuntimePlan) -> None:
 
 
 def _answers(run: Runner, step: Step) -> bool:
-    try:
-        return run.call(step, step.argv, timeout=30).rc == 0
-    except InstallerError:
-        return False
+    return run.succeeds(step, step.argv, timeout=30)
 
 
 def _answers_in_group(run: Runner, step: Step) -> bool:
@@ -220,12 +230,9 @@ def _answers_in_group(run: Runner, step: Step) -> bool:
         return False
     import shlex
 
-    try:
-        result = proc.run(sg, [DOCKER_GROUP, "-c", "exec " + shlex.join([docker.path, *step.argv[1:]])],
-                          timeout=30, env=run.env, redactor=run.redactor)  # fmt: skip
-    except InstallerError:
-        return False
-    return result.rc == 0
+    result = call.answer(sg, [DOCKER_GROUP, "-c", "exec " + shlex.join([docker.path, *step.argv[1:]])],
+                         timeout=30, env=run.env, redactor=run.redactor)  # fmt: skip
+    return not isinstance(result, NoAnswer) and result.rc == 0
 
 
 def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
@@ -237,19 +244,12 @@ def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
                             "Desktop says it is running (colima: `colima status`), run the "
                             "installer again")  # fmt: skip
     probe = Step(("systemctl", "is-active", "--quiet", "docker"), "is the daemon active")
-    active = False
-    try:
-        active = run.call(probe, probe.argv, timeout=30).rc == 0
-    except InstallerError:
-        pass
+    active = run.succeeds(probe, probe.argv, timeout=30)
     if not active:
         status = Step(("systemctl", "status", "docker.service", "--no-pager", "-l"), "status")
-        tail = ""
-        try:
-            result = run.call(status, status.argv, timeout=30)
-            tail = "\n".join(run.redactor(result.stdout).strip().splitlines()[-6:])
-        except InstallerError:
-            pass
+        result = run.answer(status, status.argv, timeout=30)
+        tail = ("" if isinstance(result, NoAnswer)
+                else "\n".join(run.redactor(result.stdout).strip().splitlines()[-6:]))  # fmt: skip
         if tail:
             run.warn("Docker's own words:\n" + "\n".join("    " + line for line in tail.splitlines()))
         raise RuntimeFailed(
@@ -268,10 +268,7 @@ def _same_as(run: Runner, step: Step, staged: str, dest: str) -> bool:
     """True when root's `dest` already holds these bytes (then nothing is rewritten and a
     running daemon is not bounced)."""
     probe = Step(("cmp", "-s", staged, dest), "compare", root=step.root)
-    try:
-        return run.call(probe, probe.argv, timeout=30).rc == 0
-    except InstallerError:
-        return False
+    return run.succeeds(probe, probe.argv, timeout=30)
 
 
 def _write_private(path: str, data: bytes) -> None:

@@ -9,10 +9,9 @@ import sys
 from collections.abc import Mapping
 
 from installer.decide.drift import DockerRead
-from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import Facts, parse_os_release
-from installer.edges import proc
+from installer.edges import call, proc
 
 OS_RELEASE = "/etc/os-release"
 OS_RELEASE_SEAM = "TB_OS_RELEASE_FILE"  # the twin's test seam, honoured the same way
@@ -88,9 +87,8 @@ def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
     sudo = proc.find_on_path("sudo", env, "linux")
     if sudo is None:
         return "none"
-    try:
-        result = proc.run(sudo, ["-n", "true"], timeout=timeout, env=env, keep_terminal=True)
-    except InstallerError:
+    result = call.answer(sudo, ["-n", "true"], timeout=timeout, env=env, keep_terminal=True)
+    if isinstance(result, call.NoAnswer):
         return "pw"
     return "nopw" if result.rc == 0 else "pw"
 

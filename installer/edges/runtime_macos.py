@@ -9,10 +9,9 @@ import sys
 from collections.abc import Mapping
 
 from installer.decide.drift import DockerRead
-from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import Facts
-from installer.edges import proc
+from installer.edges import call, proc
 from installer.edges.runtime_linux import present_tools, user_name
 
 COLIMA_NAMES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
@@ -50,9 +49,8 @@ def colima_instance(env: Mapping[str, str], timeout: float) -> bool:
     tool = proc.find_on_path("colima", env, "darwin")
     if tool is None:
         return False
-    try:
-        result = proc.run(tool, ["list", "--json"], timeout=timeout, env=env)
-    except InstallerError:
+    result = call.answer(tool, ["list", "--json"], timeout=timeout, env=env)
+    if isinstance(result, call.NoAnswer):
         return False
     return result.rc == 0 and bool(result.stdout.strip())
 

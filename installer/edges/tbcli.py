@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from installer.decide import signin
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, proc
 
 log = logging.getLogger(__name__)
 
@@ -29,21 +30,20 @@ CREDENTIAL_FILE = "client-credential.env"
 ZONE_TABLES = ("/usr/share/zoneinfo/zone.tab", "/usr/share/zoneinfo/zone1970.tab")
 
 
-def supports_signin(tool: proc.Tool, env: Mapping[str, str]) -> bool:
+def supports_signin(tool: Tool, env: Mapping[str, str]) -> bool:
     """Does this CLI have `login` and `client create`? Asked as the twin asks, with `--help`
     (no side effect; an unknown command exits non-zero)."""
     for args in (("login", "--help"), ("client", "create", "--help")):
-        try:
-            result = proc.run(tool, args, timeout=HELP_TIMEOUT_S, env=env)
-        except InstallerError as exc:
-            log.debug("%s %s: %s", tool.path, " ".join(args), exc.message)
+        result = call.answer(tool, args, timeout=HELP_TIMEOUT_S, env=env)
+        if isinstance(result, call.NoAnswer):
+            log.debug("%s %s: %s", tool.path, " ".join(args), result.reason)
             return False
         if result.rc != 0:
             return False
     return True
 
 
-def login(tool: proc.Tool, env: Mapping[str, str], terminal: tuple[int, int] | None) -> int:
+def login(tool: Tool, env: Mapping[str, str], terminal: tuple[int, int] | None) -> int:
     """One `tracebloc login` on the person's terminal; its exit code. TRACEBLOC_INSTALLER=1
     is in this child's environment only: the CLI then leaves the recovery advice to us."""
     child = {**env, "TRACEBLOC_INSTALLER": "1"}
@@ -62,12 +62,11 @@ class Listed:
     text: str = ""
 
 
-def list_clients(tool: proc.Tool, env: Mapping[str, str], redactor: Redactor) -> Listed:
-    try:
-        result = proc.run(tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env,
-                          redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        log.info("tracebloc client list --plain: %s", exc.message)
+def list_clients(tool: Tool, env: Mapping[str, str], redactor: Redactor) -> Listed:
+    result = call.answer(tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env,
+                         redactor=redactor)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        log.info("tracebloc client list --plain: %s", result.reason)
         return Listed(False)
     log.info("tracebloc client list --plain: exit %d\n%s", result.rc,
              redactor(result.stdout + result.stderr).strip())  # fmt: skip
@@ -88,7 +87,7 @@ def create_argv(name: str, path: str, location: str | None,
     return argv + list(kube)
 
 
-def create(tool: proc.Tool, argv: Sequence[str], env: Mapping[str, str],
+def create(tool: Tool, argv: Sequence[str], env: Mapping[str, str],
            redactor: Redactor) -> Created:  # fmt: skip
     result = proc.run(tool, argv, timeout=CREATE_TIMEOUT_S, env=env, redactor=redactor)
     return Created(result.rc, (result.stdout + "\n" + result.stderr).strip())

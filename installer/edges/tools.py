@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from installer.decide import pins
+from installer.decide import pins, tooling
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.settings import MAX_WAIT_S, env_number
-from installer.decide.tooling import ToolChoice  # noqa: F401  (tools.ToolChoice for callers)
-from installer.edges import files, proc
+from installer.decide.tooling import Tool, ToolChoice
+from installer.edges import call, files, proc
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def _local(mirror: Mirror | None) -> bool:
         return False
     if mirror.kind == "dir":
         return True
-    from installer.edges.backend import is_loopback
+    from installer.edges.trust import is_loopback
 
     return is_loopback(urlsplit(mirror.base).hostname or "")
 
@@ -171,11 +171,10 @@ def executable_name(name: str, os_: str) -> str:
 
 def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -> str | None:
     """What the binary at `path` says its version is; None when it cannot say."""
-    try:
-        result = proc.run(proc.Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout,
-                          env=env)  # fmt: skip
-    except InstallerError as exc:
-        log.debug("%s at %s: no version (%s)", name, path, exc.message)
+    result = call.answer(Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout,
+                         env=env)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        log.debug("%s at %s: no version (%s)", name, path, result.reason)
         return None
     return pins.reported_version(name, result.stdout) if result.rc == 0 else None
 
@@ -195,7 +194,7 @@ _VARIABLES = {"kubectl": "TRACEBLOC_KUBECTL", "helm": "TRACEBLOC_HELM", "k3d": "
 
 def variable(name: str) -> str:
     """The variable naming a tool's binary; the tracebloc CLI's is TRACEBLOC_CLI."""
-    return _VARIABLES.get(name) or proc.tool_variable(name)
+    return _VARIABLES.get(name) or tooling.tool_variable(name)
 
 
 def wanted_range(name: str) -> str:
@@ -210,7 +209,7 @@ def usable_on_path(name: str, path: str, version: str | None, env: Mapping[str, 
     if name == pins.CLI:
         from installer.edges.tbcli import supports_signin
 
-        return supports_signin(proc.Tool(name, path), env)
+        return supports_signin(Tool(name, path), env)
     return pins.supported(name, version)
 
 

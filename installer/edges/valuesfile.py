@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from installer.decide.errors import BadInput, InstallerError
-from installer.edges import proc
+from installer.edges import childio, proc
 from installer.edges.files import read_bounded, refuse_special_target
 
 
@@ -157,7 +157,7 @@ def restrict(path: str, *, env: Mapping[str, str], os_: str) -> None:
     if result.rc != 0:
         raise InstallerError(
             f"could not make {path} private to {principal}: "
-            f"{proc.last_line(result.stderr or result.stdout, result.rc)}",
+            f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
             "nothing was written; check the folder's permissions",
         )
 

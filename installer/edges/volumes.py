@@ -19,7 +19,7 @@ from typing import Any
 from installer.decide import remedy
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
-from installer.edges import helm, poll, proc
+from installer.edges import childio, helm, poll, proc
 from installer.edges.workloads import (
     INSTANCE_LABEL,
     NAMESPACE_ANNOTATION,
@@ -78,7 +78,7 @@ def read_volumes(run: Run, release: str, namespace: str, conn: Connection,
     except InstallerError as exc:
         return (), exc.message
     if result.rc != 0:
-        return (), proc.last_line(result.stderr, result.rc)
+        return (), childio.last_line(result.stderr, result.rc)
     try:
         return parse_volumes(result.out, release, namespace), ""
     except ValueError as exc:
@@ -99,7 +99,7 @@ def delete(run: Run, kind: str, names: Sequence[str], namespace: str | None, con
     what = SINGULAR[kind]
     if asked.rc != 0:
         raise InstallerError(f"deleting the {what}s {', '.join(names)} failed: "
-                             f"{proc.last_line(asked.stderr, asked.rc)}",
+                             f"{childio.last_line(asked.stderr, asked.rc)}",
                              _by_hand(kind, names, namespace, conn))  # fmt: skip
     polled = poll.until(lambda: _still_there(run, kind, names, scope, conn, read_timeout),
                         timeout, POLL_S, done=lambda left: not left, clock=clock, sleep=sleep)  # fmt: skip
@@ -120,8 +120,8 @@ def _still_there(run: Run, kind: str, names: Sequence[str], scope: list[str], co
                *conn.kubectl_flags()], read_timeout)  # fmt: skip
     if got.rc != 0:
         return [f"{kind} {', '.join(names)} (could not be read: "
-                f"{proc.last_line(got.stderr, got.rc)})"]  # fmt: skip
-    text = proc.decode(got.out).strip()
+                f"{childio.last_line(got.stderr, got.rc)})"]  # fmt: skip
+    text = childio.decode(got.out).strip()
     if not text:
         return []  # --ignore-not-found prints nothing when none of them exists
     try:

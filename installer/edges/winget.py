@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from installer.decide import winget as wg
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
-from installer.edges import download, proc
-from installer.edges.winhost import system_tool
+from installer.edges import call, childio, download
+from installer.edges.winhost import system_answer
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +46,14 @@ def fetch_bundle(path: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _run(argv: tuple[str, ...], env: Mapping[str, str], timeout: float,
-         redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
-    try:
-        return proc.run(system_tool(argv[0], env), argv[1:], timeout=timeout, env=env,
-                        redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return exc.message
-
-
 def read_signature(path: str, env: Mapping[str, str],
                    redactor: Redactor | None) -> tuple[str, str] | str:  # fmt: skip
     """(status, signer subject) as Get-AuthenticodeSignature reports them, or why unread."""
-    answer = _run(wg.signature_argv(path), env, wg.SIGNATURE_TIMEOUT_S, redactor)
-    if isinstance(answer, str):
-        return answer
+    answer = system_answer(wg.signature_argv(path), env, wg.SIGNATURE_TIMEOUT_S, redactor)
+    if isinstance(answer, call.NoAnswer):
+        return answer.reason
     if answer.rc != 0:
-        return f"Get-AuthenticodeSignature failed: {proc.last_line(answer.stderr, answer.rc)}"
+        return f"Get-AuthenticodeSignature failed: {call.reason(answer)}"
     try:
         doc = json.loads(answer.stdout)
     except ValueError:
@@ -74,11 +65,12 @@ def read_signature(path: str, env: Mapping[str, str],
 
 def install(path: str, env: Mapping[str, str], redactor: Redactor | None) -> str | None:
     """Add-AppxPackage on the verified bundle; None when it succeeded, else its last words."""
-    answer = _run(wg.install_argv(path), env, wg.INSTALL_TIMEOUT_S, redactor)
-    if isinstance(answer, str):
-        return answer
+    answer = system_answer(wg.install_argv(path), env, wg.INSTALL_TIMEOUT_S, redactor)
+    if isinstance(answer, call.NoAnswer):
+        return answer.reason
     if answer.rc != 0:
-        return f"Add-AppxPackage failed: {proc.last_line(answer.stderr or answer.stdout, answer.rc)}"
+        said = childio.last_line(answer.stderr or answer.stdout, answer.rc)
+        return f"Add-AppxPackage failed: {said}"
     return None
 
 

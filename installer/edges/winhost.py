@@ -12,14 +12,15 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError, ToolNotFound
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio, proc
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def members_script(group: str) -> str:
             "'ObjectNotFound') { exit 3 } else { exit 4 } }")  # fmt: skip
 
 
-def system_tool(argv0: str, env: Mapping[str, str]) -> proc.Tool:
+def system_tool(argv0: str, env: Mapping[str, str]) -> Tool:
     """Windows' own programs (powershell.exe, dism.exe, …), found on PATH only: they are the
     system's, so no TRACEBLOC_<NAME> variable names another one."""
     name = argv0.removesuffix(".exe")
@@ -83,23 +84,20 @@ def system_tool(argv0: str, env: Mapping[str, str]) -> proc.Tool:
     return found
 
 
-def _run(argv: list[str], env: Mapping[str, str], timeout: float,
-         redactor: Redactor | None) -> proc.Result | str:  # fmt: skip
-    try:
-        tool = system_tool(argv[0], env)
-    except InstallerError as exc:
-        return exc.message
-    try:
-        return proc.run(tool, argv[1:], timeout=timeout, env=env, redactor=redactor)
-    except InstallerError as exc:
-        return exc.message
+def system_answer(argv: Sequence[str], env: Mapping[str, str], timeout: float,
+                  redactor: Redactor | None) -> proc.Result | call.NoAnswer:  # fmt: skip
+    """`call.answer` for one of Windows' own programs (`system_tool`)."""
+    name = argv[0].removesuffix(".exe")
+    return call.answer(proc.find_on_path(name, env, os_name(sys.platform)), argv[1:],
+                       timeout=timeout, env=env, redactor=redactor,
+                       missing=ToolNotFound(name).message)  # fmt: skip
 
 
 def decode_wsl(out: bytes) -> str:
     """wsl.exe writes UTF-16LE to a pipe; everything else here writes UTF-8."""
     if out.count(b"\x00") > len(out) // 4:
         return out.decode("utf-16-le", errors="replace").replace("\x00", "")
-    return proc.decode(out)
+    return childio.decode(out)
 
 
 def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
@@ -143,12 +141,12 @@ def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
 def read_facts(env: Mapping[str, str], *, docker_usable: bool, our_cluster_running: bool | None,
                daily_user: str = "", redactor: Redactor | None = None) -> wh.WinFacts:  # fmt: skip
     """One bounded read of the machine; a probe that fails is an unreadable fact, never a guess."""
-    answer = _run(powershell(PROBE_SCRIPT), env, PROBE_TIMEOUT_S, redactor)
-    if isinstance(answer, str):
-        return wh.WinFacts(False, reason=answer)
+    answer = system_answer(powershell(PROBE_SCRIPT), env, PROBE_TIMEOUT_S, redactor)
+    if isinstance(answer, call.NoAnswer):
+        return wh.WinFacts(False, reason=answer.reason)
     if answer.rc != 0:
-        return wh.WinFacts(False, reason=proc.last_line(answer.stderr, answer.rc))
-    version = _run(["wsl.exe", "--version"], env, WSL_VERSION_TIMEOUT_S, redactor)
+        return wh.WinFacts(False, reason=childio.last_line(answer.stderr, answer.rc))
+    version = system_answer(["wsl.exe", "--version"], env, WSL_VERSION_TIMEOUT_S, redactor)
     wsl_version = decode_wsl(version.out) if isinstance(version, proc.Result) and version.rc == 0 else ""
     user = daily_user or wh.bare_user(env.get("USERNAME", ""))
     return parse_probe(answer.stdout, wsl_version=wsl_version, docker_usable=docker_usable,
@@ -161,8 +159,8 @@ def in_group(group: str, user: str, env: Mapping[str, str], redactor: Redactor |
     (the group does not exist yet: Docker Desktop is not installed), or None (unreadable)."""
     if not user:
         return None
-    answer = _run(powershell(members_script(group)), env, PROBE_TIMEOUT_S, redactor)
-    if isinstance(answer, str):
+    answer = system_answer(powershell(members_script(group)), env, PROBE_TIMEOUT_S, redactor)
+    if isinstance(answer, call.NoAnswer):
         return None
     if answer.rc == 3:
         return False
@@ -181,16 +179,16 @@ def run_step(step: wh.Step, env: Mapping[str, str], redactor: Redactor | None) -
         if not argv:
             break
         log.info("host: %s: %s", step.title, " ".join(argv))
-        answer = _run(list(argv), env, timeout, redactor)
-        if isinstance(answer, str):
-            log.warning("host: %s did not run: %s", step.title, answer)
+        answer = system_answer(list(argv), env, timeout, redactor)
+        if isinstance(answer, call.NoAnswer):
+            log.warning("host: %s did not run: %s", step.title, answer.reason)
             return "not-run", None
         if answer.rc == 0:
             return "ok", 0
         if family == "feature" and answer.rc == wh.DISM_REBOOT_RC:
             return "reboot", answer.rc
         log.warning("host: %s exited %s: %s", step.title, answer.rc,
-                    proc.last_line(answer.stderr or answer.stdout, answer.rc))  # fmt: skip
+                    childio.last_line(answer.stderr or answer.stdout, answer.rc))  # fmt: skip
     return "failed", answer.rc if isinstance(answer, proc.Result) else None
 
 

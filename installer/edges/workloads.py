@@ -12,11 +12,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.decide.readiness import Container, Event, Pod, Snapshot, SnapshotRead, Workload
 from installer.decide.redact import Redactor
-from installer.edges import proc
+from installer.decide.tooling import Tool
+from installer.edges import call, childio
 
 KINDS = "deployments,statefulsets,pods,events"
 LOG_LINES = 50
@@ -33,7 +33,7 @@ def snapshot_args(namespace: str, conn: Connection, timeout: float) -> list[str]
 
 
 def read_snapshot(
-    tool: proc.Tool | None,
+    tool: Tool | None,
     release: str,
     namespace: str,
     conn: Connection,
@@ -43,15 +43,12 @@ def read_snapshot(
     redactor: Redactor | None = None,
 ) -> SnapshotRead:
     """One look at the namespace. Every expected failure is an unreadable read with a reason."""
-    if tool is None:
-        return SnapshotRead(None, "kubectl was not found")
-    try:
-        result = proc.run(tool, snapshot_args(namespace, conn, timeout), timeout=timeout,
-                          env=env, redactor=redactor)  # fmt: skip
-    except InstallerError as exc:
-        return SnapshotRead(None, exc.message)
+    result = call.answer(tool, snapshot_args(namespace, conn, timeout), timeout=timeout,
+                         env=env, redactor=redactor, missing="kubectl was not found")  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return SnapshotRead(None, result.reason)
     if result.rc != 0:
-        return SnapshotRead(None, proc.last_line(result.stderr, result.rc))
+        return SnapshotRead(None, call.reason(result))
     try:
         return SnapshotRead(parse_snapshot(result.out, release, namespace))
     except ValueError as exc:
@@ -67,7 +64,7 @@ def log_args(pod: str, container: str, namespace: str, conn: Connection, *, time
 
 
 def read_log(
-    tool: proc.Tool,
+    tool: Tool,
     pod: str,
     container: str,
     namespace: str,
@@ -82,11 +79,10 @@ def read_log(
 ) -> str:
     """The container's last lines; "" when they cannot be read (a log is evidence, never a
     reason to fail)."""
-    try:
-        result = proc.run(tool, log_args(pod, container, namespace, conn, timeout=timeout,
-                                         lines=lines, limit=limit, previous=previous),
-                          timeout=timeout, env=env, redactor=redactor)  # fmt: skip
-    except InstallerError:
+    result = call.answer(tool, log_args(pod, container, namespace, conn, timeout=timeout,
+                                        lines=lines, limit=limit, previous=previous),
+                         timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+    if isinstance(result, call.NoAnswer):
         return ""
     return result.stdout[-limit:] if result.rc == 0 else ""
 
@@ -97,7 +93,7 @@ def read_log(
 def items_of(out: bytes, what: str = "objects") -> list[dict[str, Any]]:
     """The objects of a `kubectl get … -o json` list; ValueError when the output is not one."""
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         raise ValueError("kubectl printed output that is not JSON") from None
     items = document.get("items") if isinstance(document, dict) else None
@@ -131,7 +127,7 @@ def pvc_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
 def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
     """Names of the release's claims; raises ValueError when the output is not a list."""
     try:
-        document = json.loads(proc.decode(out))
+        document = json.loads(childio.decode(out))
     except (ValueError, RecursionError):
         raise ValueError("kubectl printed output that is not JSON") from None
     items = document.get("items") if isinstance(document, dict) else None

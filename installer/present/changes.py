@@ -23,7 +23,7 @@ from installer.edges.cluster import adopt_args
 
 if TYPE_CHECKING:
     from installer.decide.localstate import Local
-    from installer.edges.tools import ToolChoice
+    from installer.decide.tooling import ToolChoice
 
 
 @dataclass(frozen=True)

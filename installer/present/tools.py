@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from installer.decide.tooling import ToolChoice
 from installer.edges import tools
-from installer.edges.tools import ToolChoice
 
 
 def choice_json(choice: ToolChoice) -> dict[str, Any]:

@@ -1,0 +1,98 @@
+"""Running a tool and reading its answer: the one helper every reader goes through.
+
+pre-commit's `cmd_output_b` is the model: run an argv, get the exit code and both streams
+back. Ours returns the `Result` whatever the exit code, or a `NoAnswer` saying why there is
+none (the tool was not found or could not start, it was stopped at its deadline, or a secret
+would have reached its command line). `checked` is the variant for a caller that wants exit
+0 or a typed error (`ToolFailed`) carrying the reason. `Caller` binds the environment, the
+redactor and the deadline once, for a caller that runs several tools with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from installer.decide.errors import InstallerError, ToolFailed, ToolTimeout
+from installer.decide.redact import Redactor
+from installer.decide.tooling import Tool
+from installer.edges import proc
+from installer.edges.childio import last_line
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Why a tool gave no answer at all. `error` is the failure itself (None when there was
+    no tool to run)."""
+
+    reason: str
+    error: InstallerError | None = None
+
+    @property
+    def timed_out(self) -> bool:
+        return isinstance(self.error, ToolTimeout)
+
+
+def reason(result: proc.Result) -> str:
+    """A failed run in one line: the last line of what it said on stderr, and its exit code."""
+    return last_line(result.stderr, result.rc)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """One binding of the environment, the redactor and the deadline around `proc.run`."""
+
+    env: Mapping[str, str] | None = None
+    redactor: Redactor | None = None
+    timeout: float = 60.0
+
+    def run(self, tool: Tool, args: Sequence[str], *, timeout: float | None = None,
+            grace: float = 0.0, stdout: IO[bytes] | None = None,
+            terminal: proc.Terminal = None, keep_terminal: bool = False) -> proc.Result:  # fmt: skip
+        """`proc.run` with this binding: raises what it raises."""
+        return proc.run(tool, args, timeout=self.timeout if timeout is None else timeout,
+                        env=self.env, redactor=self.redactor, grace=grace, stdout=stdout,
+                        terminal=terminal, keep_terminal=keep_terminal)  # fmt: skip
+
+    def answer(self, tool: Tool | None, args: Sequence[str], *, timeout: float | None = None,
+               missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
+               keep_terminal: bool = False) -> proc.Result | NoAnswer:  # fmt: skip
+        """The result whatever its exit code, or why there is none. `tool` None means it was
+        not found; `missing` then is the reason ("kubectl was not found")."""
+        if tool is None:
+            return NoAnswer(missing)
+        try:
+            return self.run(tool, args, timeout=timeout, stdout=stdout,
+                            keep_terminal=keep_terminal)  # fmt: skip
+        except InstallerError as exc:
+            return NoAnswer(exc.message, exc)
+
+    def checked(self, tool: Tool | None, args: Sequence[str], *, timeout: float | None = None,
+                missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
+                keep_terminal: bool = False) -> proc.Result:  # fmt: skip
+        """The result of a run that exited 0; otherwise ToolFailed carrying the reason."""
+        got = self.answer(tool, args, timeout=timeout, missing=missing, stdout=stdout,
+                          keep_terminal=keep_terminal)  # fmt: skip
+        shown = (tool.name, *args) if tool is not None else tuple(args)
+        if isinstance(got, NoAnswer):
+            raise ToolFailed(shown, got.reason, None) from got.error
+        if got.rc != 0:
+            raise ToolFailed(shown, reason(got), got.rc)
+        return got
+
+
+def answer(tool: Tool | None, args: Sequence[str], *, timeout: float,
+           env: Mapping[str, str] | None = None, redactor: Redactor | None = None,
+           missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
+           keep_terminal: bool = False) -> proc.Result | NoAnswer:  # fmt: skip
+    """`Caller(env, redactor, timeout).answer(…)`, for a reader that runs one tool."""
+    return Caller(env, redactor, timeout).answer(tool, args, missing=missing, stdout=stdout,
+                                                 keep_terminal=keep_terminal)  # fmt: skip
+
+
+def checked(tool: Tool | None, args: Sequence[str], *, timeout: float,
+            env: Mapping[str, str] | None = None, redactor: Redactor | None = None,
+            missing: str = "the tool was not found", stdout: IO[bytes] | None = None) -> proc.Result:  # fmt: skip
+    """`Caller(env, redactor, timeout).checked(…)`."""
+    return Caller(env, redactor, timeout).checked(tool, args, missing=missing, stdout=stdout)
