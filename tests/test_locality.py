@@ -53,6 +53,8 @@ CASES = [
                  id="k3d-context"),
     pytest.param(target("k3d-tracebloc", "https://10.9.8.7:6443"), None, "hostpath", None,
                  id="k3d-context-on-another-address"),
+    pytest.param(target("k3d-tracebloc", "https://127.0.0.1:6550", exec_command="aws"), None,
+                 "hostpath", False, id="k3d-named-context-with-a-clouds-credentials"),
     pytest.param(target("docker-desktop", "https://kubernetes.docker.internal:6443"), None,
                  "hostpath", True, id="docker-desktop"),
     pytest.param(target("rancher-desktop", "https://127.0.0.1:6443"), None, "hostpath", True,

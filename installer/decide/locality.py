@@ -31,15 +31,19 @@ that matches decides, so the rows are ordered strongest first:
 8. `TB_STORAGE_MODE=node-local` with nothing else seen: the user keeps the volumes inside one
    local node.
 
-Where the three earlier rules disagreed (each case is in MIGRATION.md, "One answer to 'is
-this cluster on this machine'"): an EKS/GKE/AKS cluster behind a loopback tunnel is remote
-even when its nodes are not read (preflight called it local); microk8s is no longer local
-by its context name alone (preflight) when its server is another address, but unknown;
-`https://[::]` is local everywhere (preflight called it remote); a k3d-/kind- context whose
-server is another address is unknown (preflight and SINGLE_NODE called it local, the local
-cluster path already refused it); a kubeconfig with no server address, or that could not
-be read, is unknown (preflight called it local, which it still treats it as);
-`kubernetes.docker.internal`, `host.k3d.internal` and `docker-for-desktop` are known to all.
+Where the three earlier rules (reach.is_local, site.locality, localcluster.answers_here)
+disagreed, each case is in MIGRATION.md ("One answer to 'is this cluster on this machine'"):
+- an EKS/GKE/AKS cluster behind a loopback tunnel is remote, even with its nodes unread
+  (preflight called it local, SINGLE_NODE too when the nodes were not read);
+- microk8s at another address (what `microk8s config` writes) is unknown (preflight called
+  it local by its name, SINGLE_NODE remote);
+- `https://[::]` is local (preflight called it remote);
+- a k3d-/kind- context at another address is unknown (preflight and SINGLE_NODE called it
+  local by its name; the local-cluster path already used it as it is);
+- `TB_STORAGE_MODE=node-local` no longer outweighs an API server at another address;
+- a kubeconfig with no server address, or that could not be read, is unknown (preflight
+  called it local; it still checks this machine's floors then);
+- `kubernetes.docker.internal`, `host.k3d.internal` and `docker-for-desktop` are known to all.
 """
 
 from __future__ import annotations
