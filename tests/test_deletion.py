@@ -1,4 +1,4 @@
-"""decide/deletion.py and localcluster.answers_here: what uninstall may delete, and which
+"""decide/deletion.py and locality.server_here: what uninstall may delete, and which
 API server is this machine's. Pure decisions over plain data."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from installer.decide.deletion import DataPlan, Entry, data_to_delete, size_text
-from installer.decide.localcluster import answers_here
+from installer.decide.locality import server_here
 
 
 def d(name: str) -> Entry:
@@ -46,7 +46,7 @@ def test_what_delete_data_deletes(entries: list[Entry], delete: tuple[str, ...],
     ("https://127.0.0.1.nip.io:6443", False), ("", False), (None, False), ("https://[bad", False),
 ])  # fmt: skip
 def test_which_api_server_is_this_machine(server: str | None, here: bool) -> None:
-    assert answers_here(server) is here
+    assert server_here(server) is here
 
 
 @pytest.mark.parametrize(("size", "text"), [

@@ -281,7 +281,7 @@ def test_delete_cluster_refuses_a_local_looking_context_on_a_remote_server(
     result = cluster.run("uninstall", "--yes", "--delete-cluster")
 
     assert result.returncode == 3, result.stderr
-    assert "points at https://10.9.8.7:6443, not at this machine" in result.stderr
+    assert "points at https://10.9.8.7:6443, not shown to be this machine" in result.stderr
     assert helm_uninstalls(cluster) == []
     assert not [c for c in cluster.calls("k3d") if c[:2] == ["cluster", "delete"]]
 
@@ -308,7 +308,7 @@ def test_plan_uses_a_k3d_named_context_on_a_remote_server_as_it_is(cluster: Fake
     assert result.returncode == 0, result.stderr
     local = json.loads(result.stdout)["local_cluster"]
     assert local["managed"] is False and local["commands"] == []
-    assert "not at this machine" in local["reason"]
+    assert "not shown to be on this machine" in local["reason"]
     assert cluster.calls("k3d") + cluster.calls("docker") == []  # not even a read
 
 

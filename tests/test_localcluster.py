@@ -10,7 +10,7 @@ from installer.decide import localcluster as lc
 from installer.decide import preflight
 from installer.decide.drift import Container, DockerRead, Inspected, budget_machine, drift
 from installer.decide.errors import BadInput
-from installer.decide.model import Connection, MachineFacts
+from installer.decide.model import Connection, KubeTarget, MachineFacts
 from installer.edges.docker import parse_info
 from installer.edges.k3d import parse_list
 
@@ -112,21 +112,21 @@ S = lc.settings({})
 @pytest.mark.parametrize(
     ("conn", "context", "manage"),
     [
-        pytest.param(Connection(kubeconfig="/k"), lc.ContextRead(True), False, id="kubeconfig-flag"),
-        pytest.param(Connection(context="x"), lc.ContextRead(True), False, id="context-flag"),
-        pytest.param(Connection(), lc.ContextRead(True), True, id="no-current-context"),
-        pytest.param(Connection(), lc.ContextRead(True, "k3d-tracebloc", True), True,
+        pytest.param(Connection(kubeconfig="/k"), KubeTarget(True), False, id="kubeconfig-flag"),
+        pytest.param(Connection(context="x"), KubeTarget(True), False, id="context-flag"),
+        pytest.param(Connection(), KubeTarget(True), True, id="no-current-context"),
+        pytest.param(Connection(), KubeTarget(True, "k3d-tracebloc", cluster="k3d-tracebloc"), True,
                      id="our-own-context"),  # fmt: skip
-        pytest.param(Connection(), lc.ContextRead(True, "office", True), False,
+        pytest.param(Connection(), KubeTarget(True, "office", cluster="office"), False,
                      id="another-cluster-is-never-redirected"),  # fmt: skip
-        pytest.param(Connection(), lc.ContextRead(True, "gone", False), True,
+        pytest.param(Connection(), KubeTarget(True, "gone"), True,
                      id="current-context-names-nothing"),  # fmt: skip
-        pytest.param(Connection(), lc.ContextRead(False, reason="bad yaml"), None,
+        pytest.param(Connection(), KubeTarget(False, reason="bad yaml"), None,
                      id="unreadable-kubeconfig-is-undecided"),  # fmt: skip
     ],
 )
 def test_when_the_engine_manages_the_local_cluster(
-    conn: Connection, context: lc.ContextRead, manage: bool | None
+    conn: Connection, context: KubeTarget, manage: bool | None
 ) -> None:
     assert lc.decide(conn, context, S).manage is manage
 

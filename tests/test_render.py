@@ -21,11 +21,11 @@ import pytest
 import yaml
 
 from installer.config import plan_config, probe_config
-from installer.decide.model import Gpu, NodeRead, ReleaseRead, ReleaseState
+from installer.decide.model import Gpu, KubeTarget, NodeRead, ReleaseRead, ReleaseState
 from installer.decide.redact import MASK
 from installer.decide.render import missing_credentials, redacted, to_yaml, values_document
 from installer.decide.resolve import decide_mysql, resolve_training
-from installer.decide.site import ClusterView, Plugins, Site, locality, plan_gpu, single_node
+from installer.decide.site import Plugins, Site, locality, plan_gpu, single_node
 from installer.edges.kubectl import parse_nodes
 from tests.fakes.cluster import node, nodes_json
 
@@ -129,8 +129,9 @@ CASES = {
         env={"HOME": "/home/ana", "TB_STORAGE_MODE": "node-local"},
         kubectl_out=b"error: You must be logged in to the server (Unauthorized)\n",
         size="cpu=2,memory=8Gi",
-        # node-local keeps the volumes inside a node of this machine: one host.
-        single_node="true",
+        # node-local says where the volumes live, not where the cluster is: with an API
+        # server at another address (the default view, 10.0.0.5) it is not one host here.
+        single_node=None,
     ),
     "arm64-fresh-8.4": Machine(
         env={"HOME": "/Users/ana", **CREDENTIALS},
@@ -149,7 +150,7 @@ def build(case: Machine) -> tuple[dict[str, Any], str]:
     nodes = parse_nodes(case.kubectl_out)
     training = resolve_training(cfg.probe.override, ABSENT, nodes)
     mysql, _ = decide_mysql(cfg.mysql_engine, case.arch, None, ABSENT, False)
-    where = locality(ClusterView(True, *case.view), nodes, cfg.storage_mode)
+    where = locality(KubeTarget(True, *case.view), nodes, cfg.storage_mode)
     env_single, top_single = single_node(where, nodes, cfg.storage_mode)
     gpu = plan_gpu(nodes, where, Gpu(case.gpu), False, Plugins(True), {}, "tracebloc", "tracebloc")
     site = Site(env_single, top_single, gpu, where=where)

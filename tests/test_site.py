@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from installer.decide.model import Gpu, NodeRead
+from installer.decide.model import Gpu, KubeTarget, NodeRead
 from installer.decide.site import (
-    ClusterView,
     Locality,
     Plugins,
     PluginSet,
@@ -33,26 +32,28 @@ K3D = nodes(node("k3d-tb-server-0", provider_id="k3s://k3d-tb-server-0"),
             node("k3d-tb-agent-0", provider_id="k3s://k3d-tb-agent-0"))  # fmt: skip
 EKS = nodes(node("ip-10-0-1-7.ec2.internal", provider_id="aws:///eu-west-1a/i-0abc"),
             node("ip-10-0-2-9.ec2.internal", provider_id="aws:///eu-west-1b/i-0def"))  # fmt: skip
-NO_VIEW = ClusterView(False, reason="no kubeconfig")
+NO_VIEW = KubeTarget(False, reason="no kubeconfig")
 UNREAD = NodeRead(readable=False, reason="refused")
 
 
 @pytest.mark.parametrize(("view", "read", "mode", "local"), [
     pytest.param(NO_VIEW, K3D, "hostpath", True, id="k3d-server-and-agent-names"),
-    pytest.param(ClusterView(True, "default", "https://127.0.0.1:6443"), nodes(node("box")),
+    pytest.param(KubeTarget(True, "default", "https://127.0.0.1:6443"), nodes(node("box")),
                  "hostpath", True, id="loopback-api-server"),
-    pytest.param(ClusterView(True, "kind-dev", "https://10.9.0.2:6443"), nodes(node("x")),
-                 "hostpath", True, id="kind-context"),
-    pytest.param(ClusterView(True, "docker-desktop", "https://kubernetes.docker.internal:6443"),
+    pytest.param(KubeTarget(True, "kind-dev", ""), nodes(node("x")), "hostpath", True,
+                 id="kind-context"),
+    pytest.param(KubeTarget(True, "kind-dev", "https://10.9.0.2:6443"), nodes(node("x")),
+                 "hostpath", None, id="kind-context-on-another-address-is-unknown"),
+    pytest.param(KubeTarget(True, "docker-desktop", "https://kubernetes.docker.internal:6443"),
                  nodes(node("docker-desktop")), "hostpath", True, id="docker-desktop"),
     pytest.param(NO_VIEW, UNREAD, "node-local", True, id="node-local-storage"),
-    pytest.param(ClusterView(True, "tunnel", "https://127.0.0.1:8443"), EKS, "hostpath", False,
+    pytest.param(KubeTarget(True, "tunnel", "https://127.0.0.1:8443"), EKS, "hostpath", False,
                  id="tunnel-to-a-cloud-cluster-is-not-local"),
-    pytest.param(ClusterView(True, "prod", "https://10.1.2.3:6443"), nodes(node("a")),
+    pytest.param(KubeTarget(True, "prod", "https://10.1.2.3:6443"), nodes(node("a")),
                  "hostpath", False, id="remote-bare-metal"),
     pytest.param(NO_VIEW, UNREAD, "hostpath", None, id="nothing-readable"),
 ])  # fmt: skip
-def test_locality_needs_positive_evidence(view: ClusterView, read: NodeRead, mode: str,
+def test_locality_needs_positive_evidence(view: KubeTarget, read: NodeRead, mode: str,
                                           local: bool | None) -> None:  # fmt: skip
     assert locality(view, read, mode).local is local
 

@@ -38,7 +38,8 @@ def run_preflight(
                 "and the network checks")  # fmt: skip
         return
     limits = preflight.thresholds(env)
-    if cluster is not None and not reach.is_local(cluster.target):
+    if cluster is not None and not reach.is_local(cluster.target, cluster.nodes,
+                                                  storage_mode=cfg.storage_mode):
         ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
                 "not this machine, are checked against the floors")  # fmt: skip
         findings = preflight.check_cluster(cluster.nodes, limits)

@@ -299,7 +299,8 @@ def _install(
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-    k3dcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target)
+    k3dcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target,
+                            cluster.nodes)
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)

@@ -11,10 +11,9 @@ import posixpath
 from collections.abc import Mapping
 
 from installer.decide import localcluster as lc
-from installer.decide import reach
 from installer.decide.errors import BadInput, InstallerError, ToolTimeout
 from installer.decide.localstate import Local
-from installer.decide.model import KubeTarget
+from installer.decide.model import KubeTarget, NodeRead
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml
 from installer.decide.settings import PlanConfig
@@ -179,9 +178,9 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
         if fixed:
             ui.info(f"kubeconfig: {s.context} now reaches the API at {fixed}")
     context = kubeconfig.read_context(env, os_)
-    if context.current != s.context:
+    if context.context != s.context:
         raise InstallerError(
-            f"after merging, the current kube context is {context.current or 'unreadable'}, "
+            f"after merging, the current kube context is {context.context or 'unreadable'}, "
             f"not {s.context}; stopping rather than install into another cluster",
             f"run: kubectl config use-context {s.context}, then run the installer again",
         )
@@ -206,12 +205,12 @@ def wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redac
 
 def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, str],
                  redactor: Redactor, ui: Ui, os_: str,
-                 target: KubeTarget | None = None) -> None:  # fmt: skip
+                 target: KubeTarget | None = None, nodes: NodeRead | None = None) -> None:  # fmt: skip
     """The release's hostPath directories, with their modes, before the first pod: whenever
     the cluster runs on this machine, the engine's own or one named with --context /
     --kubeconfig (`target`, read: positive evidence that it is local, never a guess)."""
     s = local.settings
-    here = local.managed or (target is not None and target.readable and reach.is_local(target))
+    here = lc.host_dirs_here(local.managed, target, nodes, cfg.storage_mode)
     if not here or cfg.storage_mode != "hostpath":
         return
     dataset = s.dataset_dir if s is not None else cfg.host_dataset_dir

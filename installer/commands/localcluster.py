@@ -24,7 +24,7 @@ from installer.decide.drift import (
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
-from installer.decide.model import MachineFacts
+from installer.decide.model import KubeTarget, MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
@@ -108,7 +108,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
            machine: MachineFacts, os_: str, *, fetch: bool = False) -> Local:  # fmt: skip
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
-        return Local(None, lc.decide(conn, lc.ContextRead(True), _unused()), machine)
+        return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
     s = lc.settings(env)
     if s.dataset_dir and not os.path.isdir(s.dataset_dir):
         raise BadInput(f"HOST_DATASET_DIR={s.dataset_dir!r} is not a directory",
@@ -189,7 +189,7 @@ def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
         return False
     if any(finding.level == "fail" for finding in local.drift):
         return False
-    return kubeconfig.read_context(env, os_).current == s.context
+    return kubeconfig.read_context(env, os_).context == s.context
 
 
 def blocker(local: Local) -> InstallerError | None:

@@ -37,9 +37,7 @@ def decide_site(
     choice = facts.tools.get("kubectl")  # resolved once, by gather
     kubectl = choice.tool() if choice is not None and choice.ready else None
     conn, timeout = cfg.probe.conn, cfg.probe.timeout
-    view = site.ClusterView(target.readable, target.context or None, target.server or None,
-                            target.reason)  # fmt: skip
-    where = site.locality(view, facts.nodes, cfg.storage_mode)
+    where = site.locality(target, facts.nodes, cfg.storage_mode)
     env_single, top_single = site.single_node(where, facts.nodes, cfg.storage_mode)
 
     vendor, _ = site.gpu_vendor(facts.nodes, where, host_gpu)

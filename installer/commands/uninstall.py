@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from installer.decide import deletion, remedy
+from installer.decide import deletion, locality, remedy
 from installer.decide import localcluster as lc
 from installer.decide.errors import BadInput, InstallerError, Refused, ToolTimeout
 from installer.decide.model import Installed, KubeTarget, os_name
@@ -197,10 +197,15 @@ def _local_target(target: KubeTarget, context: str) -> None:
         raise Refused(f"--delete-cluster: the kube context {context} cannot be read: "
                       f"{target.reason}", "nothing was changed; run: k3d kubeconfig merge "
                       f"{context.removeprefix('k3d-')} --kubeconfig-merge-default")  # fmt: skip
-    if not lc.answers_here(target.server):
+    # Deleting needs the address itself to reach this machine (a k3d name alone is not
+    # enough), and the one decision not to see a cloud cluster behind it (a tunnel).
+    where = locality.where(target)
+    if not locality.server_here(target.server) or where.local is not True:
+        why = where.evidence if where.local is not True else "not an address of this machine"
         raise Refused(f"--delete-cluster: the kube context {context} points at "
-                      f"{target.server or 'no server'}, not at this machine: it is not the "
-                      "engine's local cluster", "nothing was changed")  # fmt: skip
+                      f"{target.server or 'no server'}, not shown to be this machine "
+                      f"({why}): it is not known to be the engine's local cluster",
+                      "nothing was changed")  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -8,18 +8,16 @@ Every k3d/docker command an install runs is built here, so `plan` can show it ex
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import ntpath
 import posixpath
 import re
-import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer.decide import network
+from installer.decide import locality, network
 from installer.decide.errors import BadInput
-from installer.decide.model import Connection, Gpu
+from installer.decide.model import Connection, Gpu, KubeTarget, NodeRead
 from installer.decide.settings import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
 from installer.decide.yesno import flag
 
@@ -146,61 +144,43 @@ def settings(env: Mapping[str, str]) -> Settings:
 
 
 @dataclass(frozen=True)
-class ContextRead:
-    """The merged kubeconfig's current context. `readable` False: a file could not be read."""
-
-    readable: bool
-    current: str | None = None
-    usable: bool = False  # the current context names a context and a cluster that exist
-    reason: str = ""
-    server: str | None = None  # the current context's cluster's server URL
-
-
-@dataclass(frozen=True)
 class Decision:
     manage: bool | None  # None: cannot tell (the kubeconfig could not be read)
     reason: str
 
 
-def decide(conn: Connection, context: ContextRead, s: Settings) -> Decision:
+def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
     """The engine manages the local cluster only when nobody pointed it elsewhere: no
-    --kubeconfig/--context, and no usable current context or our own one."""
+    --kubeconfig/--context, and no usable current context or our own one. `context`: the
+    merged kubeconfig as edges/kubeconfig.py reads it (no kubectl needed)."""
     if conn.kubeconfig or conn.context:
         return Decision(False, "a cluster was named with --kubeconfig/--context")
     if not context.readable:
         return Decision(None, f"the kubeconfig could not be read: {context.reason}")
-    if context.current == s.context and context.server and not answers_here(context.server):
-        # Named like ours, but another machine's API server: never k3d, docker or a merge
-        # over that entry.
-        return Decision(False, f"the current context {s.context} points at {context.server}, "
-                               "not at this machine: used as it is")  # fmt: skip
-    if context.current == s.context:
+    if context.context == s.context:
+        where = locality.where(context)
+        if where.local is not True:
+            # Named like ours, but not shown to be on this machine (another machine's API
+            # server, a cloud's credentials): never k3d, docker or a merge over that entry.
+            return Decision(False, f"the current context {s.context} is not shown to be on "
+                                   f"this machine ({where.evidence}): used as it is")  # fmt: skip
         return Decision(True, f"the current context is the engine's own {s.context}")
-    if context.current and context.usable:
-        return Decision(False, f"the current context {context.current} is used as it is")
-    if context.current:
-        return Decision(True, f"the current context {context.current} names no cluster")
+    if context.context and context.usable:
+        return Decision(False, f"the current context {context.context} is used as it is")
+    if context.context:
+        return Decision(True, f"the current context {context.context} names no cluster")
     return Decision(True, "no current kube context")
 
 
-# Where the engine's own k3d cluster answers: k3d writes one of these into the kubeconfig.
-LOCAL_HOSTS = ("localhost", "host.docker.internal", "host.k3d.internal")
-
-
-def answers_here(server: str | None) -> bool:
-    """Whether a kubeconfig server URL reaches this machine (loopback, the unspecified
-    address, or the names k3d writes for Docker's host). Anything else is another machine."""
-    try:
-        host = urllib.parse.urlsplit(server or "").hostname or ""
-    except ValueError:
-        return False
-    if host.lower() in LOCAL_HOSTS:
+def host_dirs_here(managed: bool, target: KubeTarget | None, nodes: NodeRead | None = None,
+                   storage_mode: str = "") -> bool:  # fmt: skip
+    """Whether the release's hostPath directories are made on this machine: the engine's
+    own cluster, or one the one decision (decide/locality.py) shows to be here. Unknown is
+    not here: directories are never made for a cluster that may be elsewhere."""
+    if managed:
         return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_unspecified
+    return target is not None and locality.where(target, nodes,
+                                                 storage_mode=storage_mode).local is True
 
 
 # --- argv ----------------------------------------------------------------------------

@@ -146,13 +146,39 @@ class Gpu:
 
 @dataclass(frozen=True)
 class KubeTarget:
-    """The cluster a run acts on, as kubeconfig names it (`kubectl config view --minify`):
-    a local read, no cluster call. `readable` False: unknown, with `reason`."""
+    """The cluster a run acts on, as the kubeconfig names it: a local read, no cluster call
+    (`kubectl config view --minify`, or edges/kubeconfig.py reading the files before kubectl
+    exists). `readable` False: unknown, with `reason`. The one type every "which cluster, and
+    is it on this machine" question takes (decide/locality.py).
+
+    `context` "" on a readable target: no current context. `cluster` is the name of the
+    context's cluster entry, set only when that entry exists; `user` the context's user
+    entry; `exec_command` the basename of that user's credential plugin (`aws`,
+    `gke-gcloud-auth-plugin`, `kubelogin`), "" when it has none."""
 
     readable: bool
     context: str = ""
     server: str = ""
     reason: str = ""
+    cluster: str = ""
+    user: str = ""
+    exec_command: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """The current context names a cluster entry that exists."""
+        return self.readable and bool(self.context) and bool(self.cluster)
+
+
+def exec_command(user: Any) -> str:
+    """The basename of a kubeconfig user entry's credential plugin (`users[].user.exec
+    .command`), without a directory or `.exe`; "" when it has none."""
+    plugin = user.get("exec") if isinstance(user, Mapping) else None
+    command = plugin.get("command") if isinstance(plugin, Mapping) else None
+    if not isinstance(command, str):
+        return ""
+    name = command.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return name[:-4] if name.endswith(".exe") else name
 
 
 # `helm list -A`, as data: what the guard, status and uninstall decide on.

@@ -1,4 +1,4 @@
-"""Can the cluster be reached, and does it run on this machine? Pure: reads in, answers out.
+"""Can the cluster be reached, and whose floors does preflight check? Pure: reads in, answers out.
 
 Unreachable is decided on positive evidence only: every cluster read failed, and each
 failure says it could not connect (or ran out of time). A read that reached the API server
@@ -7,9 +7,7 @@ and was refused (RBAC, a broken release) is not "unreachable": the guard refuses
 
 from __future__ import annotations
 
-import ipaddress
-from urllib.parse import urlsplit
-
+from installer.decide import locality
 from installer.decide.model import KubeTarget, NodeRead
 
 # What kubectl and helm say when no API server answered. Lower case; matched as substrings.
@@ -30,12 +28,6 @@ _NO_CONNECTION = (
     "context was not found",
 )
 
-# Contexts whose cluster runs in a VM or container on this machine.
-_LOCAL_PREFIXES = ("k3d-", "kind-")
-_LOCAL_CONTEXTS = ("docker-desktop", "rancher-desktop", "minikube", "orbstack", "colima",
-                   "microk8s")  # fmt: skip
-_LOCAL_HOSTS = ("localhost", "host.docker.internal", "kubernetes.docker.internal", "0.0.0.0")
-
 
 def says_no_connection(reason: str) -> bool:
     text = reason.lower()
@@ -52,17 +44,8 @@ def unreachable(list_reason: str | None, nodes: NodeRead) -> bool:
     return not nodes.readable and says_no_connection(nodes.reason)
 
 
-def is_local(target: KubeTarget) -> bool:
-    """Does the cluster run on this machine? Unknown counts as local: the machine's own
-    floors are then checked, as before anything about the cluster was known."""
-    if not target.readable:
-        return True
-    if target.context.startswith(_LOCAL_PREFIXES) or target.context in _LOCAL_CONTEXTS:
-        return True
-    host = (urlsplit(target.server).hostname or "").lower().rstrip(".")
-    if not host or host in _LOCAL_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def is_local(target: KubeTarget, nodes: NodeRead | None = None, *, storage_mode: str = "") -> bool:
+    """Whose floors preflight checks: this machine's unless the one decision
+    (decide/locality.py) says the cluster is elsewhere. Unknown counts as local: the machine's
+    own floors are then checked, as before anything about the cluster was known."""
+    return locality.where(target, nodes, storage_mode=storage_mode).local is not False

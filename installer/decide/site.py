@@ -13,44 +13,17 @@ Each answer carries the evidence it rests on, so `plan` can say why.
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from installer.decide.model import Gpu, Node, NodeRead
+from installer.decide.locality import Locality
+from installer.decide.locality import where as decide_where
+from installer.decide.model import Gpu, KubeTarget, NodeRead
 
-# Context names the local distributions give their clusters.
-LOCAL_CONTEXT_PREFIXES = ("k3d-", "kind-")
-LOCAL_CONTEXTS = frozenset({"minikube", "docker-desktop", "docker-for-desktop",
-                            "rancher-desktop", "colima", "orbstack"})  # fmt: skip
-# Node names only a local distribution uses.
-_LOCAL_NODE = re.compile(
-    r"k3d-.+-(server|agent)-\d+|minikube(-m\d+)?|docker-desktop|desktop-(control-plane|worker\d*)"
-    r"|orbstack|colima|lima-rancher-desktop"
-)
-# Hosts that name this machine from a kubeconfig: Docker Desktop's names for the host, and
-# the unspecified address k3d writes on some platforms (a connection to it reaches the host).
-_LOCAL_HOSTS = frozenset({"localhost", "host.docker.internal", "kubernetes.docker.internal",
-                          "0.0.0.0", "::"})  # fmt: skip
-# Provider ids a machine-local node carries; any other scheme (aws://, azure://, gce://, …)
-# is a node some provider runs, which is positive evidence that the cluster is elsewhere.
-_LOCAL_PROVIDERS = ("k3s://", "kind://")
 WSL_KERNEL = "microsoft"  # a WSL2 kernel's release names Microsoft
 CDI_SELECTOR = "nvidia.com/gpu=all"
 DATASET_MOUNT = "/tracebloc-data"  # where the local cluster mounts HOST_DATASET_DIR
-
-
-@dataclass(frozen=True)
-class ClusterView:
-    """`kubectl config view --minify`: which context and API server kubectl talks to."""
-
-    readable: bool
-    context: str | None = None
-    server: str | None = None
-    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,55 +44,10 @@ class Plugins:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class Locality:
-    local: bool | None  # None: nothing could be read
-    evidence: str
-
-
-def server_is_local(server: str | None) -> bool:
-    if not server:
-        return False
-    try:
-        host = urlsplit(server if "://" in server else f"https://{server}").hostname or ""
-    except ValueError:
-        return False
-    if host.lower() in _LOCAL_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _local_node(node: Node) -> bool:
-    return bool(_LOCAL_NODE.fullmatch(node.name)) or node.provider_id.startswith("kind://")
-
-
-def locality(view: ClusterView, nodes: NodeRead, storage_mode: str) -> Locality:
-    """Does the whole cluster run on this machine? Local only on positive evidence, and
-    a node that a provider runs outweighs every sign of locality (a tunnel to a cloud
-    cluster has a loopback address too)."""
-    remote = [n for n in nodes.nodes if n.provider_id
-              and not n.provider_id.startswith(_LOCAL_PROVIDERS)] if nodes.readable else []  # fmt: skip
-    if remote:
-        scheme = remote[0].provider_id.partition("://")[0]
-        return Locality(False, f"node {remote[0].name} is run by provider {scheme!r}")
-    signs = []
-    if view.readable and server_is_local(view.server):
-        signs.append(f"the API server {view.server} is on this machine")
-    context = view.context or ""
-    if view.readable and (context.startswith(LOCAL_CONTEXT_PREFIXES) or context in LOCAL_CONTEXTS):
-        signs.append(f"context {context!r} is a local cluster's")
-    if nodes.readable and nodes.nodes and all(_local_node(n) for n in nodes.nodes):
-        signs.append("every node is a local cluster's (" + ", ".join(n.name for n in nodes.nodes) + ")")
-    if storage_mode == "node-local":
-        signs.append("TB_STORAGE_MODE=node-local keeps the volumes inside a local node")
-    if signs:
-        return Locality(True, "; ".join(signs))
-    if not view.readable and not nodes.readable:
-        return Locality(None, "neither the kubeconfig nor the nodes could be read")
-    return Locality(False, "nothing shows that the cluster runs on this machine")
+def locality(target: KubeTarget, nodes: NodeRead, storage_mode: str) -> Locality:
+    """Does the whole cluster run on this machine? The one decision (decide/locality.py),
+    over the kubeconfig's target, the nodes and the storage mode."""
+    return decide_where(target, nodes, storage_mode=storage_mode)
 
 
 def single_node(where: Locality, nodes: NodeRead, storage_mode: str) -> tuple[str | None, bool | None]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.localcluster import ContextRead
+from installer.decide.model import KubeTarget, exec_command
 from installer.edges import files
 
 # k3d (older versions, or a cluster created with --api-port 0.0.0.0:…) writes server URLs
@@ -95,12 +95,15 @@ def _names(doc: dict[str, Any], key: str) -> dict[str, Any]:
     return out
 
 
-def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
+def read_context(env: Mapping[str, str], os_: str) -> KubeTarget:
+    """The current context as kubectl would merge the files: readable with `context` ""
+    when no file sets one (a fresh machine), `cluster` set only when its entry exists."""
     from installer.decide import yamldoc
 
     current: str | None = None
     contexts: dict[str, Any] = {}
     clusters: dict[str, Any] = {}
+    users: dict[str, Any] = {}
     for path in paths(env, os_):
         try:
             doc = _load(path)
@@ -108,7 +111,7 @@ def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
             raise
         except (files.Unreadable, yamldoc.BadYaml, ValueError) as exc:
             reason = exc.message if isinstance(exc, InstallerError) else str(exc)
-            return ContextRead(False, reason=f"{path}: {reason}")
+            return KubeTarget(False, reason=f"{path}: {reason}")
         if doc is None:
             continue
         value = doc.get("current-context")
@@ -118,12 +121,17 @@ def read_context(env: Mapping[str, str], os_: str) -> ContextRead:
             contexts.setdefault(name, entry)
         for name, entry in _names(doc, "clusters").items():
             clusters.setdefault(name, entry)
+        for name, entry in _names(doc, "users").items():
+            users.setdefault(name, entry)
     context = contexts.get(current) if current else None
     cluster = context.get("cluster") if isinstance(context, dict) else None
+    user = context.get("user") if isinstance(context, dict) else None
     entry = clusters.get(cluster) if isinstance(cluster, str) else None
     server = entry.get("server") if isinstance(entry, dict) else None
-    return ContextRead(True, current=current, usable=isinstance(cluster, str) and cluster in clusters,
-                       server=server if isinstance(server, str) else None)  # fmt: skip
+    return KubeTarget(True, context=current or "", server=server if isinstance(server, str) else "",
+                      cluster=cluster if isinstance(cluster, str) and cluster in clusters else "",
+                      user=user if isinstance(user, str) else "",
+                      exec_command=exec_command(users.get(user) if isinstance(user, str) else None))  # fmt: skip
 
 
 def anchor(env: Mapping[str, str], os_: str, cluster: str) -> str | None:

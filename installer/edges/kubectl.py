@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import IO, Any
 
-from installer.decide.model import Connection, KubeTarget, Node, NodeRead
+from installer.decide.model import Connection, KubeTarget, Node, NodeRead, exec_command
 from installer.decide.quantity import QuantityError, to_bytes, to_millicores
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
@@ -155,9 +155,17 @@ def parse_target(out: bytes) -> KubeTarget:
         return KubeTarget(False, reason="kubectl config view printed output that is not JSON")
     document = _mapping(document)
     context = document.get("current-context")
-    clusters = document.get("clusters")
-    first = _mapping(clusters[0]) if isinstance(clusters, list) and clusters else {}
-    server = _mapping(first.get("cluster")).get("server")
+    first = {key: _first(document.get(key)) for key in ("clusters", "contexts", "users")}
+    server = _mapping(first["clusters"].get("cluster")).get("server")
+    cluster, user = (_mapping(first["contexts"].get("context")).get(key) for key in ("cluster", "user"))
     if not isinstance(context, str) or not context:
         return KubeTarget(False, reason="the kubeconfig has no current context")
-    return KubeTarget(True, context=context, server=server if isinstance(server, str) else "")
+    # --minify keeps only the current context's entries, so the first of each is its own.
+    return KubeTarget(True, context=context, server=server if isinstance(server, str) else "",
+                      cluster=cluster if isinstance(cluster, str) and first["clusters"] else "",
+                      user=user if isinstance(user, str) else "",
+                      exec_command=exec_command(first["users"].get("user")))  # fmt: skip
+
+
+def _first(entries: Any) -> dict[str, Any]:
+    return _mapping(entries[0]) if isinstance(entries, list) and entries else {}

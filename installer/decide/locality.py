@@ -1,0 +1,252 @@
+"""Is this cluster on this machine? The one answer, from one table of evidence. Pure.
+
+Preflight (whose floors apply: this machine's or the nodes'), `env.SINGLE_NODE` and the GPU
+(decide/site.py), the local cluster (decide/localcluster.py: whether the engine's own k3d
+context is its cluster, and whether the hostPath directories are made here) and uninstall's
+`--delete-cluster` all ask `where()`, and act on its verdict: True (local), False (remote)
+or None (unknown, with the evidence that left it open). Unknown stays unknown: each caller
+says what it does without an answer (preflight checks this machine's floors, as before
+anything about the cluster was known; the others do nothing that needs "local").
+
+`EVIDENCE` is the table: each row is what is seen, what it means, and why. The first row
+that matches decides, so the rows are ordered strongest first:
+
+1. The nodes themselves: a node a cloud provider runs is the cluster elsewhere, whatever
+   the kubeconfig says (an SSH or `kubectl port-forward` tunnel gives it a loopback address).
+2. The names and credentials the managed clouds write (`arn:aws:eks:…`, `….eksctl.io`,
+   `gke_…`, AKS's `clusterUser_…`, an `aws`/`gke-gcloud-auth-plugin`/`kubelogin` exec
+   plugin, an `….eks.amazonaws.com`/`….azmk8s.io` API host): a managed cloud cluster never
+   runs on a workstation, so a loopback address is a tunnel.
+3. An API server on this machine: loopback (127/8, `::1`), the unspecified address (`0.0.0.0`,
+   `::`: a connection to it reaches this host; k3d writes it), `localhost`, the names Docker
+   and k3d give the host.
+4. A distribution that runs only in a VM or container of this machine (minikube, Docker
+   Desktop, Rancher Desktop, OrbStack, colima), by context or by every node's name: its API
+   address is that VM's private address, which only this machine reaches.
+5. A k3d, kind or microk8s name with an API server on another address: unknown. Those run
+   on a Docker host (k3d, kind) or are reached at this machine's LAN address (`microk8s
+   config`), and a remote Docker host or a copied `microk8s config` look the same.
+6. An API server on another address: remote.
+7. A k3d, kind or microk8s name with no server address to contradict it: local.
+8. `TB_STORAGE_MODE=node-local` with nothing else seen: the user keeps the volumes inside one
+   local node.
+
+Where the three earlier rules (reach.is_local, site.locality, localcluster.answers_here)
+disagreed, each case is in MIGRATION.md ("One answer to 'is this cluster on this machine'"):
+- an EKS/GKE/AKS cluster behind a loopback tunnel is remote, even with its nodes unread
+  (preflight called it local, SINGLE_NODE too when the nodes were not read);
+- microk8s at another address (what `microk8s config` writes) is unknown (preflight called
+  it local by its name, SINGLE_NODE remote);
+- `https://[::]` is local (preflight called it remote);
+- a k3d-/kind- context at another address is unknown (preflight and SINGLE_NODE called it
+  local by its name; the local-cluster path already used it as it is);
+- `TB_STORAGE_MODE=node-local` no longer outweighs an API server at another address;
+- a kubeconfig with no server address, or that could not be read, is unknown (preflight
+  called it local; it still checks this machine's floors then);
+- `kubernetes.docker.internal`, `host.k3d.internal` and `docker-for-desktop` are known to all.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from installer.decide.model import KubeTarget, Node, NodeRead
+
+
+@dataclass(frozen=True)
+class Locality:
+    local: bool | None  # None: unknown
+    evidence: str  # what decided it, in a phrase a report can quote
+    why: str = ""  # the table row's reason
+
+
+@dataclass(frozen=True)
+class Seen:
+    """Everything the table looks at. `nodes` None: not read in this run."""
+
+    target: KubeTarget
+    nodes: NodeRead | None = None
+    storage_mode: str = ""
+
+    @property
+    def node_list(self) -> tuple[Node, ...]:
+        return self.nodes.nodes if self.nodes is not None and self.nodes.readable else ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        t = self.target
+        return tuple(n for n in (t.context, t.cluster, t.user) if n) if t.readable else ()
+
+
+@dataclass(frozen=True)
+class Row:
+    seen: str
+    means: bool | None
+    why: str
+    match: Callable[[Seen], str | None]  # the evidence in words when the row applies
+
+
+# Hosts that name this machine in a kubeconfig: Docker Desktop's and k3d's names for it.
+THIS_MACHINE_HOSTS = frozenset({"localhost", "host.docker.internal", "kubernetes.docker.internal",
+                                "host.k3d.internal"})  # fmt: skip
+# Provider ids of nodes that run on a workstation; any other scheme (aws://, azure://,
+# gce://, …) is a node some provider runs.
+_WORKSTATION_PROVIDERS = ("k3s://", "kind://")
+# Distributions that run only in a VM or container of this machine.
+VM_CONTEXTS = frozenset({"minikube", "docker-desktop", "docker-for-desktop", "rancher-desktop",
+                         "colima", "orbstack"})  # fmt: skip
+_VM_NODE = re.compile(r"minikube(-m\d+)?|docker-desktop|desktop-(control-plane|worker\d*)"
+                      r"|orbstack|colima|lima-rancher-desktop")  # fmt: skip
+# Distributions whose API may be published on another host (a remote Docker host, a LAN IP).
+HOSTED_PREFIXES = ("k3d-", "kind-")
+HOSTED_CONTEXTS = frozenset({"microk8s"})
+_HOSTED_NODE = re.compile(r"k3d-.+-(server|agent)-\d+")
+# What the managed clouds write into a kubeconfig.
+_CLOUD_NAME = re.compile(r"arn:aws:eks:|\.eksctl\.io$|^gke_|^cluster(User|Admin)_")
+_CLOUD_PLUGINS = frozenset({"aws", "aws-iam-authenticator", "gke-gcloud-auth-plugin", "kubelogin",
+                            "doctl", "oci"})  # fmt: skip
+_CLOUD_HOSTS = (".eks.amazonaws.com", ".azmk8s.io", ".gke.goog", ".k8s.ondigitalocean.com",
+                ".linodelke.net")  # fmt: skip
+
+
+def server_host(server: str) -> str:
+    """The host of a kubeconfig server URL, lower case, "" when there is none to read."""
+    if not server:
+        return ""
+    try:
+        host = urlsplit(server if "://" in server else f"https://{server}").hostname or ""
+    except ValueError:
+        return ""
+    return host.lower().rstrip(".")
+
+
+def host_is_here(host: str) -> bool:
+    if host in THIS_MACHINE_HOSTS:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return address.is_loopback or address.is_unspecified or bool(mapped and mapped.is_loopback)
+
+
+def server_here(server: str | None) -> bool:
+    """A kubeconfig server URL that reaches this machine (row 3 of the table)."""
+    host = server_host(server or "")
+    return bool(host) and host_is_here(host)
+
+
+# --- the rows' tests ---------------------------------------------------------------
+
+
+def _provider_node(s: Seen) -> str | None:
+    for n in s.node_list:
+        if n.provider_id and not n.provider_id.startswith(_WORKSTATION_PROVIDERS):
+            return f"node {n.name} is run by provider {n.provider_id.partition('://')[0]!r}"
+    return None
+
+
+def _cloud_name(s: Seen) -> str | None:
+    name = next((n for n in s.names if _CLOUD_NAME.search(n)), None)
+    return f"the kubeconfig names a managed cloud cluster ({name})" if name else None
+
+
+def _cloud_plugin(s: Seen) -> str | None:
+    command = s.target.exec_command if s.target.readable else ""
+    return f"the credentials come from the {command!r} plugin of a managed cloud" \
+        if command in _CLOUD_PLUGINS else None  # fmt: skip
+
+
+def _cloud_host(s: Seen) -> str | None:
+    host = server_host(s.target.server) if s.target.readable else ""
+    return f"the API server {host} is a managed cloud's" if host.endswith(_CLOUD_HOSTS) else None
+
+
+def _server_here(s: Seen) -> str | None:
+    if s.target.readable and server_here(s.target.server):
+        return f"the API server {s.target.server} is on this machine"
+    return None
+
+
+def _all_nodes(s: Seen, pattern: re.Pattern[str], provider: str = "") -> str | None:
+    nodes = s.node_list
+    if nodes and all(pattern.fullmatch(n.name) or (provider and n.provider_id.startswith(provider))
+                     for n in nodes):  # fmt: skip
+        return "every node is a local cluster's (" + ", ".join(n.name for n in nodes) + ")"
+    return None
+
+
+def _vm(s: Seen) -> str | None:
+    context = s.target.context if s.target.readable else ""
+    if context in VM_CONTEXTS:
+        return f"context {context!r} is a cluster in a VM of this machine"
+    return _all_nodes(s, _VM_NODE)
+
+
+def _hosted(s: Seen) -> str | None:
+    context = s.target.context if s.target.readable else ""
+    if context.startswith(HOSTED_PREFIXES) or context in HOSTED_CONTEXTS:
+        return f"context {context!r} is a local cluster's"
+    return _all_nodes(s, _HOSTED_NODE, "kind://")
+
+
+def _server_elsewhere(s: Seen) -> str | None:
+    host = server_host(s.target.server) if s.target.readable else ""
+    return f"the API server {s.target.server} is another address" \
+        if host and not host_is_here(host) else None  # fmt: skip
+
+
+def _hosted_elsewhere(s: Seen) -> str | None:
+    name, other = _hosted(s), _server_elsewhere(s)
+    return f"{name}, but {other}" if name and other else None
+
+
+def _node_local(s: Seen) -> str | None:
+    return "TB_STORAGE_MODE=node-local keeps the volumes inside a local node" \
+        if s.storage_mode == "node-local" else None  # fmt: skip
+
+
+EVIDENCE: tuple[Row, ...] = (
+    Row("a node with a provider id other than k3s:// or kind://", False,
+        "the nodes are the cluster itself; a tunnel gives a cloud cluster a loopback address",
+        _provider_node),
+    Row("an EKS ARN, an eksctl.io, gke_ or AKS clusterUser_/clusterAdmin_ name", False,
+        "a managed cloud cluster never runs on this machine; a loopback address is a tunnel",
+        _cloud_name),
+    Row("an aws, aws-iam-authenticator, gke-gcloud-auth-plugin, kubelogin, doctl or oci "
+        "credential plugin", False,
+        "only a managed cloud's API server takes those tokens", _cloud_plugin),
+    Row("an API host under eks.amazonaws.com, azmk8s.io, gke.goog, …", False,
+        "the managed cloud's own endpoint", _cloud_host),
+    Row("an API server at loopback, 0.0.0.0, ::, localhost or Docker's/k3d's host name", True,
+        "a connection to it reaches this machine", _server_here),
+    Row("a minikube, Docker Desktop, Rancher Desktop, OrbStack or colima context or nodes", True,
+        "it runs only in a VM of this machine, reached at that VM's private address", _vm),
+    Row("a k3d-, kind- or microk8s context or nodes, with an API server on another address",
+        None, "a remote Docker host or a copied `microk8s config` looks the same as this "
+        "machine's LAN address", _hosted_elsewhere),
+    Row("an API server on another address", False, "the kubeconfig reaches another host",
+        _server_elsewhere),
+    Row("a k3d-, kind- or microk8s context or nodes, no server address", True,
+        "those distributions run on a workstation", _hosted),
+    Row("TB_STORAGE_MODE=node-local", True, "the user keeps the volumes inside one local node",
+        _node_local),
+)
+
+
+def where(target: KubeTarget, nodes: NodeRead | None = None, *,
+          storage_mode: str = "") -> Locality:  # fmt: skip
+    """The verdict of the first row of `EVIDENCE` that matches; unknown when none does."""
+    seen = Seen(target, nodes, storage_mode)
+    for row in EVIDENCE:
+        evidence = row.match(seen)
+        if evidence is not None:
+            return Locality(row.means, evidence, row.why)
+    if not target.readable:
+        return Locality(None, f"the kubeconfig could not be read ({target.reason or 'no reason given'})")
+    return Locality(None, "nothing shows where the cluster runs")
