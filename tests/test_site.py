@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
+from installer.decide.locality import Locality
 from installer.decide.model import Gpu, KubeTarget, NodeRead
 from installer.decide.site import (
-    Locality,
     Plugins,
     PluginSet,
     locality,
