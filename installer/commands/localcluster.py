@@ -221,12 +221,28 @@ def blockers(local: Local, ui: Ui) -> None:
                 ui.info(f"  {line}")
 
 
+def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
+                    interactive: bool, os_: str) -> tuple[Local, leftover.Choice]:  # fmt: skip
+    """Before the plan is shown: what to do with an earlier client's data (a choice, not
+    the go-ahead). Another directory chosen is the cluster's `-v` mount, so the commands
+    the plan lists are built again for it; a wipe waits for the go-ahead (bring_up)."""
+    if local.settings is None or not local.managed or local.action != CREATE:
+        return local, leftover.Choice(cfg)
+    chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+    if chosen.cfg.host_data_dir != cfg.host_data_dir:
+        local = dataclasses.replace(local, commands=commands_for(
+            local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release))  # fmt: skip
+    return local, chosen
+
+
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str, kubectl: proc.Tool) -> PlanConfig:  # fmt: skip
+             ui: Ui, *, interactive: bool, os_: str, kubectl: proc.Tool,
+             chosen: leftover.Choice | None = None) -> PlanConfig:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
     the config (the data directory may have changed at the leftover question). Called
-    after `blockers` and after the one question (commands/install.py)."""
+    after `blockers`, `leftover_choice` (`chosen`) and the one question
+    (commands/install.py)."""
     s = local.settings
     if s is None or not local.managed:
         return cfg
@@ -262,7 +278,9 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                         kubectl=kubectl)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
-        cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        if chosen is None:  # Docker was set up first: no survey before the plan could look
+            chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        cfg = leftover.carry_out(chosen, ui)
         k3dcluster.create(local, cfg, env, ui, run, os_)
     elif local.action == START:
         with ui.step(f"Starting the local cluster {s.name}"):
