@@ -190,3 +190,21 @@ def test_plan_shows_the_leftover_choice_and_the_mount_install_would_use(
         assert installed.returncode == 0, installed.stderr
         create = next(c for c in changed_machine(cluster) if c[1:3] == ["cluster", "create"])
         assert mount_of(create) == mount_of(local["commands"][0]) and not old.exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
+def test_leftover_data_without_a_choice_stops_before_docker_is_installed(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    from tests.fakes.runtime_host import linux_host, root_calls
+
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="missing")
+    old = earlier_data(cluster)
+
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 1, result.stderr
+    assert "existing data found and no choice was given" in result.stderr
+    assert root_calls(cluster) == [] and old.exists()  # Docker was not installed first
+    assert backend.requests == []

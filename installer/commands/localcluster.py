@@ -127,7 +127,12 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
                             if plan is not None and plan.refusal is not None
                             else (said, docker_remedy(os_, info.state)))  # fmt: skip
             return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
-        return Local(s, decision, machine, docker=info, runtime=plan)
+        # No Docker at all: no cluster of ours can exist, so the one made after Docker is
+        # new and the earlier data is decided now, before the plan (a stopped Docker may
+        # hold a cluster whose data this is: decided once it answers).
+        earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
+            if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
+        return Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier)
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -226,7 +231,8 @@ def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: U
     """Before the plan is shown: what to do with an earlier client's data (a choice, not
     the go-ahead). Another directory chosen is the cluster's `-v` mount, so the commands
     the plan lists are built again for it; a wipe waits for the go-ahead (bring_up)."""
-    if local.settings is None or not local.managed or local.action != CREATE:
+    new = local.action == CREATE or (local.runtime is not None and bool(local.leftovers))
+    if local.settings is None or not local.managed or not new:
         return local, leftover.Choice(cfg)
     chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
     if chosen.cfg.host_data_dir != cfg.host_data_dir:
@@ -275,7 +281,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
-                        kubectl=kubectl)  # fmt: skip
+                        kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         if chosen is None:  # Docker was set up first: no survey before the plan could look
