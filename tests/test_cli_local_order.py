@@ -86,6 +86,28 @@ def test_an_existing_local_cluster_refused_for_any_id_stops_before_the_prompt(
     assert changed_machine(cluster) == [] and mutations(cluster) == []
 
 
+@pytest.mark.parametrize("command", [("install", "--yes"), ("plan",)], ids=["install", "plan"])
+def test_a_running_local_cluster_missing_from_the_kubeconfig_is_judged_before_the_merge(
+    cluster: FakeCluster, backend: BackendServer, command: tuple[str, ...]
+) -> None:
+    existing(docker_running(machine_without_cluster(fresh(cluster))), "running")
+    cluster.on("k3d", "kubeconfig", "get", stdout=kubeconfig_of_k3d())  # a read, no merge
+    cluster.installed(release_row())
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": "someone-else"})
+
+    result = cluster.run(*command, **env_for(backend))
+
+    said = result.stdout + result.stderr
+    assert result.returncode == 3, said
+    assert "another tracebloc client (someone-else)" in said
+    assert "is not in your kubeconfig yet" in said and "k3d kubeconfig merge tracebloc" in said
+    assert backend.requests == []
+    changed = changed_machine(cluster)
+    assert ["k3d", "kubeconfig", "get", "tracebloc"] in changed  # how it was read
+    assert [c for c in changed if c[1:3] != ["kubeconfig", "get"]] == [] and mutations(cluster) == []
+    assert not cluster.kubeconfig.exists()  # nothing merged into the user's kubeconfig
+
+
 def test_an_existing_cluster_with_another_client_is_refused_before_credentials_are_sent(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:

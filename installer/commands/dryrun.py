@@ -31,6 +31,7 @@ def plan_install(
 ) -> Plan:
     """`plan`: install's reads and decisions, in install's order, with nothing changed."""
     from installer.commands.localcluster import blocker, readable_as_it_is, survey
+    from installer.commands.peek import read_unmerged, with_merge_hint
     from installer.decide.localstate import CREATE, START
 
     os_ = os_name(sys.platform)
@@ -54,6 +55,14 @@ def plan_install(
         verdict = judge.Verdict("install", f"the local cluster {name} does not exist yet: "
                                 "nothing is installed in it for the guard to judge; install "
                                 "creates it after the question")  # fmt: skip
+    elif local.managed and not readable_as_it_is(local, env, os_) and (unmerged := read_unmerged(
+            local, cfg, env, redactor, os_, helm_tool=tools["helm"],
+            kubectl_tool=tools["kubectl"])) is not None:  # fmt: skip
+        # Running, not in the kube context yet: read through k3d's own kubeconfig (a read).
+        cluster = unmerged
+        verdict = judge.judge(cfg, cluster, cfg.client_id)
+        if verdict.error is not None:
+            with_merge_hint(verdict.error, local)
     elif local.managed and not readable_as_it_is(local, env, os_):
         # Stopped, or not in the kube context yet: it can only be read after a change
         # (start, merge), so install judges it then, after the question; plan cannot.

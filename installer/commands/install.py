@@ -39,6 +39,7 @@ from installer.commands.gate import (
     run_preflight,
     signin_wanted,
 )
+from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
@@ -258,6 +259,9 @@ def _install(
             if unchanged is not None:
                 return unchanged
             guard_before_credentials(cfg, env, early, interactive=interactive)
+        unmerged = None if early is not None else guard_unmerged(
+            local, cfg, env, redactor, os_, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
+            interactive=interactive)  # fmt: skip
         run_preflight(cfg, env, ui, machine)
         terminal_or_refuse(interactive)
         # A choice, not the go-ahead: the plan below shows the data directory it mounts.
@@ -269,10 +273,10 @@ def _install(
         signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
-            if early is not None:  # read as it is: the verdict with this id, before the question
-                refused = judge.before_credentials(cfg, early, cfg.client_id)
-                if refused is not None and refused.error is not None:
-                    raise refused.error
+            seen = early if early is not None else unmerged  # read as it is, before the question
+            refused = judge.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
+            if refused is not None and refused.error is not None:
+                raise refused.error if early is not None else with_merge_hint(refused.error, local)
         planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
                         local=local)  # fmt: skip
         ask_once(planned, fetched, ui, interactive=interactive, data_dir=cfg.host_data_dir,
