@@ -105,9 +105,7 @@ def test_a_path_typed_at_the_leftover_prompt_obeys_the_data_dir_rules(
     home_mode = os.stat(cluster.home).st_mode
     env = cluster.env(**CREDENTIALS, PF_MIN_DISK_GB="0")
     with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
-        term.expect("Install? [y/N]")  # the one question, before the cluster is made
-        term.send("y")
-        term.expect("Choice [r/w/n/a]")
+        term.expect("Choice [r/w/n/a]")  # a choice, asked before the plan and its question
         term.send("n")
         term.expect("New data directory")
         term.send(typed)

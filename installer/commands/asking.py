@@ -34,6 +34,11 @@ def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
             "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
 
 
+def leftover_lines(said: str) -> list[str]:
+    """The plan's line for an earlier client's data: what was chosen (leftover.Choice.said)."""
+    return [f"  earlier data:   {said}"] if said else []
+
+
 def terminal_or_refuse(interactive: bool) -> None:
     """No terminal to ask on and no --yes: no change. Refused (exit 2) after the blockers
     and before credentials are asked for or sent. Under `curl … | sh` the controlling

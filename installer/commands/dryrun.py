@@ -30,7 +30,9 @@ def plan_install(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
 ) -> Plan:
     """`plan`: install's reads and decisions, in install's order, with nothing changed."""
-    from installer.commands.localcluster import blocker, survey
+    from installer.commands.localcluster import blocker, readable_as_it_is, survey
+    from installer.commands.peek import read_unmerged, with_merge_hint
+    from installer.decide.localstate import CREATE, START
 
     os_ = os_name(sys.platform)
     machine = read_machine(env)
@@ -40,6 +42,7 @@ def plan_install(
                                  kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
     cfg = with_saved_credentials(cfg, redactor)
     blocked = blocker(local)
+    name = local.settings.name if local.settings is not None else "tracebloc"
     if problems:
         # install stops before reading anything (exit 1): an answer for plan, not a refusal.
         verdict = judge.Verdict("missing-tools", "; ".join(problems.values()))
@@ -47,10 +50,28 @@ def plan_install(
         # Docker missing or stopped, no k3d, a drifted cluster: install stops with this
         # before it asks anything, and so does plan (same message, remedy and exit code).
         verdict = judge.Verdict("blocked", blocked.message, error=blocked)
-    elif local.decision.manage is not False and not (local.cluster and local.cluster.running):
-        # install creates or starts this machine's cluster first: nothing to judge in it yet.
-        verdict = judge.Verdict("install", "the local cluster is created or started first; "
-                                "nothing of this client can be installed in it yet")  # fmt: skip
+    elif local.managed and local.action == CREATE:
+        # No such cluster yet: nothing is installed in it, so the guard has nothing to judge.
+        verdict = judge.Verdict("install", f"the local cluster {name} does not exist yet: "
+                                "nothing is installed in it for the guard to judge; install "
+                                "creates it after the question")  # fmt: skip
+    elif local.managed and not readable_as_it_is(local, env, os_) and (unmerged := read_unmerged(
+            local, cfg, env, redactor, os_, helm_tool=tools["helm"],
+            kubectl_tool=tools["kubectl"])) is not None:  # fmt: skip
+        # Running, not in the kube context yet: read through k3d's own kubeconfig (a read).
+        cluster = unmerged
+        verdict = judge.judge(cfg, cluster, cfg.client_id)
+        if verdict.error is not None:
+            with_merge_hint(verdict.error, local)
+    elif local.managed and not readable_as_it_is(local, env, os_):
+        # Stopped, or not in the kube context yet: it can only be read after a change
+        # (start, merge), so install judges it then, after the question; plan cannot.
+        why = ("is stopped" if local.action == START else
+               "runs but the kube context does not name it yet") if local.action else \
+            "waits for Docker to be set up"  # fmt: skip
+        verdict = judge.Verdict("judged-once-up", f"the local cluster {name} {why}: what is "
+                                "installed in it is read and judged by install once it is up, "
+                                "after the question")  # fmt: skip
     elif fetch := [name for name, tool in tools.items() if tool is None]:
         # install downloads them before its first read: what it will find is not known yet,
         # so plan neither promises an install nor refuses one.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from installer.commands import credentials, network, signin
 from installer.commands.tools import REQUIRED, this_settings
-from installer.decide import preflight, reach
+from installer.decide import judge, preflight, reach
 from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
@@ -119,3 +119,37 @@ def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
             return False
         previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
     return signin.wanted(env, values_given=cfg.values_given, previous=previous)
+
+
+def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: bool) -> str | None:
+    """The client id this run installs with, when it is known before anyone is asked
+    (obtain_credentials' order): the caller's values file, the environment, or, under
+    --yes, the previous values file. None when it is typed or minted by a sign-in."""
+    if cfg.values_given:
+        given = load_yaml(cfg.values_path, required=True)
+        return cfg.client_id or credentials.previous_credentials(
+            given if isinstance(given, dict) else None)[0]  # fmt: skip
+    if env.get("TRACEBLOC_CLIENT_ID") and env.get("TRACEBLOC_CLIENT_PASSWORD"):
+        return cfg.client_id
+    if env.get("TRACEBLOC_CLIENT_ID") or env.get("TRACEBLOC_CLIENT_PASSWORD") or interactive:
+        return None  # one of the pair is missing (obtain says so), or the prompt decides
+    try:
+        doc = load_yaml(cfg.values_path, required=False)
+    except InstallerError:  # obtain_credentials reports it, in its place
+        return None
+    client_id, password = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
+    return client_id if client_id and password and not signin_wanted(cfg, env) else None
+
+
+def guard_before_credentials(cfg: PlanConfig, env: Mapping[str, str], cluster: ClusterRead,
+                             *, interactive: bool) -> None:  # fmt: skip
+    """The guard's refusal from a read already made, raised before credentials are asked
+    for or sent (and before the one question). A browser sign-in may name another
+    namespace, so with one to come the verdict waits for it."""
+    if signin_wanted(cfg, env) and signin.can_sign_in(
+            env, credentials.open_terminal(os_name(sys.platform))):  # fmt: skip
+        return
+    refused = judge.before_credentials(cfg, cluster, known_client_id(cfg, env,
+                                                                     interactive=interactive))
+    if refused is not None and refused.error is not None:
+        raise refused.error

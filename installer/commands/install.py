@@ -6,10 +6,13 @@ cache may happen here) → the local k3d cluster survey (and the container runti
 host steps it needs) → one overlapped read of the cluster → nothing to change? stop here
 (commands/settled.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
 credentials (or a browser sign-in) → the guard's verdict and the plan → the one question,
-listing every change with its argv (commands/asking.py). On the engine's own local cluster,
-which may not exist yet, the question comes before it is made: then the runtime or host
-steps and the cluster (created, started or adopted, then read), and the guard's verdict
-and the plan after it. Then the changes: recovery of a wedged
+listing every change with its argv (commands/asking.py). A refusal the guard can reach
+without credentials stops the run before they are asked for. On the engine's own local
+cluster, which may not exist yet, the question comes before it is made (a running one that
+is the current context is read and judged before it; what to do with an earlier client's
+data is chosen before the plan, which shows the directory mounted): then the runtime or
+host steps, a wipe that was chosen, and the cluster (created, started or adopted, then
+read), and the guard's verdict and the plan after it. Then the changes: recovery of a wedged
 release → chart repo → release directories → values file → device plugin adoption →
 metrics API → `helm upgrade --install` → kube context namespace → wait until the client is
 connected (commands/wait.py; exit 0 means connected).
@@ -28,8 +31,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from installer.commands import credentials, k3dcluster, localcluster, reads, settled, signin, wait
-from installer.commands.asking import ask_once, local_heading, terminal_or_refuse
-from installer.commands.gate import check_network, obtain_credentials, run_preflight, signin_wanted
+from installer.commands.asking import ask_once, leftover_lines, local_heading, terminal_or_refuse
+from installer.commands.gate import (
+    check_network,
+    guard_before_credentials,
+    obtain_credentials,
+    run_preflight,
+    signin_wanted,
+)
+from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
@@ -232,13 +242,15 @@ def _install(
                                   settings)  # fmt: skip
         if unchanged is not None:
             return unchanged
+        guard_before_credentials(cfg, env, cluster, interactive=interactive)
         run_preflight(cfg, env, ui, machine, cluster)
         terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
         # The cluster is this machine's and may not exist yet: Docker, k3d and the existing
-        # cluster's drift are blockers, known before anyone is asked anything; the one
-        # question lists the cluster's steps; the cluster is read once it is up.
+        # cluster's drift are blockers, known before anyone is asked anything; so is the
+        # guard's verdict on one that can be read as it is. The one question lists the
+        # cluster's steps; the cluster is read (again) once it is up.
         localcluster.blockers(local, ui)
         # One that runs and is already the current context is read first, as it is.
         early = None
@@ -253,19 +265,31 @@ def _install(
                                       chosen, settings)  # fmt: skip
             if unchanged is not None:
                 return unchanged
+            guard_before_credentials(cfg, env, early, interactive=interactive)
+        unmerged = None if early is not None else guard_unmerged(
+            local, cfg, env, redactor, os_, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
+            interactive=interactive)  # fmt: skip
         run_preflight(cfg, env, ui, machine)
         terminal_or_refuse(interactive)
+        # A choice, not the go-ahead: the plan below shows the data directory it mounts.
+        local, kept = localcluster.leftover_choice(local, cfg, env, ui, interactive=interactive,
+                                                   os_=os_)  # fmt: skip
+        cfg = kept.cfg
         # A sign-in registers against what is installed: it waits until the cluster is read.
         # Without a terminal or the CLI, the credentials (or their refusal) come first.
         signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
+            seen = early if early is not None else unmerged  # read as it is, before the question
+            refused = judge.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
+            if refused is not None and refused.error is not None:
+                raise refused.error if early is not None else with_merge_hint(refused.error, local)
         planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
                         local=local)  # fmt: skip
         ask_once(planned, fetched, ui, interactive=interactive, data_dir=cfg.host_data_dir,
-                 heading=local_heading(local, cfg))  # fmt: skip
+                 heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
-                                    os_=os_, kubectl=tools.kubectl)  # fmt: skip
+                                    os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings)
         if early is None:
             found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local,

@@ -2,6 +2,10 @@
 an earlier client left in the data directory. Data is never deleted without an explicit
 choice: `--wipe-data`/TB_LEFTOVER_ACTION=wipe, or `w` typed at the prompt. With no choice and
 nobody to ask, the install stops and says how to choose.
+
+The choice is made before the plan is shown (the directory chosen is the cluster's `-v`
+mount the plan lists); it is a choice, not the go-ahead: the wipe itself waits for the one
+question's yes (`carry_out`, from bring_up).
 """
 
 from __future__ import annotations
@@ -10,11 +14,13 @@ import dataclasses
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from installer.commands import credentials
 from installer.commands.asking import agree
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.localstate import leftover_said
 from installer.decide.settings import PlanConfig
 from installer.edges import datadir
 from installer.present.ui import Ui
@@ -62,14 +68,25 @@ def _verb(action: str | None) -> str:
     return {"create": "created", "start": "started"}.get(action or "", "used")
 
 
+@dataclass(frozen=True)
+class Choice:
+    """What was chosen for an earlier client's data: the config (its data directory, which
+    the cluster mounts) and the leftovers to delete once the go-ahead is given."""
+
+    cfg: PlanConfig
+    wipe: tuple[str, ...] = ()
+    said: str = ""  # the plan's line for it ("" when there was nothing to choose)
+
+
 def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
-          interactive: bool, os_: str) -> PlanConfig:  # fmt: skip
-    """Only before a new cluster: an existing one keeps its data by design."""
+          interactive: bool, os_: str) -> Choice:  # fmt: skip
+    """Only before a new cluster: an existing one keeps its data by design. Deletes
+    nothing: a wipe chosen here is carried out after the go-ahead (`carry_out`)."""
     s = local.settings
     assert s is not None
     found = list(local.leftovers)
     if not found or not s.leftover_guard:
-        return cfg
+        return Choice(cfg)
     ui.warn(f"data of an earlier tracebloc client is in {cfg.host_data_dir}:")
     for path in found:
         ui.info(f"  {path}")
@@ -89,17 +106,10 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
             action = CHOICES.get(terminal.ask("Choice [r/w/n/a]: ").strip().lower(), "abort")
         except EOFError:
             action = "abort"
-    if action == "reuse":
-        ui.info(f"keeping the data in {cfg.host_data_dir} (your choice)")
-        return cfg
-    if action == "wipe":
-        survivors = datadir.wipe(cfg.host_data_dir, found)
-        if survivors:
-            raise InstallerError(f"could not delete {', '.join(survivors)} (owned by another "
-                                 "user, or a link); nothing else was changed",
-                                 "remove them yourself, or choose another directory")  # fmt: skip
-        ui.info(f"deleted the earlier data in {cfg.host_data_dir} (your choice)")
-        return cfg
+    if action in ("reuse", "wipe"):
+        said = leftover_said(action, cfg.host_data_dir, node_local=node_local)
+        ui.info(f"earlier data in {said}")
+        return Choice(cfg, wipe=tuple(found) if action == "wipe" else (), said=said)
     if action == "new" and terminal is not None:
         try:
             raw = terminal.ask("New data directory: ").strip()
@@ -109,9 +119,26 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
             raise InstallerError("no directory given; nothing was changed", HOW_TO_CHOOSE)
         new = moved(cfg, typed_dir(raw, env, os_, cfg.storage_mode))
         again = dataclasses.replace(local, leftovers=tuple(datadir.leftovers(new.host_data_dir)))
-        return guard(again, new, env, ui, interactive=interactive, os_=os_)
+        chosen = guard(again, new, env, ui, interactive=interactive, os_=os_)
+        moved_to = (f"{cfg.host_data_dir}: left untouched; the data directory is "
+                    f"{chosen.cfg.host_data_dir} (your choice)")  # fmt: skip
+        return dataclasses.replace(chosen, said=chosen.said or moved_to)
     raise InstallerError(f"stopped: the data in {cfg.host_data_dir} was left untouched",
                          HOW_TO_CHOOSE)  # fmt: skip
+
+
+def carry_out(choice: Choice, ui: Ui) -> PlanConfig:
+    """After the go-ahead, before the cluster is created: the wipe that was chosen."""
+    if not choice.wipe:
+        return choice.cfg
+    data_dir = choice.cfg.host_data_dir
+    survivors = datadir.wipe(data_dir, list(choice.wipe))
+    if survivors:
+        raise InstallerError(f"could not delete {', '.join(survivors)} (owned by another "
+                             "user, or a link); the cluster was not created",
+                             "remove them yourself, or choose another directory")  # fmt: skip
+    ui.info(f"deleted the earlier data in {data_dir} (your choice)")
+    return choice.cfg
 
 
 def typed_dir(raw: str, env: Mapping[str, str], os_: str, storage_mode: str) -> str:

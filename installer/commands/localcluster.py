@@ -133,7 +133,12 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
                             if plan is not None and plan.refusal is not None
                             else (said, docker_remedy(os_, info.state)))  # fmt: skip
             return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
-        return Local(s, decision, machine, docker=info, runtime=plan)
+        # No Docker at all: no cluster of ours can exist, so the one made after Docker is
+        # new and the earlier data is decided now, before the plan (a stopped Docker may
+        # hold a cluster whose data this is: decided once it answers).
+        earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
+            if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
+        return Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier)
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -227,12 +232,29 @@ def blockers(local: Local, ui: Ui) -> None:
                 ui.info(f"  {line}")
 
 
+def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
+                    interactive: bool, os_: str) -> tuple[Local, leftover.Choice]:  # fmt: skip
+    """Before the plan is shown: what to do with an earlier client's data (a choice, not
+    the go-ahead). Another directory chosen is the cluster's `-v` mount, so the commands
+    the plan lists are built again for it; a wipe waits for the go-ahead (bring_up)."""
+    new = local.action == CREATE or (local.runtime is not None and bool(local.leftovers))
+    if local.settings is None or not local.managed or not new:
+        return local, leftover.Choice(cfg)
+    chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+    if chosen.cfg.host_data_dir != cfg.host_data_dir:
+        local = dataclasses.replace(local, commands=commands_for(
+            local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release))  # fmt: skip
+    return local, chosen
+
+
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str, kubectl: Tool) -> PlanConfig:  # fmt: skip
+             ui: Ui, *, interactive: bool, os_: str, kubectl: Tool,
+             chosen: leftover.Choice | None = None) -> PlanConfig:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
     the config (the data directory may have changed at the leftover question). Called
-    after `blockers` and after the one question (commands/install.py)."""
+    after `blockers`, `leftover_choice` (`chosen`) and the one question
+    (commands/install.py)."""
     s = local.settings
     if s is None or not local.managed:
         return cfg
@@ -265,10 +287,12 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
-                        kubectl=kubectl)  # fmt: skip
+                        kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
-        cfg = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        if chosen is None:  # Docker was set up first: no survey before the plan could look
+            chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        cfg = leftover.carry_out(chosen, ui)
         k3dcluster.create(local, cfg, env, ui, run, os_)
     elif local.action == START:
         with ui.step(f"Starting the local cluster {s.name}"):

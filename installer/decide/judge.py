@@ -88,6 +88,23 @@ def judge(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdi
                    installed_chart=chart)  # fmt: skip
 
 
+def before_credentials(cfg: PlanConfig, cluster: ClusterRead,
+                       client_id: str | None) -> Verdict | None:  # fmt: skip
+    """The guard's refusal known before anyone types or sends a credential, else None.
+    `client_id`: the id the run will install with, when known without asking (None: it is
+    typed or minted later). Without it, only a refusal no id could lift stops the run: one
+    that some installed client's own id would pass is left to the verdict after sign-in."""
+    verdict = judge(cfg, cluster, client_id)
+    if verdict.error is None or verdict.action != "refused":
+        return None
+    if client_id is not None:
+        return verdict
+    ids = {guard.installed_id(read) for read in cluster.values.values()} - {None}
+    if any(judge(cfg, cluster, other).error is None for other in ids):
+        return None
+    return verdict
+
+
 def release_for_sizing(cfg: PlanConfig, cluster: ClusterRead, verdict: Verdict) -> ReleaseRead:
     """The read the sizing uses: the target's; when there is no target (refused or
     unreachable), what was seen of the requested release, never a guess at absence."""

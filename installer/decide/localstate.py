@@ -45,3 +45,19 @@ class Local:
     @property
     def choices(self) -> dict[str, ToolChoice]:
         return {"k3d": self.k3d_choice} if self.k3d_choice is not None else {}
+
+
+def leftover_said(action: str | None, data_dir: str, *, node_local: bool = False) -> str:
+    """What becomes of an earlier client's data in `data_dir`, in the plan's words: the
+    choice (--reuse-data / --wipe-data / TB_LEFTOVER_ACTION, or typed), or that none was
+    given. A wipe is carried out only after the go-ahead."""
+    if action == "reuse":
+        kept = ("kept on disk, unused (node-local storage)" if node_local
+                else "kept and used by the new cluster")  # fmt: skip
+        return f"{data_dir}: {kept} (your choice)"
+    if action == "wipe":
+        return (f"{data_dir}: deleted after the go-ahead, before the new cluster is created "
+                "(your choice)")  # fmt: skip
+    return (f"{data_dir}: no choice given; install asks before its plan (reuse, wipe or "
+            "another directory), and under --yes stops (--reuse-data, --wipe-data or "
+            "--data-dir)")  # fmt: skip

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from installer.decide.localstate import leftover_said
 from installer.decide.model import (
     NodeRead,
     ReleaseRead,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     # Only `plan` needs rendering (and YAML): `probe` imports neither.
     from installer.commands.plan import Plan
     from installer.commands.probe import Facts
+    from installer.decide.localstate import Local
 
 
 def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:
@@ -221,6 +223,7 @@ def local_json(plan: Plan) -> dict[str, Any] | None:
         },
         "gpu": local.gpu,
         "leftovers": list(local.leftovers),
+        "leftover_choice": leftover_choice(local, plan.cfg.host_data_dir) if local.leftovers else None,
         "drift": [{"level": d.level, "message": d.message, "remedy": d.remedy}
                   for d in local.drift],
         "problems": [{"message": m, "remedy": r} for m, r in local.problems],
@@ -230,6 +233,12 @@ def local_json(plan: Plan) -> dict[str, Any] | None:
             "commands": runtime_lines(local.runtime),
             "grant_user": local.runtime.grant_user or None},
     }  # fmt: skip
+
+
+def leftover_choice(local: Local, data_dir: str) -> str:
+    s = local.settings
+    return leftover_said(s.leftover_action if s else None, data_dir,
+                         node_local=s is not None and s.storage_mode == "node-local")  # fmt: skip
 
 
 def local_text(plan: Plan) -> list[str]:
@@ -250,8 +259,8 @@ def local_text(plan: Plan) -> list[str]:
         lines += [f"    {line}" for line in runtime_lines(local.runtime)]
     lines += [f"  {d.level}: {d.message}" for d in local.drift]
     if local.leftovers:
-        lines.append("  earlier data (install asks, or --reuse-data/--wipe-data/--data-dir): "
-                     + ", ".join(local.leftovers))
+        lines.append(f"  earlier data: {leftover_choice(local, plan.cfg.host_data_dir)}")
+        lines.append("    found: " + ", ".join(local.leftovers))
     if local.commands:
         lines.append("  commands:")
         lines += ["    " + " ".join(_quote(part) for part in argv) for argv in local.commands]
