@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from installer.commands import credentials
-from installer.commands.asking import agree
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localstate import leftover_said
 from installer.decide.settings import PlanConfig
@@ -39,33 +38,6 @@ HOW_TO_CHOOSE = ("run again with one of:\n"
 
 def _terminal(os_: str) -> credentials.Terminal | None:
     return credentials.open_terminal(os_)
-
-
-def confirm(local: Local, ui: Ui, os_: str) -> None:
-    """Show what will be run against Docker and ask; no terminal means nobody can be asked,
-    and the run goes on as `--yes` would (creating a cluster deletes nothing)."""
-    terminal = _terminal(os_)
-    if terminal is None:
-        return
-    s = local.settings
-    assert s is not None
-    if local.runtime is not None:
-        from installer.commands.runtime import lines
-
-        terminal.say("Docker will be set up first, with (root: through sudo):")
-        for line in lines(local.runtime):
-            terminal.say("  " + line)
-        terminal.say(f"then the local cluster {s.name} will be created or started.")
-    else:
-        terminal.say(f"The local cluster {s.name} will be {_verb(local.action)} with:")
-    for argv in local.commands:
-        terminal.say("  " + " ".join(argv))
-    if not agree(terminal.ask, "Proceed?", default=True):
-        raise InstallerError("stopped before changing anything", "run again to install")
-
-
-def _verb(action: str | None) -> str:
-    return {"create": "created", "start": "started"}.get(action or "", "used")
 
 
 @dataclass(frozen=True)
