@@ -505,3 +505,28 @@ def test_the_summary_says_how_to_reach_a_cli_not_on_path(cli: FakeCli, tmp_path:
     assert "tracebloc data ingest" in note
     if sys.platform != "win32":
         assert f'export PATH="{cli.dir}:$PATH"' in note
+
+
+@pytest.mark.parametrize(("server", "named"), [
+    pytest.param("https://127.0.0.1:6550", "tracebloc", id="k3d-context-on-this-machine"),
+    pytest.param("https://10.20.0.7:6443", None, id="k3d-context-at-another-address"),
+])  # fmt: skip
+def test_the_k3d_cluster_is_named_for_the_remedy_only_when_it_is_on_this_machine(
+    server: str, named: str | None
+) -> None:
+    """The sign-in's "k3d cluster delete <name>" choice is offered for a k3d context the
+    locality decision shows to be here, never from the context's prefix alone."""
+    from installer.config import plan_config, probe_config
+    from installer.decide.clusterread import ClusterRead
+    from installer.decide.model import Gpu, KubeTarget, NodeRead
+
+    env = {"HOME": "/nonexistent-home"}
+    cfg = plan_config(env, probe_config(env, context="k3d-tracebloc"), os_="linux")
+    target = KubeTarget(True, context="k3d-tracebloc", server=server, cluster="k3d-tracebloc")
+    cluster = ClusterRead(target, ListRead(True), {}, {}, NodeRead(False, reason="not read"),
+                          Gpu())  # fmt: skip
+
+    setting = flow.setting_for(cfg, cluster)
+
+    assert setting.cluster_name == named
+    assert setting.kube_flags == ("--context", "k3d-tracebloc")

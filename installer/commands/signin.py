@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from installer.decide import signin
+from installer.decide import locality, signin
 from installer.decide.errors import BadInput, InstallerError, Refused
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
@@ -269,15 +269,16 @@ def hook(
 def setting_for(cfg: PlanConfig, cluster: ClusterRead | None) -> Setting:
     """The sign-in's view of this run. Without a cluster read (a local cluster created by
     this run) nothing is installed: the cluster did not exist."""
-    conn = cfg.probe.conn
-    kube = (*(("--kubeconfig", conn.kubeconfig) if conn.kubeconfig else ()),
-            *(("--context", conn.context) if conn.context else ()))  # fmt: skip
+    kube = tuple(cfg.probe.conn.kubectl_flags())
     if cluster is None:
         from installer.decide.model import ListRead
 
         return Setting(cfg.host_data_dir, ListRead(True), kube_flags=kube)
-    local = (cluster.target.context or "").removeprefix("k3d-") if (
-        cluster.target.context or "").startswith("k3d-") else None  # fmt: skip
+    # The k3d cluster's name only for a k3d context shown to be on this machine (the one
+    # locality decision): a k3d- context at another address is not ours to name.
+    context = cluster.target.context or ""
+    here = locality.where(cluster.target, cluster.nodes).local is True
+    local = context.removeprefix("k3d-") if here and context.startswith("k3d-") else None
     return Setting(cfg.host_data_dir, cluster.listing, stored_passwords(cluster.values),
                    cluster_name=local, kube_flags=kube)  # fmt: skip
 
