@@ -66,7 +66,7 @@ if argv == ["-v"]:
     sys.exit(0 if password_ok else 1)
 if argv[:1] != ["-n"]:  # the twin's bare `sudo COMMAND`
     argv = ["-n", *argv]
-if argv[1:] == ["true"]:
+if argv[1:] in (["true"], ["-v"]):  # `sudo -n -v`: the keepalive's refresh
     sys.exit(0 if nopw or os.path.exists(primed) else 1)
 if not nopw and not os.path.exists(primed):
     sys.stderr.write("sudo: a password is required\\n")
