@@ -235,3 +235,74 @@ def test_prepare_host_run_with_sudo_runs_directly_and_never_grants_the_administr
     assert ["usermod", "-aG", "docker", "bob"] in direct
     assert ["systemctl", "start", "docker"] in direct
     assert not any("admin" in " ".join(call) for call in direct)
+
+
+# --- the Docker daemon's proxy drop-in from an earlier run --------------------------------------
+
+DROPIN = "etc/systemd/system/docker.service.d/http-proxy.conf"
+OURS = "# Managed by tracebloc installer (#244)\n[Service]\nEnvironment=\"HTTP_PROXY=http://old:3128\"\n"
+FOREIGN = "[Service]\nEnvironment=\"HTTP_PROXY=http://it-managed:8080\"\n"
+
+
+def earlier_dropin(cluster: FakeCluster, text: str) -> os.PathLike[str]:
+    path = sysroot(cluster) / DROPIN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o644)  # the twin's was world-readable
+    return path
+
+
+def test_a_drop_in_an_earlier_run_left_is_removed_once_the_proxy_is_unset(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    path = earlier_dropin(cluster, OURS)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert not os.path.exists(path)
+    calls = root_calls(cluster)
+    removed = calls.index(["rm", "-f", "/" + DROPIN])
+    assert calls.index(["grep", "-qxE", r"# Managed by tracebloc installer( \(#244\))?", "/" + DROPIN]) < removed
+    assert removed < calls.index(["systemctl", "daemon-reload"]) < calls.index(["systemctl", "try-restart", "docker"])
+
+
+def test_a_proxy_drop_in_someone_else_wrote_is_left_as_it_is(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    path = earlier_dropin(cluster, FOREIGN)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert open(path, encoding="utf-8").read() == FOREIGN
+    assert "was not written by tracebloc: left as it is" in result.stdout + result.stderr
+    calls = root_calls(cluster)
+    assert not any(c[:1] in (["rm"], ["mv"]) for c in calls)
+    # Nothing of ours changed: the daemon is neither reloaded nor restarted for it.
+    assert ["systemctl", "daemon-reload"] not in calls and ["systemctl", "try-restart", "docker"] not in calls
+
+
+def test_a_foreign_drop_in_is_not_overwritten_when_a_proxy_is_set(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    path = earlier_dropin(cluster, FOREIGN)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert open(path, encoding="utf-8").read() == FOREIGN
+    assert "left as it is, so it is not rewritten" in result.stdout + result.stderr
+
+
+def test_our_drop_in_with_a_changed_proxy_is_rewritten_owner_only_in_one_rename(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    path = earlier_dropin(cluster, OURS)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode == 0, result.stderr
+    text = open(path, encoding="utf-8").read()
+    assert "http://old:3128" not in text and 'HTTPS_PROXY=http://ana:s3cr%%t@proxy.corp:3128"' in text
+    assert mode(path) == 0o600
+    assert not os.path.exists(str(path) + ".tracebloc-new")
+    calls = root_calls(cluster)
+    new = "/" + DROPIN + ".tracebloc-new"
+    written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
+    assert calls[written][:3] == ["install", "-m", "0600"]
+    assert calls.index(["mv", "-f", new, "/" + DROPIN]) == written + 1
+    assert calls.index(["systemctl", "try-restart", "docker"]) > written
+    assert all("s3cr%t" not in " ".join(e["argv"]) for e in cluster.call_log())

@@ -34,9 +34,20 @@ def hosts(endpoints: list[Endpoint]) -> list[str]:
                  ["api.tracebloc.io:443", "tracebloc.github.io:443", "registry-1.docker.io:443",
                   "auth.docker.io:443", "ghcr.io:443", "dl.k8s.io:443", "get.helm.sh:443"],
                  id="tools-to-download-once-each"),
-    pytest.param({"runtime": True, "mirror": "m.example"},
+    pytest.param({"runtime": ["https://download.docker.com/linux/debian/gpg",
+                              "https://download.docker.com/"], "mirror": "m.example"},
                  ["api.tracebloc.io:443", "tracebloc.github.io:443", "m.example:443",
-                  "get.docker.com:443", "download.docker.com:443"], id="runtime-installed"),
+                  "download.docker.com:443"], id="runtime-installed-once-each"),
+    pytest.param({"runtime": ["https://formulae.brew.sh/", "https://ghcr.io/v2/"]},
+                 ["api.tracebloc.io:443", "tracebloc.github.io:443", "registry-1.docker.io:443",
+                  "auth.docker.io:443", "ghcr.io:443", "formulae.brew.sh:443"],
+                 id="runtime-host-already-probed-as-a-registry"),
+    pytest.param({"nvidia": True}, ["api.tracebloc.io:443", "tracebloc.github.io:443",
+                                    "registry-1.docker.io:443", "auth.docker.io:443",
+                                    "ghcr.io:443", "nvcr.io:443"], id="nvidia-device-plugin"),
+    pytest.param({"nvidia": True, "mirror": "m.example"},
+                 ["api.tracebloc.io:443", "tracebloc.github.io:443", "m.example:443"],
+                 id="nvidia-device-plugin-from-the-mirror"),
 ])  # fmt: skip
 def test_endpoints_come_from_the_configuration(kwargs: dict[str, object], expected: list[str]) -> None:
     args: dict[str, object] = {"chart_repo": REPO_URL, "mirror": None, **kwargs}

@@ -178,8 +178,26 @@ def test_the_proxy_drop_in_is_owner_only_and_keeps_a_password_with_quotes_and_pe
     assert restart.when == "changed"
 
 
-def test_no_proxy_means_no_drop_in() -> None:
-    assert not any(s.argv[-1] == rt.PROXY_DROPIN for s in decide(linux()).steps)
+def test_no_proxy_means_no_drop_in_and_an_earlier_one_of_ours_is_removed() -> None:
+    steps = decide(linux()).steps
+    assert [s.argv for s in steps if s.argv[-1] == rt.PROXY_DROPIN] == [("rm", "-f", rt.PROXY_DROPIN)]
+    removal = next(s for s in steps if s.argv[-1] == rt.PROXY_DROPIN)
+    assert removal.guard == "ours" and removal.optional
+    # Reloaded and restarted only when that removal happened, not for another file.
+    reload = [s for s in steps if s.argv[:1] == ("systemctl",) and s.argv[1] in ("daemon-reload", "try-restart")]
+    assert [s.when for s in reload] == [f"changed:{rt.PROXY_DROPIN}"] * 2
+
+
+def test_the_proxy_drop_in_is_only_ever_written_over_our_own_in_one_rename() -> None:
+    plan = decide(linux(proxy={"HTTPS_PROXY": "http://proxy:3128"}))
+    dropin = next(s for s in plan.steps if s.argv[-1] == rt.PROXY_DROPIN)
+    assert dropin.guard == "ours"
+    lines = [line.split("    #")[0] for line in rt.plan_lines(plan)]
+    new = rt.PROXY_DROPIN + rt.NEW_SUFFIX
+    at = lines.index(f"sudo -n grep -qxE '# Managed by tracebloc installer( \\(#244\\))?' {rt.PROXY_DROPIN}")
+    assert lines[at + 1:at + 4] == [f"sudo -n cmp -s '<staged file>' {rt.PROXY_DROPIN}",
+                                    f"sudo -n install -m 0600 '<staged file>' {new}",
+                                    f"sudo -n mv -f {new} {rt.PROXY_DROPIN}"]
 
 
 def test_a_corporate_ca_is_given_to_the_daemon_only() -> None:

@@ -26,7 +26,7 @@ from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.executables import make_executable
 from tests.fakes.localcluster import creatable, machine_without_cluster
-from tests.fakes.runtime_host import linux_host, root_calls
+from tests.fakes.runtime_host import linux_host, root_calls, sysroot
 from tests.test_cli_install import env_for, fresh
 
 TWIN_REPO = Path("/work/.mirror/tracebloc+client/repo")
@@ -110,8 +110,12 @@ def effects(calls: list[list[str]], dropin: str = "") -> set[str]:
             out |= {f"module {m}" for m in argv[1:] if m != "-a"}
         elif head == "tee":
             out.add(f"write {argv[-1]}")
-        elif head == "install" and "-d" not in argv:
+        elif head == "install" and "-d" not in argv and not argv[-1].endswith(".tracebloc-new"):
             out.add(f"write {argv[-1]}")
+        elif head == "mv":  # the engine's atomic write: the new file renamed over the old
+            out.add(f"write {argv[-1]}")
+        elif head == "rm":
+            out.add(f"remove {argv[-1]}")
         elif head == "systemctl" and argv[1:2] in (["is-active"], ["status"]):
             continue  # reads
         elif head in ("systemctl", "usermod"):
@@ -151,6 +155,8 @@ SCENARIOS = {
     "proxy-set": ("ubuntu", "install", "missing", {"HTTPS_PROXY": PROXY}),
     "stopped": ("debian", "install", "stopped", {}),
     "tier-0": ("ubuntu", "install", "running", {}),
+    # A drop-in an earlier run wrote (the twin's marker), the proxy unset since.
+    "stale-proxy-dropin": ("debian", "install", "stopped", {}),
     "prepare-host": ("ubuntu", "prepare-host", "missing", {"TB_PREPARE_USER": "bob"}),
 }
 SIGNED = {  # the signed repository instead of get.docker.com (or dnf config-manager)
@@ -165,7 +171,9 @@ DIFFERENCES = {
     "proxy-set": (SIGNED["apt"][0], SIGNED["apt"][1] | {"systemctl try-restart docker"}),
     "prepare-host": SIGNED["apt"], "fedora": SIGNED["rpm"], "rhel-9": SIGNED["rpm"],
     "rocky-9": SIGNED["rebuild"],
+    "stale-proxy-dropin": (set(), {"systemctl try-restart docker"}),
 }
+STALE = "# Managed by tracebloc installer (#244)\n[Service]\nEnvironment=\"HTTP_PROXY=http://gone:3128\"\n"
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
@@ -173,7 +181,10 @@ def test_the_engine_runs_as_root_what_the_twin_ran(tmp_path: Path, backend: Back
                                                    name: str) -> None:  # fmt: skip
     distro, command, docker, extra = SCENARIOS[name]
     twin = FakeCluster(tmp_path / "twin")
-    twin_env = linux_host(twin, distro, docker=docker, sudo="nopw")
+    twin_env = linux_host(twin, distro, docker=docker, sudo="nopw", etc_tools=False)
+    if name == "stale-proxy-dropin":
+        (twin.root / "twin-dropin").mkdir()
+        (twin.root / "twin-dropin" / "http-proxy.conf").write_text(STALE, encoding="utf-8")
     run_twin(twin, twin_env, PREPARE="1" if command == "prepare-host" else "",
              TIER0="1" if docker == "running" else "", **extra)  # fmt: skip
     twin_effects = effects(root_calls(twin), str(twin.root / "twin-dropin"))
@@ -181,6 +192,10 @@ def test_the_engine_runs_as_root_what_the_twin_ran(tmp_path: Path, backend: Back
     if command == "install":
         creatable(machine_without_cluster(fresh(engine)))
     engine_env = linux_host(engine, distro, docker=docker, sudo="nopw")
+    if name == "stale-proxy-dropin":
+        dropin = sysroot(engine) / "etc/systemd/system/docker.service.d/http-proxy.conf"
+        dropin.parent.mkdir(parents=True)
+        dropin.write_text(STALE, encoding="utf-8")
     engine_side = engine_effects(engine, backend, command, engine_env, **extra)
 
     # The twin's get.docker.com script runs as `bash <tempfile>`: one effect, named once.

@@ -147,8 +147,11 @@ def plan_network(cfg: PlanConfig, env: Mapping[str, str], plan: Any,
                   document: dict[str, Any]) -> tuple[int, list[str]]:  # fmt: skip
     """install's network preflight, shown by plan (commands/network.py): 1 on a stop."""
     from installer.commands import network
+    from installer.commands.netneeds import from_plan
     from installer.present import netreport
 
-    report = network.check(cfg, env, tools=network.tool_urls(plan.facts.tools))
+    needs = from_plan(plan, env)
+    report = network.check(cfg, env, tools=[*network.tool_urls(plan.facts.tools), *needs.tools],
+                           runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
     document["network"] = netreport.as_json(report)
     return (1 if report.stop else 0), netreport.text_lines(report)

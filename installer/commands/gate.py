@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, network, signin
+from installer.commands import credentials, netneeds, network, signin
 from installer.commands.tools import REQUIRED, this_settings
 from installer.decide import judge, preflight, reach
 from installer.decide.clusterread import ClusterRead
@@ -65,7 +65,9 @@ def check_network(
         return None
     choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
                           timeout=cfg.probe.timeout)  # fmt: skip
-    network.gate(cfg, env, ui, tools=network.tool_urls(choices))
+    needs = netneeds.before_gate(cfg, env, machine, os_name(sys.platform))
+    network.gate(cfg, env, ui, tools=[*network.tool_urls(choices), *needs.tools],
+                 runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
     return choices
 
 

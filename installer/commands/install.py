@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from installer.commands import credentials, k3dcluster, localcluster, reads, settled, signin, wait
 from installer.commands.asking import ask_once, leftover_lines, local_heading, terminal_or_refuse
+from installer.commands.emulation import check_amd64
 from installer.commands.gate import (
     check_network,
     guard_before_credentials,
@@ -320,6 +321,8 @@ def _install(
              interactive=interactive and not local.managed, data_dir=cfg.host_data_dir,
              heading=target_lines(plan), notes=plan.notes)  # fmt: skip
     # --- from here on, things change ---
+    if local.managed:  # the pods run in this Mac's Docker only on the engine's own cluster
+        check_amd64(env, redactor, ui, os_=os_, arch=plan.facts.machine.arch, mysql=plan.mysql)
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn

@@ -23,8 +23,8 @@ from installer.present.ui import Ui
 
 def tool_urls(choices: Mapping[str, ToolChoice] | None) -> list[str]:
     """The URLs of the tools install cannot do without (kubectl, helm) that will be
-    downloaded; a tool found anywhere is not. k3d, fetched only by the local-cluster path
-    once Docker has been read, is not among them."""
+    downloaded; a tool found anywhere is not. k3d (the local-cluster path's) comes from
+    commands/netneeds.py."""
     return [c.url for name, c in (choices or {}).items()
             if name in REQUIRED and c.source == "download" and c.url]  # fmt: skip
 
@@ -34,11 +34,13 @@ def check(
     env: Mapping[str, str],
     *,
     tools: Iterable[str] = (),
-    runtime: bool = False,
+    runtime: Iterable[str] = (),
+    nvidia: bool = False,
 ) -> network.Report:
     """Probe every needed host (all at once, bounded) and judge the answers.
-    `tools`: the download URLs of the tools that will be fetched; `runtime`: whether the
-    container runtime will be installed (its hosts are needed then only)."""
+    `tools`: the download URLs of the tools that will be fetched; `runtime`: the hosts of
+    the container runtime's install (commands/netneeds.py: none unless it will be
+    installed); `nvidia`: the chart's NVIDIA device plugin image will be pulled."""
     if preflight.skipped(env):
         return network.skipped_report()
     chosen = network.ca_variable(env)
@@ -51,7 +53,8 @@ def check(
         endpoints = network.endpoints(
             backend.backend_url(cfg.client_env, env),
             chart_repo=DEFAULT_REPO_URL if cfg.chart_is_default else None,
-            mirror=cfg.registry.mirror, tool_urls=tools, runtime=runtime)  # fmt: skip
+            mirror=cfg.registry.mirror, tool_urls=tools, runtime=runtime,
+            nvidia=nvidia)  # fmt: skip
         source = "plan"
     trusted = netprobe.trust(ca_path, chosen[0] if chosen else "")
     probes = netprobe.probe_all(endpoints, env, trusted)
@@ -76,12 +79,12 @@ class NetworkStop(InstallerError):
 
 def gate(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *, tools: Iterable[str] = (),
-    runtime: bool = False,
+    runtime: Iterable[str] = (), nvidia: bool = False,
 ) -> network.Report:  # fmt: skip
     """`check`, shown; a stop raises (exit 1) before anything is asked or changed. Skipped
     (TRACEBLOC_SKIP_PREFLIGHT): nothing is shown here, the machine preflight's one line
     says so for both."""
-    report = check(cfg, env, tools=tools, runtime=runtime)
+    report = check(cfg, env, tools=tools, runtime=runtime, nvidia=nvidia)
     if report.skipped:
         return report
     lines = netreport.text_lines(report)

@@ -115,7 +115,13 @@ def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, 
     primes = tuple(s for s in plan.steps if s.kind == "prime")
     done = execute(dataclasses.replace(plan, steps=primes), runner) if primes else []
     rest = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "prime"))
-    with ui.step("Setting up the container runtime (Docker)"):
+    from contextlib import nullcontext
+
+    from installer.edges.sudokeep import keepalive
+
+    # The password was asked for: its ticket is kept fresh until the last root step.
+    kept = keepalive(env) if primes and not plan.as_root else nullcontext()
+    with kept, ui.step("Setting up the container runtime (Docker)"):
         done = [*done, *execute(rest, Runner(env, redactor, plan.as_root, say=ui.info,
                                              warn=ui.warn))]  # fmt: skip
     for note in plan.notes:

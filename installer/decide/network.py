@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from installer.decide.errors import BadInput
+from installer.decide.runtime import DOCKER_DOWNLOAD, RuntimePlan
+from installer.decide.runtime_macos import HOMEBREW_URL
 
 CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
 CRITICALS = "PF_CRITICALS"
@@ -35,11 +37,18 @@ NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
 # Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
 # site's own host: its certificate says nothing about inspection).
 OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com")
-# The container runtime's installer hosts, for the caller that installs a runtime.
-RUNTIME_ENDPOINTS = (
-    ("Docker install (get.docker.com)", "https://get.docker.com/"),
-    ("Docker packages (download.docker.com)", "https://download.docker.com/"),
-)
+# The container runtime's hosts, named (runtime_urls says which a runtime plan reaches).
+RUNTIME_LABELS = {
+    "download.docker.com": "Docker packages",
+    "desktop.docker.com": "Docker Desktop",
+    "raw.githubusercontent.com": "Homebrew install",
+    "github.com": "Homebrew clone",
+    "formulae.brew.sh": "Homebrew formulae",
+    "ghcr.io": "Homebrew bottles",
+}
+DOCKER_PACKAGES = "https://download.docker.com/"
+BREW_URLS = ("https://formulae.brew.sh/", "https://ghcr.io/v2/")
+HOMEBREW_CLONE = "https://github.com/"
 
 # Issuer organisations of the public CAs that sign the well-known hosts' certificates.
 _PUBLIC_ISSUERS = re.compile(
@@ -150,7 +159,7 @@ def endpoints(
     chart_repo: str | None,
     mirror: str | None,
     tool_urls: Iterable[str] = (),
-    runtime: bool = False,
+    runtime: Iterable[str] = (),
     nvidia: bool = False,
 ) -> list[Endpoint]:
     """Every host this install needs, in one list: the backend the credentials go to, the
@@ -179,10 +188,44 @@ def endpoints(
         seen.add(parts.netloc)
         out.append(Endpoint(f"tool download ({parts.hostname})", f"https://{parts.netloc}/",
                             kind=Kind.TOOL, well_known=parts.hostname in OFFICIAL_TOOL_HOSTS))  # fmt: skip
-    if runtime:
-        out += [Endpoint(label, url, kind=Kind.RUNTIME, well_known=True)
-                for label, url in RUNTIME_ENDPOINTS]  # fmt: skip
+    taken = {e.hostport for e in out}
+    for url in runtime:  # runtime_urls(plan): empty unless the runtime will be installed
+        found = Endpoint("", url, kind=Kind.RUNTIME)
+        if found.host and found.hostport not in taken:
+            taken.add(found.hostport)
+            name = RUNTIME_LABELS.get(found.host, "container runtime install")
+            out.append(Endpoint(f"{name} ({found.host})", f"https://{urlsplit(url).netloc}/",
+                                kind=Kind.RUNTIME, well_known=found.host in RUNTIME_LABELS))  # fmt: skip
     return out
+
+
+def runtime_urls(plan: RuntimePlan | None, fetch_mirror: str | None = None) -> list[str]:
+    """The hosts a runtime plan reaches, once each: what the engine downloads itself (a
+    fetch step's URL; with TRACEBLOC_TOOLS_MIRROR the mirror instead: `fetch_mirror` is its
+    https base, or "" for a directory, which needs no host) and what the programs it runs
+    reach on their own: apt and dnf read Docker's repository (download.docker.com) named in
+    the files the plan puts in place; brew reads its formulae and pulls bottles from ghcr.io;
+    Homebrew's installer clones from github.com. Starting a stopped runtime reaches nothing.
+    A distribution's own package mirrors (Amazon Linux, Arch, openSUSE) are the machine's
+    configuration and are not probed."""
+    if plan is None or plan.refusal is not None:
+        return []
+    out: list[str] = []
+    for step in plan.steps:
+        if step.kind == "fetch" and step.url:
+            if fetch_mirror is None:
+                out.append(step.url)
+            elif fetch_mirror:
+                out.append(fetch_mirror)
+            if step.url.startswith(DOCKER_DOWNLOAD):
+                out.append(DOCKER_PACKAGES)  # the key or .repo file: the packages follow
+            if step.url == HOMEBREW_URL:
+                out.append(HOMEBREW_CLONE)
+        if step.kind == "stage" and DOCKER_DOWNLOAD in step.content:
+            out.append(DOCKER_PACKAGES)  # an apt source line naming Docker's repository
+        if step.argv[:2] == ("brew", "install"):
+            out += BREW_URLS
+    return list(dict.fromkeys(out))
 
 
 def parse_criticals(text: str, is_loopback: object) -> list[Endpoint]:

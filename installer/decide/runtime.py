@@ -28,6 +28,10 @@ CA_DROPIN = f"{DROPIN_DIR}/tracebloc-ca.conf"
 CA_DIR = "/etc/docker/tracebloc-ca"
 MODULES_FILE = "/etc/modules-load.d/tracebloc.conf"
 MARKER = "# Managed by tracebloc installer"
+# The first line of a drop-in the engine (or the bash twin, `(#244)`) wrote: a file is the
+# engine's to rewrite or remove only when a line is exactly this (grep -xE, Python re alike).
+MARKER_LINE = r"# Managed by tracebloc installer( \(#244\))?"
+NEW_SUFFIX = ".tracebloc-new"  # not *.conf: systemd never reads a half-written one
 KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
 LOCK_WAIT_S = 600
@@ -93,7 +97,12 @@ class Step:
     url: str = ""
     check: str = ""  # for "fetch": "openpgp:<fpr>" | "sha256-from:<url>" | ""
     secret: bool = False  # `content` may hold a password: never shown, never logged
-    when: str = ""  # "changed": only when a staged file before it changed what was there
+    when: str = ""  # "changed": only when a staged file before it changed what was there;
+    # "changed:<path>": only when a guarded step before it wrote or removed <path>
+    # "ours": argv[-1] is written (or removed) only when it is absent (for a write) or holds
+    # MARKER_LINE; anything else is left as it is, with a warning. A write goes to
+    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place.
+    guard: str = ""
 
 
 STAGED = "<staged file>"
@@ -215,6 +224,9 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
         if step.kind == "fetch":
             check = f", checked: {step.check}" if step.check else ""
             lines.append(f"download {step.url} -> {STAGED}    # as you{check}")
+        if step.guard == "ours":
+            lines += guard_lines(step, plan.as_root)
+            continue
         if step.root and step.kind in ("stage", "fetch") and step.argv[0] == "install":
             probe = Step(("cmp", "-s", STAGED, step.argv[-1]), "", root=True)
             lines.append(f"{shown(probe, plan.as_root)}    # unchanged: not rewritten")
@@ -222,7 +234,31 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
                   "wait-docker": f" (until it answers, up to {step.timeout:g}s)",
                   "modules": f" (then {step.content} and again, when one does not load)"
                   if step.content else ""}.get(step.kind, "")  # fmt: skip
-        when = " (only when a file changed)" if step.when == "changed" else ""
+        when = " (only when a file changed)" if step.when == "changed" else (
+            f" (only when {step.when[8:]} was removed or changed)" if step.when else "")
         optional = " [a failure is a warning]" if step.optional else ""
         lines.append(f"{shown(step, plan.as_root)}    # {step.why}{suffix}{when}{optional}")
     return lines
+
+
+def guard_probe(path: str) -> tuple[str, ...]:
+    """Is `path` the engine's own file? grep's answer: 0 yes, 1 no, 2 absent or unreadable."""
+    return ("grep", "-qxE", MARKER_LINE, path)
+
+
+def guard_lines(step: Step, as_root: bool) -> list[str]:
+    """How `plan` shows a guarded step: the check, then what runs when it passes."""
+    dest = step.argv[-1]
+    check = Step(guard_probe(dest), "", root=step.root)
+    optional = " [a failure is a warning]" if step.optional else ""
+    out = [f"{shown(check, as_root)}    # only tracebloc's own file"
+           + (" (or none yet)" if step.kind == "stage" else "") + ": anything else is left as it is"]
+    if step.kind != "stage":
+        return out + [f"{shown(step, as_root)}    # {step.why}{optional}"]
+    new = dest + NEW_SUFFIX
+    probe = Step(("cmp", "-s", STAGED, dest), "", root=step.root)
+    written = Step((*step.argv[:-1], new), "", root=step.root)
+    moved = Step(("mv", "-f", new, dest), "", root=step.root)
+    return out + [f"{shown(probe, as_root)}    # unchanged: not rewritten",
+                  f"{shown(written, as_root)}    # {step.why}{optional}",
+                  f"{shown(moved, as_root)}    # put in place in one rename"]

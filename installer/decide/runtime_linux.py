@@ -199,7 +199,15 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
     if dropin is not None:
         steps.append(Step(("install", "-m", "0600", STAGED, PROXY_DROPIN),
                           "the proxy for Docker's image pulls (owner-only: it may hold the "
-                          "proxy password)", kind="stage", content=dropin, secret=True))  # fmt: skip
+                          "proxy password)", kind="stage", content=dropin, secret=True,
+                          guard="ours"))  # fmt: skip
+    else:
+        # The twin's `_configure_docker_proxy` with no proxy set: a drop-in an earlier run
+        # wrote would keep dockerd pulling through a proxy that is gone.
+        steps.append(Step(("rm", "-f", PROXY_DROPIN), "remove the proxy an earlier run gave "
+                          "Docker (no proxy is set now)", optional=True, guard="ours"))  # fmt: skip
+        if not facts.ca_bundle:
+            return (*steps, *_reload(when=f"changed:{PROXY_DROPIN}"))
     if facts.ca_bundle:
         steps += [
             Step(("install", "-m", "0755", "-d", CA_DIR), "a directory for the corporate CA"),
@@ -208,13 +216,16 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
             Step(("install", "-m", "0644", STAGED, CA_DROPIN), "Docker trusts it",
                  kind="stage", content=ca_dropin()),  # fmt: skip
         ]
-    if steps:
-        steps += [
-            Step(("systemctl", "daemon-reload"), "systemd reads the new settings", optional=True),
+    return (*steps, *_reload())
+
+
+def _reload(when: str = "") -> tuple[Step, ...]:
+    """daemon-reload (always, or `when`), then a running daemon restarted only when a file
+    changed (`when` names which, else any)."""
+    return (Step(("systemctl", "daemon-reload"), "systemd reads the new settings",
+                 optional=True, when=when),
             Step(("systemctl", "try-restart", "docker"), "a running daemon takes them",
-                 timeout=120, optional=True, when="changed"),  # fmt: skip
-        ]
-    return tuple(steps)
+                 timeout=120, optional=True, when=when or "changed"))  # fmt: skip
 
 
 __all__ = ["decide_linux"]

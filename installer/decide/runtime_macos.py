@@ -122,6 +122,25 @@ def needs_amd64_check(arch: str, mysql_engine: str, allow_arm64: bool = False) -
     return arch == "arm64" and mysql_engine == "5.7" and not allow_arm64
 
 
+AMD64_SMOKE_TIMEOUT_S = 120.0  # the twin's TB_AMD64_SMOKE_TIMEOUT default
+DOCKER_FAILED_RC = 125  # `docker run` itself failed (the daemon, the image pull): no container ran
+
+
+def amd64_verdict(rc: int | None, output: str) -> str:
+    """What the smoke run shows: "ok" (it ran), "broken" (the container ran and failed, or
+    an exec-format error: the twin's verdict on any failure), "timeout" (`rc` None: it did
+    not finish within the bound; the twin stopped there too), "unknown" (Docker itself
+    failed before a container ran, e.g. the image could not be pulled: emulation was not
+    tried, so that is no evidence either way)."""
+    if rc is None:
+        return "timeout"
+    if rc == 0:
+        return "ok"
+    if rc == DOCKER_FAILED_RC and "exec format error" not in output.lower():
+        return "unknown"
+    return "broken"
+
+
 def amd64_refusal() -> tuple[str, str]:
     return ("amd64 emulation does not work on this Apple Silicon Mac, and this install uses "
             "the amd64-only MySQL 5.7 image: it would crash-loop",

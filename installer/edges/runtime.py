@@ -49,6 +49,7 @@ class Runner:
     sleep: Callable[[float], None] = time.sleep
     done: list[str] = field(default_factory=list)
     changed: bool = False
+    touched: set[str] = field(default_factory=set)  # the guarded files written or removed
     _stage: str = ""
 
     def tool(self, name: str) -> Tool:
@@ -91,7 +92,8 @@ def execute(plan: RuntimePlan, runner: Runner, *,
     at the first required step that fails."""
     try:
         for index, step in enumerate(plan.steps):
-            if step.when == "changed" and not runner.changed:
+            if (step.when == "changed" and not runner.changed) or (
+                    step.when.startswith("changed:") and step.when[8:] not in runner.touched):  # fmt: skip
                 log.debug("skipped (nothing changed): %s", shown(step, runner.as_root))
                 continue
             _one(step, index, plan, runner, fetch or _download(runner.env))
@@ -120,6 +122,12 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
             fetch(step.url, path)
             _check(step, path, fetch, run)
         argv = tuple(path if part == STAGED else part for part in argv)
+    if step.guard:  # only the engine's own file is written or removed (edges/runtime_guard.py)
+        from installer.edges.runtime_guard import guarded
+
+        guarded(run, step, argv, _run, _same_as)
+        return
+    if step.kind in ("stage", "fetch"):
         if step.root and argv[0] == "install" and _same_as(run, step, path, argv[-1]):
             run.done.append(f"{argv[-1]} is already as wanted")
             return

@@ -9,9 +9,13 @@ import sys
 from collections.abc import Mapping
 
 from installer.decide.drift import DockerRead
+from installer.decide.errors import ToolTimeout
 from installer.decide.model import MachineFacts
+from installer.decide.redact import Redactor
 from installer.decide.runtime import Facts
+from installer.decide.runtime_macos import AMD64_SMOKE
 from installer.edges import call, proc
+from installer.edges.docker import find_docker
 from installer.edges.runtime_linux import present_tools, user_name
 
 COLIMA_NAMES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
@@ -73,3 +77,16 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         memory_gib=(machine.host_memory_bytes or machine.memory_total_bytes) / 2**30,
         colima={n: env[n] for n in COLIMA_NAMES if env.get(n, "").strip()},
     )  # fmt: skip
+
+
+
+def amd64_smoke(env: Mapping[str, str], redactor: Redactor, *, timeout: float) -> tuple[int | None, str]:
+    """The twin's `_macos_amd64_emulation_ok`: `docker run --rm --platform linux/amd64
+    busybox:1.36 true`, bounded (the child tree is killed at the deadline). (rc, what it
+    said); rc None when it did not finish in time. Raises ToolNotFound without docker."""
+    try:
+        result = proc.run(find_docker(env, "darwin"), list(AMD64_SMOKE[1:]), timeout=timeout,
+                          env=env, redactor=redactor)  # fmt: skip
+    except ToolTimeout:
+        return None, ""
+    return result.rc, redactor(f"{result.stderr}\n{result.stdout}".strip())

@@ -66,7 +66,7 @@ if argv == ["-v"]:
     sys.exit(0 if password_ok else 1)
 if argv[:1] != ["-n"]:  # the twin's bare `sudo COMMAND`
     argv = ["-n", *argv]
-if argv[1:] == ["true"]:
+if argv[1:] in (["true"], ["-v"]):  # `sudo -n -v`: the keepalive's refresh
     sys.exit(0 if nopw or os.path.exists(primed) else 1)
 if not nopw and not os.path.exists(primed):
     sys.stderr.write("sudo: a password is required\\n")
@@ -94,6 +94,40 @@ shutil.copyfile(src, root + dest)
 os.chmod(root + dest, mode)
 '''
 
+# grep -qxE, test -e, rm -f and mv -f on files under /etc, performed under `sysroot` (the
+# engine's guarded drop-in steps); any other path is refused, so no test touches the real /etc.
+ETC_TOOL = '''import json, os, re, sys
+log, root = {log!r}, {root!r}
+tool, argv = os.path.basename(sys.argv[0]), sys.argv[1:]
+with open(log, "a", encoding="utf-8") as out:
+    out.write(json.dumps({{"tool": tool, "argv": argv, "pid": os.getpid(), "env": {{}},
+                          "env_names": []}}) + "\\n")
+def at(path):
+    if not path.startswith("/etc/"):
+        sys.stderr.write(f"fake {{tool}}: {{path}} is not under /etc\\n")
+        sys.exit(99)
+    return root + path
+if tool == "grep":
+    try:
+        with open(at(argv[-1]), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        sys.exit(2)
+    sys.exit(0 if any(re.fullmatch(argv[-2], line) for line in lines) else 1)
+if tool == "test":
+    sys.exit(0 if os.path.exists(at(argv[-1])) else 1)
+if tool == "rm":
+    try:
+        os.unlink(at(argv[-1]))
+    except FileNotFoundError:
+        pass
+    sys.exit(0)
+if tool == "mv":
+    os.replace(at(argv[-2]), at(argv[-1]))
+    sys.exit(0)
+sys.exit(98)
+'''
+
 SG = '''import json, os, subprocess, sys
 log, marks = {log!r}, {marks!r}
 argv = sys.argv[1:]
@@ -112,8 +146,9 @@ def sysroot(cluster: FakeCluster) -> Path:
 
 
 def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
-               sudo: str = "pw", password_ok: bool = True) -> dict[str, str]:
-    """Script the machine; returns the environment the engine runs with.
+               sudo: str = "pw", password_ok: bool = True, etc_tools: bool = True) -> dict[str, str]:  # fmt: skip
+    """Script the machine; returns the environment the engine runs with. `etc_tools`:
+    grep, test, rm and mv act under `sysroot` (the bash twin's side runs without them).
 
     `docker`: missing (installed by the package manager), stopped (started by
     systemctl), denied (running, this user not in the group: usermod then sg), running."""
@@ -128,6 +163,8 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
     if not env_program.exists():
         env_program.symlink_to(shutil.which("env") or "/usr/bin/env")
     make_executable(cluster.bin / "sg", SG.format(log=log, marks=marks, granted=GRANTED))
+    for tool in ("grep", "test", "rm", "mv") if etc_tools else ():
+        make_executable(cluster.bin / tool, ETC_TOOL.format(log=log, root=str(sysroot(cluster))))
     for tool in ("systemctl", "usermod", "modprobe", "cmp", PACKAGE_MANAGER[distro]):
         cluster.install(tool)
     for tool in ("systemctl", "modprobe", PACKAGE_MANAGER[distro]):

@@ -1,0 +1,105 @@
+"""Which hosts beyond the backend, the chart and the registries this install will need, as
+the network preflight asks before anything changes: the container runtime's hosts when the
+runtime will be installed, k3d's download host when k3d will be downloaded, NVIDIA's
+registry when the chart's NVIDIA device plugin will be pulled.
+
+`plan` reads them off what its survey already read (`from_plan`); `install` asks before
+its survey (the preflight comes before any download), with reads only: the kube context,
+`docker info`, the runtime decision's reads (`sudo -n true` changes nothing), `k3d version`
+and `nvidia-smi -L` (`before_gate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from installer.config import PlanConfig
+from installer.decide import localcluster as lc
+from installer.decide import network
+from installer.decide.errors import InstallerError
+from installer.decide.model import MachineFacts
+from installer.decide.runtime import RuntimePlan
+from installer.decide.tooling import ToolChoice
+
+if TYPE_CHECKING:
+    from installer.decide.localstate import Local
+
+
+@dataclass(frozen=True)
+class Needs:
+    tools: tuple[str, ...] = ()  # download URLs of tools beyond kubectl and helm (k3d)
+    runtime: tuple[str, ...] = ()  # the runtime's hosts (network.runtime_urls)
+    nvidia: bool = False  # the chart's NVIDIA device plugin image will be pulled
+
+
+def fetch_mirror(env: Mapping[str, str]) -> str | None:
+    """The runtime's downloads come from TRACEBLOC_TOOLS_MIRROR when set: its https base,
+    or "" for a directory on this machine (no host to reach)."""
+    from installer.edges.tools import parse_mirror
+
+    mirror = parse_mirror(env)
+    if mirror is None:
+        return None
+    return mirror.base if mirror.kind == "url" else ""
+
+
+def _k3d_url(choice: ToolChoice | None) -> tuple[str, ...]:
+    if choice is not None and choice.source == "download" and not choice.fetched and choice.url:
+        return (choice.url,)
+    return ()
+
+
+def combine(k3d: ToolChoice | None, runtime: RuntimePlan | None, env: Mapping[str, str],
+            nvidia: bool) -> Needs:  # fmt: skip
+    return Needs(_k3d_url(k3d), tuple(network.runtime_urls(runtime, fetch_mirror(env))), nvidia)
+
+
+def from_plan(plan: Any, env: Mapping[str, str]) -> Needs:
+    """What `plan` already read: the local-cluster survey's k3d and runtime plan, and the
+    GPU plan (the chart's NVIDIA device plugin on)."""
+    local: Local | None = getattr(plan, "local", None)
+    gpu = plan.site.gpu
+    nvidia = gpu.vendor == "nvidia" and gpu.chart_plugin
+    if local is None or not local.managed:
+        return Needs(nvidia=nvidia)
+    k3d = local.k3d_choice
+    if k3d is None:  # the survey stopped at Docker: k3d is resolved after it, as install does
+        k3d = _resolve_k3d(env)
+    return combine(k3d, local.runtime, env, nvidia)
+
+
+def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, os_: str) -> Needs:
+    """install's: only the engine's own local cluster brings these hosts, so a named
+    kubeconfig or context (or a current context that is not the engine's) reads nothing."""
+    from installer.commands import runtime
+    from installer.edges import docker, kubeconfig
+    from installer.edges.gpu import detect_gpu
+
+    conn = cfg.probe.conn
+    if conn.kubeconfig or conn.context:
+        return Needs()
+    try:
+        decision = lc.decide(conn, kubeconfig.read_context(env, os_), lc.settings(env))
+    except InstallerError:
+        return Needs()  # the survey after the preflight says why, in its place
+    if decision.manage is not True:
+        return Needs()
+    timeout = cfg.probe.timeout
+    plan = None
+    if os_ in ("linux", "darwin"):
+        info = docker.read_info(env, os_, timeout=timeout)
+        if info.state != "running":
+            plan = runtime.survey(env, os_, info, machine, timeout=timeout)
+    nvidia = detect_gpu(env, os_, timeout=timeout).vendor == "nvidia"
+    return combine(_resolve_k3d(env), plan, env, nvidia)
+
+
+def _resolve_k3d(env: Mapping[str, str]) -> ToolChoice | None:
+    from installer.commands.tools import resolve_tool
+
+    try:
+        return resolve_tool("k3d", env)
+    except InstallerError:
+        return None

@@ -1,0 +1,78 @@
+"""A runtime step guarded "ours" (decide/runtime.Step.guard): a file under /etc is written
+or removed only when it is the engine's own — absent (for a write) or holding the marker
+line the engine (or the bash twin) put first in it. A file someone else manages is left as
+it is, with a warning; one that cannot be read counts as someone else's. A write is
+atomic: the new content is put next to the file (`<file>.tracebloc-new`, owner-only by its
+`install -m`), then renamed over it; a file already as wanted is not rewritten, so a
+running daemon is not bounced for nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from installer.decide.runtime import NEW_SUFFIX, Step, guard_probe
+from installer.edges import proc
+from installer.edges.call import NoAnswer
+
+
+class Runner(Protocol):  # edges/runtime.Runner, without importing it (no cycle)
+    done: list[str]
+    changed: bool
+    touched: set[str]
+
+    def answer(self, step: Step, argv: tuple[str, ...],
+               timeout: float | None = None) -> proc.Result | NoAnswer: ...
+    def warn(self, text: str) -> None: ...
+
+
+R = TypeVar("R", bound=Runner)
+
+
+def state(run: Runner, step: Step, path: str) -> str:
+    """ours | foreign | absent | unreadable, read as the step runs (root through sudo)."""
+    probe = Step(guard_probe(path), "is it tracebloc's own", root=step.root)
+    answer = run.answer(probe, probe.argv, timeout=30)
+    if isinstance(answer, NoAnswer):
+        return "unreadable"
+    rc = answer.rc
+    if rc == 0:
+        return "ours"
+    if rc == 1:
+        return "foreign"
+    exists = Step(("test", "-e", path), "does it exist", root=step.root)
+    answer = run.answer(exists, exists.argv, timeout=30)
+    if isinstance(answer, NoAnswer):
+        return "unreadable"
+    return "absent" if answer.rc == 1 else "unreadable"
+
+
+def guarded(run: R, step: Step, argv: tuple[str, ...], _run: Callable[[R, Step, tuple[str, ...]], bool],
+            _same_as: Callable[[R, Step, str, str], bool]) -> None:  # fmt: skip
+    """Carry out a guarded step (`argv` with the staged file in place); `_run` and
+    `_same_as` are edges/runtime.py's (a step run and logged; root's file compared)."""
+
+    dest = argv[-1]
+    found = state(run, step, dest)
+    if found in ("foreign", "unreadable"):
+        run.warn(f"{dest} was not written by tracebloc"
+                 + (" (it could not be read)" if found == "unreadable" else "")
+                 + f": left as it is, so it is not {'rewritten' if step.kind == 'stage' else 'removed'}; "
+                 "check that it says what Docker's daemon should use")  # fmt: skip
+        return
+    if step.kind != "stage":  # a removal
+        if found == "absent":
+            return
+        if _run(run, step, argv):
+            run.changed = True
+            run.touched.add(dest)
+        return
+    if found == "ours" and _same_as(run, step, argv[-2], dest):
+        run.done.append(f"{dest} is already as wanted")
+        return
+    new = dest + NEW_SUFFIX
+    move = ("mv", "-f", new, dest)
+    if _run(run, step, (*argv[:-1], new)) and _run(run, Step(move, "put it in place in one rename",
+                                                            root=step.root), move):  # fmt: skip
+        run.changed = True
+        run.touched.add(dest)

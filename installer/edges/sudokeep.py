@@ -1,0 +1,47 @@
+"""The twin's sudo keepalive (`preflight_sudo`): while the privileged flow runs, the sudo
+ticket the one password prompt gave is refreshed (`sudo -n -v`, never a prompt) every 50 s,
+so a package install longer than sudo's `timestamp_timeout` does not leave the next root
+step facing "a password is required". Bounded: each refresh has its own deadline (and its
+child is killed at it); the refreshing stops when the flow ends, at the first refresh that
+fails (there is no ticket left to keep), and with the engine (a daemon thread: it never
+outlives the process, unlike the twin's background subshell)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from installer.decide.errors import InstallerError
+from installer.edges import proc
+
+INTERVAL_S = 50.0  # the twin's `sleep 50`
+CALL_TIMEOUT_S = 10.0
+
+
+@contextmanager
+def keepalive(env: Mapping[str, str], *, interval: float = INTERVAL_S,
+              call_timeout: float = CALL_TIMEOUT_S) -> Iterator[None]:  # fmt: skip
+    sudo = proc.find_on_path("sudo", env, "linux")
+    if sudo is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def refresh() -> None:
+        while not stop.wait(interval):
+            try:
+                result = proc.run(sudo, ["-n", "-v"], timeout=call_timeout, env=env,
+                                  keep_terminal=True)  # fmt: skip
+            except InstallerError:
+                return
+            if result.rc != 0:
+                return
+
+    thread = threading.Thread(target=refresh, name="sudo-keepalive", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=call_timeout + 1)
