@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from installer.config import PlanConfig
 from installer.decide import localcluster as lc
 from installer.decide import network
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import RuntimePlan
+from installer.decide.settings import PlanConfig
 from installer.decide.tooling import ToolChoice
 
 if TYPE_CHECKING:

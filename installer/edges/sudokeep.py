@@ -12,8 +12,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from installer.decide.errors import InstallerError
-from installer.edges import proc
+from installer.edges import call, proc
 
 INTERVAL_S = 50.0  # the twin's `sleep 50`
 CALL_TIMEOUT_S = 10.0
@@ -30,12 +29,9 @@ def keepalive(env: Mapping[str, str], *, interval: float = INTERVAL_S,
 
     def refresh() -> None:
         while not stop.wait(interval):
-            try:
-                result = proc.run(sudo, ["-n", "-v"], timeout=call_timeout, env=env,
-                                  keep_terminal=True)  # fmt: skip
-            except InstallerError:
-                return
-            if result.rc != 0:
+            result = call.answer(sudo, ["-n", "-v"], timeout=call_timeout, env=env,
+                                 keep_terminal=True)  # fmt: skip
+            if isinstance(result, call.NoAnswer) or result.rc != 0:
                 return
 
     thread = threading.Thread(target=refresh, name="sudo-keepalive", daemon=True)
