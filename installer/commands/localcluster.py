@@ -26,6 +26,7 @@ from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localstate import ADOPT, CREATE, START, Local
 from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
+from installer.decide.yesno import flag
 from installer.edges import datadir, docker, k3d, kubeconfig, proc
 from installer.edges.tools import ToolChoice
 from installer.present.ui import Ui
@@ -240,7 +241,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                         redactor, cfg.host_data_dir,
                         ask=terminal.ask if terminal is not None else None,
                         say=ui.info, our_cluster_running=False,
-                        resume=bool(env.get("TRACEBLOC_RESUME")))  # fmt: skip
+                        resume=flag(env, "TRACEBLOC_RESUME"))  # fmt: skip
         again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
         if again.windows is not None:
             raise InstallerError("Docker Desktop still does not answer after it was set up",

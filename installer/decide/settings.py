@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.yesno import flag
 
 DEFAULT_NAMESPACE = "tracebloc"
 
@@ -162,14 +163,5 @@ class InstallSettings:
 
 
 def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    """1/true/yes/on or 0/false/no/off (any case); unset or empty: `default`. Anything else
-    is BadInput: a typo must not silently decide either way."""
-    raw = env.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise BadInput(f"{name}={env[name]!r} is not understood",
-                   f"set {name} to 1 or 0, or unset it")  # fmt: skip
+    """The one yes/no parser (decide/yesno.flag), under the name config.py imports."""
+    return flag(env, name, default)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from installer.decide import hostdirs
 from installer.decide.errors import BadInput
+from installer.decide.yesno import flag
 from installer.edges.machine import filesystem_type
 
 
@@ -67,7 +68,7 @@ def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | No
     windows = os_ == "windows"
     home = _home(env, windows)
     system = _system_dirs(env, windows)
-    allow = env.get("TRACEBLOC_ALLOW_NETWORK_FS", "").strip() not in ("", "0")
+    allow = flag(env, "TRACEBLOC_ALLOW_NETWORK_FS")
     warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
                                        system, windows=windows, allow_network=allow,
                                        variable=variable or variable_for(env, os_))  # fmt: skip
