@@ -12,8 +12,10 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from installer.decide import paths
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.paths import absolute_path, home_dir  # noqa: F401  (moved to decide/paths)
 from installer.decide.quantity import QuantityError
 from installer.decide.resolve import validate_override
 from installer.decide.settings import (  # noqa: F401  (the settings' types live in decide/)
@@ -240,38 +242,9 @@ def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str,
     return value
 
 
-def home_dir(env: Mapping[str, str], os_: str) -> str:
-    home = env.get("USERPROFILE") if os_ == "windows" else env.get("HOME")
-    if not home:
-        var = "USERPROFILE" if os_ == "windows" else "HOME"
-        raise BadInput(
-            f"{var} is not set, so there is no default data directory",
-            "set HOST_DATA_DIR to the directory the values file should live in",
-        )
-    return home
-
-
 def data_dir(env: Mapping[str, str], os_: str) -> str:
     """HOST_DATA_DIR, else ~/.tracebloc: the values file, install.log, support bundles."""
-    join = ntpath.join if os_ == "windows" else posixpath.join
-    given = env.get("HOST_DATA_DIR", "").strip()
-    return absolute_path(given, env, os_, "HOST_DATA_DIR") if given else join(
-        home_dir(env, os_), ".tracebloc")
-
-
-def absolute_path(given: str, env: Mapping[str, str], os_: str, what: str) -> str:
-    """`given` with a leading `~` made the home directory; a path that is still relative is
-    BadInput. A relative path would be checked against one directory and used in another
-    (the current one), so it is never guessed at."""
-    path = ntpath if os_ == "windows" else posixpath
-    text = given
-    if text == "~" or text.startswith(("~/", "~\\") if os_ == "windows" else "~/"):
-        text = home_dir(env, os_) + text[1:]
-    if not path.isabs(text) or (os_ == "windows" and not path.splitdrive(text)[0]):
-        shown = f"{what} {given!r}" if " " in what else f"{what}={given!r}"
-        raise BadInput(f"{shown} is not an absolute path",
-                       "give a full path (~ is your home directory), such as ~/tracebloc-data")
-    return path.normpath(text)
+    return paths.data_dir(env, os_)
 
 
 def plan_config(
