@@ -253,8 +253,10 @@ def plan_config(
     *,
     os_: str,
     chart: str | None = None,
+    host_data_dir: str | None = None,
 ) -> PlanConfig:
-    """Existence checks (chart directory, caller's values file) are the caller's: no I/O here."""
+    """Existence checks (chart directory, caller's values file) are the caller's: no I/O here.
+    `host_data_dir`: the data directory decide/paths.py already chose (else chosen here)."""
     join = ntpath.join if os_ == "windows" else posixpath.join
     check_text(env, CREDENTIAL_VARIABLES + PROXY_VARIABLES)
     raw_id, raw_password = env.get("TRACEBLOC_CLIENT_ID"), env.get("TRACEBLOC_CLIENT_PASSWORD")
@@ -268,7 +270,7 @@ def plan_config(
     chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
     chart_ref = (chart or "").strip() or chart_path or None
 
-    host_data_dir = data_dir(env, os_)
+    host_data_dir = host_data_dir or data_dir(env, os_)
     values_file = env.get("TRACEBLOC_VALUES_FILE", "").strip()
     return PlanConfig(
         probe=probe,
