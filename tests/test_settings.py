@@ -83,7 +83,7 @@ def test_the_data_directory_and_the_paths_under_it_are_named_once() -> None:
     assert where == paths.Paths(
         home="/home/ana", data_dir="/home/ana/.tracebloc", data_dir_source="HOME",
         log_file="/home/ana/.tracebloc/install.log", data_lock="/home/ana/.tracebloc/install.lock",
-        locks_dir="/home/ana/.tracebloc/locks")  # fmt: skip
+        locks_dir="/home/ana/.tracebloc/locks", tools_cache="/home/ana/.tracebloc/bin")  # fmt: skip
 
 
 def test_windows_paths_use_the_profile_and_backslashes() -> None:
@@ -91,6 +91,12 @@ def test_windows_paths_use_the_profile_and_backslashes() -> None:
     assert (where.data_dir, where.log_file, where.locks_dir) == (
         "D:\\tb", "D:\\tb\\install.log", "C:\\Users\\ana\\.tracebloc\\locks")
     assert where.data_dir_source == "HOST_DATA_DIR"
+    assert where.tools_cache == "C:\\Users\\ana\\AppData\\Local\\tracebloc\\bin"
+
+
+def test_a_data_directory_without_a_home_has_no_default_tools_cache() -> None:
+    where = paths.paths({"HOST_DATA_DIR": "/srv/tb"}, "linux")
+    assert (where.data_dir, where.locks_dir, where.tools_cache) == ("/srv/tb", "/srv/tb", None)
 
 
 def test_no_home_and_no_data_directory_is_bad_input_naming_both() -> None:

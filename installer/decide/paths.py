@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ntpath
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from installer.decide.errors import BadInput
@@ -104,6 +104,9 @@ class Paths:
     log_file: str
     data_lock: str
     locks_dir: str
+    # The default cache of downloaded tools (None without a home directory); a set
+    # TRACEBLOC_TOOLS_DIR replaces it (edges/tools.tools_dir makes that one absolute).
+    tools_cache: str | None = None
 
 
 def paths(env: Mapping[str, str], os_: str, *, data_dir_from_flag: bool = False) -> Paths:
@@ -117,4 +120,13 @@ def paths(env: Mapping[str, str], os_: str, *, data_dir_from_flag: bool = False)
         log_file=join(where, LOG_FILE),
         data_lock=join(where, LOCK_FILE),
         locks_dir=locks_dir(env, os_, where),
+        tools_cache=_or_none(default_tools_dir, env, os_),
     )
+
+
+def _or_none(compute: Callable[[Mapping[str, str], str], str], env: Mapping[str, str],
+             os_: str) -> str | None:  # fmt: skip
+    try:
+        return compute(env, os_)
+    except BadInput:
+        return None

@@ -1,7 +1,8 @@
 """The validated settings of a run, as plain data, and the pure parsers they are built with.
 
 `installer/config.py` builds these from the options and the environment (and is read by `cli`
-and `commands/` only); every lower layer receives them, never the environment's raw text.
+and `commands/` only); `commands/settings.build` calls it once per run, with the paths
+(decide/paths.py) and every other check. Every lower layer receives plain values.
 """
 
 from __future__ import annotations
