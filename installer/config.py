@@ -328,3 +328,8 @@ def check_kubeconfig_variable(env: Mapping[str, str]) -> None:
         raise BadInput(f"KUBECONFIG={raw!r} names no file that exists",
                        "point KUBECONFIG at your kubeconfig file, or unset it (then "
                        "~/.kube/config is used, or the local cluster is created)")  # fmt: skip
+
+
+def prepare_user(env: Mapping[str, str]) -> str:
+    """TB_PREPARE_USER: the user `prepare-host` grants the docker group ("" = none named)."""
+    return env.get("TB_PREPARE_USER", "").strip()

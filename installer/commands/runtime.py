@@ -125,10 +125,9 @@ def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, 
 
 
 def prepare_host(env: Mapping[str, str], redactor: Redactor, ui: Ui, os_: str,
-                 machine: MachineFacts, timeout: float) -> list[str]:  # fmt: skip
-    """The privileged half only, for TB_PREPARE_USER; the administrator's sudo is the
-    consent, so nothing is asked. Returns what was done."""
-    target = env.get("TB_PREPARE_USER", "").strip()
+                 machine: MachineFacts, timeout: float, target: str) -> list[str]:  # fmt: skip
+    """The privileged half only, for `target` (TB_PREPARE_USER); the administrator's sudo is
+    the consent, so nothing is asked. Returns what was done."""
     if os_ != "linux":
         raise InstallerError("prepare-host is for Linux hosts",
                              "on macOS install Docker Desktop (or colima) as an administrator, "
