@@ -333,3 +333,10 @@ def check_kubeconfig_variable(env: Mapping[str, str]) -> None:
 def prepare_user(env: Mapping[str, str]) -> str:
     """TB_PREPARE_USER: the user `prepare-host` grants the docker group ("" = none named)."""
     return env.get("TB_PREPARE_USER", "").strip()
+
+
+def client_name(env: Mapping[str, str]) -> str:
+    """TRACEBLOC_CLIENT_NAME, the name browser sign-in registers, cleaned ("" = ask)."""
+    from installer.decide.signin import clean_name
+
+    return clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))
