@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from installer import __version__
 from installer.decide import printable
-from installer.decide.errors import BadInput, InstallerError
+from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.edges import lifetime, trust
+from installer.edges import lifetime
 from installer.present import options as surface
 from installer.present import output
 from installer.present.console import is_terminal, owns_console, pause
 
 if TYPE_CHECKING:
-    from installer.decide.settings import InstallSettings, PlanConfig, ProbeConfig
+    from installer.commands.settings import Settings
 
 # Each command imports what it needs when it runs: `--version` and `--help` stay instant in
 # the frozen binary, which unpacks every module it imports.
@@ -120,6 +120,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     command = argv[0] if argv else ""
     try:
         args = build_parser().parse_args(argv)  # --help exits here, before any import
+        args.from_flags = old.given_by  # HOST_DATA_DIR ← --data-dir: errors name the flag
         from installer.config import env_secrets
         from installer.edges.frozen import prepare_children
 
@@ -163,22 +164,12 @@ def _failed(as_json: bool, code: int, message: str, remedy: str,
 
 
 
-def _probe_config(args: argparse.Namespace, env: dict[str, str]) -> ProbeConfig:
-    from installer.config import probe_config
+def _settings(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> Settings:
+    """The one call that reads the environment: every setting the command uses, validated
+    (exit 2 naming the variable or flag), the same way for `plan` and `install`."""
+    from installer.commands.settings import build
 
-    kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
-    if kubeconfig and not os.path.isfile(kubeconfig):
-        raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
-    if not kubeconfig:
-        from installer.config import check_kubeconfig_variable
-
-        check_kubeconfig_variable(env)
-    from installer.edges import kubeconfig as kubeconfig_files
-
-    kubeconfig_files.check_files(env, os_name(sys.platform), kubeconfig,  # no FIFO, no bomb
-                                 parse=args.command != "probe")  # fmt: skip
-    return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
-                        context=args.context)  # fmt: skip
+    return build(args, env, redactor, from_flags=getattr(args, "from_flags", None))
 
 
 def run_version(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -194,46 +185,16 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
     from installer.commands.probe import gather
     from installer.present import report
 
-    cfg = _probe_config(args, env)
-    facts = gather(cfg, env, redactor)
+    facts = gather(_settings(args, env, redactor).probe, env, redactor)
     return 0 if output.emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor) else 1
-
-
-def _validated(
-    args: argparse.Namespace, env: dict[str, str], redactor: Redactor
-) -> tuple[PlanConfig, InstallSettings]:
-    """Every setting install reads, checked the same way for `plan` and `install`: what
-    one refuses (exit 2, naming the variable), the other refuses too."""
-    from installer.commands.plan import check_paths
-    from installer.config import install_settings, plan_config
-    from installer.decide import preflight
-    from installer.edges import backend
-
-    probe_cfg = _probe_config(args, env)
-    cfg = plan_config(env, probe_cfg, os_=os_name(sys.platform), chart=args.chart)
-    redactor.add(*cfg.secrets)
-    check_paths(cfg, env, args.chart)
-    settings = install_settings(env, keep_context=args.keep_context_namespace)
-    preflight.skipped(env)
-    preflight.thresholds(env)
-    backend.backend_url(cfg.client_env, env)
-    trust.ca_bundle(env)
-    return cfg, settings
-
-
-
-
-
-
-
-
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands import dryrun
 
-    cfg, settings = _validated(args, env, redactor)
-    return dryrun.run_plan(args, cfg, settings, env, redactor)
+    settings = _settings(args, env, redactor)
+    assert settings.plan is not None and settings.install is not None  # built for plan
+    return dryrun.run_plan(args, settings.plan, settings.install, env, redactor)
 
 
 
@@ -249,22 +210,22 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer.commands.install import install, log_path_for
-    from installer.commands.runtime import refuse_sudo_wrapped
+    from installer.commands.install import install
     from installer.edges.hostdirs import check_writable
     from installer.present.summary import install_json, summary
     from installer.present.ui import Ui
 
-    refuse_sudo_wrapped(env, os_name(sys.platform))  # before any file is made, as the twin
-    cfg, settings = _validated(args, env, redactor)
+    built = _settings(args, env, redactor)  # refuses a sudo-wrapped install first, as the twin
+    assert built.plan is not None and built.install is not None and built.paths is not None
+    cfg, settings = built.plan, built.install
     # Before the log opens and before anything else: the data directory must take files.
-    check_writable(cfg.host_data_dir, env, os_name(sys.platform))
+    check_writable(cfg.host_data_dir, env, os_name(sys.platform), built.paths.data_dir_source)
     lifetime.stop_cleanly_on_termination()
     # The spinner only when a person watches both streams (stdout piped to a file or `jq`
     # means a script is reading), and not under --verbose, whose log lines would garble it.
     watched = not args.verbose and is_terminal(sys.stdout) and is_terminal(sys.stderr)
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
-    log_path = log_path_for(cfg)
+    log_path = built.paths.log_file
     handler = output.log_to_file(log_path, redactor, ui)
     log.info("tracebloc-installer %s: install (%s)", __version__,
              "non-interactive" if args.yes else "interactive")  # fmt: skip
@@ -293,22 +254,23 @@ def run_status(args: argparse.Namespace, env: dict[str, str], redactor: Redactor
     from installer.commands.status import gather_status
     from installer.present.health import status_json, status_text
 
-    status = gather_status(_probe_config(args, env), env, redactor)
+    status = gather_status(_settings(args, env, redactor).probe, env, redactor)
     output.emit(args.json, status_json(status), status_text(status), redactor)
     return 0 if status.healthy else 1
 
 
 def run_diagnose(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.diagnose import collect, plan_config_or_reason
-    from installer.config import data_dir
 
-    probe_cfg = _probe_config(args, env)
+    built = _settings(args, env, redactor)
+    assert built.paths is not None
+    probe_cfg = built.probe
     plan_cfg, reason = plan_config_or_reason(env, probe_cfg)
     if plan_cfg is not None:
         redactor.add(*plan_cfg.secrets)
     sys.stderr.write("collecting diagnostics (secrets are masked before anything is written) ...\n")
     written = collect(probe_cfg, plan_cfg, reason, env, redactor,
-                      data_dir=data_dir(env, os_name(sys.platform)))  # fmt: skip
+                      data_dir=built.paths.data_dir)  # fmt: skip
     text = f"support bundle written: {written.path}"
     text += "".join(f"\n  note: {note}" for note in written.notes)
     output.emit(args.json, {"bundle": written.path, "files": list(written.files),
@@ -318,12 +280,13 @@ def run_diagnose(args: argparse.Namespace, env: dict[str, str], redactor: Redact
 
 def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands import uninstall, uninstall_flow
-    from installer.config import data_dir
 
     options = uninstall.Options(args.delete_data, args.delete_cluster)
-    cfg = uninstall.pinned(_probe_config(args, env), env, options)
+    built = _settings(args, env, redactor)
+    assert built.paths is not None
+    cfg = uninstall.pinned(built.probe, env, options)
     tools = uninstall.find(env, redactor, options)
-    where = data_dir(env, os_name(sys.platform))
+    where = built.paths.data_dir
     with uninstall.locked(env, where, cfg, options):
         return uninstall_flow.confirm_and_remove(
             args, cfg, tools, uninstall.survey(cfg, tools, where, options), options, redactor)

@@ -12,8 +12,10 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from installer.decide import paths
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.paths import absolute_path, home_dir  # noqa: F401  (moved to decide/paths)
 from installer.decide.quantity import QuantityError
 from installer.decide.resolve import validate_override
 from installer.decide.settings import (
@@ -238,38 +240,9 @@ def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str,
     return value
 
 
-def home_dir(env: Mapping[str, str], os_: str) -> str:
-    home = env.get("USERPROFILE") if os_ == "windows" else env.get("HOME")
-    if not home:
-        var = "USERPROFILE" if os_ == "windows" else "HOME"
-        raise BadInput(
-            f"{var} is not set, so there is no default data directory",
-            "set HOST_DATA_DIR to the directory the values file should live in",
-        )
-    return home
-
-
 def data_dir(env: Mapping[str, str], os_: str) -> str:
     """HOST_DATA_DIR, else ~/.tracebloc: the values file, install.log, support bundles."""
-    join = ntpath.join if os_ == "windows" else posixpath.join
-    given = env.get("HOST_DATA_DIR", "").strip()
-    return absolute_path(given, env, os_, "HOST_DATA_DIR") if given else join(
-        home_dir(env, os_), ".tracebloc")
-
-
-def absolute_path(given: str, env: Mapping[str, str], os_: str, what: str) -> str:
-    """`given` with a leading `~` made the home directory; a path that is still relative is
-    BadInput. A relative path would be checked against one directory and used in another
-    (the current one), so it is never guessed at."""
-    path = ntpath if os_ == "windows" else posixpath
-    text = given
-    if text == "~" or text.startswith(("~/", "~\\") if os_ == "windows" else "~/"):
-        text = home_dir(env, os_) + text[1:]
-    if not path.isabs(text) or (os_ == "windows" and not path.splitdrive(text)[0]):
-        shown = f"{what} {given!r}" if " " in what else f"{what}={given!r}"
-        raise BadInput(f"{shown} is not an absolute path",
-                       "give a full path (~ is your home directory), such as ~/tracebloc-data")
-    return path.normpath(text)
+    return paths.data_dir(env, os_)
 
 
 def plan_config(
@@ -278,8 +251,10 @@ def plan_config(
     *,
     os_: str,
     chart: str | None = None,
+    host_data_dir: str | None = None,
 ) -> PlanConfig:
-    """Existence checks (chart directory, caller's values file) are the caller's: no I/O here."""
+    """Existence checks (chart directory, caller's values file) are the caller's: no I/O here.
+    `host_data_dir`: the data directory decide/paths.py already chose (else chosen here)."""
     join = ntpath.join if os_ == "windows" else posixpath.join
     check_text(env, CREDENTIAL_VARIABLES + PROXY_VARIABLES)
     raw_id, raw_password = env.get("TRACEBLOC_CLIENT_ID"), env.get("TRACEBLOC_CLIENT_PASSWORD")
@@ -293,7 +268,7 @@ def plan_config(
     chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
     chart_ref = (chart or "").strip() or chart_path or None
 
-    host_data_dir = data_dir(env, os_)
+    host_data_dir = host_data_dir or data_dir(env, os_)
     values_file = env.get("TRACEBLOC_VALUES_FILE", "").strip()
     return PlanConfig(
         probe=probe,
@@ -351,3 +326,15 @@ def check_kubeconfig_variable(env: Mapping[str, str]) -> None:
         raise BadInput(f"KUBECONFIG={raw!r} names no file that exists",
                        "point KUBECONFIG at your kubeconfig file, or unset it (then "
                        "~/.kube/config is used, or the local cluster is created)")  # fmt: skip
+
+
+def prepare_user(env: Mapping[str, str]) -> str:
+    """TB_PREPARE_USER: the user `prepare-host` grants the docker group ("" = none named)."""
+    return env.get("TB_PREPARE_USER", "").strip()
+
+
+def client_name(env: Mapping[str, str]) -> str:
+    """TRACEBLOC_CLIENT_NAME, the name browser sign-in registers, cleaned ("" = ask)."""
+    from installer.decide.signin import clean_name
+
+    return clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))

@@ -42,23 +42,50 @@ def plannable(cluster: FakeCluster) -> FakeCluster:
 # --- paths are absolute ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("flag", [
-    pytest.param(["HOST_DATA_DIR=tbdata"], id="variable"),
-    pytest.param(["--data-dir=tbdata"], id="twin-flag"),
+@pytest.mark.parametrize(("flag", "named"), [
+    pytest.param(["HOST_DATA_DIR=tbdata"], "HOST_DATA_DIR='tbdata'", id="variable"),
+    pytest.param(["--data-dir=tbdata"], "--data-dir='tbdata'", id="twin-flag"),
+    pytest.param(["--data-dir", "tbdata"], "--data-dir='tbdata'", id="twin-flag-separate"),
 ])  # fmt: skip
-def test_a_relative_data_dir_is_bad_input_named(cluster: FakeCluster, flag: list[str]) -> None:
+def test_a_relative_data_dir_is_bad_input_naming_what_was_typed(
+    cluster: FakeCluster, flag: list[str], named: str
+) -> None:
+    # The flag's value reaches the settings as HOST_DATA_DIR; the error still names the flag.
     plannable(cluster)
     env = dict(CREDENTIALS)
     args = ["plan"]
     if flag[0].startswith("HOST_DATA_DIR="):
         env["HOST_DATA_DIR"] = flag[0].split("=", 1)[1]
     else:
-        args.append(flag[0])
+        args += flag
     result = cluster.run(*args, **env)
 
     assert result.returncode == 2, result.stderr
-    assert "HOST_DATA_DIR='tbdata' is not an absolute path" in result.stderr
+    assert f"{named} is not an absolute path" in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2  # the error and its remedy
     assert not (cluster.root / "tbdata").exists()
+
+
+@POSIX
+@pytest.mark.parametrize(("command", "via_flag"), [
+    pytest.param(("plan",), True, id="plan-flag"), pytest.param(("plan",), False, id="plan-variable"),
+    pytest.param(("install", "--yes"), True, id="install-flag"),
+])  # fmt: skip
+def test_a_data_dir_outside_the_home_is_refused_naming_the_flag_or_the_variable(
+    cluster: FakeCluster, command: tuple[str, ...], via_flag: bool
+) -> None:
+    plannable(cluster)
+    outside = "/etc/tracebloc-data"
+    if via_flag:
+        result = cluster.run(*command, f"--data-dir={outside}", **CREDENTIALS)
+    else:
+        result = cluster.run(*command, **{**CREDENTIALS, "HOST_DATA_DIR": outside})
+
+    assert result.returncode == 2, result.stderr
+    named = "--data-dir" if via_flag else "HOST_DATA_DIR"
+    assert f"{named}='{outside}' is inside the system directory" in result.stderr
+    assert ("give --data-dir=" in result.stderr) == via_flag
+    assert [call for call in cluster.calls("helm") if "upgrade" in call] == []
 
 
 def test_a_tilde_data_dir_is_the_home_not_a_folder_named_tilde(cluster: FakeCluster) -> None:

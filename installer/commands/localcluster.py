@@ -28,6 +28,7 @@ from installer.decide.model import KubeTarget, MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
+from installer.decide.yesno import flag
 from installer.edges import childio, datadir, docker, k3d, kubeconfig
 from installer.present.ui import Ui
 
@@ -268,7 +269,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                         redactor, cfg.host_data_dir,
                         ask=terminal.ask if terminal is not None else None,
                         say=ui.info, our_cluster_running=False,
-                        resume=bool(env.get("TRACEBLOC_RESUME")))  # fmt: skip
+                        resume=flag(env, "TRACEBLOC_RESUME"))  # fmt: skip
         again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
         if again.windows is not None:
             raise InstallerError("Docker Desktop still does not answer after it was set up",

@@ -55,10 +55,12 @@ class Plan:
     changes: tuple[Change, ...] = ()  # every change install makes, in order (present/changes.py)
 
 
-def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None) -> None:
-    chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
-    if chart_path and not chart_flag and not os.path.isdir(chart_path):
-        raise BadInput(f"TRACEBLOC_CHART_PATH={chart_path!r} is not a chart directory")
+def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None,
+                variable: str | None = None) -> None:  # fmt: skip
+    """`variable`: the flag or variable to name when the data directory is refused."""
+    # No --chart and not the default: the chart is TRACEBLOC_CHART_PATH, as config read it.
+    if not chart_flag and not cfg.chart_is_default and not os.path.isdir(cfg.chart):
+        raise BadInput(f"TRACEBLOC_CHART_PATH={cfg.chart!r} is not a chart directory")
     if cfg.values_given and not os.path.lexists(cfg.values_path):
         raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
     if cfg.values_given and not os.path.isfile(cfg.values_path):
@@ -67,7 +69,7 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None)
     from installer.edges import hostdirs
 
     for warning in hostdirs.check(env, os_name(sys.platform), cfg.host_data_dir,
-                                  cfg.host_dataset_dir, cfg.storage_mode):  # fmt: skip
+                                  cfg.host_dataset_dir, cfg.storage_mode, variable=variable):  # fmt: skip
         logging.getLogger("installer").warning("%s", warning)
 
 

@@ -18,16 +18,16 @@ def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Re
     """The privileged half alone (the twin's `prepare-host`): Docker installed, started and
     enabled, TB_PREPARE_USER granted; no question, no cluster, no credentials."""
     from installer.commands.runtime import prepare_host
-    from installer.config import parse_timeout
+    from installer.config import parse_timeout, prepare_user
     from installer.edges.machine import read_machine
     from installer.present.ui import Ui
 
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=False)
     if os_name(sys.platform) == "windows":
         return _prepare_windows_host(args, env, redactor, ui)
+    target = prepare_user(env)
     done = prepare_host(env, redactor, ui, os_name(sys.platform), read_machine(env),
-                        parse_timeout(env))  # fmt: skip
-    target = env.get("TB_PREPARE_USER", "").strip()
+                        parse_timeout(env), target)  # fmt: skip
     text = "\n".join(["host prepared; done:", *(f"  {line}" for line in done)]
                      + ([f"{target} can now install as themselves (a new login may be needed "
                          "for the docker group)"] if target and target != "root" else []))  # fmt: skip

@@ -20,6 +20,7 @@ from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.runtime_macos import autostart_steps
 from installer.decide.runtime_route import decide
+from installer.decide.yesno import flag
 from installer.edges import docker
 from installer.edges.runtime import Runner, execute
 from installer.present.ui import Ui
@@ -48,7 +49,7 @@ def survey(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineF
                                as_root=as_root(env))  # fmt: skip
     plan = _test_key(plan, env)
     if os_ == "darwin" and plan.refusal is None and plan.steps and mode == rt.INSTALL \
-            and not env.get("TRACEBLOC_NO_AUTOSTART", "").strip():  # fmt: skip
+            and not flag(env, "TRACEBLOC_NO_AUTOSTART"):  # fmt: skip
         colima = "colima" in " ".join(" ".join(s.argv) for s in plan.steps)
         home = env.get("HOME", "").strip()
         if home:
@@ -130,10 +131,9 @@ def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, 
 
 
 def prepare_host(env: Mapping[str, str], redactor: Redactor, ui: Ui, os_: str,
-                 machine: MachineFacts, timeout: float) -> list[str]:  # fmt: skip
-    """The privileged half only, for TB_PREPARE_USER; the administrator's sudo is the
-    consent, so nothing is asked. Returns what was done."""
-    target = env.get("TB_PREPARE_USER", "").strip()
+                 machine: MachineFacts, timeout: float, target: str) -> list[str]:  # fmt: skip
+    """The privileged half only, for `target` (TB_PREPARE_USER); the administrator's sudo is
+    the consent, so nothing is asked. Returns what was done."""
     if os_ != "linux":
         raise InstallerError("prepare-host is for Linux hosts",
                              "on macOS install Docker Desktop (or colima) as an administrator, "

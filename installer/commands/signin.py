@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from installer.config import client_name
 from installer.decide import locality, signin
 from installer.decide.errors import BadInput, InstallerError, Refused
 from installer.decide.model import os_name
@@ -78,7 +79,7 @@ def sign_in(
     say: Callable[[str], None],
 ) -> SignedIn:
     """The whole sign-in; raises before minting when anything is not as it must be."""
-    name_given = signin.clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))
+    name_given = client_name(env)
     if not name_given and not (may_ask and terminal is not None):
         raise BadInput(f"a name for this client is needed to register it: set {signin.NAME_VAR}",
                        f"set {signin.NAME_VAR} (and optionally {signin.LOCATION_VAR}), or "
@@ -307,7 +308,7 @@ def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
     previous = previous_credentials(doc if isinstance(doc, dict) else None)
     if cfg.client_id or not signin.wanted(env, values_given=cfg.values_given, previous=previous):
         return None
-    name = signin.clean_name(env.get("TRACEBLOC_CLIENT_NAME", ""))
+    name = client_name(env)
     where = system_location(env)
     named = f"as {name!r}" if name else "under a name asked on the terminal (TRACEBLOC_CLIENT_NAME)"
     located = {"env": f"location {where.code} (TRACEBLOC_CLIENT_LOCATION)",

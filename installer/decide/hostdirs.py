@@ -66,8 +66,8 @@ def shown_as(facts: DirFacts, variable: str) -> str:
     """How an error names the directory: `variable` is where the path came from
     (HOST_DATA_DIR; HOME/USERPROFILE when the default under the home directory is used; or
     a description such as "the directory typed"), so the error names what the user set."""
-    if variable == "HOST_DATA_DIR":
-        return f"HOST_DATA_DIR={facts.given!r}"
+    if variable in ("HOST_DATA_DIR", "--data-dir"):
+        return f"{variable}={facts.given!r}"
     if variable in ("HOME", "USERPROFILE"):
         return f"{variable}: the default data directory {facts.given!r}"
     return f"{variable} {facts.given!r}"
@@ -82,19 +82,19 @@ def check_place(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windo
         # Followed, the checks below would judge one directory and the install (or a delete)
         # act on another; refused, every command sees the same path.
         raise BadInput(f"{shown} is a symbolic link to {facts.link_to}",
-                       f"set HOST_DATA_DIR to {facts.link_to} itself, or replace the link "
-                       "with a directory")  # fmt: skip
+                       choose_another(variable, f"{facts.link_to} itself") +
+                       ", or replace the link with a directory")  # fmt: skip
     if facts.path.rstrip("\\/") in ("", "/") or (windows and len(facts.path.rstrip("\\/")) <= 2):
-        raise BadInput(f"{shown} is the root of a filesystem", _where_instead(home))
+        raise BadInput(f"{shown} is the root of a filesystem", _where_instead(home, variable))
     found = system_dir(facts.path, system_dirs, windows)
     if found:
-        raise BadInput(f"{shown} is inside the system directory {found}", _where_instead(home))
+        raise BadInput(f"{shown} is inside the system directory {found}", _where_instead(home, variable))
     if not _under(facts.path, home, windows):
-        raise BadInput(f"{shown} is not under your home directory {home}", _where_instead(home))
+        raise BadInput(f"{shown} is not under your home directory {home}", _where_instead(home, variable))
     if _under(home, facts.path, windows):
         raise BadInput(f"{shown} is your home directory itself, or holds it; the install "
                        "would make its data subdirectories writable for the cluster",
-                       _where_instead(home))  # fmt: skip
+                       _where_instead(home, variable))  # fmt: skip
 
 
 def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
@@ -135,5 +135,13 @@ def check_dataset_dir(facts: DirFacts, system_dirs: Sequence[str], *, windows: b
         raise BadInput(f"{shown} is not writable by you", "check the mount's permissions")
 
 
-def _where_instead(home: str) -> str:
-    return f"set HOST_DATA_DIR to a directory under {home}, or unset it for the default"
+def _where_instead(home: str, variable: str) -> str:
+    return choose_another(variable, f"a directory under {home}") + (
+        ", or leave it out for the default" if variable == "--data-dir" else
+        ", or unset it for the default")  # fmt: skip
+
+
+def choose_another(variable: str, what: str) -> str:
+    """The remedy's first words: the flag when the directory came from `--data-dir`, else
+    the variable (the default under the home directory is changed by HOST_DATA_DIR too)."""
+    return f"give --data-dir={what}" if variable == "--data-dir" else f"set HOST_DATA_DIR to {what}"

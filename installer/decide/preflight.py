@@ -21,6 +21,7 @@ from typing import Literal
 from installer.decide.errors import BadInput
 from installer.decide.model import MachineFacts, NodeRead
 from installer.decide.settings import env_number
+from installer.decide.yesno import flag
 
 GIB = 2**30
 MIB = 2**20
@@ -36,10 +37,6 @@ DISK_WARN_GIB = 20  # below this: a warning that datasets and images fill the di
 TRAINING_MEM_GIB = 16  # what training wants, quoted in the memory warning
 
 Level = Literal["fail", "warn", "note"]
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("", "0", "false", "no", "off")
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -89,17 +86,8 @@ def _whole(env: Mapping[str, str], name: str, default: int) -> int:
 
 
 def skipped(env: Mapping[str, str]) -> bool:
-    """`TRACEBLOC_SKIP_PREFLIGHT`: 1/true/yes/on skip (any case); unset, empty, 0/false/no/off
-    run the checks. Anything else is `BadInput`: a typo must not silently decide either way."""
-    raw = env.get("TRACEBLOC_SKIP_PREFLIGHT", "").strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise BadInput(
-        f"TRACEBLOC_SKIP_PREFLIGHT={env['TRACEBLOC_SKIP_PREFLIGHT']!r} is not understood",
-        "set TRACEBLOC_SKIP_PREFLIGHT=1 to skip the machine checks, or unset it",
-    )
+    """`TRACEBLOC_SKIP_PREFLIGHT`, read by the one yes/no parser (decide/yesno.flag)."""
+    return flag(env, "TRACEBLOC_SKIP_PREFLIGHT", False)
 
 
 def check(

@@ -1,7 +1,8 @@
 """The validated settings of a run, as plain data, and the pure parsers they are built with.
 
 `installer/config.py` builds these from the options and the environment (and is read by `cli`
-and `commands/` only); every lower layer receives them, never the environment's raw text.
+and `commands/` only); `commands/settings.build` calls it once per run, with the paths
+(decide/paths.py) and every other check. Every lower layer receives plain values.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
+from installer.decide.yesno import flag
 
 DEFAULT_NAMESPACE = "tracebloc"
 
@@ -162,14 +164,5 @@ class InstallSettings:
 
 
 def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    """1/true/yes/on or 0/false/no/off (any case); unset or empty: `default`. Anything else
-    is BadInput: a typo must not silently decide either way."""
-    raw = env.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise BadInput(f"{name}={env[name]!r} is not understood",
-                   f"set {name} to 1 or 0, or unset it")  # fmt: skip
+    """The one yes/no parser (decide/yesno.flag), under the name config.py imports."""
+    return flag(env, name, default)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Fate(str, enum.Enum):
@@ -199,6 +199,8 @@ class Translated:
     env: dict[str, str]  # settings the old flags stand for
     notes: list[str]
     refused: str | None = None  # an old flag whose job is done elsewhere: exit 2 with this
+    # variable → the flag that set it, so an error about the value names what was typed
+    given_by: dict[str, str] = field(default_factory=dict)
 
 
 def _flag(name: str) -> Upstream:
@@ -215,6 +217,7 @@ def translate_argv(argv: Sequence[str]) -> Translated:
     kept: list[str] = []
     env: dict[str, str] = {}
     notes: list[str] = []
+    given_by: dict[str, str] = {}
     args = list(argv)
     index = 0
     while index < len(args):
@@ -237,6 +240,7 @@ def translate_argv(argv: Sequence[str]) -> Translated:
             if not value.strip():
                 return Translated(kept, env, notes, "--data-dir needs a path: --data-dir=PATH")
             env["HOST_DATA_DIR"] = value
+            given_by["HOST_DATA_DIR"] = "--data-dir"
         elif lowered == "-help":
             kept.append("--help")
         elif arg == "--diagnose" or lowered == "-diagnose":
@@ -259,4 +263,4 @@ def translate_argv(argv: Sequence[str]) -> Translated:
             env["TRACEBLOC_DAILY_USER"] = value
         else:
             kept.append(arg)
-    return Translated(kept, env, notes)
+    return Translated(kept, env, notes, given_by=given_by)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from installer.decide import winget
 from installer.decide.settings import env_number
+from installer.decide.yesno import flag
 
 API_PORT = 6550  # the local cluster's API server (decide/localcluster.py binds 127.0.0.1:6550)
 WSL_MIN_VERSION = "2.1.5"  # Docker Desktop's documented WSL minimum; TB_WSL_MIN_VERSION overrides
@@ -127,8 +128,8 @@ def options(env: Mapping[str, str], *, daily_user: str = "", no_reboot: bool = F
     return Options(
         daily_user=bare_user(daily_user),
         no_reboot=no_reboot,
-        skip_daily_user=bool(env.get("TRACEBLOC_SKIP_DAILY_USER", "").strip()),
-        no_autostart=bool(env.get("TRACEBLOC_NO_AUTOSTART", "").strip()),
+        skip_daily_user=flag(env, "TRACEBLOC_SKIP_DAILY_USER"),
+        no_autostart=flag(env, "TRACEBLOC_NO_AUTOSTART"),
         wsl_min=wsl_min,
         docker_wait_s=minutes * 60,
         min_mem_gib=min_mem_gib,

@@ -36,3 +36,26 @@ def answer(typed: str, *, default: bool = False) -> bool:
     """An answer typed at a y/N ([Y/n] when `default`) question: spaces and case aside."""
     said = typed.strip().lower()
     return said in ANSWER_YES if said else default
+
+
+# Every yes/no variable the engine reads, each read only through `flag`. The settings are
+# built by checking them all at once, so a typo in any of them stops every command that
+# installs (or plans to) before anything is read or changed, not at the step that uses it.
+# NO_COLOR and TB_PLAIN are not here: their convention (no-color.org) is "set to anything".
+VARIABLES = (
+    "TRACEBLOC_SKIP_PREFLIGHT",
+    "TRACEBLOC_ALLOW_NETWORK_FS",
+    "TRACEBLOC_FORCE_REINSTALL",
+    "TB_FORCE_REINSTALL",
+    "TB_SET_CONTEXT_NAMESPACE",
+    "TRACEBLOC_NO_AUTOSTART",
+    "TRACEBLOC_SKIP_LEFTOVER_GUARD",
+    "TRACEBLOC_SKIP_DAILY_USER",
+    "TRACEBLOC_NO_REBOOT",
+    "TRACEBLOC_RESUME",
+)
+
+
+def check_all(env: Mapping[str, str]) -> dict[str, bool]:
+    """Each of `VARIABLES` that is set, read (BadInput for the first typo, naming it)."""
+    return {name: flag(env, name) for name in VARIABLES if env.get(name, "").strip()}

@@ -7,8 +7,9 @@ import os
 import tempfile
 from collections.abc import Mapping
 
-from installer.decide import hostdirs
+from installer.decide import hostdirs, paths
 from installer.decide.errors import BadInput
+from installer.decide.yesno import flag
 from installer.edges.machine import filesystem_type
 
 
@@ -67,7 +68,7 @@ def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | No
     windows = os_ == "windows"
     home = _home(env, windows)
     system = _system_dirs(env, windows)
-    allow = env.get("TRACEBLOC_ALLOW_NETWORK_FS", "").strip() not in ("", "0")
+    allow = flag(env, "TRACEBLOC_ALLOW_NETWORK_FS")
     warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
                                        system, windows=windows, allow_network=allow,
                                        variable=variable or variable_for(env, os_))  # fmt: skip
@@ -90,16 +91,16 @@ def check_place(env: Mapping[str, str], os_: str, data_dir: str) -> str:
 
 def variable_for(env: Mapping[str, str], os_: str) -> str:
     """The variable the data directory came from, to name in an error."""
-    if env.get("HOST_DATA_DIR", "").strip():
-        return "HOST_DATA_DIR"
-    return "USERPROFILE" if os_ == "windows" else "HOME"
+    return paths.data_dir_source(env, os_)
 
 
-def check_writable(directory: str, env: Mapping[str, str], os_: str) -> None:
+def check_writable(directory: str, env: Mapping[str, str], os_: str,
+                   variable: str | None = None) -> None:  # fmt: skip
     """Create `directory` (owner-only) if missing and prove a file can be made in it: an
     install that cannot write its values file stops before anything in the cluster changes."""
-    name = variable_for(env, os_)
-    shown = directory if name == "HOST_DATA_DIR" else f"{directory} (the default under {name})"
+    name = variable or variable_for(env, os_)
+    given = name in ("HOST_DATA_DIR", "--data-dir")
+    shown = directory if given else f"{directory} (the default under {name})"
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".tracebloc-write-test-", dir=directory)
@@ -108,5 +109,5 @@ def check_writable(directory: str, env: Mapping[str, str], os_: str) -> None:
     except OSError as exc:
         raise BadInput(
             f"{name}: cannot write to {shown}: {exc.strerror or exc}",
-            "nothing was changed; set HOST_DATA_DIR to a directory you can write to",
+            "nothing was changed; " + hostdirs.choose_another(name, "a directory you can write to"),
         ) from None

@@ -36,6 +36,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from installer.decide import paths
 from installer.decide.errors import InstallerError, Refused
 from installer.decide.printable import shown
 from installer.edges import proc
@@ -55,9 +56,7 @@ def data_dir_lock(data_dir: str) -> str:
 def release_lock(env: Mapping[str, str], data_dir: str, namespace: str, release: str) -> str:
     """Where the release's lock lives: the user's home (shared by every data directory),
     or the data directory when no home is set."""
-    home = (env.get("USERPROFILE") if _WINDOWS else env.get("HOME")) or ""
-    home = home.strip()
-    directory = os.path.join(home, ".tracebloc", "locks") if home else data_dir
+    directory = paths.locks_dir(env, "windows" if _WINDOWS else "posix", data_dir)
     readable = re.sub(r"[^a-z0-9.-]", "_", f"{namespace}-{release}".lower())[:100]
     digest = hashlib.sha256(f"{namespace}/{release}".encode()).hexdigest()[:12]
     return os.path.join(directory, f"release-{readable}-{digest}.lock")

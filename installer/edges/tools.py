@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-import ntpath
 import os
-import posixpath
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from installer.decide import pins, tooling
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.paths import default_tools_dir
 from installer.decide.settings import MAX_WAIT_S, env_number
 from installer.decide.tooling import Tool, ToolChoice
 from installer.edges import call, files, proc
@@ -70,16 +69,7 @@ def tools_dir(env: Mapping[str, str], os_: str) -> str:
     raw = env.get(TOOLS_DIR, "").strip()
     if raw:
         return os.path.abspath(os.path.expanduser(raw))
-    if os_ == "windows":
-        base = env.get("LOCALAPPDATA", "").strip()
-        if not base and env.get("USERPROFILE", "").strip():
-            base = ntpath.join(env["USERPROFILE"].strip(), "AppData", "Local")
-        if base:
-            return ntpath.join(base, "tracebloc", "bin")
-    elif env.get("HOME", "").strip():
-        return posixpath.join(env["HOME"].strip(), ".tracebloc", "bin")
-    raise BadInput("there is no home directory for the downloaded tools",
-                   f"set {TOOLS_DIR} to a directory you can write to")  # fmt: skip
+    return default_tools_dir(env, os_)
 
 
 def parse_mirror(env: Mapping[str, str]) -> Mirror | None:

@@ -1,0 +1,103 @@
+"""A run's settings, built once from the options and the environment, in one call.
+
+`build` parses, validates and types everything a command reads before it reads or changes
+anything: the probe configuration (namespace, kubeconfig, timeout, training size), the paths
+(decide/paths.py), and for `plan` and `install` the plan and install-only settings, every
+yes/no variable (decide/yesno.py), the preflight floors, the backend URL and the CA bundle.
+Bad input is one `BadInput` (exit 2) naming the variable or the flag it came from; `plan`
+and `install` are built the same way, so what one refuses the other refuses too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from installer.config import InstallSettings, PlanConfig, ProbeConfig
+from installer.decide import paths as paths_of
+from installer.decide import preflight, yesno
+from installer.decide.errors import BadInput
+from installer.decide.model import os_name
+from installer.decide.paths import Paths
+from installer.decide.redact import Redactor
+
+# The commands that install, or decide as install would: every setting is checked for them.
+INSTALLING = ("install", "plan")
+# The commands that use the data directory (its values file, log, lock or bundles).
+WITH_DATA_DIR = (*INSTALLING, "uninstall", "diagnose")
+
+
+@dataclass(frozen=True)
+class Settings:
+    probe: ProbeConfig
+    paths: Paths | None = None  # None for the commands that keep nothing (probe, status)
+    plan: PlanConfig | None = None  # plan and install only
+    install: InstallSettings | None = None  # plan and install only
+    flags: Mapping[str, bool] = field(default_factory=dict)  # the yes/no variables that are set
+    preflight_skipped: bool = False
+    thresholds: preflight.Thresholds | None = None
+    backend_url: str | None = None
+    ca_bundle: str | None = None
+
+
+def build(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor, *,
+          from_flags: Mapping[str, str] | None = None) -> Settings:  # fmt: skip
+    """Everything `args.command` reads, validated. `from_flags` maps a variable to the twin
+    flag the command line set it from (`HOST_DATA_DIR` ← `--data-dir`), so an error about
+    it names what the user typed."""
+    command = args.command
+    os_ = os_name(sys.platform)
+    if command == "install":
+        from installer.commands.runtime import refuse_sudo_wrapped
+
+        refuse_sudo_wrapped(env, os_)  # before any file is made, as the twin
+    probe = probe_settings(args, env)
+    if command not in WITH_DATA_DIR:
+        return Settings(probe)
+    where = paths_of.paths(env, os_, data_dir_from_flag="HOST_DATA_DIR" in (from_flags or {}))
+    if command not in INSTALLING:
+        return Settings(probe, where)
+    return _installing(args, env, redactor, probe, where, os_)
+
+
+def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor,
+                probe: ProbeConfig, where: Paths, os_: str) -> Settings:  # fmt: skip
+    from installer.commands.plan import check_paths
+    from installer.config import install_settings, plan_config
+    from installer.edges import backend
+
+    cfg = plan_config(env, probe, os_=os_, chart=args.chart, host_data_dir=where.data_dir)
+    redactor.add(*cfg.secrets)
+    check_paths(cfg, env, args.chart, variable=where.data_dir_source)
+    install = install_settings(env, keep_context=args.keep_context_namespace)
+    return Settings(
+        probe=probe,
+        paths=where,
+        plan=cfg,
+        install=install,
+        flags=yesno.check_all(env),
+        preflight_skipped=preflight.skipped(env),
+        thresholds=preflight.thresholds(env),
+        backend_url=backend.backend_url(cfg.client_env, env),
+        ca_bundle=backend.ca_bundle(env),
+    )
+
+
+def probe_settings(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeConfig:
+    """The cluster side every command with cluster options reads: `--kubeconfig` (or
+    KUBECONFIG) naming a file that exists and is safe to read, the namespace, the context."""
+    from installer.config import check_kubeconfig_variable, probe_config
+    from installer.edges import kubeconfig as kubeconfig_files
+
+    kubeconfig = os.path.expanduser(args.kubeconfig) if args.kubeconfig else None
+    if kubeconfig and not os.path.isfile(kubeconfig):
+        raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
+    if not kubeconfig:
+        check_kubeconfig_variable(env)
+    kubeconfig_files.check_files(env, os_name(sys.platform), kubeconfig,  # no FIFO, no bomb
+                                 parse=args.command != "probe")  # fmt: skip
+    return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
+                        context=args.context)  # fmt: skip
