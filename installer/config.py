@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from installer.decide import paths
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
-from installer.decide.paths import absolute_path, home_dir  # noqa: F401  (moved to decide/paths)
 from installer.decide.quantity import QuantityError
 from installer.decide.resolve import validate_override
 from installer.decide.settings import (

@@ -69,6 +69,12 @@ def previous_credentials(values: Mapping[str, Any] | None) -> tuple[str | None, 
     return client_id, password
 
 
+def in_environment(env: Mapping[str, str]) -> tuple[bool, bool]:
+    """Whether TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD are set (non-empty), the
+    one reading of the pair `obtain` takes first."""
+    return bool(env.get(ID_VAR)), bool(env.get(PASSWORD_VAR))
+
+
 def obtain(
     env: Mapping[str, str],
     *,

@@ -131,9 +131,10 @@ def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: boo
         given = load_yaml(cfg.values_path, required=True)
         return cfg.client_id or credentials.previous_credentials(
             given if isinstance(given, dict) else None)[0]  # fmt: skip
-    if env.get("TRACEBLOC_CLIENT_ID") and env.get("TRACEBLOC_CLIENT_PASSWORD"):
+    has_id, has_password = credentials.in_environment(env)
+    if has_id and has_password:
         return cfg.client_id
-    if env.get("TRACEBLOC_CLIENT_ID") or env.get("TRACEBLOC_CLIENT_PASSWORD") or interactive:
+    if has_id or has_password or interactive:
         return None  # one of the pair is missing (obtain says so), or the prompt decides
     try:
         doc = load_yaml(cfg.values_path, required=False)

@@ -116,7 +116,7 @@ def carry_out(choice: Choice, ui: Ui) -> PlanConfig:
 def typed_dir(raw: str, env: Mapping[str, str], os_: str, storage_mode: str) -> str:
     """A directory typed at the prompt obeys HOST_DATA_DIR's rules: `~` is the home, a
     relative path is refused, and so is the home itself, a system path or a link."""
-    from installer.config import absolute_path
+    from installer.decide.paths import absolute_path
     from installer.edges import hostdirs
 
     what = "the directory typed"

@@ -16,13 +16,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from installer.config import InstallSettings, PlanConfig, ProbeConfig
 from installer.decide import paths as paths_of
 from installer.decide import preflight, yesno
 from installer.decide.errors import BadInput
 from installer.decide.model import os_name
 from installer.decide.paths import Paths
 from installer.decide.redact import Redactor
+from installer.decide.settings import InstallSettings, PlanConfig, ProbeConfig
 
 # The commands that install, or decide as install would: every setting is checked for them.
 INSTALLING = ("install", "plan")
@@ -67,7 +67,7 @@ def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Reda
                 probe: ProbeConfig, where: Paths, os_: str) -> Settings:  # fmt: skip
     from installer.commands.plan import check_paths
     from installer.config import install_settings, plan_config
-    from installer.edges import backend
+    from installer.edges import backend, trust
 
     cfg = plan_config(env, probe, os_=os_, chart=args.chart, host_data_dir=where.data_dir)
     redactor.add(*cfg.secrets)
@@ -82,7 +82,7 @@ def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Reda
         preflight_skipped=preflight.skipped(env),
         thresholds=preflight.thresholds(env),
         backend_url=backend.backend_url(cfg.client_env, env),
-        ca_bundle=backend.ca_bundle(env),
+        ca_bundle=trust.ca_bundle(env),
     )
 
 
