@@ -57,18 +57,20 @@ def run_preflight(
 
 def check_network(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
-) -> dict[str, ToolChoice] | None:
+) -> tuple[dict[str, ToolChoice] | None, netneeds.Needs]:
     """The network preflight (commands/network.py): a stop raises before the tools are
     downloaded, credentials asked for or anything changed. Returns the tool resolutions it
-    read (which tools will be downloaded decides which hosts are needed), None if skipped."""
+    read (which tools will be downloaded decides which hosts are needed), None if skipped,
+    and what it read of the local cluster's machine (`docker info`, the Windows host plan:
+    the survey uses them instead of reading them again)."""
     if preflight.skipped(env):
-        return None
+        return None, netneeds.Needs()
     choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
                           timeout=cfg.probe.timeout)  # fmt: skip
     needs = netneeds.before_gate(cfg, env, machine, os_name(sys.platform))
     network.gate(cfg, env, ui, tools=[*network.tool_urls(choices), *needs.tools],
                  runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
-    return choices
+    return choices, needs
 
 
 def obtain_credentials(

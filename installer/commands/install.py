@@ -230,10 +230,11 @@ def _install(
     notes: list[str] = []
     os_ = os_name(sys.platform)
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
-    resolved = check_network(cfg, env, ui, machine)  # before any download, question, change
+    resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
-    local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True)
+    local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True, seen=read.docker,
+                                host=read.windows)  # fmt: skip
     fetched = changes.downloads({**chosen, **local.choices})
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI

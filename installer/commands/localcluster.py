@@ -28,23 +28,27 @@ from installer.decide.model import KubeTarget, MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
+from installer.decide.winhost import HostPlan
 from installer.decide.yesno import flag
 from installer.edges import childio, datadir, docker, k3d, kubeconfig
 from installer.present.ui import Ui
 
 
 def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, info: DockerRead,
-                  env: Mapping[str, str], redactor: Redactor | None) -> Local:  # fmt: skip
+                  env: Mapping[str, str], redactor: Redactor | None,
+                  host: HostPlan | None = None) -> Local:  # fmt: skip
     """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
     Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
-    blocker that stops the install before anything changes."""
+    blocker that stops the install before anything changes. `host`: the plan the network
+    preflight already read (commands/netneeds.py), else it is read here."""
     from installer.commands import winhost
     from installer.decide.preflight import thresholds
 
-    opts = winhost.options(env, thresholds(env).min_mem_gib)
-    # Docker does not answer, so no k3d cluster of ours can hold the API port.
-    _, host = winhost.survey(env, opts, redactor or Redactor(), our_cluster_running=False,
-                             docker_usable=False)  # fmt: skip
+    if host is None:
+        opts = winhost.options(env, thresholds(env).min_mem_gib)
+        # Docker does not answer, so no k3d cluster of ours can hold the API port.
+        _, host = winhost.survey(env, opts, redactor or Redactor(), our_cluster_running=False,
+                                 docker_usable=False)  # fmt: skip
     said = info.reason or "Docker is not running"
     if host.blockers:
         message, remedy = host.blockers[0]
@@ -106,7 +110,10 @@ def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
 
 
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
-           machine: MachineFacts, os_: str, *, fetch: bool = False) -> Local:  # fmt: skip
+           machine: MachineFacts, os_: str, *, fetch: bool = False,
+           seen: DockerRead | None = None, host: HostPlan | None = None) -> Local:  # fmt: skip
+    """`seen`, `host`: the `docker info` and the Windows host plan the network preflight
+    read moments before (commands/netneeds.py), used instead of reading them again."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -119,13 +126,13 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         return Local(s, decision, machine)
     timeout = cfg.probe.timeout
     problems: list[tuple[str, str]] = []
-    info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
+    info = seen or docker.read_info(env, os_, timeout=timeout, redactor=redactor)
     if info.state != "running":
         # Docker is installed or started first (after the confirmation), then surveyed again.
         from installer.commands import runtime
 
         if os_ == "windows":
-            return _windows_host(s, decision, machine, info, env, redactor)
+            return _windows_host(s, decision, machine, info, env, redactor, host)
         plan = runtime.survey(env, os_, info, machine, timeout=timeout) \
             if os_ in ("linux", "darwin") else None  # fmt: skip
         if plan is None or plan.refusal is not None or not plan.steps:

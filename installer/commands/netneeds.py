@@ -1,27 +1,34 @@
 """Which hosts beyond the backend, the chart and the registries this install will need, as
 the network preflight asks before anything changes: the container runtime's hosts when the
-runtime will be installed, k3d's download host when k3d will be downloaded, NVIDIA's
-registry when the chart's NVIDIA device plugin will be pulled.
+runtime will be installed (on Windows: the host preparation's, when its plan downloads
+winget, installs Docker Desktop or updates WSL), k3d's download host when k3d will be
+downloaded, NVIDIA's registry when the chart's NVIDIA device plugin will be pulled.
 
 `plan` reads them off what its survey already read (`from_plan`); `install` asks before
 its survey (the preflight comes before any download), with reads only: the kube context,
-`docker info`, the runtime decision's reads (`sudo -n true` changes nothing), `k3d version`
-and `nvidia-smi -L` (`before_gate`).
+`docker info`, the runtime decision's reads (`sudo -n true` changes nothing; on Windows the
+host probe of commands/winhost.survey), `k3d version` and `nvidia-smi -L` (`before_gate`).
+The `docker info` it read (and the Windows host plan) is handed on to the local-cluster
+survey, which reads neither again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from installer.decide import localcluster as lc
 from installer.decide import network
+from installer.decide.drift import DockerRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import RuntimePlan
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import ToolChoice
+from installer.decide.winhost import HostPlan
+from installer.decide.winhostnet import winhost_urls
 
 if TYPE_CHECKING:
     from installer.decide.localstate import Local
@@ -32,6 +39,9 @@ class Needs:
     tools: tuple[str, ...] = ()  # download URLs of tools beyond kubectl and helm (k3d)
     runtime: tuple[str, ...] = ()  # the runtime's hosts (network.runtime_urls)
     nvidia: bool = False  # the chart's NVIDIA device plugin image will be pulled
+    # What before_gate read, for the local-cluster survey to use instead of reading again.
+    docker: DockerRead | None = None
+    windows: HostPlan | None = None
 
 
 def fetch_mirror(env: Mapping[str, str]) -> str | None:
@@ -52,8 +62,9 @@ def _k3d_url(choice: ToolChoice | None) -> tuple[str, ...]:
 
 
 def combine(k3d: ToolChoice | None, runtime: RuntimePlan | None, env: Mapping[str, str],
-            nvidia: bool) -> Needs:  # fmt: skip
-    return Needs(_k3d_url(k3d), tuple(network.runtime_urls(runtime, fetch_mirror(env))), nvidia)
+            nvidia: bool, windows: HostPlan | None = None) -> Needs:  # fmt: skip
+    hosts = [*network.runtime_urls(runtime, fetch_mirror(env)), *winhost_urls(windows)]
+    return Needs(_k3d_url(k3d), tuple(hosts), nvidia)
 
 
 def from_plan(plan: Any, env: Mapping[str, str]) -> Needs:
@@ -67,7 +78,7 @@ def from_plan(plan: Any, env: Mapping[str, str]) -> Needs:
     k3d = local.k3d_choice
     if k3d is None:  # the survey stopped at Docker: k3d is resolved after it, as install does
         k3d = _resolve_k3d(env)
-    return combine(k3d, local.runtime, env, nvidia)
+    return combine(k3d, local.runtime, env, nvidia, local.windows)
 
 
 def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, os_: str) -> Needs:
@@ -87,13 +98,32 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
     if decision.manage is not True:
         return Needs()
     timeout = cfg.probe.timeout
-    plan = None
-    if os_ in ("linux", "darwin"):
+    plan = info = host = None
+    if os_ in ("linux", "darwin", "windows"):
         info = docker.read_info(env, os_, timeout=timeout)
-        if info.state != "running":
+        if info.state != "running" and os_ == "windows":
+            host = _windows_plan(env)
+        elif info.state != "running":
             plan = runtime.survey(env, os_, info, machine, timeout=timeout)
     nvidia = detect_gpu(env, os_, timeout=timeout).vendor == "nvidia"
-    return combine(_resolve_k3d(env), plan, env, nvidia)
+    needs = combine(_resolve_k3d(env), plan, env, nvidia, host)
+    return dataclasses.replace(needs, docker=info, windows=host)
+
+
+def _windows_plan(env: Mapping[str, str]) -> HostPlan | None:
+    """The host preparation's plan, read as commands/localcluster's survey reads it (Docker
+    does not answer, so no k3d cluster of ours holds the API port); None when its settings
+    are bad input (the survey after the preflight says so, in its place)."""
+    from installer.commands import winhost
+    from installer.decide.preflight import thresholds
+    from installer.decide.redact import Redactor
+
+    try:
+        opts = winhost.options(env, thresholds(env).min_mem_gib)
+    except InstallerError:
+        return None
+    return winhost.survey(env, opts, Redactor(), our_cluster_running=False,
+                          docker_usable=False)[1]  # fmt: skip
 
 
 def _resolve_k3d(env: Mapping[str, str]) -> ToolChoice | None:

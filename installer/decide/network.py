@@ -36,13 +36,22 @@ REGISTRY_ENDPOINTS = (
 NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
 # Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
 # site's own host: its certificate says nothing about inspection).
-OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com")
-# The container runtime's hosts, named (runtime_urls says which a runtime plan reaches).
+OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com", "release-assets.githubusercontent.com")
+# github.com answers a release download (`/<owner>/<repo>/releases/download/…`) with a redirect
+# to the release-asset host (objects.githubusercontent.com until 2025): an allow-list or proxy
+# that lets github.com through but not this host fails every such download, so it is probed
+# whenever one is planned.
+GITHUB_RELEASE_ASSETS = "https://release-assets.githubusercontent.com/"
+# The container runtime's hosts, named (runtime_urls says which a runtime plan reaches;
+# decide/winhostnet.py which a Windows host plan reaches).
 RUNTIME_LABELS = {
     "download.docker.com": "Docker packages",
     "desktop.docker.com": "Docker Desktop",
     "raw.githubusercontent.com": "Homebrew install",
-    "github.com": "Homebrew clone",
+    "github.com": "GitHub",
+    "release-assets.githubusercontent.com": "GitHub release downloads",
+    "api.github.com": "GitHub API (WSL releases)",
+    "cdn.winget.microsoft.com": "winget source",
     "formulae.brew.sh": "Homebrew formulae",
     "ghcr.io": "Homebrew bottles",
 }
@@ -181,7 +190,7 @@ def endpoints(
         out += [Endpoint(label, url, kind=Kind.REGISTRY, well_known=True)
                 for label, url in registries]  # fmt: skip
     seen: set[str] = set()
-    for url in tool_urls:
+    for url in with_redirects(tool_urls):
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.hostname or parts.netloc in seen:
             continue
@@ -189,13 +198,28 @@ def endpoints(
         out.append(Endpoint(f"tool download ({parts.hostname})", f"https://{parts.netloc}/",
                             kind=Kind.TOOL, well_known=parts.hostname in OFFICIAL_TOOL_HOSTS))  # fmt: skip
     taken = {e.hostport for e in out}
-    for url in runtime:  # runtime_urls(plan): empty unless the runtime will be installed
+    for url in with_redirects(runtime):  # runtime_urls(plan): empty unless it will be installed
         found = Endpoint("", url, kind=Kind.RUNTIME)
         if found.host and found.hostport not in taken:
             taken.add(found.hostport)
             name = RUNTIME_LABELS.get(found.host, "container runtime install")
             out.append(Endpoint(f"{name} ({found.host})", f"https://{urlsplit(url).netloc}/",
                                 kind=Kind.RUNTIME, well_known=found.host in RUNTIME_LABELS))  # fmt: skip
+    return out
+
+
+def github_release(url: str) -> bool:
+    """A download from a GitHub release: github.com redirects it to GITHUB_RELEASE_ASSETS."""
+    parts = urlsplit(url)
+    return (parts.scheme == "https" and (parts.hostname or "").lower() == "github.com"
+            and "/releases/download/" in parts.path)  # fmt: skip
+
+
+def with_redirects(urls: Iterable[str]) -> list[str]:
+    """`urls`, each GitHub release download followed by the host it is redirected to."""
+    out: list[str] = []
+    for url in urls:
+        out += [url, GITHUB_RELEASE_ASSETS] if github_release(url) else [url]
     return out
 
 
