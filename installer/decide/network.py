@@ -38,7 +38,7 @@ NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
 # site's own host: its certificate says nothing about inspection).
 OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com", "release-assets.githubusercontent.com")
 # github.com answers a release download (`/<owner>/<repo>/releases/download/…`) with a redirect
-# to the release-asset host (objects.githubusercontent.com until 2025): an allow-list or proxy
+# to the release-asset host (formerly objects.githubusercontent.com): an allow-list or proxy
 # that lets github.com through but not this host fails every such download, so it is probed
 # whenever one is planned.
 GITHUB_RELEASE_ASSETS = "https://release-assets.githubusercontent.com/"
