@@ -230,3 +230,31 @@ def test_leftover_data_without_a_choice_stops_before_docker_is_installed(
     assert "existing data found and no choice was given" in result.stderr
     assert root_calls(cluster) == [] and old.exists()  # Docker was not installed first
     assert backend.requests == []
+
+
+@POSIX_ONLY
+def test_declining_after_choosing_another_directory_names_where_the_log_and_lock_were_written(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    # The leftover choice now comes before the question: the directory typed there is the
+    # planned mount, but nothing was written in it; the run's log and lock are in the first.
+    from tests.fakes.terminal import Pty
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    earlier_data(cluster)
+    first, elsewhere = cluster.home / ".tracebloc", cluster.home / "elsewhere"
+
+    with Pty.spawn(["install"], env=cluster.env(**env_for(backend)), cwd=cluster.root) as term:
+        term.expect("Choice [r/w/n/a]: ")
+        term.send("n")
+        term.expect("New data directory: ")
+        term.send(str(elsewhere))
+        term.expect("Install? [y/N]")
+        term.send("n")
+        code = term.wait(timeout=90)
+        screen = " ".join(term.screen().split())  # the terminal wraps long lines
+
+    assert code == 1, screen
+    assert (first / "install.log").exists()
+    assert not elsewhere.exists() or not any(elsewhere.iterdir())
+    assert f"only the engine's own files in {first} (its log and lock)" in screen, screen

@@ -306,3 +306,31 @@ def test_our_drop_in_with_a_changed_proxy_is_rewritten_owner_only_in_one_rename(
     assert calls.index(["mv", "-f", new, "/" + DROPIN]) == written + 1
     assert calls.index(["systemctl", "try-restart", "docker"]) > written
     assert all("s3cr%t" not in " ".join(e["argv"]) for e in cluster.call_log())
+
+
+LAPSING_SUDO = '''import os, sys
+if sys.argv[1:2] == ["-n"] and sys.argv[2:3] in (["grep"], ["test"]):  # the guard's reads
+    sys.stderr.write("sudo: a password is required\\n")
+    sys.exit(1)
+os.execv(sys.executable, [sys.executable, {real!r}, *sys.argv[1:]])
+'''
+
+
+def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
+    cluster: FakeCluster,
+) -> None:
+    # `sudo -n` refusing exits 1, as grep does for a file without the marker: that is no
+    # evidence of whose the file is, so nothing may be said about its author.
+    from tests.fakes.executables import make_executable
+
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    path = earlier_dropin(cluster, OURS)
+    real = cluster.bin / "sudo-real"
+    os.replace(cluster.bin / "sudo", real)
+    make_executable(cluster.bin / "sudo", LAPSING_SUDO.format(real=str(real)))
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    said = result.stdout + result.stderr
+    assert open(path, encoding="utf-8").read() == OURS  # nothing was removed blind
+    assert "was not written by tracebloc: left" not in said, said
+    assert "(it could not be read)" in said, said

@@ -274,6 +274,8 @@ def _install(
         run_preflight(cfg, env, ui, machine)
         terminal_or_refuse(interactive)
         # A choice, not the go-ahead: the plan below shows the data directory it mounts.
+        # This run's log and lock stay where they were written (a declined run names them).
+        written_in = cfg.host_data_dir
         local, kept = localcluster.leftover_choice(local, cfg, env, ui, interactive=interactive,
                                                    os_=os_)  # fmt: skip
         cfg = kept.cfg
@@ -288,7 +290,7 @@ def _install(
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
         planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
                         local=local)  # fmt: skip
-        ask_once(planned, fetched, ui, interactive=interactive, data_dir=cfg.host_data_dir,
+        ask_once(planned, fetched, ui, interactive=interactive, data_dir=written_in,
                  heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip

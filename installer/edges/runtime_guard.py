@@ -38,13 +38,15 @@ def state(run: Runner, step: Step, path: str) -> str:
     rc = answer.rc
     if rc == 0:
         return "ours"
-    if rc == 1:
-        return "foreign"
     exists = Step(("test", "-e", path), "does it exist", root=step.root)
-    answer = run.answer(exists, exists.argv, timeout=30)
-    if isinstance(answer, NoAnswer):
+    seen = run.answer(exists, exists.argv, timeout=30)
+    if isinstance(seen, NoAnswer):
         return "unreadable"
-    return "absent" if answer.rc == 1 else "unreadable"
+    if rc == 1:
+        # grep's "no such line", or `sudo -n` refusing (it exits 1 too): only a file seen to
+        # exist through the same sudo makes the 1 grep's.
+        return "foreign" if seen.rc == 0 else "unreadable"
+    return "absent" if seen.rc == 1 else "unreadable"
 
 
 def guarded(run: R, step: Step, argv: tuple[str, ...], _run: Callable[[R, Step, tuple[str, ...]], bool],
