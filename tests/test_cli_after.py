@@ -336,6 +336,25 @@ def test_delete_cluster_the_engine_created(cluster: FakeCluster) -> None:
     assert order == ["uninstall", "cluster"]  # the release first, the cluster last
 
 
+def test_delete_cluster_waits_for_no_install_it_refuses_while_one_holds_the_cluster(
+    cluster: FakeCluster,
+) -> None:
+    """An install making or adopting the local cluster holds its lock (whatever its
+    namespace): --delete-cluster is refused then, and nothing is removed."""
+    from installer.edges import lock
+
+    with_cluster(removable(cluster), {"tracebloc.io/created-by": "tracebloc-installer"})
+    path = lock.cluster_lock({"HOME": str(cluster.home)}, str(cluster.root / "elsewhere"),
+                             "tracebloc")  # fmt: skip
+    with lock.hold([path], what="install of release team-b in namespace team-b"):
+        result = cluster.run("uninstall", "--yes", "--delete-cluster")
+
+    assert result.returncode != 0
+    assert "team-b" in result.stderr, result.stderr
+    assert helm_uninstalls(cluster) == []
+    assert not [a for a in cluster.calls("k3d") if a[:2] == ["cluster", "delete"]]
+
+
 def test_uninstall_with_no_release_removes_nothing(cluster: FakeCluster) -> None:
     removable(cluster)
     release_listed(cluster)

@@ -171,6 +171,40 @@ def test_a_create_that_times_out_removes_the_partial_cluster(
     assert "3s" in k3d[1] and k3d[-1] == ["k3d", "cluster", "delete", "tracebloc"]
 
 
+def test_a_cluster_someone_else_created_meanwhile_is_never_deleted(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """Absent when read, then k3d says it already exists (another install made it while
+    this one waited): that cluster is not this run's, so it is left as it is."""
+    creatable(docker_running(machine_without_cluster(fresh(cluster))), rc=1,
+              stderr="FATA[0000] Failed to create cluster 'tracebloc' because a cluster with "
+                     "that name already exists\n")  # fmt: skip
+    result = install(cluster, backend)
+
+    assert result.returncode == 1
+    assert "already exists" in result.stderr and "left as it is" in result.stderr
+    assert not [c for c in local_calls(cluster) if c[:3] == ["k3d", "cluster", "delete"]]
+
+
+def test_two_installs_of_the_local_cluster_are_one_at_a_time(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """Another namespace and data directory, the same local cluster: while one install holds
+    it, the other is refused before it creates, starts or adopts anything."""
+    from installer.edges import lock
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    other = cluster.root / "another-data-dir"
+    path = lock.cluster_lock({"HOME": str(cluster.home)}, str(other), "tracebloc")
+    with lock.hold([path], what="install of release team-b in namespace team-b"):
+        result = install(cluster, backend, TB_NAMESPACE="team-a")
+
+    assert result.returncode != 0
+    assert "team-b" in result.stderr, result.stderr
+    assert not [c for c in local_calls(cluster) if c[:2] == ["k3d", "cluster"] and
+                c[2] in ("create", "start", "delete")]  # fmt: skip
+
+
 def test_the_nvidia_runtime_adds_gpus(cluster: FakeCluster, backend: BackendServer) -> None:
     creatable(docker_running(machine_without_cluster(fresh(cluster)),
                              runtimes=("nvidia", "runc")))  # fmt: skip

@@ -254,6 +254,8 @@ def _install(
         # guard's verdict on one that can be read as it is. The one question lists the
         # cluster's steps; the cluster is read (again) once it is up.
         localcluster.blockers(local, ui)
+        if local.settings is not None:  # one install at a time makes or adopts this cluster
+            held.add(lock.cluster_lock(env, cfg.host_data_dir, local.settings.name))
         # One that runs and is already the current context is read first, as it is.
         early = None
         if localcluster.readable_as_it_is(local, env, os_):

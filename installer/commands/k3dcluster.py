@@ -125,11 +125,18 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
             except OSError:
                 pass
     if result.rc != 0:
+        said = result.stderr + result.stdout
+        if "already exists" in said:
+            # It was absent when read: another install made it meanwhile. Not this run's,
+            # so it is left as it is (deleting it would destroy that install's cluster).
+            raise InstallerError(
+                f"k3d says a cluster named {s.name} already exists (it was absent when this "
+                "run looked: another install may have made it meanwhile); it was left as it is",
+                "run the installer again: it reads the cluster as it now is")  # fmt: skip
         after = k3d.read_cluster(run.k3d_tool(), s.name, env=env,
                                  timeout=cfg.probe.timeout, redactor=run.redactor)  # fmt: skip
         if after.present:
             remove_partial(s, ui, run)
-        said = result.stderr + result.stdout
         raise InstallerError(f"k3d could not create the cluster {s.name}: "
                              f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
                              x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip

@@ -216,6 +216,8 @@ def locked(env: Mapping[str, str], data_dir: str, cfg: ProbeConfig,
     paths = [lock.release_lock(env, data_dir, cfg.namespace, cfg.release)]
     if options.delete_data and os.path.isdir(data_dir) and not os.path.islink(data_dir):
         paths.insert(0, lock.data_dir_lock(data_dir))
+    if options.delete_cluster:  # an install making or adopting it now keeps it
+        paths.append(lock.cluster_lock(env, data_dir, lc.settings(env).name))
     what = f"uninstall of release {cfg.release} in namespace {cfg.namespace}"
     with lock.hold(paths, what=what):
         yield

@@ -62,6 +62,16 @@ def release_lock(env: Mapping[str, str], data_dir: str, namespace: str, release:
     return os.path.join(directory, f"release-{readable}-{digest}.lock")
 
 
+def cluster_lock(env: Mapping[str, str], data_dir: str, name: str) -> str:
+    """The engine's own local k3d cluster `name`: one install at a time creates, starts or
+    adopts it, whatever the namespace or data directory (two installs with different ones
+    share the one cluster of that name)."""
+    directory = paths.locks_dir(env, "windows" if _WINDOWS else "posix", data_dir)
+    readable = re.sub(r"[^a-z0-9.-]", "_", name.lower())[:100]
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return os.path.join(directory, f"local-cluster-{readable}-{digest}.lock")
+
+
 def scope(env: Mapping[str, str], data_dir: str, namespace: str, release: str) -> list[str]:
     return [data_dir_lock(data_dir), release_lock(env, data_dir, namespace, release)]
 
