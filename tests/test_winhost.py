@@ -499,6 +499,31 @@ def test_a_docker_desktop_install_failure_stops_with_the_manual_remedy(fake_wind
                  "--accept-source-agreements --silent --override " + wh.DOCKER_DESKTOP_ARGS: 5})  # fmt: skip
     with pytest.raises(InstallerError, match=r"Docker Desktop could not be installed \(exit 5\)"):
         run(fake_windows, elevated_child=True)
+    # What was done before the stop stays recorded, and the stop with its remedy is there for
+    # the parent (the elevated child's output does not cross the UAC boundary).
+    recorded = flow.load_state(str(Path(str(fake_windows["data"])) / flow.STATE_FILE))
+    assert recorded.done == ["wsl-update", "wsl-default"]
+    assert recorded.stopped == ["Docker Desktop could not be installed (exit 5)", wh.DOCKER_MANUAL]
+
+
+def test_a_failed_elevated_half_is_a_failure_even_after_an_earlier_partial_run(
+        fake_windows: dict[str, object]) -> None:  # fmt: skip
+    """Steps an earlier run did (resumed after a reboot) do not turn this run's failure into
+    a success; the parent says the child's stop and its remedy."""
+    scenario(fake_windows, elevated_rc=1, child_records={
+        "done": ["feature:VirtualMachinePlatform", "wsl-update"],
+        "stopped": ["Docker Desktop could not be installed (exit 5)", wh.DOCKER_MANUAL]})  # fmt: skip
+    with pytest.raises(InstallerError, match=r"Docker Desktop could not be installed") as caught:
+        run(fake_windows, resume=True)
+    assert caught.value.remedy == wh.DOCKER_MANUAL
+    assert not any(c[:2] == ["cmd", "/d"] for c in mutating(fake_windows))  # never started
+
+
+def test_a_failed_elevated_half_without_a_record_says_the_exit(fake_windows: dict[str, object]) -> None:
+    scenario(fake_windows, elevated_rc=1,
+             child_records={"done": ["feature:VirtualMachinePlatform"]})  # fmt: skip
+    with pytest.raises(InstallerError, match=r"the elevated preparation failed \(exit 1\)"):
+        run(fake_windows, resume=True)
 
 
 def test_the_daily_users_half_sizes_the_vm_starts_docker_and_waits(fake_windows: dict[str, object]) -> None:

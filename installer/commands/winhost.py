@@ -50,11 +50,12 @@ class State:
     done: list[str] = field(default_factory=list)
     reboot_pending: bool = False
     failed: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)  # [what, what to do]: the stop, if any
 
     def to_bytes(self) -> bytes:
         return json.dumps({"schema": STATE_SCHEMA, "consented": self.consented,
                            "done": self.done, "reboot_pending": self.reboot_pending,
-                           "failed": self.failed}).encode()  # fmt: skip
+                           "failed": self.failed, "stopped": self.stopped}).encode()  # fmt: skip
 
 
 def load_state(path: str) -> State:
@@ -68,8 +69,9 @@ def load_state(path: str) -> State:
     if not isinstance(doc, dict) or doc.get("schema") != STATE_SCHEMA:
         return State()
     strings = lambda key: [s for s in doc.get(key) or [] if isinstance(s, str)]  # noqa: E731
+    stopped = strings("stopped")
     return State(doc.get("consented") is True, strings("done"), doc.get("reboot_pending") is True,
-                 strings("failed"))  # fmt: skip
+                 strings("failed"), stopped if len(stopped) == 2 else [])  # fmt: skip
 
 
 def save_state(path: str, state: State, env: Mapping[str, str]) -> None:
@@ -172,7 +174,10 @@ def elevate(exe: str, opts: wh.Options, state_path: str, env: Mapping[str, str],
                              "run the installer again and accept the prompt, or have IT run "
                              "`tracebloc-installer prepare-host --daily-user <you>` as administrator")  # fmt: skip
     state = load_state(state_path)
-    if result.rc not in (0, wh.REBOOT_EXIT) and not state.done:
+    if result.rc not in (0, wh.REBOOT_EXIT):
+        # A failure is one whatever an earlier run did (its steps stay recorded as done).
+        if state.stopped:
+            raise InstallerError(state.stopped[0], state.stopped[1])
         raise InstallerError(f"the elevated preparation failed (exit {result.rc})",
                              "see the installer's log in the data directory, then re-run")  # fmt: skip
     return state
@@ -256,11 +261,16 @@ def prepare(exe: str, env: Mapping[str, str], opts: wh.Options, redactor: Redact
             _call(wh.unresume_argv(), env, redactor)
         return plan
     state = load_state(state_path) if (resume or elevated_child) else State()
-    state.consented, state.reboot_pending, state.failed = True, False, []
+    state.consented, state.reboot_pending, state.failed, state.stopped = True, False, [], []
     if plan.privileged:
         if elevated_child or facts.admin:
-            state = run_privileged(plan, facts, state, env, redactor, say)
-            save_state(state_path, state, env)
+            try:  # what was done before a stop stays recorded, and the stop crosses to the parent
+                state = run_privileged(plan, facts, state, env, redactor, say)
+            except InstallerError as exc:
+                state.stopped = [exc.message, exc.remedy]
+                raise
+            finally:
+                save_state(state_path, state, env)
         else:
             save_state(state_path, state, env)
             state = elevate(exe, opts, state_path, env, redactor)
