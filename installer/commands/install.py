@@ -24,7 +24,6 @@ answered yes (or --yes given).
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -368,15 +367,5 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
     with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
         adopt_plugin(lambda args: tools.run(tools.kubectl, args, tools.read_timeout),
                      plugin, release, namespace, conn)  # fmt: skip
-
-
-
-
-
-
-
-
-def log_path_for(cfg: PlanConfig) -> str:
-    return os.path.join(cfg.host_data_dir, "install.log")
 
 
