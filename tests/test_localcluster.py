@@ -11,6 +11,7 @@ from installer.decide import preflight
 from installer.decide.drift import Container, DockerRead, Inspected, budget_machine, drift
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection, KubeTarget, MachineFacts
+from installer.decide.settings import Thresholds
 from installer.edges.docker import parse_info
 from installer.edges.k3d import parse_list
 
@@ -235,7 +236,7 @@ def test_docker_budget_is_what_preflight_measures(
     os_: str, docker_gib: float, level: str, remedy: str
 ) -> None:
     machine = budget_machine(_host(os_, 36), DockerRead("running", int(docker_gib * GIB), 4))
-    findings = preflight.check(machine, 100 * GIB, DATA, preflight.Thresholds())
+    findings = preflight.check(machine, 100 * GIB, DATA, Thresholds())
     memory = [f for f in findings if f.message.startswith("Docker's memory budget")]
     assert memory[0].level == level
     assert any(remedy in f.message for f in findings if f.level == "note")
@@ -243,7 +244,7 @@ def test_docker_budget_is_what_preflight_measures(
 
 def test_a_host_too_small_for_the_floor_is_told_so() -> None:
     machine = budget_machine(_host("darwin", 6), DockerRead("running", 3 * GIB, 4))
-    notes = [f.message for f in preflight.check(machine, 100 * GIB, DATA, preflight.Thresholds())
+    notes = [f.message for f in preflight.check(machine, 100 * GIB, DATA, Thresholds())
              if f.level == "note"]  # fmt: skip
     assert any("use a larger machine" in n for n in notes)
 

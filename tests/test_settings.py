@@ -35,8 +35,6 @@ NOT_YET_MOVED = {
                                          "HTTPS_PROXY", "HTTP_PROXY", "K8S_VERSION", "NO_PROXY",
                                          "SERVERS", "TB_LEFTOVER_ACTION", "TB_STORAGE_MODE",
                                          "http_proxy", "https_proxy", "no_proxy"},
-    "installer/decide/network.py": {"CURL_CA_BUNDLE", "TRACEBLOC_CA_BUNDLE"},
-    "installer/decide/preflight.py": {"PF_MIN_CPU"},
     "installer/decide/signin.py": {"TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_LOCATION",
                                    "TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_VALUES_FILE"},
     "installer/decide/winhost.py": {"TB_WSL_MIN_VERSION"},

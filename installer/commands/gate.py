@@ -17,7 +17,7 @@ from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
-from installer.edges import backend, trust
+from installer.edges import backend
 from installer.edges.machine import disk_free
 from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import load_yaml
@@ -33,11 +33,11 @@ def run_preflight(
 ) -> None:  # fmt: skip
     """The floors apply to the machine that runs the pods: this one when the cluster is
     local (or unknown), else the cluster's largest node."""
-    if preflight.skipped(env):
+    if cfg.preflight_skipped:
         ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
                 "and the network checks")  # fmt: skip
         return
-    limits = preflight.thresholds(env)
+    limits = cfg.thresholds
     if cluster is not None and not reach.is_local(cluster.target, cluster.nodes,
                                                   storage_mode=cfg.storage_mode):
         ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
@@ -61,7 +61,7 @@ def check_network(
     """The network preflight (commands/network.py): a stop raises before the tools are
     downloaded, credentials asked for or anything changed. Returns the tool resolutions it
     read (which tools will be downloaded decides which hosts are needed), None if skipped."""
-    if preflight.skipped(env):
+    if cfg.preflight_skipped:
         return None
     choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
                           timeout=cfg.probe.timeout)  # fmt: skip
@@ -84,8 +84,10 @@ def obtain_credentials(
     previous_doc = load_yaml(cfg.values_path, required=False)
     previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
     redactor.add(previous[1])
-    url = backend.backend_url(cfg.client_env, env)
-    trust.ca_bundle(env)  # a bad TRACEBLOC_CA_BUNDLE is bad input before anyone is asked
+    # Both were validated by commands/settings.build: a bad TRACEBLOC_CA_BUNDLE or
+    # TRACEBLOC_BACKEND_URL is bad input before anyone is asked.
+    url = cfg.backend_url
+    assert url is not None  # built for install
 
     def check(username: str, password: str) -> backend.Check:
         redactor.add(password)

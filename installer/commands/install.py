@@ -54,7 +54,7 @@ from installer.decide.settings import (
     InstallSettings,
     PlanConfig,
 )
-from installer.edges import apply, lock, trust
+from installer.edges import apply, lock
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
@@ -145,7 +145,7 @@ def prepare_repo(
 ) -> None:  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
-            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, trust.ca_bundle(env),
+            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, cfg.ca_bundle,
                               repos=cluster.repos, fresh=fresh)  # fmt: skip
 
 

@@ -15,10 +15,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from installer.decide import locality, network
+from installer.decide import locality
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection, Gpu, KubeTarget, NodeRead
-from installer.decide.settings import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
+from installer.decide.settings import (
+    MAX_WAIT_S,
+    PROXY_VARIABLES,
+    STORAGE_MODES,
+    ca_variable,
+    env_number,
+)
 from installer.decide.yesno import flag
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
@@ -115,7 +121,7 @@ def settings(env: Mapping[str, str]) -> Settings:
     if dataset and mode == "node-local":
         raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
                        "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
-    ca_variable, ca_bundle = network.ca_variable(env) or (None, None)  # the one CA rule
+    ca_name, ca_bundle = ca_variable(env) or (None, None)  # the one CA rule
     action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
     if action is not None and action not in LEFTOVER_ACTIONS:
         raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
@@ -133,7 +139,7 @@ def settings(env: Mapping[str, str]) -> Settings:
         storage_mode=mode,
         dataset_dir=dataset,
         ca_bundle=ca_bundle,
-        ca_variable=ca_variable,
+        ca_variable=ca_name,
         autostart=not _flag(env, "TRACEBLOC_NO_AUTOSTART"),
         leftover_action=action,
         leftover_guard=not _flag(env, "TRACEBLOC_SKIP_LEFTOVER_GUARD"),

@@ -68,6 +68,49 @@ def env_number(
     return value
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """The preflight floors (decide/preflight.check)."""
+
+    min_mem_gib: float = 5
+    warn_mem_gib: float = 8
+    min_cpu: int = 2
+    min_disk_gib: float = 10
+
+
+def thresholds(env: Mapping[str, str]) -> Thresholds:
+    """The floors, from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`.
+
+    Unset or empty → the default. Any non-negative number is accepted (a value above the
+    default raises that floor: the user asked for it); anything else is `BadInput`.
+    """
+    default = Thresholds()
+    return Thresholds(
+        min_mem_gib=env_number(env, "PF_MIN_MEM_GB", default.min_mem_gib, zero_ok=True),
+        warn_mem_gib=env_number(env, "PF_WARN_MEM_GB", default.warn_mem_gib, zero_ok=True),
+        min_cpu=_whole(env, "PF_MIN_CPU", default.min_cpu),
+        min_disk_gib=env_number(env, "PF_MIN_DISK_GB", default.min_disk_gib, zero_ok=True),
+    )
+
+
+# No machine has more CPUs than this; a longer number is a typo (and int() of thousands of
+# digits raises instead of answering).
+MAX_CPUS = 1_000_000
+
+
+def _whole(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 7 and int(raw) <= MAX_CPUS):
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
+        raise BadInput(
+            f"{name}={shown!r} is not a whole number of CPUs from 0 to {MAX_CPUS}",
+            f"set {name} to a whole number such as {default}, or unset it",
+        )
+    return int(raw)
+
+
 STORAGE_MODES = ("hostpath", "node-local")
 
 
@@ -121,11 +164,30 @@ class PlanConfig:
     values_path: str
     values_given: bool  # TRACEBLOC_VALUES_FILE: use the caller's file as-is, render nothing
     host_dataset_dir: str | None = None  # HOST_DATASET_DIR, as given; checked by hostdirs
+    # Set by commands/settings.build, once, for every command to read (none re-reads them):
+    preflight_skipped: bool = False  # TRACEBLOC_SKIP_PREFLIGHT
+    thresholds: Thresholds = Thresholds()  # the PF_* floors
+    backend_url: str | None = None  # CLIENT_ENV's backend, or TRACEBLOC_BACKEND_URL
+    ca_bundle: str | None = None  # the CA bundle's absolute path, known to hold PEM
+    ca_variable: str = ""  # the variable it was given by (decide/network.CA_VARIABLES)
 
     @property
     def secrets(self) -> tuple[str | None, ...]:
         proxy_password = self.proxy.password if self.proxy else None
         return (self.client_password, self.registry.password, proxy_password)
+
+
+# The CA bundle's variables, the first set one used (the rule: decide/network.py's docstring).
+CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+
+def ca_variable(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(variable, value as given) of the CA bundle in use: the first set of CA_VARIABLES."""
+    for name in CA_VARIABLES:
+        value = env.get(name, "").strip()
+        if value:
+            return name, value
+    return None
 
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")

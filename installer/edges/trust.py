@@ -1,6 +1,6 @@
 """How the engine reaches an HTTPS host, for every HTTPS client it has (the credential check,
 the downloads, the network preflight): what it trusts (the OS trust store plus the one CA
-bundle, decide/network.ca_variable) and which proxy it goes through (the proxy variables,
+bundle, decide/settings.ca_variable) and which proxy it goes through (the proxy variables,
 NO_PROXY matched on label boundaries). No HTTP here: edges/backend.py and edges/download.py
 send the requests."""
 
@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.network import ca_variable
-from installer.decide.settings import split_proxy_url
+from installer.decide.settings import ca_variable, split_proxy_url
 
 CA_BUNDLE = "TRACEBLOC_CA_BUNDLE"
 
@@ -32,7 +31,7 @@ def is_loopback(host: str) -> bool:
 
 
 def ca_bundle(env: Mapping[str, str]) -> str | None:
-    """The CA bundle (decide/network.ca_variable: `TRACEBLOC_CA_BUNDLE`, else
+    """The CA bundle (decide/settings.ca_variable: `TRACEBLOC_CA_BUNDLE`, else
     `CURL_CA_BUNDLE`) as an absolute path, once it is known to hold PEM certificates."""
     chosen = ca_variable(env)
     if chosen is None:
