@@ -37,12 +37,7 @@ NOT_YET_MOVED = {
                                          "http_proxy", "https_proxy", "no_proxy"},
     "installer/decide/signin.py": {"TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_LOCATION",
                                    "TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_VALUES_FILE"},
-    "installer/decide/winhost.py": {"TB_WSL_MIN_VERSION"},
     "installer/edges/kubeconfig.py": {"KUBECONFIG"},
-    "installer/edges/runtime_linux.py": {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
-                                         "TRACEBLOC_CA_BUNDLE", "http_proxy", "https_proxy",
-                                         "no_proxy"},
-    "installer/edges/runtime_macos.py": {"COLIMA_CPU", "COLIMA_DISK", "COLIMA_MEMORY"},
     "installer/edges/trust.py": {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "http_proxy",
                                  "https_proxy", "no_proxy"},
     # no-color.org's convention, "set to anything": not a setting the builder could refuse.

@@ -8,6 +8,7 @@ and `commands/` only); `commands/settings.build` calls it once per run, with the
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -111,6 +112,14 @@ def _whole(env: Mapping[str, str], name: str, default: int) -> int:
     return int(raw)
 
 
+def env_version(env: Mapping[str, str], name: str, default: str) -> str:
+    """The dotted version in variable `name` (2.1.5, 2.1.5.0); unset or empty: `default`."""
+    value = env.get(name, "").strip() or default
+    if not re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)?", value):
+        raise BadInput(f"{name}={value!r} is not a version such as {default}")
+    return value
+
+
 STORAGE_MODES = ("hostpath", "node-local")
 
 
@@ -191,6 +200,36 @@ def ca_variable(env: Mapping[str, str]) -> tuple[str, str] | None:
 
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
+
+
+def proxy_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The proxy and NO_PROXY variables present in `env`, exactly as given (blank ones too:
+    an empty NO_PROXY is not the same as none)."""
+    found = {n: env[n] for n in PROXY_VARIABLES if n in env}
+    return found | {n: env[n] for n in NO_PROXY_VARIABLES if n in env}
+
+
+COLIMA_VARIABLES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
+
+
+@dataclass(frozen=True)
+class RuntimeGiven:
+    """What the container runtime's install takes from the environment, as given: the
+    COLIMA_* sizes (macOS), the proxy variables and TRACEBLOC_CA_BUNDLE for Docker's daemon
+    (Linux; as given: the edge makes it absolute and asks whether it is a file)."""
+
+    colima: Mapping[str, str]
+    proxy: Mapping[str, str]
+    ca_bundle: str = ""
+
+
+def runtime_given(env: Mapping[str, str]) -> RuntimeGiven:
+    return RuntimeGiven(
+        colima={n: env[n] for n in COLIMA_VARIABLES if env.get(n, "").strip()},
+        proxy={n: v for n, v in proxy_environment(env).items() if v.strip()},
+        ca_bundle=env.get("TRACEBLOC_CA_BUNDLE", "").strip(),
+    )
 
 
 def split_proxy_url(raw: str) -> tuple[str, str | None, str]:
