@@ -141,7 +141,7 @@ def test_no_proxy_keeps_host_entries_first_and_adds_cluster_ranges_once() -> Non
 
 def test_proxy_config_keeps_credentials_whole_and_always_carries_no_proxy() -> None:
     env = {"HTTPS_PROXY": "http://ada:p@ss:w0rd@proxy.corp:3128"}
-    doc = lc.proxy_config(env)
+    doc = lc.proxy_config(lc.settings(env).proxy)
     assert doc is not None
     entries = [e["envVar"] for e in doc["env"]]  # type: ignore[index]
     assert entries[0] == "HTTPS_PROXY=http://ada:p@ss:w0rd@proxy.corp:3128"
@@ -186,7 +186,7 @@ def test_drift_of_an_existing_cluster(
     env: dict[str, str], server: Container, lb_ips: tuple[str, ...], levels: list[str]
 ) -> None:
     seen = Inspected(True, server=server, serverlb=Container(host_ips=lb_ips))
-    found = drift(lc.settings(env), env, seen)
+    found = drift(lc.settings(env), seen)
     assert [d.level for d in found] == levels
     assert all("k3d cluster delete tracebloc" in d.remedy for d in found)
 
@@ -253,7 +253,7 @@ def test_proxy_config_carries_the_same_variables_as_the_values_file() -> None:
     from installer.decide.settings import PROXY_VARIABLES
 
     env = {name: f"http://{name.lower()}:1" for name in PROXY_VARIABLES}
-    doc = lc.proxy_config(env)
+    doc = lc.proxy_config(lc.settings(env).proxy)
     assert doc is not None
     names = [e["envVar"].split("=", 1)[0] for e in doc["env"]]  # type: ignore[index]
     assert names == [*PROXY_VARIABLES, "NO_PROXY", "no_proxy"]

@@ -172,7 +172,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         if not inspected.readable:
             problems.append((f"could not inspect the existing cluster {s.name}: "
                              f"{inspected.reason}", "check `docker ps -a`, then run again"))  # fmt: skip
-        found = tuple(drift(s, env, inspected))
+        found = tuple(drift(s, inspected))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,

@@ -13,7 +13,7 @@ import ntpath
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from installer.decide import locality
 from installer.decide.errors import BadInput
@@ -24,6 +24,7 @@ from installer.decide.settings import (
     STORAGE_MODES,
     ca_variable,
     env_number,
+    proxy_environment,
 )
 from installer.decide.yesno import flag
 
@@ -77,6 +78,9 @@ class Settings:
     autostart: bool
     leftover_action: str | None
     leftover_guard: bool
+    # The proxy variables present, as given (decide/settings.proxy_environment): carried
+    # into the nodes (proxy_config) and compared with an existing cluster's (drift).
+    proxy: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def context(self) -> str:
@@ -143,6 +147,7 @@ def settings(env: Mapping[str, str]) -> Settings:
         autostart=not _flag(env, "TRACEBLOC_NO_AUTOSTART"),
         leftover_action=action,
         leftover_guard=not _flag(env, "TRACEBLOC_SKIP_LEFTOVER_GUARD"),
+        proxy=proxy_environment(env),
     )
 
 
@@ -268,9 +273,10 @@ def api_wait_args() -> list[str]:
 # --- proxies and the CA, carried into the nodes --------------------------------------
 
 
-def no_proxy(env: Mapping[str, str]) -> str:
-    """The host's NO_PROXY (or no_proxy) ∪ the cluster ranges; host entries first, no repeats."""
-    host = env.get("NO_PROXY") or env.get("no_proxy") or ""
+def no_proxy(proxy: Mapping[str, str]) -> str:
+    """The host's NO_PROXY (or no_proxy) ∪ the cluster ranges; host entries first, no repeats.
+    `proxy`: the proxy variables as given (Settings.proxy)."""
+    host = proxy.get("NO_PROXY") or proxy.get("no_proxy") or ""
     seen: list[str] = []
     for entry in [*host.split(","), *NO_PROXY_DEFAULTS]:
         entry = "".join(entry.split())
@@ -279,17 +285,17 @@ def no_proxy(env: Mapping[str, str]) -> str:
     return ",".join(seen)
 
 
-def proxy_config(env: Mapping[str, str]) -> dict[str, object] | None:
+def proxy_config(proxy: Mapping[str, str]) -> dict[str, object] | None:
     """A k3d config carrying the proxy variables into every node, or None without a proxy.
 
     A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
     entries = []
     for name in PROXY_VARIABLES:
-        if env.get(name, "").strip():
-            entries.append(f"{name}={env.get(name, '')}")
+        if proxy.get(name, "").strip():
+            entries.append(f"{name}={proxy.get(name, '')}")
     if not entries:
         return None
-    augmented = no_proxy(env)
+    augmented = no_proxy(proxy)
     entries += [f"NO_PROXY={augmented}", f"no_proxy={augmented}"]
     return {"apiVersion": "k3d.io/v1alpha5", "kind": "Simple",
             "env": [{"envVar": entry, "nodeFilters": ["all"]} for entry in entries]}  # fmt: skip
