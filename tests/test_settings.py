@@ -35,8 +35,6 @@ NOT_YET_MOVED = {
     "installer/decide/signin.py": {"TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_LOCATION",
                                    "TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_VALUES_FILE"},
     "installer/edges/kubeconfig.py": {"KUBECONFIG"},
-    "installer/edges/trust.py": {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "http_proxy",
-                                 "https_proxy", "no_proxy"},
     # no-color.org's convention, "set to anything": not a setting the builder could refuse.
     "installer/present/ui.py": {"NO_COLOR", "TB_PLAIN"},
 }  # fmt: skip
