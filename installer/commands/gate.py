@@ -16,7 +16,7 @@ from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
-from installer.decide.settings import PlanConfig
+from installer.decide.settings import PlanConfig, credentials_given
 from installer.edges import backend
 from installer.edges.machine import disk_free
 from installer.edges.tools import resolve_all
@@ -106,7 +106,7 @@ def obtain_credentials(
                               terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
                               setting=signin.setting_for(cfg, cluster), say=ui.info,
                               warn=ui.warn)  # fmt: skip
-    found = credentials.obtain(env, previous=previous, interactive=interactive,
+    found = credentials.obtain(credentials_given(env), previous=previous, interactive=interactive,
                                terminal=terminal, check=check, say=ui.warn,
                                sign_in=sign_in)  # fmt: skip
     redactor.add(found.password)
@@ -122,7 +122,7 @@ def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
         except InstallerError:  # obtain_credentials reports it, in its place
             return False
         previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
-    return signin.wanted(env, values_given=cfg.values_given, previous=previous)
+    return signin.wanted(credentials_given(env), values_given=cfg.values_given, previous=previous)
 
 
 def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: bool) -> str | None:
@@ -133,7 +133,7 @@ def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: boo
         given = load_yaml(cfg.values_path, required=True)
         return cfg.client_id or credentials.previous_credentials(
             given if isinstance(given, dict) else None)[0]  # fmt: skip
-    has_id, has_password = credentials.in_environment(env)
+    has_id, has_password = credentials.in_environment(credentials_given(env))
     if has_id and has_password:
         return cfg.client_id
     if has_id or has_password or interactive:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
@@ -208,6 +208,28 @@ def proxy_environment(env: Mapping[str, str]) -> dict[str, str]:
     an empty NO_PROXY is not the same as none)."""
     found = {n: env[n] for n in PROXY_VARIABLES if n in env}
     return found | {n: env[n] for n in NO_PROXY_VARIABLES if n in env}
+
+
+@dataclass(frozen=True)
+class CredentialsGiven:
+    """The unattended ways credentials come, as set: TRACEBLOC_CLIENT_ID and
+    TRACEBLOC_CLIENT_PASSWORD (None: unset or empty; commands/credentials.obtain cleans and
+    checks them), whether TRACEBLOC_VALUES_FILE is given, TRACEBLOC_CLIENT_LOCATION as typed
+    (decide/signin.location cleans it)."""
+
+    client_id: str | None = None
+    password: str | None = field(default=None, repr=False)
+    values_file: bool = False
+    location: str = ""
+
+
+def credentials_given(env: Mapping[str, str]) -> CredentialsGiven:
+    return CredentialsGiven(
+        client_id=env.get("TRACEBLOC_CLIENT_ID") or None,
+        password=env.get("TRACEBLOC_CLIENT_PASSWORD") or None,
+        values_file=bool(env.get("TRACEBLOC_VALUES_FILE", "").strip()),
+        location=env.get("TRACEBLOC_CLIENT_LOCATION", ""),
+    )
 
 
 COLIMA_VARIABLES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
