@@ -12,6 +12,7 @@ import pytest
 
 from installer.commands import settings
 from installer.decide import paths
+from installer.decide import settings as dsettings
 from installer.decide.errors import BadInput
 from installer.decide.redact import Redactor
 from installer.decide.variables import VARIABLES
@@ -124,3 +125,31 @@ def test_plan_refuses_a_typo_in_any_yes_no_variable_before_reading_the_cluster(
     assert result.returncode == 2, result.stderr
     assert f"{variable}='ture' is not understood" in result.stderr
     assert cluster.calls() == []
+
+
+def test_plan_settings_carry_the_ca_bundle_and_its_variable_for_every_command(
+    cluster: FakeCluster,
+) -> None:
+    # The commands (the network preflight, the chart repository, the credential check) read
+    # the bundle from the plan configuration the builder made, never from the environment.
+    import trustme
+
+    pem = cluster.home / "corp-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(pem))
+    env = {"HOME": str(cluster.home), "CURL_CA_BUNDLE": str(pem), "PF_MIN_MEM_GB": "3"}
+    built = settings.build(args_for("plan"), env, Redactor())
+    assert built.plan is not None
+    assert (built.plan.ca_bundle, built.plan.ca_variable) == (str(pem), "CURL_CA_BUNDLE")
+    assert built.plan.thresholds.min_mem_gib == 3 and built.plan.preflight_skipped is False
+    assert built.ca_bundle == built.plan.ca_bundle
+
+
+def test_the_proxy_variables_are_read_once_as_given() -> None:
+    env = {"HTTPS_PROXY": "http://ana:p@ss@proxy:3128", "NO_PROXY": "", "no_proxy": "corp",
+           "PATH": "/bin"}  # fmt: skip
+    assert dsettings.proxy_environment(env) == {
+        "HTTPS_PROXY": "http://ana:p@ss@proxy:3128", "NO_PROXY": "", "no_proxy": "corp"}
+    # Kept as given, blank ones too (the readers' `or` decides, as it did on the environment);
+    # the runtime's daemon is handed the non-blank ones, as before.
+    assert dsettings.runtime_given(env).proxy == {"HTTPS_PROXY": "http://ana:p@ss@proxy:3128",
+                                                  "no_proxy": "corp"}  # fmt: skip
