@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from installer.decide.errors import BadInput
+from installer.decide.settings import proxy_environment
 from installer.edges.backend import Check, Verdict, backend_url, verify
 from installer.edges.trust import bypass_proxy, ca_bundle, proxy_for, ssl_context
 from tests.fakes.backend_server import GARBAGE, HANG_UP, BackendServer, Reply
@@ -314,7 +315,7 @@ def test_no_proxy_matching(host: str, port: int, no_proxy: str, bypass: bool) ->
     ],
 )
 def test_proxy_for(url: str, env: dict[str, str], expected: str | None) -> None:
-    assert proxy_for(url, env) == expected
+    assert proxy_for(url, proxy_environment(env)) == expected
 
 
 def test_a_dead_proxy_makes_the_check_unverified(backend: BackendServer) -> None:

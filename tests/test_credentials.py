@@ -20,6 +20,7 @@ from installer.commands.credentials import (
     previous_credentials,
 )
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.settings import credentials_given
 from installer.edges.backend import Check, Verdict
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO
@@ -84,7 +85,7 @@ def run(
     interactive: bool = True,
     said: list[str] | None = None,
 ) -> Credentials:
-    return obtain(env or {}, previous=previous, interactive=interactive, terminal=terminal,
+    return obtain(credentials_given(env or {}), previous=previous, interactive=interactive, terminal=terminal,
                   check=backend or Backend(), say=(said if said is not None else []).append)  # fmt: skip
 
 
@@ -392,10 +393,11 @@ import json, sys
 from installer.edges.backend import verify
 from installer.commands.credentials import obtain, open_terminal
 from installer.decide.errors import InstallerError
+from installer.decide.settings import CredentialsGiven
 url, out = sys.argv[1], sys.argv[2]
 result = {}
 try:
-    creds = obtain({}, previous=(None, None), interactive=True, terminal=open_terminal("linux"),
+    creds = obtain(CredentialsGiven(), previous=(None, None), interactive=True, terminal=open_terminal("linux"),
                    check=lambda i, p: verify(url, i, p, env={}, timeout=10), say=print)
     result = {"id": creds.client_id, "password": creds.password, "origin": creds.origin}
 except InstallerError as exc:
@@ -493,9 +495,10 @@ CHILD_NO_TERMINAL = """
 import json, sys
 from installer.commands.credentials import obtain, open_terminal
 from installer.decide.errors import BadInput
+from installer.decide.settings import CredentialsGiven
 terminal = open_terminal("linux")
 try:
-    obtain({}, previous=(None, None), interactive=True, terminal=terminal,
+    obtain(CredentialsGiven(), previous=(None, None), interactive=True, terminal=terminal,
            check=lambda i, p: 1 / 0, say=print)
     print(json.dumps({"terminal": terminal is not None}))
 except BadInput as exc:

@@ -11,6 +11,7 @@ from installer.decide import preflight
 from installer.decide.drift import Container, DockerRead, Inspected, budget_machine, drift
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection, KubeTarget, MachineFacts
+from installer.decide.settings import Thresholds
 from installer.edges.docker import parse_info
 from installer.edges.k3d import parse_list
 
@@ -140,7 +141,7 @@ def test_no_proxy_keeps_host_entries_first_and_adds_cluster_ranges_once() -> Non
 
 def test_proxy_config_keeps_credentials_whole_and_always_carries_no_proxy() -> None:
     env = {"HTTPS_PROXY": "http://ada:p@ss:w0rd@proxy.corp:3128"}
-    doc = lc.proxy_config(env)
+    doc = lc.proxy_config(lc.settings(env).proxy)
     assert doc is not None
     entries = [e["envVar"] for e in doc["env"]]  # type: ignore[index]
     assert entries[0] == "HTTPS_PROXY=http://ada:p@ss:w0rd@proxy.corp:3128"
@@ -185,7 +186,7 @@ def test_drift_of_an_existing_cluster(
     env: dict[str, str], server: Container, lb_ips: tuple[str, ...], levels: list[str]
 ) -> None:
     seen = Inspected(True, server=server, serverlb=Container(host_ips=lb_ips))
-    found = drift(lc.settings(env), env, seen)
+    found = drift(lc.settings(env), seen)
     assert [d.level for d in found] == levels
     assert all("k3d cluster delete tracebloc" in d.remedy for d in found)
 
@@ -235,7 +236,7 @@ def test_docker_budget_is_what_preflight_measures(
     os_: str, docker_gib: float, level: str, remedy: str
 ) -> None:
     machine = budget_machine(_host(os_, 36), DockerRead("running", int(docker_gib * GIB), 4))
-    findings = preflight.check(machine, 100 * GIB, DATA, preflight.Thresholds())
+    findings = preflight.check(machine, 100 * GIB, DATA, Thresholds())
     memory = [f for f in findings if f.message.startswith("Docker's memory budget")]
     assert memory[0].level == level
     assert any(remedy in f.message for f in findings if f.level == "note")
@@ -243,7 +244,7 @@ def test_docker_budget_is_what_preflight_measures(
 
 def test_a_host_too_small_for_the_floor_is_told_so() -> None:
     machine = budget_machine(_host("darwin", 6), DockerRead("running", 3 * GIB, 4))
-    notes = [f.message for f in preflight.check(machine, 100 * GIB, DATA, preflight.Thresholds())
+    notes = [f.message for f in preflight.check(machine, 100 * GIB, DATA, Thresholds())
              if f.level == "note"]  # fmt: skip
     assert any("use a larger machine" in n for n in notes)
 
@@ -252,7 +253,7 @@ def test_proxy_config_carries_the_same_variables_as_the_values_file() -> None:
     from installer.decide.settings import PROXY_VARIABLES
 
     env = {name: f"http://{name.lower()}:1" for name in PROXY_VARIABLES}
-    doc = lc.proxy_config(env)
+    doc = lc.proxy_config(lc.settings(env).proxy)
     assert doc is not None
     names = [e["envVar"].split("=", 1)[0] for e in doc["env"]]  # type: ignore[index]
     assert names == [*PROXY_VARIABLES, "NO_PROXY", "no_proxy"]

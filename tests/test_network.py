@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from installer.decide import network
+from installer.decide import network, settings
 from installer.decide.errors import BadInput
 from installer.decide.network import Endpoint, Kind, Probe, Profile, Status
 from installer.edges import netprobe, trust
@@ -118,11 +118,11 @@ def test_all_ok_or_unchecked_is_no_stop() -> None:
 
 
 def test_the_ca_rule_prefers_traceblocs_variable() -> None:
-    assert network.ca_variable({"CURL_CA_BUNDLE": "/b", "TRACEBLOC_CA_BUNDLE": "/a"}) == (
+    assert settings.ca_variable({"CURL_CA_BUNDLE": "/b", "TRACEBLOC_CA_BUNDLE": "/a"}) == (
         "TRACEBLOC_CA_BUNDLE", "/a")  # fmt: skip
-    assert network.ca_variable({"CURL_CA_BUNDLE": " /b ", "TRACEBLOC_CA_BUNDLE": " "}) == (
+    assert settings.ca_variable({"CURL_CA_BUNDLE": " /b ", "TRACEBLOC_CA_BUNDLE": " "}) == (
         "CURL_CA_BUNDLE", "/b")  # fmt: skip
-    assert network.ca_variable({}) is None
+    assert settings.ca_variable({}) is None
 
 
 def test_a_bad_curl_ca_bundle_is_named(tmp_path: Path) -> None:

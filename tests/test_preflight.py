@@ -9,12 +9,11 @@ from installer.decide.model import MachineFacts
 from installer.decide.preflight import (
     VM_GRACE_BYTES,
     Finding,
-    Thresholds,
     check,
     failed,
     skipped,
-    thresholds,
 )
+from installer.decide.settings import Thresholds, thresholds
 
 GiB = 2**30
 MiB = 2**20

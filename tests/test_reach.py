@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from installer.decide.model import KubeTarget, NodeRead
-from installer.decide.preflight import Thresholds, check_cluster
+from installer.decide.preflight import check_cluster
 from installer.decide.reach import is_local, unreachable
+from installer.decide.settings import Thresholds
 from installer.edges.kubectl import parse_node
 from tests.fakes.cluster import node
 

@@ -12,6 +12,7 @@ import pytest
 
 from installer.commands import settings
 from installer.decide import paths
+from installer.decide import settings as dsettings
 from installer.decide.errors import BadInput
 from installer.decide.redact import Redactor
 from installer.decide.variables import VARIABLES
@@ -28,25 +29,6 @@ BUILDER = {"installer/config.py", "installer/commands/settings.py", "installer/d
 # Readers not yet moved into the builder: each is named so that none is added unnoticed and
 # the list only shrinks (an entry that no longer reads its variable fails too).
 NOT_YET_MOVED = {
-    "installer/commands/credentials.py": {"TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_PASSWORD"},
-    "installer/decide/drift.py": {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "http_proxy",
-                                  "https_proxy", "no_proxy"},
-    "installer/decide/localcluster.py": {"AGENTS", "CLUSTER_NAME", "HOST_DATASET_DIR",
-                                         "HTTPS_PROXY", "HTTP_PROXY", "K8S_VERSION", "NO_PROXY",
-                                         "SERVERS", "TB_LEFTOVER_ACTION", "TB_STORAGE_MODE",
-                                         "http_proxy", "https_proxy", "no_proxy"},
-    "installer/decide/network.py": {"CURL_CA_BUNDLE", "TRACEBLOC_CA_BUNDLE"},
-    "installer/decide/preflight.py": {"PF_MIN_CPU"},
-    "installer/decide/signin.py": {"TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_LOCATION",
-                                   "TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_VALUES_FILE"},
-    "installer/decide/winhost.py": {"TB_WSL_MIN_VERSION"},
-    "installer/edges/kubeconfig.py": {"KUBECONFIG"},
-    "installer/edges/runtime_linux.py": {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
-                                         "TRACEBLOC_CA_BUNDLE", "http_proxy", "https_proxy",
-                                         "no_proxy"},
-    "installer/edges/runtime_macos.py": {"COLIMA_CPU", "COLIMA_DISK", "COLIMA_MEMORY"},
-    "installer/edges/trust.py": {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "http_proxy",
-                                 "https_proxy", "no_proxy"},
     # no-color.org's convention, "set to anything": not a setting the builder could refuse.
     "installer/present/ui.py": {"NO_COLOR", "TB_PLAIN"},
 }  # fmt: skip
@@ -143,3 +125,31 @@ def test_plan_refuses_a_typo_in_any_yes_no_variable_before_reading_the_cluster(
     assert result.returncode == 2, result.stderr
     assert f"{variable}='ture' is not understood" in result.stderr
     assert cluster.calls() == []
+
+
+def test_plan_settings_carry_the_ca_bundle_and_its_variable_for_every_command(
+    cluster: FakeCluster,
+) -> None:
+    # The commands (the network preflight, the chart repository, the credential check) read
+    # the bundle from the plan configuration the builder made, never from the environment.
+    import trustme
+
+    pem = cluster.home / "corp-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(pem))
+    env = {"HOME": str(cluster.home), "CURL_CA_BUNDLE": str(pem), "PF_MIN_MEM_GB": "3"}
+    built = settings.build(args_for("plan"), env, Redactor())
+    assert built.plan is not None
+    assert (built.plan.ca_bundle, built.plan.ca_variable) == (str(pem), "CURL_CA_BUNDLE")
+    assert built.plan.thresholds.min_mem_gib == 3 and built.plan.preflight_skipped is False
+    assert built.ca_bundle == built.plan.ca_bundle
+
+
+def test_the_proxy_variables_are_read_once_as_given() -> None:
+    env = {"HTTPS_PROXY": "http://ana:p@ss@proxy:3128", "NO_PROXY": "", "no_proxy": "corp",
+           "PATH": "/bin"}  # fmt: skip
+    assert dsettings.proxy_environment(env) == {
+        "HTTPS_PROXY": "http://ana:p@ss@proxy:3128", "NO_PROXY": "", "no_proxy": "corp"}
+    # Kept as given, blank ones too (the readers' `or` decides, as it did on the environment);
+    # the runtime's daemon is handed the non-blank ones, as before.
+    assert dsettings.runtime_given(env).proxy == {"HTTPS_PROXY": "http://ana:p@ss@proxy:3128",
+                                                  "no_proxy": "corp"}  # fmt: skip

@@ -17,6 +17,7 @@ from installer.decide import signin
 from installer.decide.errors import BadInput, InstallerError, Refused
 from installer.decide.model import Installed, ListRead
 from installer.decide.redact import Redactor
+from installer.decide.settings import CredentialsGiven, credentials_given
 from installer.decide.tooling import Tool
 from installer.edges import tbcli
 from installer.edges.backend import Check, Verdict
@@ -70,7 +71,8 @@ class TtyTerm(Term):
 def test_when_sign_in_is_the_way_credentials_come(env: dict[str, str], values_given: bool,
                                                   previous: tuple[str | None, str | None],
                                                   expected: bool) -> None:  # fmt: skip
-    assert signin.wanted(env, values_given=values_given, previous=previous) is expected
+    assert signin.wanted(credentials_given(env), values_given=values_given,
+                         previous=previous) is expected  # fmt: skip
 
 
 @pytest.mark.parametrize(("raw", "clean"), [
@@ -96,7 +98,7 @@ def test_a_typed_name_loses_escape_sequences(raw: str, clean: str) -> None:
 def test_the_location_comes_from_the_variable_or_the_zone_table(
     env: dict[str, str], zone: str | None, expected: tuple[str | None, str]
 ) -> None:
-    found = signin.location(env, zone, [ZONE_TAB, ZONE1970])
+    found = signin.location(credentials_given(env).location, zone, [ZONE_TAB, ZONE1970])
     assert (found.code, found.source) == expected
 
 
@@ -432,7 +434,7 @@ def test_yes_without_a_terminal_is_exit_2_naming_the_unattended_variables(tmp_pa
     hook = flow.hook(env_for(tmp_path), Redactor(), interactive=False, terminal=None,
                      setting=setting(tmp_path), say=print, warn=print)  # fmt: skip
     with pytest.raises(BadInput) as caught:
-        obtain({}, previous=(None, None), interactive=False, terminal=None, check=accept,
+        obtain(CredentialsGiven(), previous=(None, None), interactive=False, terminal=None, check=accept,
                say=print, sign_in=hook)  # fmt: skip
     assert caught.value.exit_code == 2
     remedy = caught.value.remedy or ""
@@ -451,7 +453,7 @@ def test_signed_in_credentials_take_the_backend_check(cli: FakeCli, tmp_path: Pa
     hook = flow.hook(env, Redactor(), interactive=True, terminal=Term(),
                      setting=setting(tmp_path), say=print, warn=print)  # fmt: skip
     with pytest.raises(InstallerError, match="rejected the credential"):
-        obtain({}, previous=(None, None), interactive=True, terminal=Term(), check=check,
+        obtain(CredentialsGiven(), previous=(None, None), interactive=True, terminal=Term(), check=check,
                say=print, sign_in=hook)  # fmt: skip
     assert checked == [("c0ffee-uuid", "0123abcd" * 8)]
     assert SIGN_IN == "sign-in"
@@ -463,7 +465,7 @@ def test_without_the_cli_the_old_prompt_goes_on(tmp_path: Path) -> None:
     term = Term("client-7", "pw")
     hook = flow.hook(env, Redactor(), interactive=True, terminal=term, setting=setting(tmp_path),
                      say=print, warn=warned.append)  # fmt: skip
-    got = obtain({}, previous=(None, None), interactive=True, terminal=term, check=accept,
+    got = obtain(CredentialsGiven(), previous=(None, None), interactive=True, terminal=term, check=accept,
                  say=print, sign_in=hook)  # fmt: skip
     assert (got.client_id, got.password) == ("client-7", "pw")
     assert warned and "browser sign-in is not available" in warned[0]

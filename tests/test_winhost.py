@@ -159,9 +159,10 @@ def test_wsl_current(output: str, minimum: str, current: bool) -> None:
 
 
 def test_tb_wsl_min_version_must_be_a_version() -> None:
-    assert wh.options({"TB_WSL_MIN_VERSION": "2.4.0"}).wsl_min == "2.4.0"
-    with pytest.raises(InstallerError, match="TB_WSL_MIN_VERSION"):
-        wh.options({"TB_WSL_MIN_VERSION": "latest"})
+    assert flow.options({"TB_WSL_MIN_VERSION": "2.4.0"}).wsl_min == "2.4.0"
+    assert flow.options({"TB_WSL_MIN_VERSION": " "}).wsl_min == wh.WSL_MIN_VERSION
+    with pytest.raises(InstallerError, match="TB_WSL_MIN_VERSION='latest' is not a version"):
+        flow.options({"TB_WSL_MIN_VERSION": "latest"})
 
 
 @pytest.mark.parametrize(

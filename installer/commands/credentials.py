@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from installer.config import clean_credential
 from installer.decide.errors import BadInput, InstallerError
+from installer.decide.settings import CredentialsGiven
 from installer.edges.backend import Check, Verdict
 
 ID_VAR = "TRACEBLOC_CLIENT_ID"
@@ -69,14 +70,14 @@ def previous_credentials(values: Mapping[str, Any] | None) -> tuple[str | None, 
     return client_id, password
 
 
-def in_environment(env: Mapping[str, str]) -> tuple[bool, bool]:
+def in_environment(given: CredentialsGiven) -> tuple[bool, bool]:
     """Whether TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD are set (non-empty), the
-    one reading of the pair `obtain` takes first."""
-    return bool(env.get(ID_VAR)), bool(env.get(PASSWORD_VAR))
+    pair `obtain` takes first."""
+    return bool(given.client_id), bool(given.password)
 
 
 def obtain(
-    env: Mapping[str, str],
+    from_env: CredentialsGiven,
     *,
     previous: tuple[str | None, str | None],
     interactive: bool,
@@ -93,8 +94,7 @@ def obtain(
     variables. REJECTED stops with BadInput (exit 2) unless a person can type again;
     INACTIVE stops with InstallerError; UNVERIFIED warns through `say` and goes on.
     """
-    raw_id = env.get("TRACEBLOC_CLIENT_ID") or None
-    raw_password = env.get("TRACEBLOC_CLIENT_PASSWORD") or None
+    raw_id, raw_password = from_env.client_id, from_env.password  # settings.credentials_given
     if raw_id or raw_password:
         if not (raw_id and raw_password):
             missing, given = (ID_VAR, PASSWORD_VAR) if raw_password else (PASSWORD_VAR, ID_VAR)

@@ -16,8 +16,8 @@ from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
-from installer.decide.settings import PlanConfig
-from installer.edges import backend, trust
+from installer.decide.settings import PlanConfig, credentials_given
+from installer.edges import backend
 from installer.edges.machine import disk_free
 from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import load_yaml
@@ -33,11 +33,11 @@ def run_preflight(
 ) -> None:  # fmt: skip
     """The floors apply to the machine that runs the pods: this one when the cluster is
     local (or unknown), else the cluster's largest node."""
-    if preflight.skipped(env):
+    if cfg.preflight_skipped:
         ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
                 "and the network checks")  # fmt: skip
         return
-    limits = preflight.thresholds(env)
+    limits = cfg.thresholds
     if cluster is not None and not reach.is_local(cluster.target, cluster.nodes,
                                                   storage_mode=cfg.storage_mode):
         ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
@@ -63,7 +63,7 @@ def check_network(
     read (which tools will be downloaded decides which hosts are needed), None if skipped,
     and what it read of the local cluster's machine (`docker info`, the Windows host plan:
     the survey uses them instead of reading them again)."""
-    if preflight.skipped(env):
+    if cfg.preflight_skipped:
         return None, netneeds.Needs()
     choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
                           timeout=cfg.probe.timeout)  # fmt: skip
@@ -86,8 +86,10 @@ def obtain_credentials(
     previous_doc = load_yaml(cfg.values_path, required=False)
     previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
     redactor.add(previous[1])
-    url = backend.backend_url(cfg.client_env, env)
-    trust.ca_bundle(env)  # a bad TRACEBLOC_CA_BUNDLE is bad input before anyone is asked
+    # Both were validated by commands/settings.build: a bad TRACEBLOC_CA_BUNDLE or
+    # TRACEBLOC_BACKEND_URL is bad input before anyone is asked.
+    url = cfg.backend_url
+    assert url is not None  # built for install
 
     def check(username: str, password: str) -> backend.Check:
         redactor.add(password)
@@ -106,7 +108,7 @@ def obtain_credentials(
                               terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
                               setting=signin.setting_for(cfg, cluster), say=ui.info,
                               warn=ui.warn)  # fmt: skip
-    found = credentials.obtain(env, previous=previous, interactive=interactive,
+    found = credentials.obtain(credentials_given(env), previous=previous, interactive=interactive,
                                terminal=terminal, check=check, say=ui.warn,
                                sign_in=sign_in)  # fmt: skip
     redactor.add(found.password)
@@ -122,7 +124,7 @@ def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
         except InstallerError:  # obtain_credentials reports it, in its place
             return False
         previous = credentials.previous_credentials(doc if isinstance(doc, dict) else None)
-    return signin.wanted(env, values_given=cfg.values_given, previous=previous)
+    return signin.wanted(credentials_given(env), values_given=cfg.values_given, previous=previous)
 
 
 def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: bool) -> str | None:
@@ -133,7 +135,7 @@ def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: boo
         given = load_yaml(cfg.values_path, required=True)
         return cfg.client_id or credentials.previous_credentials(
             given if isinstance(given, dict) else None)[0]  # fmt: skip
-    has_id, has_password = credentials.in_environment(env)
+    has_id, has_password = credentials.in_environment(credentials_given(env))
     if has_id and has_password:
         return cfg.client_id
     if has_id or has_password or interactive:

@@ -24,7 +24,6 @@ answered yes (or --yes given).
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -55,7 +54,7 @@ from installer.decide.settings import (
     InstallSettings,
     PlanConfig,
 )
-from installer.edges import apply, lock, trust
+from installer.edges import apply, lock
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
@@ -146,7 +145,7 @@ def prepare_repo(
 ) -> None:  # fmt: skip
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
-            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, trust.ca_bundle(env),
+            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, cfg.ca_bundle,
                               repos=cluster.repos, fresh=fresh)  # fmt: skip
 
 
@@ -373,15 +372,5 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
     with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
         adopt_plugin(lambda args: tools.run(tools.kubectl, args, tools.read_timeout),
                      plugin, release, namespace, conn)  # fmt: skip
-
-
-
-
-
-
-
-
-def log_path_for(cfg: PlanConfig) -> str:
-    return os.path.join(cfg.host_data_dir, "install.log")
 
 

@@ -30,7 +30,7 @@ def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bo
     join = ntpath.join if windows else posixpath.join
     folder = join(data_dir, ".k3d")
     return lc.CreateFiles(
-        proxy_config=join(folder, f"{s.name}-proxy.yaml") if lc.proxy_config(env) else None,
+        proxy_config=join(folder, f"{s.name}-proxy.yaml") if lc.proxy_config(s.proxy) else None,
         registries=join(folder, f"{s.name}-registries.yaml") if s.ca_bundle else None,
     )
 
@@ -86,7 +86,7 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
     datadir.ensure_traversable(data_dir)
     files = files_for(s, data_dir, env, os_ == "windows")
     ca = ca_path(s)
-    documents = ((files.proxy_config, lc.proxy_config(env)),
+    documents = ((files.proxy_config, lc.proxy_config(s.proxy)),
                  (files.registries, lc.registries_config() if ca else None))  # fmt: skip
     written: list[str] = []
     try:

@@ -36,16 +36,15 @@ from installer.present.ui import Ui
 
 def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, info: DockerRead,
                   env: Mapping[str, str], redactor: Redactor | None,
-                  host: HostPlan | None = None) -> Local:  # fmt: skip
+                  min_mem_gib: float, host: HostPlan | None = None) -> Local:  # fmt: skip
     """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
     Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
     blocker that stops the install before anything changes. `host`: the plan the network
     preflight already read (commands/netneeds.py), else it is read here."""
     from installer.commands import winhost
-    from installer.decide.preflight import thresholds
 
     if host is None:
-        opts = winhost.options(env, thresholds(env).min_mem_gib)
+        opts = winhost.options(env, min_mem_gib)
         # Docker does not answer, so no k3d cluster of ours can hold the API port.
         _, host = winhost.survey(env, opts, redactor or Redactor(), our_cluster_running=False,
                                  docker_usable=False)  # fmt: skip
@@ -132,7 +131,8 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         from installer.commands import runtime
 
         if os_ == "windows":
-            return _windows_host(s, decision, machine, info, env, redactor, host)
+            return _windows_host(s, decision, machine, info, env, redactor,
+                                 cfg.thresholds.min_mem_gib, host)  # fmt: skip
         plan = runtime.survey(env, os_, info, machine, timeout=timeout) \
             if os_ in ("linux", "darwin") else None  # fmt: skip
         if plan is None or plan.refusal is not None or not plan.steps:
@@ -178,7 +178,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         if not inspected.readable:
             problems.append((f"could not inspect the existing cluster {s.name}: "
                              f"{inspected.reason}", "check `docker ps -a`, then run again"))  # fmt: skip
-        found = tuple(drift(s, env, inspected))
+        found = tuple(drift(s, inspected))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
@@ -268,11 +268,10 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         return cfg
     if local.windows is not None:  # WSL2 and Docker Desktop first, as the plan said
         from installer.commands import winhost
-        from installer.decide.preflight import thresholds
 
         exe, _ = winhost.engine_command()
         terminal = credentials.open_terminal(os_) if interactive else None
-        winhost.prepare(exe, env, winhost.options(env, thresholds(env).min_mem_gib),
+        winhost.prepare(exe, env, winhost.options(env, cfg.thresholds.min_mem_gib),
                         redactor, cfg.host_data_dir,
                         ask=terminal.ask if terminal is not None else None,
                         say=ui.info, our_cluster_running=False,

@@ -102,7 +102,7 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
     if os_ in ("linux", "darwin", "windows"):
         info = docker.read_info(env, os_, timeout=timeout)
         if info.state != "running" and os_ == "windows":
-            host = _windows_plan(env)
+            host = _windows_plan(env, cfg.thresholds.min_mem_gib)
         elif info.state != "running":
             plan = runtime.survey(env, os_, info, machine, timeout=timeout)
     nvidia = detect_gpu(env, os_, timeout=timeout).vendor == "nvidia"
@@ -110,16 +110,15 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
     return dataclasses.replace(needs, docker=info, windows=host)
 
 
-def _windows_plan(env: Mapping[str, str]) -> HostPlan | None:
+def _windows_plan(env: Mapping[str, str], min_mem_gib: float) -> HostPlan | None:
     """The host preparation's plan, read as commands/localcluster's survey reads it (Docker
     does not answer, so no k3d cluster of ours holds the API port); None when its settings
     are bad input (the survey after the preflight says so, in its place)."""
     from installer.commands import winhost
-    from installer.decide.preflight import thresholds
     from installer.decide.redact import Redactor
 
     try:
-        opts = winhost.options(env, thresholds(env).min_mem_gib)
+        opts = winhost.options(env, min_mem_gib)
     except InstallerError:
         return None
     return winhost.survey(env, opts, Redactor(), our_cluster_running=False,

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from installer.commands.tools import REQUIRED
-from installer.decide import network, preflight
+from installer.decide import network
 from installer.decide.errors import InstallerError
 from installer.decide.settings import DEFAULT_REPO_URL, PlanConfig
 from installer.decide.tooling import ToolChoice
-from installer.edges import backend, netprobe, trust
+from installer.edges import netprobe, trust
 from installer.present import netreport
 from installer.present.ui import Ui
 
@@ -41,29 +41,30 @@ def check(
     `tools`: the download URLs of the tools that will be fetched; `runtime`: the hosts of
     the container runtime's install (commands/netneeds.py: none unless it will be
     installed); `nvidia`: the chart's NVIDIA device plugin image will be pulled."""
-    if preflight.skipped(env):
+    if cfg.preflight_skipped:
         return network.skipped_report()
-    chosen = network.ca_variable(env)
-    ca_path = trust.ca_bundle(env)  # BadInput for a bundle that is not a PEM file
+    # The CA bundle and the backend, validated by commands/settings.build.
+    ca_path, ca_name, backend_url = cfg.ca_bundle, cfg.ca_variable, cfg.backend_url
+    assert backend_url is not None  # built for plan and install
     raw = env.get("PF_CRITICALS", "")
     if raw.strip():
         endpoints = network.parse_criticals(raw, trust.is_loopback)
         source = network.CRITICALS
     else:
         endpoints = network.endpoints(
-            backend.backend_url(cfg.client_env, env),
+            backend_url,
             chart_repo=DEFAULT_REPO_URL if cfg.chart_is_default else None,
             mirror=cfg.registry.mirror, tool_urls=tools, runtime=runtime,
             nvidia=nvidia)  # fmt: skip
         source = "plan"
-    trusted = netprobe.trust(ca_path, chosen[0] if chosen else "")
+    trusted = netprobe.trust(ca_path, ca_name)
     probes = netprobe.probe_all(endpoints, env, trusted)
     inspection, issuer = network.inspection(probes)
     used = next((p.via_proxy for p in probes if p.via_proxy), "")
     configured = f"{cfg.proxy.host}:{cfg.proxy.port}" if cfg.proxy else ""
     shown = used or (f"{configured} (not used for these hosts: NO_PROXY)" if configured and probes
                      else configured)  # fmt: skip
-    profile = network.Profile(shown, chosen[0] if chosen and ca_path else "", ca_path or "",
+    profile = network.Profile(shown, ca_name if ca_path else "", ca_path or "",
                               inspection, issuer)  # fmt: skip
     return network.judge(profile, probes, mirror=cfg.registry.mirror, source=source)
 

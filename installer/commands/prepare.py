@@ -41,7 +41,7 @@ def _prepare_windows_host(args: argparse.Namespace, env: dict[str, str], redacto
     half of the host preparation (commands/winhost.py), recorded for the daily user's half."""
     from installer.commands import winhost
     from installer.config import data_dir
-    from installer.decide.preflight import thresholds
+    from installer.decide.settings import thresholds
 
     said: list[str] = []
     exe, _ = winhost.engine_command()

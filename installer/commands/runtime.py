@@ -20,6 +20,7 @@ from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.runtime_macos import autostart_steps
 from installer.decide.runtime_route import decide
+from installer.decide.settings import runtime_given
 from installer.decide.yesno import flag
 from installer.edges import docker
 from installer.edges.runtime import Runner, execute
@@ -28,14 +29,15 @@ from installer.present.ui import Ui
 
 def read_facts(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineFacts,
                timeout: float) -> rt.Facts:  # fmt: skip
+    given = runtime_given(env)  # the variables, read once (decide/settings.py)
     if os_ == "darwin":
         from installer.edges import runtime_macos
 
-        return runtime_macos.read_facts(env, info, machine, timeout=timeout)
+        return runtime_macos.read_facts(env, info, machine, timeout=timeout, given=given)
     if os_ == "linux":
         from installer.edges import runtime_linux
 
-        return runtime_linux.read_facts(env, info, machine, timeout=timeout)
+        return runtime_linux.read_facts(env, info, machine, timeout=timeout, given=given)
     return rt.Facts(os=os_, docker=info.state, docker_reason=info.reason)
 
 

@@ -11,6 +11,7 @@ and `install` are built the same way, so what one refuses the other refuses too.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Mapping
@@ -22,7 +23,14 @@ from installer.decide.errors import BadInput
 from installer.decide.model import os_name
 from installer.decide.paths import Paths
 from installer.decide.redact import Redactor
-from installer.decide.settings import InstallSettings, PlanConfig, ProbeConfig
+from installer.decide.settings import (
+    InstallSettings,
+    PlanConfig,
+    ProbeConfig,
+    Thresholds,
+    ca_variable,
+    thresholds,
+)
 
 # The commands that install, or decide as install would: every setting is checked for them.
 INSTALLING = ("install", "plan")
@@ -37,10 +45,24 @@ class Settings:
     plan: PlanConfig | None = None  # plan and install only
     install: InstallSettings | None = None  # plan and install only
     flags: Mapping[str, bool] = field(default_factory=dict)  # the yes/no variables that are set
-    preflight_skipped: bool = False
-    thresholds: preflight.Thresholds | None = None
-    backend_url: str | None = None
-    ca_bundle: str | None = None
+
+    # The run's preflight, backend and trust settings live in the plan configuration, which
+    # every command receives; these name them here too.
+    @property
+    def preflight_skipped(self) -> bool:
+        return self.plan.preflight_skipped if self.plan is not None else False
+
+    @property
+    def thresholds(self) -> Thresholds | None:
+        return self.plan.thresholds if self.plan is not None else None
+
+    @property
+    def backend_url(self) -> str | None:
+        return self.plan.backend_url if self.plan is not None else None
+
+    @property
+    def ca_bundle(self) -> str | None:
+        return self.plan.ca_bundle if self.plan is not None else None
 
 
 def build(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor, *,
@@ -73,17 +95,13 @@ def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Reda
     redactor.add(*cfg.secrets)
     check_paths(cfg, env, args.chart, variable=where.data_dir_source)
     install = install_settings(env, keep_context=args.keep_context_namespace)
-    return Settings(
-        probe=probe,
-        paths=where,
-        plan=cfg,
-        install=install,
-        flags=yesno.check_all(env),
-        preflight_skipped=preflight.skipped(env),
-        thresholds=preflight.thresholds(env),
-        backend_url=backend.backend_url(cfg.client_env, env),
-        ca_bundle=trust.ca_bundle(env),
-    )
+    flags = yesno.check_all(env)
+    chosen = ca_variable(env)
+    cfg = dataclasses.replace(
+        cfg, preflight_skipped=preflight.skipped(env), thresholds=thresholds(env),
+        backend_url=backend.backend_url(cfg.client_env, env), ca_bundle=trust.ca_bundle(env),
+        ca_variable=chosen[0] if chosen else "")  # fmt: skip
+    return Settings(probe=probe, paths=where, plan=cfg, install=install, flags=flags)
 
 
 def probe_settings(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeConfig:

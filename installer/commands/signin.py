@@ -19,6 +19,7 @@ from installer.decide import locality, signin
 from installer.decide.errors import BadInput, InstallerError, Refused
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
+from installer.decide.settings import credentials_given
 from installer.decide.tooling import Tool
 from installer.edges import tbcli
 
@@ -117,8 +118,9 @@ def system_location(env: Mapping[str, str]) -> signin.Location:
     """TRACEBLOC_CLIENT_LOCATION, else the time zone's country. Windows has no zone table
     (the PowerShell twin passes a location only from the variable): none is derived there."""
     if os_name(sys.platform) == "windows":
-        return signin.location(env, None, ())
-    return signin.location(env, tbcli.system_zone(env), tbcli.zone_tables())
+        return signin.location(credentials_given(env).location, None, ())
+    return signin.location(credentials_given(env).location, tbcli.system_zone(env),
+                           tbcli.zone_tables())  # fmt: skip
 
 
 def _installed_namespaces(listing: ListRead | None) -> list[str]:
@@ -306,7 +308,8 @@ def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
 
     doc = None if cfg.values_given else load_yaml(cfg.values_path, required=False)
     previous = previous_credentials(doc if isinstance(doc, dict) else None)
-    if cfg.client_id or not signin.wanted(env, values_given=cfg.values_given, previous=previous):
+    if cfg.client_id or not signin.wanted(credentials_given(env), values_given=cfg.values_given,
+                                          previous=previous):  # fmt: skip
         return None
     name = client_name(env)
     where = system_location(env)

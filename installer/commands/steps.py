@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from installer.decide.settings import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
-from installer.edges import trust
 from installer.present.changes import Change, changes
 
 if TYPE_CHECKING:
@@ -26,7 +25,7 @@ def steps(cfg: PlanConfig, env: Mapping[str, str], *, set_context_namespace: boo
     return changes(
         local=local, release=cfg.probe.release, namespace=cfg.probe.namespace, chart=cfg.chart,
         values_path=cfg.values_path, conn=cfg.probe.conn, repo=repo,
-        ca_file=trust.ca_bundle(env) if repo else None,
+        ca_file=cfg.ca_bundle if repo else None,
         set_context_namespace=set_context_namespace,
         recovery=verdict.recovery if verdict is not None else None,
         adopt=plan.site.gpu.adopt if plan is not None else None,

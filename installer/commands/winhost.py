@@ -82,11 +82,13 @@ def options(env: Mapping[str, str], machine_min_mem_gib: float = 5) -> wh.Option
     """The Windows host's settings: TRACEBLOC_DAILY_USER (the twin's -DailyUser) and
     TRACEBLOC_NO_REBOOT (-NoReboot) as the twin-flag translation sets them, the twin's
     TB_WSL_MIN_VERSION, TB_DOCKER_WAIT_MIN, TRACEBLOC_SKIP_DAILY_USER, TRACEBLOC_NO_AUTOSTART."""
+    from installer.decide.settings import env_version
     from installer.decide.yesno import flag
 
     return wh.options(env, daily_user=env.get("TRACEBLOC_DAILY_USER", ""),
                       no_reboot=flag(env, "TRACEBLOC_NO_REBOOT", False),
-                      min_mem_gib=machine_min_mem_gib)  # fmt: skip
+                      min_mem_gib=machine_min_mem_gib,
+                      wsl_min=env_version(env, "TB_WSL_MIN_VERSION", wh.WSL_MIN_VERSION))  # fmt: skip
 
 
 def engine_command() -> tuple[str, list[str]]:

@@ -111,13 +111,13 @@ def recreate_remedy(s: Settings, prefix: str = "") -> str:
     )
 
 
-def drift(s: Settings, env: Mapping[str, str], seen: Inspected) -> list[Drift]:
+def drift(s: Settings, seen: Inspected) -> list[Drift]:
     server = seen.server
     if server is None:
         return []
     out: list[Drift] = []
     wanted = [n for n in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
-                          "no_proxy") if env.get(n, "").strip()]  # fmt: skip
+                          "no_proxy") if s.proxy.get(n, "").strip()]  # fmt: skip
     missing = [n for n in wanted if n not in server.env_names]
     if missing:
         out.append(Drift("warn", f"the existing cluster {s.name} was created without "

@@ -11,18 +11,21 @@ from __future__ import annotations
 import math
 import ntpath
 import posixpath
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from installer.decide import locality, network
-from installer.decide.errors import BadInput
+from installer.decide import locality
 from installer.decide.model import Connection, Gpu, KubeTarget, NodeRead
-from installer.decide.settings import MAX_WAIT_S, PROXY_VARIABLES, STORAGE_MODES, env_number
+from installer.decide.settings import (
+    MAX_WAIT_S,
+    PROXY_VARIABLES,
+    ca_variable,
+    env_number,
+    local_cluster_given,
+    proxy_environment,
+)
 from installer.decide.yesno import flag
 
-DEFAULT_CLUSTER_NAME = "tracebloc"
-DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
 DEFAULT_CREATE_TIMEOUT_MIN = 15.0
 DEFAULT_API_WAIT_S = 180.0
 START_TIMEOUT_S = 5 * 60.0  # the twins' bound on `k3d cluster start`
@@ -45,16 +48,12 @@ NO_PROXY_DEFAULTS = (
     "localhost", "127.0.0.1", "0.0.0.0", "169.254.169.254", "10.0.0.0/8", "172.16.0.0/12",
     "192.168.0.0/16", ".svc", ".svc.cluster.local", ".cluster.local", "host.k3d.internal",
 )  # fmt: skip
-LEFTOVER_ACTIONS = ("reuse", "wipe")
 # Shared hostPath directory modes, as the twins and the chart's init-writable-data set them:
 # data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
 # ingest that wrote the files); logs add sticky (nobody deletes another writer's logs).
 DATA_DIR_MODE = 0o2777
 LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777
-
-_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -71,6 +70,9 @@ class Settings:
     autostart: bool
     leftover_action: str | None
     leftover_guard: bool
+    # The proxy variables present, as given (decide/settings.proxy_environment): carried
+    # into the nodes (proxy_config) and compared with an existing cluster's (drift).
+    proxy: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def context(self) -> str:
@@ -85,58 +87,33 @@ class Settings:
         return f"k3d-{self.name}-serverlb"
 
 
-def _count(env: Mapping[str, str], name: str, default: int, least: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or int(raw) < least or int(raw) > 99:
-        raise BadInput(f"{name}={raw!r} is not a whole number from {least} to 99",
-                       f"set {name} to a number such as {default}, or unset it")  # fmt: skip
-    return int(raw)
-
-
 def _flag(env: Mapping[str, str], name: str) -> bool:
     return flag(env, name, False)
 
 
 def settings(env: Mapping[str, str]) -> Settings:
-    name = env.get("CLUSTER_NAME", "").strip() or DEFAULT_CLUSTER_NAME
-    if not _NAME.fullmatch(name):
-        raise BadInput(f"CLUSTER_NAME={name!r} is not a k3d cluster name",
-                       "start with a letter; letters, digits, '.', '_' and '-'; at most 63")  # fmt: skip
-    mode = env.get("TB_STORAGE_MODE", "").strip().lower() or STORAGE_MODES[0]
-    servers = _count(env, "SERVERS", 1, 1)
-    agents = _count(env, "AGENTS", 1, 0)
-    if mode == "node-local":
-        # local-path volumes live on one node: a second node (server or agent) could run a
-        # job that cannot reach the data.
-        servers, agents = 1, 0
-    dataset = env.get("HOST_DATASET_DIR", "").strip() or None
-    if dataset and mode == "node-local":
-        raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
-                       "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
-    ca_variable, ca_bundle = network.ca_variable(env) or (None, None)  # the one CA rule
-    action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
-    if action is not None and action not in LEFTOVER_ACTIONS:
-        raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
-                       "use --reuse-data, --wipe-data or --data-dir=PATH")  # fmt: skip
+    """The local cluster's settings; its shape (name, nodes, storage, dataset, leftover
+    action) is read and checked by decide/settings.local_cluster_given."""
+    given = local_cluster_given(env)
+    ca_name, ca_bundle = ca_variable(env) or (None, None)  # the one CA rule
     minutes = env_number(env, "TB_CREATE_TIMEOUT_MIN", DEFAULT_CREATE_TIMEOUT_MIN,
                          zero_ok=False, most=MAX_WAIT_S / 60)  # fmt: skip
     return Settings(
-        name=name,
-        servers=servers,
-        agents=agents,
-        k3s_version=env.get("K8S_VERSION", "").strip() or DEFAULT_K3S_VERSION,
+        name=given.name,
+        servers=given.servers,
+        agents=given.agents,
+        k3s_version=given.k3s_version,
         create_timeout_s=minutes * 60,
         api_wait_s=env_number(env, "TB_API_WAIT_S", DEFAULT_API_WAIT_S, zero_ok=False,
                               most=MAX_WAIT_S),  # fmt: skip
-        storage_mode=mode,
-        dataset_dir=dataset,
+        storage_mode=given.storage_mode,
+        dataset_dir=given.dataset_dir,
         ca_bundle=ca_bundle,
-        ca_variable=ca_variable,
+        ca_variable=ca_name,
         autostart=not _flag(env, "TRACEBLOC_NO_AUTOSTART"),
-        leftover_action=action,
+        leftover_action=given.leftover_action,
         leftover_guard=not _flag(env, "TRACEBLOC_SKIP_LEFTOVER_GUARD"),
+        proxy=proxy_environment(env),
     )
 
 
@@ -262,9 +239,10 @@ def api_wait_args() -> list[str]:
 # --- proxies and the CA, carried into the nodes --------------------------------------
 
 
-def no_proxy(env: Mapping[str, str]) -> str:
-    """The host's NO_PROXY (or no_proxy) ∪ the cluster ranges; host entries first, no repeats."""
-    host = env.get("NO_PROXY") or env.get("no_proxy") or ""
+def no_proxy(proxy: Mapping[str, str]) -> str:
+    """The host's NO_PROXY (or no_proxy) ∪ the cluster ranges; host entries first, no repeats.
+    `proxy`: the proxy variables as given (Settings.proxy)."""
+    host = proxy.get("NO_PROXY") or proxy.get("no_proxy") or ""
     seen: list[str] = []
     for entry in [*host.split(","), *NO_PROXY_DEFAULTS]:
         entry = "".join(entry.split())
@@ -273,17 +251,17 @@ def no_proxy(env: Mapping[str, str]) -> str:
     return ",".join(seen)
 
 
-def proxy_config(env: Mapping[str, str]) -> dict[str, object] | None:
+def proxy_config(proxy: Mapping[str, str]) -> dict[str, object] | None:
     """A k3d config carrying the proxy variables into every node, or None without a proxy.
 
     A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
     entries = []
     for name in PROXY_VARIABLES:
-        if env.get(name, "").strip():
-            entries.append(f"{name}={env.get(name, '')}")
+        if proxy.get(name, "").strip():
+            entries.append(f"{name}={proxy.get(name, '')}")
     if not entries:
         return None
-    augmented = no_proxy(env)
+    augmented = no_proxy(proxy)
     entries += [f"NO_PROXY={augmented}", f"no_proxy={augmented}"]
     return {"apiVersion": "k3d.io/v1alpha5", "kind": "Simple",
             "env": [{"envVar": entry, "nodeFilters": ["all"]} for entry in entries]}  # fmt: skip

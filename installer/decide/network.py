@@ -1,7 +1,7 @@
 """The network preflight's decisions: which hosts this install needs, what each probe's
 answer means, and whether the install may go on. Pure: plain data in, plain data out.
 
-One rule for the CA bundle (`ca_variable`): the first of `TRACEBLOC_CA_BUNDLE`,
+One rule for the CA bundle (decide/settings.ca_variable): the first of `TRACEBLOC_CA_BUNDLE`,
 `CURL_CA_BUNDLE` that is set names a PEM file whose certificates are trusted IN ADDITION to
 this machine's trust store, by every HTTPS client of the engine (the credential check, the
 tool downloads, these probes, `helm repo add --ca-file`) and by the local cluster's nodes
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -21,7 +21,6 @@ from installer.decide.errors import BadInput
 from installer.decide.runtime import DOCKER_DOWNLOAD, RuntimePlan
 from installer.decide.runtime_macos import HOMEBREW_URL
 
-CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
 CRITICALS = "PF_CRITICALS"
 
 # Where the chart's images come from when no mirror is configured (tests/upstream/client:
@@ -145,18 +144,6 @@ class Report:
     source: str = "plan"  # "plan" (derived) or PF_CRITICALS
     skipped: bool = False
     failures: tuple[str, ...] = field(default_factory=tuple)  # "host:port: what failed"
-
-
-# --- the CA rule ---------------------------------------------------------------------------
-
-
-def ca_variable(env: Mapping[str, str]) -> tuple[str, str] | None:
-    """(variable, value as given) of the CA bundle in use: the first set of CA_VARIABLES."""
-    for name in CA_VARIABLES:
-        value = env.get(name, "").strip()
-        if value:
-            return name, value
-    return None
 
 
 # --- which hosts ---------------------------------------------------------------------------

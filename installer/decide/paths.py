@@ -130,3 +130,10 @@ def _or_none(compute: Callable[[Mapping[str, str], str], str], env: Mapping[str,
         return compute(env, os_)
     except BadInput:
         return None
+
+
+def kubeconfig_listed(env: Mapping[str, str], os_: str) -> list[str]:
+    """The files KUBECONFIG lists, in order (kubectl's list semantics: `:`, on Windows `;`),
+    blank entries dropped; [] when it lists none (edges/kubeconfig: ~/.kube/config)."""
+    separator = ";" if os_ == "windows" else ":"
+    return [p.strip() for p in env.get("KUBECONFIG", "").split(separator) if p.strip()]

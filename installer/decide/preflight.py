@@ -18,9 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from installer.decide.errors import BadInput
 from installer.decide.model import MachineFacts, NodeRead
-from installer.decide.settings import env_number
+from installer.decide.settings import Thresholds
 from installer.decide.yesno import flag
 
 GIB = 2**30
@@ -42,47 +41,6 @@ Level = Literal["fail", "warn", "note"]
 class Finding:
     level: Level
     message: str  # one line: what was measured, and what is wanted
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    min_mem_gib: float = 5
-    warn_mem_gib: float = 8
-    min_cpu: int = 2
-    min_disk_gib: float = 10
-
-
-def thresholds(env: Mapping[str, str]) -> Thresholds:
-    """The floors, from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`.
-
-    Unset or empty → the default. Any non-negative number is accepted (a value above the
-    default raises that floor: the user asked for it); anything else is `BadInput`.
-    """
-    default = Thresholds()
-    return Thresholds(
-        min_mem_gib=env_number(env, "PF_MIN_MEM_GB", default.min_mem_gib, zero_ok=True),
-        warn_mem_gib=env_number(env, "PF_WARN_MEM_GB", default.warn_mem_gib, zero_ok=True),
-        min_cpu=_whole(env, "PF_MIN_CPU", default.min_cpu),
-        min_disk_gib=env_number(env, "PF_MIN_DISK_GB", default.min_disk_gib, zero_ok=True),
-    )
-
-
-# No machine has more CPUs than this; a longer number is a typo (and int() of thousands of
-# digits raises instead of answering).
-MAX_CPUS = 1_000_000
-
-
-def _whole(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 7 and int(raw) <= MAX_CPUS):
-        shown = raw if len(raw) <= 40 else raw[:39] + "…"
-        raise BadInput(
-            f"{name}={shown!r} is not a whole number of CPUs from 0 to {MAX_CPUS}",
-            f"set {name} to a whole number such as {default}, or unset it",
-        )
-    return int(raw)
 
 
 def skipped(env: Mapping[str, str]) -> bool:

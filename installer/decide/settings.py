@@ -8,8 +8,9 @@ and `commands/` only); `commands/settings.build` calls it once per run, with the
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from installer.decide.errors import BadInput
 from installer.decide.model import Connection
@@ -68,10 +69,115 @@ def env_number(
     return value
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """The preflight floors (decide/preflight.check)."""
+
+    min_mem_gib: float = 5
+    warn_mem_gib: float = 8
+    min_cpu: int = 2
+    min_disk_gib: float = 10
+
+
+def thresholds(env: Mapping[str, str]) -> Thresholds:
+    """The floors, from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`.
+
+    Unset or empty → the default. Any non-negative number is accepted (a value above the
+    default raises that floor: the user asked for it); anything else is `BadInput`.
+    """
+    default = Thresholds()
+    return Thresholds(
+        min_mem_gib=env_number(env, "PF_MIN_MEM_GB", default.min_mem_gib, zero_ok=True),
+        warn_mem_gib=env_number(env, "PF_WARN_MEM_GB", default.warn_mem_gib, zero_ok=True),
+        min_cpu=_whole(env, "PF_MIN_CPU", default.min_cpu),
+        min_disk_gib=env_number(env, "PF_MIN_DISK_GB", default.min_disk_gib, zero_ok=True),
+    )
+
+
+# No machine has more CPUs than this; a longer number is a typo (and int() of thousands of
+# digits raises instead of answering).
+MAX_CPUS = 1_000_000
+
+
+def _whole(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 7 and int(raw) <= MAX_CPUS):
+        shown = raw if len(raw) <= 40 else raw[:39] + "…"
+        raise BadInput(
+            f"{name}={shown!r} is not a whole number of CPUs from 0 to {MAX_CPUS}",
+            f"set {name} to a whole number such as {default}, or unset it",
+        )
+    return int(raw)
+
+
+def env_version(env: Mapping[str, str], name: str, default: str) -> str:
+    """The dotted version in variable `name` (2.1.5, 2.1.5.0); unset or empty: `default`."""
+    value = env.get(name, "").strip() or default
+    if not re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)?", value):
+        raise BadInput(f"{name}={value!r} is not a version such as {default}")
+    return value
+
+
 STORAGE_MODES = ("hostpath", "node-local")
 
 
 MYSQL_ENGINES = ("auto", "5.7", "8.4")
+
+
+# --- the engine's own local k3d cluster (decide/localcluster.settings) ---------------------
+
+DEFAULT_CLUSTER_NAME = "tracebloc"
+DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
+LEFTOVER_ACTIONS = ("reuse", "wipe")
+_CLUSTER_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
+
+
+@dataclass(frozen=True)
+class LocalGiven:
+    name: str  # CLUSTER_NAME
+    servers: int  # SERVERS
+    agents: int  # AGENTS
+    k3s_version: str  # K8S_VERSION; "latest": no --image, k3d's own default
+    storage_mode: str  # TB_STORAGE_MODE
+    dataset_dir: str | None  # HOST_DATASET_DIR, as given
+    leftover_action: str | None  # TB_LEFTOVER_ACTION
+
+
+def _count(env: Mapping[str, str], name: str, default: int, least: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < least or int(raw) > 99:
+        raise BadInput(f"{name}={raw!r} is not a whole number from {least} to 99",
+                       f"set {name} to a number such as {default}, or unset it")  # fmt: skip
+    return int(raw)
+
+
+def local_cluster_given(env: Mapping[str, str]) -> LocalGiven:
+    name = env.get("CLUSTER_NAME", "").strip() or DEFAULT_CLUSTER_NAME
+    if not _CLUSTER_NAME.fullmatch(name):
+        raise BadInput(f"CLUSTER_NAME={name!r} is not a k3d cluster name",
+                       "start with a letter; letters, digits, '.', '_' and '-'; at most 63")  # fmt: skip
+    mode = env.get("TB_STORAGE_MODE", "").strip().lower() or STORAGE_MODES[0]
+    servers = _count(env, "SERVERS", 1, 1)
+    agents = _count(env, "AGENTS", 1, 0)
+    if mode == "node-local":
+        # local-path volumes live on one node: a second node (server or agent) could run a
+        # job that cannot reach the data.
+        servers, agents = 1, 0
+    dataset = env.get("HOST_DATASET_DIR", "").strip() or None
+    if dataset and mode == "node-local":
+        raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
+                       "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
+    action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
+    if action is not None and action not in LEFTOVER_ACTIONS:
+        raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
+                       "use --reuse-data, --wipe-data or --data-dir=PATH")  # fmt: skip
+    return LocalGiven(name, servers, agents,
+                      env.get("K8S_VERSION", "").strip() or DEFAULT_K3S_VERSION, mode, dataset,
+                      action)  # fmt: skip
 
 
 DOCKER_HUB = "https://index.docker.io/v1/"
@@ -121,6 +227,12 @@ class PlanConfig:
     values_path: str
     values_given: bool  # TRACEBLOC_VALUES_FILE: use the caller's file as-is, render nothing
     host_dataset_dir: str | None = None  # HOST_DATASET_DIR, as given; checked by hostdirs
+    # Set by commands/settings.build, once, for every command to read (none re-reads them):
+    preflight_skipped: bool = False  # TRACEBLOC_SKIP_PREFLIGHT
+    thresholds: Thresholds = Thresholds()  # the PF_* floors
+    backend_url: str | None = None  # CLIENT_ENV's backend, or TRACEBLOC_BACKEND_URL
+    ca_bundle: str | None = None  # the CA bundle's absolute path, known to hold PEM
+    ca_variable: str = ""  # the variable it was given by (decide/network.CA_VARIABLES)
 
     @property
     def secrets(self) -> tuple[str | None, ...]:
@@ -128,7 +240,72 @@ class PlanConfig:
         return (self.client_password, self.registry.password, proxy_password)
 
 
+# The CA bundle's variables, the first set one used (the rule: decide/network.py's docstring).
+CA_VARIABLES = ("TRACEBLOC_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+
+def ca_variable(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(variable, value as given) of the CA bundle in use: the first set of CA_VARIABLES."""
+    for name in CA_VARIABLES:
+        value = env.get(name, "").strip()
+        if value:
+            return name, value
+    return None
+
+
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
+
+
+def proxy_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The proxy and NO_PROXY variables present in `env`, exactly as given (blank ones too:
+    an empty NO_PROXY is not the same as none)."""
+    found = {n: env[n] for n in PROXY_VARIABLES if n in env}
+    return found | {n: env[n] for n in NO_PROXY_VARIABLES if n in env}
+
+
+@dataclass(frozen=True)
+class CredentialsGiven:
+    """The unattended ways credentials come, as set: TRACEBLOC_CLIENT_ID and
+    TRACEBLOC_CLIENT_PASSWORD (None: unset or empty; commands/credentials.obtain cleans and
+    checks them), whether TRACEBLOC_VALUES_FILE is given, TRACEBLOC_CLIENT_LOCATION as typed
+    (decide/signin.location cleans it)."""
+
+    client_id: str | None = None
+    password: str | None = field(default=None, repr=False)
+    values_file: bool = False
+    location: str = ""
+
+
+def credentials_given(env: Mapping[str, str]) -> CredentialsGiven:
+    return CredentialsGiven(
+        client_id=env.get("TRACEBLOC_CLIENT_ID") or None,
+        password=env.get("TRACEBLOC_CLIENT_PASSWORD") or None,
+        values_file=bool(env.get("TRACEBLOC_VALUES_FILE", "").strip()),
+        location=env.get("TRACEBLOC_CLIENT_LOCATION", ""),
+    )
+
+
+COLIMA_VARIABLES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
+
+
+@dataclass(frozen=True)
+class RuntimeGiven:
+    """What the container runtime's install takes from the environment, as given: the
+    COLIMA_* sizes (macOS), the proxy variables and TRACEBLOC_CA_BUNDLE for Docker's daemon
+    (Linux; as given: the edge makes it absolute and asks whether it is a file)."""
+
+    colima: Mapping[str, str]
+    proxy: Mapping[str, str]
+    ca_bundle: str = ""
+
+
+def runtime_given(env: Mapping[str, str]) -> RuntimeGiven:
+    return RuntimeGiven(
+        colima={n: env[n] for n in COLIMA_VARIABLES if env.get(n, "").strip()},
+        proxy={n: v for n, v in proxy_environment(env).items() if v.strip()},
+        ca_bundle=env.get("TRACEBLOC_CA_BUNDLE", "").strip(),
+    )
 
 
 def split_proxy_url(raw: str) -> tuple[str, str | None, str]:

@@ -10,10 +10,11 @@ engine reads here as data, never as a script.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from installer.decide.errors import InstallerError
+from installer.decide.settings import CredentialsGiven
 
 NAME_VAR = "TRACEBLOC_CLIENT_NAME"
 LOCATION_VAR = "TRACEBLOC_CLIENT_LOCATION"
@@ -40,12 +41,12 @@ _BAD_LOCATION = re.compile(r"location.*not a valid choice", re.IGNORECASE)
 _SLUG = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
-def wanted(env: Mapping[str, str], *, values_given: bool,
+def wanted(given: CredentialsGiven, *, values_given: bool,
            previous: tuple[str | None, str | None]) -> bool:  # fmt: skip
     """Is sign-in the way credentials come? Not when any of the unattended ways is there."""
-    if values_given or env.get("TRACEBLOC_VALUES_FILE", "").strip():
+    if values_given or given.values_file:
         return False
-    if env.get("TRACEBLOC_CLIENT_ID") or env.get("TRACEBLOC_CLIENT_PASSWORD"):
+    if given.client_id or given.password:
         return False  # both, or an error naming the missing one: credentials.obtain's call
     return not (previous[0] and previous[1])
 
@@ -62,11 +63,11 @@ class Location:
     zone: str = ""  # the IANA zone it came from
 
 
-def location(env: Mapping[str, str], zone: str | None, tables: Iterable[str]) -> Location:
-    """TRACEBLOC_CLIENT_LOCATION; else the country of the system time zone `zone` in the
-    first zone table (zone.tab text) that lists it; else none. Only an Area/City zone counts
-    ("UTC" names no country)."""
-    given = clean_name(env.get(LOCATION_VAR, ""))
+def location(typed: str, zone: str | None, tables: Iterable[str]) -> Location:
+    """`typed` (TRACEBLOC_CLIENT_LOCATION, from decide/settings.credentials_given); else the
+    country of the system time zone `zone` in the first zone table (zone.tab text) that lists
+    it; else none. Only an Area/City zone counts ("UTC" names no country)."""
+    given = clean_name(typed)
     if given:
         return Location(given, "env")
     if zone and "/" in zone:

@@ -118,12 +118,8 @@ class Options:
 
 
 def options(env: Mapping[str, str], *, daily_user: str = "", no_reboot: bool = False,
-            min_mem_gib: float = 5) -> Options:  # fmt: skip
-    wsl_min = env.get("TB_WSL_MIN_VERSION", "").strip() or WSL_MIN_VERSION
-    if not re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)?", wsl_min):
-        from installer.decide.errors import BadInput
-
-        raise BadInput(f"TB_WSL_MIN_VERSION={wsl_min!r} is not a version such as 2.1.5")
+            min_mem_gib: float = 5, wsl_min: str = WSL_MIN_VERSION) -> Options:  # fmt: skip
+    """`wsl_min`: TB_WSL_MIN_VERSION, parsed by decide/settings.env_version."""
     minutes = env_number(env, "TB_DOCKER_WAIT_MIN", DOCKER_WAIT_MIN, zero_ok=False, most=24 * 60)
     return Options(
         daily_user=bare_user(daily_user),

@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 from installer import __version__
 from installer.decide.errors import BadInput
 from installer.decide.redact import Redactor
+from installer.decide.settings import proxy_environment
 from installer.edges.trust import (
     CA_BUNDLE,
     _netloc,
@@ -126,7 +127,7 @@ def verify(
     """
     target = endpoint(url)
     context = ssl_context(ca_bundle(env))
-    proxy = proxy_for(target, env)
+    proxy = proxy_for(target, proxy_environment(env))
     log.debug("backend: POST %s%s", target, f" via proxy {_netloc(proxy)}" if proxy else "")
 
     outcome: list[Response | BaseException] = []
@@ -148,7 +149,7 @@ def verify(
         check = Check(Verdict.UNVERIFIED, f"no answer from {_site(target)} within {timeout:g}s")
     elif isinstance(outcome[0], BaseException):
         # A library's words may end up in the detail: no secret may pass with them.
-        redact = Redactor([password, quote(password, safe=""), *_proxy_userinfo(env)])
+        redact = Redactor([password, quote(password, safe=""), *_proxy_userinfo(proxy_environment(env))])
         check = _failure(outcome[0], target, proxy, timeout, redact)
     else:
         check = _answer(outcome[0])

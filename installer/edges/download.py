@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 from installer import __version__
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
+from installer.decide.settings import proxy_environment
 from installer.edges import backend, trust
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def fetch(
     `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised, nor
     more than `most` bytes (a server that never stops is refused there)."""
     context = trust.ssl_context(trust.ca_bundle(env))
-    proxy = trust.proxy_for(url, env)
+    proxy = trust.proxy_for(url, proxy_environment(env))
     log.debug("download: GET %s%s (deadline %gs)", url,
               f" via proxy {trust._netloc(proxy)}" if proxy else "", deadline_s)  # fmt: skip
     lock = threading.Lock()
@@ -115,7 +116,7 @@ def fetch(
         return result
     if isinstance(result, (InstallerError, KeyboardInterrupt, SystemExit)):
         raise result
-    redact = Redactor(trust._proxy_userinfo(env))
+    redact = Redactor(trust._proxy_userinfo(proxy_environment(env)))
     detail = backend.failure_detail(result, url, proxy, wait, redact)
     raise DownloadFailed(f"could not download {url}: {detail}", _REMEDY)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import KubeTarget, exec_command
+from installer.decide.paths import kubeconfig_listed
 from installer.edges import files
 
 # k3d (older versions, or a cluster created with --api-port 0.0.0.0:…) writes server URLs
@@ -25,10 +26,9 @@ _ANCHOR = "https://127.0.0.1:"
 
 def paths(env: Mapping[str, str], os_: str) -> list[str]:
     """KUBECONFIG's files in order (kubectl's list semantics), else ~/.kube/config."""
-    separator = ";" if os_ == "windows" else ":"
-    listed = [p for p in env.get("KUBECONFIG", "").split(separator) if p.strip()]
+    listed = kubeconfig_listed(env, os_)
     if listed:
-        return [os.path.expanduser(p.strip()) for p in listed]
+        return [os.path.expanduser(p) for p in listed]
     home = env.get("USERPROFILE", "") if os_ == "windows" else env.get("HOME", "")
     return [os.path.join(home or os.path.expanduser("~"), ".kube", "config")]
 

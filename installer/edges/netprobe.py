@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 from installer import __version__
 from installer.decide.network import Endpoint, Probe, Status
+from installer.decide.settings import proxy_environment
 from installer.edges.trust import proxy_for, ssl_context
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ def probe_all(
     out = []
     for endpoint, result in zip(endpoints, results, strict=True):
         if result is None:
-            proxy = proxy_for(endpoint.url, env)
+            proxy = proxy_for(endpoint.url, proxy_environment(env))
             result = Probe(endpoint, Status.TIMEOUT, "the lookup or connection did not finish",
                            via_proxy=_hostport(proxy) if proxy else "", attempts=2,
                            seconds=2 * attempt_s)  # fmt: skip
@@ -97,7 +98,7 @@ def probe(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
 
 def _probe_once(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
                 attempt_s: float) -> Probe:  # fmt: skip
-    proxy = proxy_for(endpoint.url, env)
+    proxy = proxy_for(endpoint.url, proxy_environment(env))
     via = _hostport(proxy) if proxy else ""
     until = time.monotonic() + attempt_s
     try:

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from installer.decide.drift import DockerRead
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import Facts, parse_os_release
+from installer.decide.settings import RuntimeGiven
 from installer.edges import call, proc
 
 OS_RELEASE = "/etc/os-release"
 OS_RELEASE_SEAM = "TB_OS_RELEASE_FILE"  # the twin's test seam, honoured the same way
-PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy")
 TOOLS = ("apt-get", "dnf", "yum", "zypper", "pacman", "systemctl", "fuser", "sg", "sudo")
 # Tests only: run the decision as this user instead of the real one (the suite runs as
 # root). Honoured only together with the twin's TB_OS_RELEASE_FILE seam, and announced.
@@ -94,13 +94,13 @@ def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
 
 
 def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
-               timeout: float, uid: int | None = None) -> Facts:  # fmt: skip
+               timeout: float, given: RuntimeGiven, uid: int | None = None) -> Facts:  # fmt: skip
     uid = os.getuid() if uid is None and hasattr(os, "getuid") else (uid or 0)
     user = user_name(env, uid)
     pretend = test_user(env)
     if pretend is not None:
         user, uid = pretend
-    ca = env.get("TRACEBLOC_CA_BUNDLE", "").strip()
+    ca = given.ca_bundle
     ca_path = os.path.abspath(os.path.expanduser(ca)) if ca else ""
     return Facts(
         os="linux", docker=info.state, docker_reason=info.reason,
@@ -110,6 +110,6 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         sudo=sudo_posture(env, uid, timeout),
         in_docker_group=in_group(user, "docker") if user else None,
         os_release=read_os_release(env), tools=present_tools(env), arch=machine.arch,
-        proxy={n: env[n] for n in PROXY_NAMES if env.get(n, "").strip()},
+        proxy=dict(given.proxy),
         ca_bundle=ca_path if ca_path and os.path.isfile(ca_path) else "",
     )  # fmt: skip

@@ -14,11 +14,11 @@ from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.runtime import Facts
 from installer.decide.runtime_macos import AMD64_SMOKE
+from installer.decide.settings import RuntimeGiven
 from installer.edges import call, proc
 from installer.edges.docker import find_docker
 from installer.edges.runtime_linux import present_tools, user_name
 
-COLIMA_NAMES = ("COLIMA_MEMORY", "COLIMA_CPU", "COLIMA_DISK")
 APPS = ("/Applications/Docker.app",)
 MAC_TOOLS = ("brew", "colima", "sudo")
 
@@ -60,7 +60,7 @@ def colima_instance(env: Mapping[str, str], timeout: float) -> bool:
 
 
 def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
-               timeout: float) -> Facts:  # fmt: skip
+               timeout: float, given: RuntimeGiven) -> Facts:  # fmt: skip
     uid = os.getuid() if hasattr(os, "getuid") else 0
     user = user_name(env, uid)
     home = env.get("HOME", "")
@@ -75,7 +75,7 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         docker_app=any(os.path.isdir(p) for p in (*APPS, f"{home}/Applications/Docker.app")),
         colima_instance=colima_instance(env, timeout), macos_version=platform.mac_ver()[0],
         memory_gib=(machine.host_memory_bytes or machine.memory_total_bytes) / 2**30,
-        colima={n: env[n] for n in COLIMA_NAMES if env.get(n, "").strip()},
+        colima=dict(given.colima),
     )  # fmt: skip
 
 

@@ -1,6 +1,6 @@
 """How the engine reaches an HTTPS host, for every HTTPS client it has (the credential check,
 the downloads, the network preflight): what it trusts (the OS trust store plus the one CA
-bundle, decide/network.ca_variable) and which proxy it goes through (the proxy variables,
+bundle, decide/settings.ca_variable) and which proxy it goes through (the proxy variables,
 NO_PROXY matched on label boundaries). No HTTP here: edges/backend.py and edges/download.py
 send the requests."""
 
@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.network import ca_variable
-from installer.decide.settings import split_proxy_url
+from installer.decide.settings import ca_variable, split_proxy_url
 
 CA_BUNDLE = "TRACEBLOC_CA_BUNDLE"
 
@@ -32,7 +31,7 @@ def is_loopback(host: str) -> bool:
 
 
 def ca_bundle(env: Mapping[str, str]) -> str | None:
-    """The CA bundle (decide/network.ca_variable: `TRACEBLOC_CA_BUNDLE`, else
+    """The CA bundle (decide/settings.ca_variable: `TRACEBLOC_CA_BUNDLE`, else
     `CURL_CA_BUNDLE`) as an absolute path, once it is known to hold PEM certificates."""
     chosen = ca_variable(env)
     if chosen is None:
@@ -92,20 +91,21 @@ def ssl_context(cafile: str | None) -> ssl.SSLContext:
     return context
 
 
-def proxy_for(url: str, env: Mapping[str, str]) -> str | None:
-    """The proxy URL to reach `url` through, from `env`; None to go direct."""
+def proxy_for(url: str, proxy: Mapping[str, str]) -> str | None:
+    """The proxy URL to reach `url` through, from the proxy variables as given (`proxy`:
+    decide/settings.proxy_environment); None to go direct."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("https", "http"):
         return None
     # The installer has one proxy (the chart gets one too, see config.parse_proxy): the
     # URL's own scheme's variables first, then the other scheme's.
-    given = [env.get(n, "").strip()
+    given = [proxy.get(n, "").strip()
              for n in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")]  # fmt: skip
     raw = next((v for v in (given if scheme == "https" else given[2:] + given[:2]) if v), "")
     if not raw:
         return None
-    no_proxy = (env.get("NO_PROXY") or env.get("no_proxy") or "").strip()
+    no_proxy = (proxy.get("NO_PROXY") or proxy.get("no_proxy") or "").strip()
     port = parts.port or (443 if scheme == "https" else 80)
     if bypass_proxy(parts.hostname or "", port, no_proxy):
         return None
@@ -169,11 +169,12 @@ def _netloc(url: str) -> str:
     return urlsplit(url).netloc.rpartition("@")[2]
 
 
-def _proxy_userinfo(env: Mapping[str, str]) -> list[str]:
-    """Every proxy `user:password@` in `env`, as typed and as quoted for requests."""
+def _proxy_userinfo(proxy: Mapping[str, str]) -> list[str]:
+    """Every proxy `user:password@` in `proxy` (the proxy variables as given), as typed and
+    as quoted for requests."""
     found = []
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
-        userinfo = split_proxy_url(env.get(name, ""))[1]
+        userinfo = split_proxy_url(proxy.get(name, ""))[1]
         if userinfo:
             user, _, password = userinfo.partition(":")
             found += [userinfo + "@", f"{quote(user, safe='')}:{quote(password, safe='')}@"]
