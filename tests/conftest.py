@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes import netlab
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO, FakeCluster
 
@@ -35,6 +36,24 @@ def _real_helm() -> str | None:
     if sys.platform.startswith("linux") and cached.exists():
         return str(cached)
     return shutil.which("helm")
+
+
+# The network preflight's loopback world: a public test CA, and HTTPS sites it signed.
+@pytest.fixture
+def public(tmp_path: Path) -> netlab.Authority:
+    return netlab.Authority("Public Test Root", tmp_path)
+
+
+@pytest.fixture
+def registry(public: netlab.Authority) -> Iterator[BackendServer]:
+    with netlab.https_site(public) as site:
+        yield site
+
+
+@pytest.fixture
+def backend_site(public: netlab.Authority) -> Iterator[BackendServer]:
+    with netlab.https_site(public) as site:
+        yield site
 
 
 @pytest.fixture(scope="session")

@@ -38,11 +38,6 @@ STOP_WITHIN_S = 15.0
 
 
 @pytest.fixture
-def public(tmp_path: Path) -> netlab.Authority:
-    return netlab.Authority("Public Test Root", tmp_path)
-
-
-@pytest.fixture
 def inspector(tmp_path: Path) -> netlab.Authority:
     return netlab.Authority("Hospital Inspect CA", tmp_path)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,23 +71,6 @@ def test_every_pinned_github_download_is_seen_as_a_release_download() -> None:
 
 
 # --- the CLI as a process ------------------------------------------------------------------
-
-
-@pytest.fixture
-def public(tmp_path: Path) -> netlab.Authority:
-    return netlab.Authority("Public Test Root", tmp_path)
-
-
-@pytest.fixture
-def registry(public: netlab.Authority) -> Iterator[BackendServer]:
-    with netlab.https_site(public) as site:
-        yield site
-
-
-@pytest.fixture
-def backend_site(public: netlab.Authority) -> Iterator[BackendServer]:
-    with netlab.https_site(public) as site:
-        yield site
 
 
 # The loopback guard is a sitecustomize: a frozen binary loads none.

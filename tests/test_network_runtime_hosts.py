@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,23 +19,6 @@ from tests.fakes.runtime_host import linux_host, root_calls
 from tests.test_cli_install import env_for, fresh
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
-
-
-@pytest.fixture
-def public(tmp_path: Path) -> netlab.Authority:
-    return netlab.Authority("Public Test Root", tmp_path)
-
-
-@pytest.fixture
-def registry(public: netlab.Authority) -> Iterator[BackendServer]:
-    with netlab.https_site(public) as site:
-        yield site
-
-
-@pytest.fixture
-def backend_site(public: netlab.Authority) -> Iterator[BackendServer]:
-    with netlab.https_site(public) as site:
-        yield site
 
 
 def derived(cluster: FakeCluster, public: netlab.Authority, backend: BackendServer,
