@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,7 @@ def with_default_command(argv: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     try:
+        lifetime.note_interrupts()
         output.tolerant_console()
         argv = list(sys.argv[1:] if argv is None else argv)
         bare = not argv
@@ -135,16 +137,24 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
         # helm) or by probe.concurrently for reads in worker threads. An interrupt that
-        # knows what it left behind (the readiness wait) says so itself. The shell's
-        # convention, which the twins kept: 128 + the signal's number.
-        said = getattr(exc, "remedy", "")
-        code = 128 + exc.signum if isinstance(exc, lifetime.Terminated) else 130
-        return _failed(as_json, code, "terminated" if isinstance(exc, lifetime.Terminated) else
-                       "interrupted", said or (RESUME if command == "install" else ""))  # fmt: skip
+        # knows what it left behind (the readiness wait) says so itself.
+        signum = exc.signum if isinstance(exc, lifetime.Terminated) else None
+        return _stopped(as_json, command, signum, getattr(exc, "remedy", ""))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
+        signum = lifetime.stopped_by()
+        if signum is not None:  # raised on the way out of the interruption that came first
+            log.debug("after the interruption", exc_info=True)
+            return _stopped(as_json, command, None if signum == signal.SIGINT else signum, "")
         log.debug("internal error", exc_info=True)
         return _failed(as_json, 1, f"internal error: {redactor(repr(exc))}",
                        "please report this; run again with --verbose for details")  # fmt: skip
+
+
+def _stopped(as_json: bool, command: str, signum: int | None, said: str) -> int:
+    """Ctrl-C (signum None) or SIGTERM/SIGHUP: the shell's convention, which the twins kept,
+    128 + the signal's number."""
+    word, code = ("interrupted", 130) if signum is None else ("terminated", 128 + signum)
+    return _failed(as_json, code, word, said or (RESUME if command == "install" else ""))
 
 
 def _failed(as_json: bool, code: int, message: str, remedy: str,

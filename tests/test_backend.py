@@ -527,3 +527,25 @@ def test_without_truststore_certifi_and_the_ca_bundle_still_verify(
         assert verify(server.url, "c", "pw", env={}, timeout=5).verdict is Verdict.UNVERIFIED
         env = {"TRACEBLOC_CA_BUNDLE": str(tls.ca)}
         assert verify(server.url, "c", "pw", env=env, timeout=5).verdict is Verdict.VALID
+
+
+# requests without charset_normalizer or chardet (as the frozen binary bundles it) warns as
+# it is imported; backend.http is the one import and ignores that warning, and only that one.
+_NO_DETECTOR = "import sys; sys.modules['charset_normalizer'] = None; sys.modules['chardet'] = None; "
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-W", "error", "-c", _NO_DETECTOR + code],
+                          capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
+def test_requests_imported_through_http_says_nothing_without_an_encoding_detector() -> None:
+    direct = _python("import requests")
+    assert "Unable to find acceptable character detection dependency" in direct.stderr  # it would
+    through = _python("from installer.edges import backend; r = backend.http(); "
+                      "print(r.Session.__name__, r.adapters.HTTPAdapter.__name__)")  # fmt: skip
+    assert (through.returncode, through.stdout, through.stderr) == (0, "Session HTTPAdapter\n", "")
+    later = _python("from installer.edges import backend; import warnings; backend.http(); "
+                    "warnings.warn('Unable to find acceptable character detection dependency')")  # fmt: skip
+    assert later.returncode != 0 and "UserWarning" in later.stderr  # the filter did not outlive it

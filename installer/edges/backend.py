@@ -1,7 +1,7 @@
 """The one HTTP call the installer makes: does the backend accept this client id and password?
 
-The only module that imports `requests`, and only inside `verify` (importing it costs the
-frozen binary ~0.25 s at startup). TLS is always verified, against the operating system's
+The only module that imports `requests`, and only on first use (`http`: importing it costs
+the frozen binary ~0.25 s at startup). TLS is always verified, against the operating system's
 trust store (`truststore`, so a TLS-inspecting proxy's enterprise root CA works as in the
 browser) plus the CA bundle (`TRACEBLOC_CA_BUNDLE`, else `CURL_CA_BUNDLE`: one rule, in
 decide/network.py). Proxies come from the `env` passed in, never from `os.environ`. Nothing here logs, returns or raises the password.
@@ -15,8 +15,10 @@ import socket
 import ssl
 import threading
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
@@ -158,15 +160,29 @@ def verify(
     return check
 
 
+def http() -> ModuleType:
+    """`requests`, imported here and only here, on first use. Without charset_normalizer or
+    chardet (the frozen binary leaves both out: nothing here reads a body's encoding) it
+    warns as it is imported; that one warning is ignored, during this import only. Not an
+    interpreter `-W` option: the frozen interpreter then imports `warnings` before the
+    engine runs, and a Ctrl-C in that moment was printed and swallowed, not obeyed."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="Unable to find acceptable character detection dependency"
+        )
+        import requests
+    return requests
+
+
 def session(context: ssl.SSLContext, retries: Any = None) -> Session:
     """A requests session whose every connection, direct or through a proxy, trusts exactly
     `context`, and which reads nothing from the process environment (proxies come from the
     caller's `env` through `proxy_for`). `retries`: a urllib3 `Retry`, or None for none.
     The downloader (edges/download.py) uses it too, so both follow the same trust rules."""
-    import requests
-    from requests.adapters import HTTPAdapter
+    requests = http()
+    base: Any = requests.adapters.HTTPAdapter
 
-    class Adapter(HTTPAdapter):
+    class Adapter(base):
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
             kwargs["ssl_context"] = context
             super().init_poolmanager(*args, **kwargs)
@@ -224,7 +240,7 @@ def _failure(
 ) -> Check:
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         raise exc
-    import requests
+    requests = http()
 
     site = _site(target)
     chain = _chain(exc)

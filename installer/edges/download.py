@@ -1,7 +1,7 @@
 """Fetch one file over HTTPS into an open file, hashing it on the way, within a deadline.
 
-The second module that imports `requests` (see pyproject's per-file-ignores): it uses the
-credentials check's session (backend.session), so proxies, `TRACEBLOC_CA_BUNDLE` and the OS
+The second HTTP client, on `requests` as backend.http imports it: it uses the credentials
+check's session (backend.session), so proxies, `TRACEBLOC_CA_BUNDLE` and the OS
 trust store follow exactly the same rules. Three tries with backoff on connection errors
 and 5xx answers, none on 4xx (urllib3's Retry); the whole download, retries included, is
 bounded by one deadline. What the bytes are worth is decided by the caller, who compares
@@ -138,8 +138,7 @@ def _get(
     progress: Progress | None,
     started: float,
 ) -> Fetched:
-    import requests
-
+    requests = backend.http()
     digest = hashlib.sha256()
     size = 0
     with backend.session(context, retry_policy()) as session:

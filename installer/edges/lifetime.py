@@ -155,12 +155,37 @@ class Terminated(KeyboardInterrupt):
         self.signum = int(signum)
 
 
+_stopped_by: list[int] = []  # the signals that asked this run to stop, first first
+
+
+def stopped_by() -> int | None:
+    """The signal that asked this run to stop, if one did (see note_interrupts)."""
+    return _stopped_by[0] if _stopped_by else None
+
+
+def note_interrupts() -> None:
+    """Ctrl-C raises KeyboardInterrupt, as Python's own handler does, and is remembered: an
+    error that surfaces after it (CPython can turn an interrupt torn through an import into
+    a TypeError) is then reported as the interruption it follows, not as an internal error."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        _stopped_by.append(int(signum))
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGINT, interrupt)
+    except (ValueError, OSError):  # not the main thread, or not allowed here
+        pass
+
+
 def stop_cleanly_on_termination() -> None:
     """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop an install
     the way Ctrl-C does: helm is asked to stop, so no release is left pending."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
+        _stopped_by.append(int(signum))
         raise Terminated(signum)
 
     for name in ("SIGTERM", "SIGHUP"):
