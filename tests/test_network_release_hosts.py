@@ -1,8 +1,8 @@
 """GitHub release downloads in the network preflight: github.com answers each with a redirect
 to its release-asset host, so that host is probed whenever such a download is planned (k3d,
 a tool pinned to a GitHub release, the winget bundle); and `install` on the local-cluster
-path reads `docker info` once before the cluster is made (the preflight's read is the
-survey's)."""
+path reads `docker info` and the GPU once (the preflight's reads are the survey's and the
+cluster reads')."""
 
 from __future__ import annotations
 
@@ -104,15 +104,18 @@ def test_plan_without_k3d_probes_github_and_its_release_asset_host(
 
 @guarded
 @pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime fakes")
-def test_install_reads_docker_info_once_before_the_cluster_is_made(
+def test_install_reads_docker_info_and_the_gpu_once(
     cluster: FakeCluster, public: netlab.Authority, backend_site: BackendServer,
     registry: BackendServer, tmp_path: Path,
 ) -> None:  # fmt: skip
-    """The network preflight needs `docker info` to know whether Docker will be installed;
-    the local-cluster survey uses that read instead of asking Docker again."""
+    """The network preflight needs `docker info` to know whether Docker will be installed,
+    and the GPU to know whether NVIDIA's registry is; the local-cluster survey and the
+    cluster reads use those reads instead of asking Docker and nvidia-smi again."""
     from tests.fakes.runtime_host import linux_host
 
     creatable(machine_without_cluster(fresh(cluster)))
+    cluster.install("nvidia-smi")
+    cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
     guard = tmp_path / "netguard.log"
     env = derived(cluster, public, backend_site, registry, guard, tmp_path,
                   **linux_host(cluster, "ubuntu", docker="running"))  # fmt: skip
@@ -123,4 +126,5 @@ def test_install_reads_docker_info_once_before_the_cluster_is_made(
     create = calls.index(next(c for c in calls if c[0] == "k3d" and c[1][:2] == ["cluster", "create"]))
     infos = [c for c in calls[:create] if c[0] == "docker" and c[1][:1] == ["info"]]
     assert len(infos) == 1
+    assert cluster.calls("nvidia-smi") == [["-L"]]
     assert lookups(guard) == []

@@ -46,7 +46,7 @@ from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.decide import judge
 from installer.decide.clusterread import ClusterRead
 from installer.decide.localstate import Local
-from installer.decide.model import Connection, MachineFacts, os_name
+from installer.decide.model import Connection, Gpu, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import (
     DEFAULT_REPO_NAME,
@@ -86,7 +86,7 @@ def find_tools(
 
 def read_cluster(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools,
-    settings: InstallSettings,
+    settings: InstallSettings, gpu: Gpu | None,
 ) -> ClusterRead:  # fmt: skip
     """Every read at once; an unreachable cluster or an unreadable release list stops the
     run here, before credentials are asked for or sent (neither depends on who we are)."""
@@ -94,7 +94,7 @@ def read_cluster(
         cluster = reads.read_cluster(
             cfg, env, tools.redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
             os_=os_name(sys.platform), repos=cfg.chart_is_default,
-            metrics=settings.metrics_wait_s > 0)  # fmt: skip
+            metrics=settings.metrics_wait_s > 0, gpu=gpu)  # fmt: skip
         if not cluster.listing.readable:
             step.fail()
             early = judge.judge(cfg, cluster, None)
@@ -238,7 +238,7 @@ def _install(
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
-        cluster = read_cluster(cfg, env, ui, tools, settings)
+        cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
         found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local, chosen,
                                   settings)  # fmt: skip
         if unchanged is not None:
@@ -260,7 +260,8 @@ def _install(
         if localcluster.readable_as_it_is(local, env, os_):
             early = reads.read_cluster(
                 cfg, env, redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl, os_=os_,
-                repos=cfg.chart_is_default, metrics=settings.metrics_wait_s > 0)  # fmt: skip
+                repos=cfg.chart_is_default, metrics=settings.metrics_wait_s > 0,
+                gpu=read.gpu)  # fmt: skip
             if not early.listing.readable or early.repos_error is not None:
                 early = None  # read again once it is up, and stopped there if need be
         if early is not None:
@@ -271,7 +272,7 @@ def _install(
             guard_before_credentials(cfg, env, early, interactive=interactive)
         unmerged = None if early is not None else guard_unmerged(
             local, cfg, env, redactor, os_, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
-            interactive=interactive)  # fmt: skip
+            interactive=interactive, gpu=read.gpu)  # fmt: skip
         run_preflight(cfg, env, ui, machine)
         terminal_or_refuse(interactive)
         # A choice, not the go-ahead: the plan below shows the data directory it mounts.
@@ -295,7 +296,7 @@ def _install(
                  heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
-        cluster = read_cluster(cfg, env, ui, tools, settings)
+        cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
         if early is None:
             found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local,
                                       chosen, settings)  # fmt: skip

@@ -23,7 +23,7 @@ from installer.decide import localcluster as lc
 from installer.decide import network
 from installer.decide.drift import DockerRead
 from installer.decide.errors import InstallerError
-from installer.decide.model import MachineFacts
+from installer.decide.model import Gpu, MachineFacts
 from installer.decide.runtime import RuntimePlan
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import ToolChoice
@@ -42,6 +42,7 @@ class Needs:
     # What before_gate read, for the local-cluster survey to use instead of reading again.
     docker: DockerRead | None = None
     windows: HostPlan | None = None
+    gpu: Gpu | None = None  # this machine's GPU, which the local cluster's reads reuse
 
 
 def fetch_mirror(env: Mapping[str, str]) -> str | None:
@@ -105,9 +106,9 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
             host = _windows_plan(env, cfg.thresholds.min_mem_gib)
         elif info.state != "running":
             plan = runtime.survey(env, os_, info, machine, timeout=timeout)
-    nvidia = detect_gpu(env, os_, timeout=timeout).vendor == "nvidia"
-    needs = combine(_resolve_k3d(env), plan, env, nvidia, host)
-    return dataclasses.replace(needs, docker=info, windows=host)
+    gpu = detect_gpu(env, os_, timeout=timeout)
+    needs = combine(_resolve_k3d(env), plan, env, gpu.vendor == "nvidia", host)
+    return dataclasses.replace(needs, docker=info, windows=host, gpu=gpu)
 
 
 def _windows_plan(env: Mapping[str, str], min_mem_gib: float) -> HostPlan | None:

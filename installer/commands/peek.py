@@ -18,6 +18,7 @@ from installer.decide import localcluster as lc
 from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.localstate import ADOPT, Local
+from installer.decide.model import Gpu
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
@@ -26,8 +27,8 @@ from installer.edges.valuesfile import write_private
 
 
 def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-                  os_: str, *, helm_tool: Tool | None,
-                  kubectl_tool: Tool | None) -> ClusterRead | None:  # fmt: skip
+                  os_: str, *, helm_tool: Tool | None, kubectl_tool: Tool | None,
+                  gpu: Gpu | None = None) -> ClusterRead | None:  # fmt: skip
     s, k3d_tool = local.settings, local.k3d
     if s is None or not local.managed or local.action != ADOPT or local.problems:
         return None
@@ -48,7 +49,7 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
         if kubeconfig.read_context(seen, os_).context != s.context:
             return None
         cluster = reads.read_cluster(cfg, seen, redactor, helm_tool=helm_tool,
-                                     kubectl_tool=kubectl_tool, os_=os_)  # fmt: skip
+                                     kubectl_tool=kubectl_tool, os_=os_, gpu=gpu)  # fmt: skip
     except (OSError, ValueError, InstallerError):
         return None
     finally:
@@ -58,13 +59,13 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
 
 def guard_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
                    os_: str, *, helm_tool: Tool | None, kubectl_tool: Tool | None,
-                   interactive: bool) -> ClusterRead | None:  # fmt: skip
+                   interactive: bool, gpu: Gpu | None = None) -> ClusterRead | None:  # fmt: skip
     """The read above and the guard's refusal from it, before credentials (gate.py); the
     remedy says how to reach the cluster, which the kubeconfig does not name yet."""
     from installer.commands.gate import guard_before_credentials
 
     cluster = read_unmerged(local, cfg, env, redactor, os_, helm_tool=helm_tool,
-                            kubectl_tool=kubectl_tool)  # fmt: skip
+                            kubectl_tool=kubectl_tool, gpu=gpu)  # fmt: skip
     if cluster is not None:
         try:
             guard_before_credentials(cfg, env, cluster, interactive=interactive)

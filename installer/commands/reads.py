@@ -18,7 +18,7 @@ from typing import TypeVar
 from installer.commands.probe import concurrently
 from installer.decide.clusterread import ClusterRead, Key, StatusRead
 from installer.decide.errors import InstallerError
-from installer.decide.model import ListRead, ReleaseRead
+from installer.decide.model import Gpu, ListRead, ReleaseRead
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
@@ -49,11 +49,13 @@ def read_cluster(
     os_: str,
     repos: bool = False,
     metrics: bool = False,
+    gpu: Gpu | None = None,
 ) -> ClusterRead:
     """The nodes are read even under a size override (TRACEBLOC_TRAINING_RESOURCES): it
     replaces the size decision only, and the site decisions (one host, GPU, the MySQL
     engine's arch) still come from the nodes; the releases are read for the guard and for
-    what they carry. (`probe` with an override reads nothing: probe.gather.)"""
+    what they carry. (`probe` with an override reads nothing: probe.gather.) `gpu`: this
+    machine's GPU as already read this run (netneeds.before_gate), not read again."""
     probe = cfg.probe
     conn, timeout = probe.conn, probe.timeout
     tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
@@ -84,7 +86,7 @@ def read_cluster(
         list_f = pool.submit(listing)
         nodes_f = pool.submit(kubectl.read_nodes, kubectl_tool, conn, timeout=timeout,
                               env=env, redactor=redactor)  # fmt: skip
-        gpu_f = pool.submit(detect_gpu, env, os_, timeout=timeout)
+        gpu_f = pool.submit(lambda: detect_gpu(env, os_, timeout=timeout) if gpu is None else gpu)
         repos_f = pool.submit(apply.read_repos, tools) if repos and tools else None
         metrics_f = (pool.submit(apply.metrics_available, tools, conn)
                      if metrics and tools else None)  # fmt: skip
