@@ -334,3 +334,33 @@ def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
     assert open(path, encoding="utf-8").read() == OURS  # nothing was removed blind
     assert "was not written by tracebloc: left" not in said, said
     assert "(it could not be read)" in said, said
+
+
+FAILING_MV = '''import os, sys
+if sys.argv[1:3] == ["-n", "mv"]:  # the rename that puts the new drop-in in place
+    sys.stderr.write("mv: cannot move: Read-only file system\\n")
+    sys.exit(1)
+os.execv(sys.executable, [sys.executable, {real!r}, *sys.argv[1:]])
+'''
+
+
+def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
+    cluster: FakeCluster,
+) -> None:
+    from tests.fakes.executables import make_executable
+
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    path = earlier_dropin(cluster, OURS)
+    real = cluster.bin / "sudo-real"
+    os.replace(cluster.bin / "sudo", real)
+    make_executable(cluster.bin / "sudo", FAILING_MV.format(real=str(real)))
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode != 0
+    assert "Read-only file system" in result.stderr, result.stderr
+    assert open(path, encoding="utf-8").read() == OURS
+    assert not os.path.exists(str(path) + ".tracebloc-new")  # the owner-only copy is gone
+    new = "/" + DROPIN + ".tracebloc-new"
+    calls = root_calls(cluster)  # what reached the real sudo: the refused mv never did
+    written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
+    assert calls.index(["rm", "-f", "--", new]) > written

@@ -116,10 +116,11 @@ def decide_macos(facts: Facts) -> RuntimePlan:
     return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
 
 
-def needs_amd64_check(arch: str, mysql_engine: str, allow_arm64: bool = False) -> bool:
+def needs_amd64_check(arch: str, mysql_engine: str) -> bool:
     """The twin's `assert_amd64_emulation`: only an Apple Silicon Mac whose install resolves
-    to the amd64-only MySQL 5.7 image needs amd64 emulation proven before the cluster."""
-    return arch == "arm64" and mysql_engine == "5.7" and not allow_arm64
+    to the amd64-only MySQL 5.7 image needs amd64 emulation proven before the cluster (its
+    skip, TRACEBLOC_ALLOW_ARM64, is not carried: MIGRATION)."""
+    return arch == "arm64" and mysql_engine == "5.7"
 
 
 AMD64_SMOKE_TIMEOUT_S = 120.0  # the twin's TB_AMD64_SMOKE_TIMEOUT default

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from installer.decide.errors import InstallerError
 from installer.decide.runtime import NEW_SUFFIX, Step, guard_probe
 from installer.edges import proc
 from installer.edges.call import NoAnswer
@@ -73,8 +74,23 @@ def guarded(run: R, step: Step, argv: tuple[str, ...], _run: Callable[[R, Step, 
         run.done.append(f"{dest} is already as wanted")
         return
     new = dest + NEW_SUFFIX
-    move = ("mv", "-f", new, dest)
-    if _run(run, step, (*argv[:-1], new)) and _run(run, Step(move, "put it in place in one rename",
-                                                            root=step.root), move):  # fmt: skip
-        run.changed = True
-        run.touched.add(dest)
+    move = Step(("mv", "-f", new, dest), "put it in place in one rename", root=step.root)
+    try:
+        placed = _run(run, step, (*argv[:-1], new)) and _run(run, move, move.argv)
+    except InstallerError:
+        _discard(run, step, new)
+        raise
+    if not placed:
+        _discard(run, step, new)
+        return
+    run.changed = True
+    run.touched.add(dest)
+
+
+def _discard(run: Runner, step: Step, new: str) -> None:
+    """A write or rename that failed leaves no copy of ours next to the file (under /etc,
+    root's, owner-only); the file itself is as it was. Best effort: the failure is what the
+    run reports."""
+    remove = Step(("rm", "-f", "--", new), "remove the copy that was not put in place",
+                  root=step.root, timeout=30)  # fmt: skip
+    run.answer(remove, remove.argv, timeout=30)
