@@ -141,13 +141,30 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         signum = exc.signum if isinstance(exc, lifetime.Terminated) else None
         return _stopped(as_json, command, signum, getattr(exc, "remedy", ""))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
-        signum = lifetime.stopped_by()
-        if signum is not None:  # raised on the way out of the interruption that came first
+        # Raised on the way out of an interruption that came first: it is that interruption
+        # (and says what it left behind, when it knows).
+        stop = _interruption(exc)
+        signum = lifetime.stopped_by() if stop is None else (
+            stop.signum if isinstance(stop, lifetime.Terminated) else signal.SIGINT)  # fmt: skip
+        if signum is not None:
             log.debug("after the interruption", exc_info=True)
-            return _stopped(as_json, command, None if signum == signal.SIGINT else signum, "")
+            return _stopped(as_json, command, None if signum == signal.SIGINT else signum,
+                            getattr(stop, "remedy", ""))  # fmt: skip
         log.debug("internal error", exc_info=True)
         return _failed(as_json, 1, f"internal error: {redactor(repr(exc))}",
                        "please report this; run again with --verbose for details")  # fmt: skip
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt (or Terminated) `exc` was raised while handling, if any."""
+    seen: set[int] = set()
+    link = exc.__cause__ or exc.__context__
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def _stopped(as_json: bool, command: str, signum: int | None, said: str) -> int:

@@ -530,7 +530,8 @@ def test_without_truststore_certifi_and_the_ca_bundle_still_verify(
 
 
 # requests without charset_normalizer or chardet (as the frozen binary bundles it) warns as
-# it is imported; backend.http is the one import and ignores that warning, and only that one.
+# it is imported; backend.http is the one import and ignores that warning while it imports,
+# and the filter does not outlive the import.
 _NO_DETECTOR = "import sys; sys.modules['charset_normalizer'] = None; sys.modules['chardet'] = None; "
 
 

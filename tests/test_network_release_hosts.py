@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from installer.decide import network, winget
 from tests.fakes import netlab
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO, FakeCluster
-from tests.fakes.localcluster import creatable, machine_without_cluster
+from tests.fakes.localcluster import creatable, docker_running, machine_without_cluster
 from tests.test_cli_install import fresh
 from tests.test_network_runtime_hosts import derived, lookups
 
@@ -119,6 +120,7 @@ def test_install_reads_docker_info_and_the_gpu_once(
     guard = tmp_path / "netguard.log"
     env = derived(cluster, public, backend_site, registry, guard, tmp_path,
                   **linux_host(cluster, "ubuntu", docker="running"))  # fmt: skip
+    docker_running(cluster, runtimes=("nvidia", "runc"))  # the cluster can be given the GPU
     result = cluster.run("install", "--yes", **env)
 
     assert result.returncode == 0, result.stderr
@@ -127,4 +129,8 @@ def test_install_reads_docker_info_and_the_gpu_once(
     infos = [c for c in calls[:create] if c[0] == "docker" and c[1][:1] == ["info"]]
     assert len(infos) == 1
     assert cluster.calls("nvidia-smi") == [["-L"]]
+    # ... and what was read once is what the cluster and the values got.
+    assert "--gpus=all" in calls[create][1]
+    values = yaml.safe_load((cluster.home / ".tracebloc" / "values.yaml").read_text(encoding="utf-8"))
+    assert values["env"]["GPU_LIMITS"] == values["env"]["GPU_REQUESTS"] == "nvidia.com/gpu=1"
     assert lookups(guard) == []

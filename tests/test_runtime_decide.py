@@ -195,9 +195,10 @@ def test_the_proxy_drop_in_is_only_ever_written_over_our_own_in_one_rename() -> 
     lines = [line.split("    #")[0] for line in rt.plan_lines(plan)]
     new = rt.PROXY_DROPIN + rt.NEW_SUFFIX
     at = lines.index(f"sudo -n grep -qxE '# Managed by tracebloc installer( \\(#244\\))?' {rt.PROXY_DROPIN}")
-    assert lines[at + 1:at + 4] == [f"sudo -n cmp -s '<staged file>' {rt.PROXY_DROPIN}",
+    assert lines[at + 1:at + 5] == [f"sudo -n cmp -s '<staged file>' {rt.PROXY_DROPIN}",
                                     f"sudo -n install -m 0600 '<staged file>' {new}",
-                                    f"sudo -n mv -f {new} {rt.PROXY_DROPIN}"]
+                                    f"sudo -n mv -f {new} {rt.PROXY_DROPIN}",
+                                    f"sudo -n rm -f -- {new}"]  # only when either failed
 
 
 def test_a_corporate_ca_is_given_to_the_daemon_only() -> None:

@@ -246,6 +246,13 @@ def guard_probe(path: str) -> tuple[str, ...]:
     return ("grep", "-qxE", MARKER_LINE, path)
 
 
+def discard(new: str, root: bool) -> Step:
+    """What a failed write or rename of a guarded file leaves beside it (`new`, the file's
+    path + NEW_SUFFIX) is removed: no owner-only copy of ours stays under /etc."""
+    return Step(("rm", "-f", "--", new), "remove the copy that was not put in place",
+                root=root, timeout=30)  # fmt: skip
+
+
 def guard_lines(step: Step, as_root: bool) -> list[str]:
     """How `plan` shows a guarded step: the check, then what runs when it passes."""
     dest = step.argv[-1]
@@ -261,4 +268,6 @@ def guard_lines(step: Step, as_root: bool) -> list[str]:
     moved = Step(("mv", "-f", new, dest), "", root=step.root)
     return out + [f"{shown(probe, as_root)}    # unchanged: not rewritten",
                   f"{shown(written, as_root)}    # {step.why}{optional}",
-                  f"{shown(moved, as_root)}    # put in place in one rename"]
+                  f"{shown(moved, as_root)}    # put in place in one rename",
+                  f"{shown(discard(new, step.root), as_root)}    # only when the write or the "
+                  "rename failed: no copy is left beside the file"]  # fmt: skip

@@ -130,8 +130,9 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
     Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so it never "
              "asks for a reboot", twins="bash"),  # fmt: skip
-    Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture, "
-             "so no amd64-only image is forced onto an arm64 node"),  # fmt: skip
+    Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture; "
+             "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
+             "emulation is checked, with no skip"),  # fmt: skip
     Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
              "containers (the engine never registers Docker itself to start)",
              by=LOCAL_CLUSTER),  # fmt: skip

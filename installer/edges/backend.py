@@ -163,9 +163,10 @@ def verify(
 def http() -> ModuleType:
     """`requests`, imported here and only here, on first use. Without charset_normalizer or
     chardet (the frozen binary leaves both out: nothing here reads a body's encoding) it
-    warns as it is imported; that one warning is ignored, during this import only. Not an
-    interpreter `-W` option: the frozen interpreter then imports `warnings` before the
-    engine runs, and a Ctrl-C in that moment was printed and swallowed, not obeyed."""
+    warns as it is imported; that message is ignored while it imports (catch_warnings puts
+    the process's filters back after). Not an interpreter `-W` option: the frozen
+    interpreter then imports `warnings` before the engine runs, and a Ctrl-C in that moment
+    was printed and swallowed, not obeyed."""
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="Unable to find acceptable character detection dependency"

@@ -166,22 +166,28 @@ def stopped_by() -> int | None:
 def note_interrupts() -> None:
     """Ctrl-C raises KeyboardInterrupt, as Python's own handler does, and is remembered: an
     error that surfaces after it (CPython can turn an interrupt torn through an import into
-    a TypeError) is then reported as the interruption it follows, not as an internal error."""
+    a TypeError) is then reported as the interruption it follows, not as an internal error.
+    Only over Python's own handler: a SIGINT the parent ignores (`cmd &` in sh, `trap ''
+    INT`) stays ignored."""
     import signal
+
+    _stopped_by.clear()
 
     def interrupt(signum: int, frame: object) -> None:
         _stopped_by.append(int(signum))
         raise KeyboardInterrupt
 
     try:
-        signal.signal(signal.SIGINT, interrupt)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, interrupt)
     except (ValueError, OSError):  # not the main thread, or not allowed here
         pass
 
 
 def stop_cleanly_on_termination() -> None:
     """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop an install
-    the way Ctrl-C does: helm is asked to stop, so no release is left pending."""
+    the way Ctrl-C does: helm is asked to stop, so no release is left pending. One the
+    parent ignores (`nohup` ignores SIGHUP) stays ignored."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
@@ -192,6 +198,7 @@ def stop_cleanly_on_termination() -> None:
         number = getattr(signal, name, None)
         if number is not None:
             try:
-                signal.signal(number, interrupt)
+                if signal.getsignal(number) != signal.SIG_IGN:
+                    signal.signal(number, interrupt)
             except (ValueError, OSError):  # not the main thread, or not allowed here
                 pass

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from installer.decide.errors import InstallerError
-from installer.decide.runtime import NEW_SUFFIX, Step, guard_probe
+from installer.decide.runtime import NEW_SUFFIX, Step, discard, guard_probe
 from installer.edges import proc
 from installer.edges.call import NoAnswer
 
@@ -90,7 +90,9 @@ def guarded(run: R, step: Step, argv: tuple[str, ...], _run: Callable[[R, Step, 
 def _discard(run: Runner, step: Step, new: str) -> None:
     """A write or rename that failed leaves no copy of ours next to the file (under /etc,
     root's, owner-only); the file itself is as it was. Best effort: the failure is what the
-    run reports."""
-    remove = Step(("rm", "-f", "--", new), "remove the copy that was not put in place",
-                  root=step.root, timeout=30)  # fmt: skip
-    run.answer(remove, remove.argv, timeout=30)
+    run reports. (A Ctrl-C in the middle of either is not cleaned up after: the next run's
+    write replaces the copy.)"""
+    remove = discard(new, step.root)
+    result = run.answer(remove, remove.argv, timeout=30)
+    if not isinstance(result, NoAnswer) and result.rc == 0:
+        run.done.append(f"{new} removed: the failed write left no copy")
