@@ -454,6 +454,11 @@ SIGNALS_KILL_ON_WINDOWS = pytest.mark.skipif(
     sys.platform == "win32", reason="os.kill with SIGINT/SIGHUP ends a Windows process outright")
 
 
+def _disposed(number: int, action: signal.Handlers) -> Callable[[], None]:
+    """For preexec_fn: SIG_IGN and SIG_DFL are inherited across exec."""
+    return lambda: signal.signal(number, action)
+
+
 def _ours(frame: str) -> bool:
     """A traceback frame in the engine's package: the source tree's, or the frozen
     archive's (`installer/cli.py`, relative)."""
@@ -466,10 +471,13 @@ def _ours(frame: str) -> bool:
 def test_an_early_ctrl_c_stops_the_run(cluster: FakeCluster, backend: BackendServer,
                                        delay: float) -> None:  # fmt: skip
     fresh(cluster).on("kubectl", "get", "nodes", sleep=5)
+    # As from a terminal, whatever this test runner's own SIGINT is (a shell without job
+    # control starts `cmd &` with it ignored, and the engine keeps an ignored one).
     child = subprocess.Popen([*installer_command(), "install", "--yes"],
                              env=cluster.env(**env_for(backend)), cwd=cluster.root,
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_disposed(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     time.sleep(delay)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
@@ -483,10 +491,6 @@ def test_an_early_ctrl_c_stops_the_run(cluster: FakeCluster, backend: BackendSer
         return
     assert child.returncode in (130, -signal.SIGINT), err
     assert "Traceback" not in err
-
-
-def _ignoring(number: int) -> Callable[[], None]:
-    return lambda: signal.signal(number, signal.SIG_IGN)  # inherited across exec
 
 
 @SIGNALS_KILL_ON_WINDOWS
@@ -503,7 +507,7 @@ def test_a_signal_the_parent_ignores_stays_ignored(cluster: FakeCluster, backend
                              env=cluster.env(**env_for(backend)), cwd=cluster.root,
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
-                             preexec_fn=_ignoring(number))  # fmt: skip
+                             preexec_fn=_disposed(number, signal.SIG_IGN))  # fmt: skip
     time.sleep(1)  # the engine is reading the cluster
     child.send_signal(number)
     out, err = child.communicate(timeout=120)
