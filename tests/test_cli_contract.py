@@ -494,9 +494,6 @@ def test_an_early_ctrl_c_stops_the_run(cluster: FakeCluster, backend: BackendSer
 
 
 @SIGNALS_KILL_ON_WINDOWS
-@pytest.mark.skipif(bool(os.environ.get("TB_INSTALLER_BIN", "").strip()), reason=(
-    "the frozen binary's loader forwards every signal to the engine: an ignored one is not "
-    "inherited (MIGRATION)"))  # fmt: skip
 @pytest.mark.parametrize("name", ["SIGINT", "SIGHUP"])
 def test_a_signal_the_parent_ignores_stays_ignored(cluster: FakeCluster, backend: BackendServer,
                                                    name: str) -> None:  # fmt: skip
