@@ -308,12 +308,19 @@ def test_our_drop_in_with_a_changed_proxy_is_rewritten_owner_only_in_one_rename(
     assert all("s3cr%t" not in " ".join(e["argv"]) for e in cluster.call_log())
 
 
-LAPSING_SUDO = '''import os, sys
-if sys.argv[1:2] == ["-n"] and sys.argv[2:3] in (["grep"], ["test"]):  # the guard's reads
-    sys.stderr.write("sudo: a password is required\\n")
-    sys.exit(1)
-os.execv(sys.executable, [sys.executable, {real!r}, *sys.argv[1:]])
-'''
+def sudo_refusing(cluster: FakeCluster, refused: str, said: str) -> None:
+    """sudo, but `sudo -n <refused...>` (a Python expression over `argv`, sudo's own
+    arguments after -n) fails with `said`; everything else reaches the fake sudo."""
+    from tests.fakes.executables import make_executable
+
+    real = cluster.bin / "sudo-real"
+    os.replace(cluster.bin / "sudo", real)
+    make_executable(cluster.bin / "sudo", "import os, sys\n"
+                    "argv = sys.argv[2:] if sys.argv[1:2] == ['-n'] else None\n"
+                    f"if argv is not None and ({refused}):\n"
+                    f"    sys.stderr.write({said!r} + '\\n')\n"
+                    "    sys.exit(1)\n"
+                    f"os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])\n")  # fmt: skip
 
 
 def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
@@ -321,13 +328,10 @@ def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
 ) -> None:
     # `sudo -n` refusing exits 1, as grep does for a file without the marker: that is no
     # evidence of whose the file is, so nothing may be said about its author.
-    from tests.fakes.executables import make_executable
-
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
-    real = cluster.bin / "sudo-real"
-    os.replace(cluster.bin / "sudo", real)
-    make_executable(cluster.bin / "sudo", LAPSING_SUDO.format(real=str(real)))
+    sudo_refusing(cluster, "argv[:1] in (['grep'], ['test'])",  # the guard's reads
+                  "sudo: a password is required")  # fmt: skip
     result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
 
     said = result.stdout + result.stderr
@@ -336,24 +340,13 @@ def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
     assert "(it could not be read)" in said, said
 
 
-FAILING_MV = '''import os, sys
-if sys.argv[1:3] == ["-n", "mv"]:  # the rename that puts the new drop-in in place
-    sys.stderr.write("mv: cannot move: Read-only file system\\n")
-    sys.exit(1)
-os.execv(sys.executable, [sys.executable, {real!r}, *sys.argv[1:]])
-'''
-
-
 def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
     cluster: FakeCluster,
 ) -> None:
-    from tests.fakes.executables import make_executable
-
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
-    real = cluster.bin / "sudo-real"
-    os.replace(cluster.bin / "sudo", real)
-    make_executable(cluster.bin / "sudo", FAILING_MV.format(real=str(real)))
+    sudo_refusing(cluster, "argv[:1] == ['mv']",  # the rename that puts the new drop-in in place
+                  "mv: cannot move: Read-only file system")  # fmt: skip
     result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode != 0
