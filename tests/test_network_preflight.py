@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,9 +42,9 @@ def inspector(tmp_path: Path) -> netlab.Authority:
 
 
 @pytest.fixture
-def backend(public: netlab.Authority) -> Iterator[BackendServer]:
-    with netlab.https_site(public) as site:
-        yield site
+def backend(backend_site: BackendServer) -> BackendServer:
+    """Here the backend is the HTTPS one the public test CA signed (conftest)."""
+    return backend_site
 
 
 @pytest.fixture

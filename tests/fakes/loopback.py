@@ -11,6 +11,20 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a reply still sleeping must not hold up stop()
+
+    def finish_request(self, request: object, client_address: object) -> None:
+        """The TLS handshake in the connection's own thread, not in the accepting one: a
+        client slow to finish its handshake holds up only itself, never the next client."""
+        if isinstance(request, ssl.SSLSocket):
+            try:
+                request.do_handshake()
+            except OSError:  # the client refused the certificate, or went away
+                return
+        super().finish_request(request, client_address)  # type: ignore[arg-type]
+
+
 class Loopback:
     def __init__(self, handler: type[BaseHTTPRequestHandler], *, tls: ssl.SSLContext | None = None,
                  host: str = "127.0.0.1", name: str = "fake-server") -> None:  # fmt: skip
@@ -20,10 +34,10 @@ class Loopback:
         self._port: int | None = None  # kept after stop(): a URL still names where it was
 
     def start(self) -> Loopback:
-        server = ThreadingHTTPServer((self.host, 0), self._handler)
-        server.daemon_threads = True  # a reply still sleeping must not hold up stop()
+        server = _Server((self.host, 0), self._handler)
         if self.tls is not None:
-            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)  # fmt: skip
         self._server = server
         self._port = int(server.server_address[1])
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
