@@ -2,7 +2,8 @@
 
 No package registry ships a prebuilt kube-apiserver, but Debian's *source* package
 `kubernetes` (bookworm: 1.20.5+really1.20.2) carries the whole tree with `vendor/`, and it
-builds with Debian's golang-go in GOPATH mode. The binaries land in .cache/kube/bin and are
+builds with Debian's golang-go in GOPATH mode. The binaries land in ~/.cache/tracebloc-installer-tests/kube/bin
+(outside the clone) and are
 reused while the recipe is unchanged: the stamp holds a hash of the build steps and their
 constants (recipe_hash), so any edit to them rebuilds. etcd is Debian's etcd-server (/usr/bin/etcd).
 
@@ -21,7 +22,7 @@ once. Two preparations the plain tree needs:
   * pkg/generated/openapi/zz_generated.openapi.go is generated, not shipped: the vendored
     openapi-gen writes it over the same package list upstream's Makefile.generated_files uses.
 
-The source is fetched with a private apt directory (.cache/kube/apt): its deb-src list is
+The source is fetched with a private apt directory (<cache>/kube/apt): its deb-src list is
 derived from the machine's own apt sources, so no mirror host is written into the repository
 and the system's apt configuration is never changed. Missing Debian build packages are
 installed with apt-get when running as root; otherwise the script says what to install.
@@ -43,7 +44,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ROOT = REPO / ".cache" / "kube"
+# Outside the clone, keyed by the recipe (the stamp), so a fresh clone on a machine that built
+# it once reuses it. TRACEBLOC_TEST_CACHE moves it.
+CACHE = Path(os.environ.get("TRACEBLOC_TEST_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracebloc-installer-tests")
+ROOT = CACHE / "kube"
 BIN = ROOT / "bin"
 STAMP = ROOT / "recipe.sha256"
 WORK = ROOT / "work"
