@@ -328,8 +328,11 @@ def check_kubeconfig_variable(env: Mapping[str, str]) -> None:
 
 
 def prepare_user(env: Mapping[str, str]) -> str:
-    """TB_PREPARE_USER: the user `prepare-host` grants the docker group ("" = none named)."""
-    return env.get("TB_PREPARE_USER", "").strip()
+    """TB_PREPARE_USER: the user `prepare-host` grants the docker group ("" = none named),
+    checked (decide/settings.prepare_user)."""
+    from installer.decide.settings import prepare_user as checked
+
+    return checked(env)
 
 
 def client_name(env: Mapping[str, str]) -> str:

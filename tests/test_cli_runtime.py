@@ -16,6 +16,8 @@ from tests.fakes.cluster import FakeCluster
 from tests.fakes.localcluster import creatable, machine_without_cluster
 from tests.fakes.runtime_host import (
     DOCKER_CE_APT,
+    GRANTEE,
+    KERNEL_MODULE_NAMES,
     linux_host,
     root_calls,
     sysroot,
@@ -42,13 +44,13 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
     cluster: FakeCluster,
 ) -> None:
     env = linux_host(cluster, "debian")
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode == 0, result.stderr
     calls = root_calls(cluster)
     assert calls[0] == ["sudo", "-v"]  # the one password prompt, before any root command
     assert DOCKER_CE_APT in calls
-    assert ["usermod", "-aG", "docker", "bob"] in calls
+    assert ["usermod", "-aG", "docker", "--", GRANTEE] in calls
     assert calls.index(["systemctl", "start", "docker"]) > calls.index(DOCKER_CE_APT)
     etc = sysroot(cluster) / "etc"
     assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(b"-----BEGIN PGP PUBLIC KEY")
@@ -60,7 +62,7 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
     # The password never reached a command line, the output or the log.
     assert all("s3cr%t" not in " ".join(e["argv"]) for e in cluster.call_log())
     assert "s3cr" not in result.stdout + result.stderr
-    assert "bob can now install" in result.stdout
+    assert f"{GRANTEE} can now install" in result.stdout
     # Nothing of an install: no cluster, no helm, no kubectl.
     assert not any(e["tool"] in ("k3d", "helm", "kubectl") for e in cluster.call_log())
 
@@ -80,13 +82,13 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
 def test_prepare_host_installs_docker_per_distribution(cluster: FakeCluster, distro: str,
                                                        install: list[str]) -> None:  # fmt: skip
     env = linux_host(cluster, distro)
-    result = cluster.run("prepare-host", "--json", TB_PREPARE_USER="bob", **env)
+    result = cluster.run("prepare-host", "--json", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
     calls = root_calls(cluster)
     assert install in calls
-    assert ["systemctl", "enable", "docker"] in calls and ["usermod", "-aG", "docker", "bob"] in calls
-    assert json.loads(result.stdout)["user"] == "bob"
+    assert ["systemctl", "enable", "docker"] in calls and ["usermod", "-aG", "docker", "--", GRANTEE] in calls
+    assert json.loads(result.stdout)["user"] == GRANTEE
     if distro in ("fedora", "rhel9", "rocky9"):
         repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text()
         assert "gpgcheck=1" in repo
@@ -144,8 +146,9 @@ def test_plan_lists_every_root_command_and_runs_none(cluster: FakeCluster) -> No
     assert shown[0].startswith("sudo -v")
     assert any(line.startswith("sudo -n env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a "
                                "apt-get install") and "docker-ce" in line for line in shown)  # fmt: skip
-    assert any(line.startswith("sudo -n usermod -aG docker ana") for line in shown)
-    assert any(line.startswith("sudo -n install -m 0600 '<staged file>' "
+    assert any(line.startswith("sudo -n usermod -aG docker -- ana") for line in shown)
+    assert any(line.startswith("id -nG -- ana") for line in shown)  # the grant read back
+    assert any(line.startswith("sudo -n install -m 0600 /dev/stdin "
                                "/etc/systemd/system/docker.service.d/http-proxy.conf")
                for line in shown)  # fmt: skip
     assert "s3cr" not in result.stdout
@@ -175,7 +178,7 @@ def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
     assert "installed and connected" in result.stdout
     calls = root_calls(cluster)
     assert calls.count(["sudo", "-v"]) == 1 and calls[0] == ["sudo", "-v"]
-    assert DOCKER_CE_APT in calls and ["usermod", "-aG", "docker", "ana"] in calls
+    assert DOCKER_CE_APT in calls and ["usermod", "-aG", "docker", "--", "ana"] in calls
     order = [e["tool"] for e in cluster.call_log()]
     # Docker first (root), then the cluster as the user: k3d through the new group (sg).
     assert order.index("apt-get") < order.index("k3d") and "sg" in order
@@ -205,8 +208,13 @@ def test_installed_but_not_in_the_group_is_granted_and_goes_on_without_a_new_log
     result = cluster.run("install", "--yes", **env_for(backend, **env))
 
     assert result.returncode == 0, result.stderr
-    assert ["usermod", "-aG", "docker", "ana"] in root_calls(cluster)
-    assert not any(c[0] in ("apt-get", "env", "modprobe") for c in root_calls(cluster))
+    assert ["usermod", "-aG", "docker", "--", "ana"] in root_calls(cluster)
+    assert not any(c[0] in ("apt-get", "env") for c in root_calls(cluster))
+    # Docker runs, but may be restarted in this run or after a reboot: the modules are
+    # loaded now and listed for boot all the same.
+    assert ["modprobe", "-a", *KERNEL_MODULE_NAMES] in root_calls(cluster)
+    modules = sysroot(cluster) / "etc/modules-load.d/tracebloc.conf"
+    assert modules.read_text().split() == list(KERNEL_MODULE_NAMES)
     assert any(e["tool"] == "sg" and "k3d" in e["argv"][-1] for e in cluster.call_log())
 
 
@@ -227,12 +235,12 @@ def test_prepare_host_run_with_sudo_runs_directly_and_never_grants_the_administr
 ) -> None:
     env = linux_host(cluster, "ubuntu", docker="stopped")
     env["TB_TEST_RUNTIME_USER"] = "root:0"
-    result = cluster.run("prepare-host", SUDO_USER="admin", TB_PREPARE_USER="bob", **env)
+    result = cluster.run("prepare-host", SUDO_USER="admin", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
     assert not any(e["tool"] == "sudo" for e in cluster.call_log())  # already root
     direct = [[e["tool"], *e["argv"]] for e in cluster.call_log()]
-    assert ["usermod", "-aG", "docker", "bob"] in direct
+    assert ["usermod", "-aG", "docker", "--", GRANTEE] in direct
     assert ["systemctl", "start", "docker"] in direct
     assert not any("admin" in " ".join(call) for call in direct)
 
@@ -255,7 +263,7 @@ def earlier_dropin(cluster: FakeCluster, text: str) -> os.PathLike[str]:
 def test_a_drop_in_an_earlier_run_left_is_removed_once_the_proxy_is_unset(cluster: FakeCluster) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
     assert not os.path.exists(path)
@@ -268,7 +276,7 @@ def test_a_drop_in_an_earlier_run_left_is_removed_once_the_proxy_is_unset(cluste
 def test_a_proxy_drop_in_someone_else_wrote_is_left_as_it_is(cluster: FakeCluster) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, FOREIGN)
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
     assert open(path, encoding="utf-8").read() == FOREIGN
@@ -282,7 +290,7 @@ def test_a_proxy_drop_in_someone_else_wrote_is_left_as_it_is(cluster: FakeCluste
 def test_a_foreign_drop_in_is_not_overwritten_when_a_proxy_is_set(cluster: FakeCluster) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, FOREIGN)
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode == 0, result.stderr
     assert open(path, encoding="utf-8").read() == FOREIGN
@@ -292,7 +300,7 @@ def test_a_foreign_drop_in_is_not_overwritten_when_a_proxy_is_set(cluster: FakeC
 def test_our_drop_in_with_a_changed_proxy_is_rewritten_owner_only_in_one_rename(cluster: FakeCluster) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode == 0, result.stderr
     text = open(path, encoding="utf-8").read()
@@ -332,7 +340,7 @@ def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
     path = earlier_dropin(cluster, OURS)
     sudo_refusing(cluster, "argv[:1] in (['grep'], ['test'])",  # the guard's reads
                   "sudo: a password is required")  # fmt: skip
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
     said = result.stdout + result.stderr
     assert open(path, encoding="utf-8").read() == OURS  # nothing was removed blind
@@ -347,7 +355,7 @@ def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
     path = earlier_dropin(cluster, OURS)
     sudo_refusing(cluster, "argv[:1] == ['mv']",  # the rename that puts the new drop-in in place
                   "mv: cannot move: Read-only file system")  # fmt: skip
-    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode != 0
     assert "Read-only file system" in result.stderr, result.stderr

@@ -146,13 +146,20 @@ def test_docker_stopped_is_started_and_nothing_is_installed() -> None:
     assert plan.grant_user == ""
 
 
-def test_installed_but_not_in_the_group_grants_the_user_and_loads_no_module() -> None:
+def test_installed_but_not_in_the_group_grants_the_user_reads_it_back_and_loads_the_modules() -> None:
     facts = linux(docker="stopped", docker_cli=True,
                   docker_reason="Docker is not running (permission denied while trying to connect)")
     plan = decide(facts)
     assert plan.reason == "no-socket-access" and plan.grant_user == "ana"
-    assert ("usermod", "-aG", "docker", "ana") in root_argv(plan)
-    assert not any(s.kind == "modules" for s in plan.steps)
+    grant = next(s for s in plan.steps if s.argv[:1] == ("usermod",))
+    assert grant.argv == ("usermod", "-aG", "docker", "--", "ana") and not grant.optional
+    check = plan.steps[plan.steps.index(grant) + 1]
+    assert (check.argv, check.kind, check.root) == (("id", "-nG", "--", "ana"), "member", False)
+    # Docker may be restarted in this run, or after a reboot: the modules are loaded and
+    # listed for boot here too.
+    modules = next(s for s in plan.steps if s.kind == "modules")
+    assert modules.argv == ("modprobe", "-a", *rt.KERNEL_MODULES)
+    assert ("install", "-m", "0644", rt.STDIN, rt.MODULES_FILE) in root_argv(plan)
 
 
 def test_kernel_modules_are_loaded_and_listed_for_boot_with_kernel_modules_extra_on_dnf() -> None:
@@ -195,16 +202,20 @@ def test_the_proxy_drop_in_is_only_ever_written_over_our_own_in_one_rename() -> 
     lines = [line.split("    #")[0] for line in rt.plan_lines(plan)]
     new = rt.PROXY_DROPIN + rt.NEW_SUFFIX
     at = lines.index(f"sudo -n grep -qxE '# Managed by tracebloc installer( \\(#244\\))?' {rt.PROXY_DROPIN}")
-    assert lines[at + 1:at + 5] == [f"sudo -n cmp -s '<staged file>' {rt.PROXY_DROPIN}",
-                                    f"sudo -n install -m 0600 '<staged file>' {new}",
+    assert lines[at + 1:at + 5] == [f"sudo -n cmp -s - {rt.PROXY_DROPIN}",
+                                    f"sudo -n install -m 0600 /dev/stdin {new}",
                                     f"sudo -n mv -f {new} {rt.PROXY_DROPIN}",
                                     f"sudo -n rm -f -- {new}"]  # only when either failed
 
 
-def test_a_corporate_ca_is_given_to_the_daemon_only() -> None:
-    steps = decide(linux(ca_bundle="/home/ana/corp.pem")).steps
+def test_a_corporate_ca_is_given_to_the_daemon_only_as_content_never_a_path() -> None:
+    pem = "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n"
+    steps = decide(linux(ca_pem=pem)).steps
     argv = [s.argv for s in steps]
-    assert ("install", "-m", "0644", "/home/ana/corp.pem", f"{rt.CA_DIR}/ca.crt") in argv
+    ca = next(s for s in steps if s.argv[-1] == f"{rt.CA_DIR}/ca.crt")
+    assert (ca.argv, ca.kind, ca.content) == (("install", "-m", "0644", rt.STDIN, f"{rt.CA_DIR}/ca.crt"),
+                                              "stage", pem)
+    assert not any("/home" in a for a in sum(argv, ()))
     dropin = next(s for s in steps if s.argv[-1] == rt.CA_DROPIN)
     assert f":{rt.CA_DIR}" in dropin.content and "SSL_CERT_DIR=/etc/ssl/certs" in dropin.content
 
@@ -213,7 +224,7 @@ def test_prepare_host_grants_the_named_user_never_the_administrator() -> None:
     facts = linux(uid=0, sudo="root", user="root", sudo_user="admin", docker="running",
                   docker_cli=True)  # fmt: skip
     plan = decide(facts, mode=rt.PREPARE_HOST, target_user=" bob ")
-    assert ("usermod", "-aG", "docker", "bob") in root_argv(plan)
+    assert ("usermod", "-aG", "docker", "--", "bob") in root_argv(plan)
     assert not any("admin" in a for s in plan.steps for a in s.argv)
     assert plan.steps[-1].argv == ("systemctl", "enable", "docker")
     check = next(s for s in plan.steps if s.kind == "wait-docker")

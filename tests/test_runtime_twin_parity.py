@@ -26,7 +26,7 @@ from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.executables import make_executable
 from tests.fakes.localcluster import creatable, machine_without_cluster
-from tests.fakes.runtime_host import linux_host, root_calls, sysroot
+from tests.fakes.runtime_host import GRANTEE, linux_host, root_calls, sysroot
 from tests.test_cli_install import env_for, fresh
 
 TWIN_REPO = Path("/work/.mirror/tracebloc+client/repo")
@@ -119,7 +119,7 @@ def effects(calls: list[list[str]], dropin: str = "") -> set[str]:
         elif head == "systemctl" and argv[1:2] in (["is-active"], ["status"]):
             continue  # reads
         elif head in ("systemctl", "usermod"):
-            out.add(" ".join(argv))
+            out.add(" ".join(a for a in argv if a != "--"))  # the engine's `usermod … -- NAME`
         elif head in ("apt-get", "dnf", "yum", "zypper", "pacman", "bash") and (
                 "install" in argv or "-S" in argv or head == "bash"):  # fmt: skip
             out.add("package " + " ".join(a for a in argv[1:] if not a.startswith("-")
@@ -157,7 +157,7 @@ SCENARIOS = {
     "tier-0": ("ubuntu", "install", "running", {}),
     # A drop-in an earlier run wrote (the twin's marker), the proxy unset since.
     "stale-proxy-dropin": ("debian", "install", "stopped", {}),
-    "prepare-host": ("ubuntu", "prepare-host", "missing", {"TB_PREPARE_USER": "bob"}),
+    "prepare-host": ("ubuntu", "prepare-host", "missing", {"TB_PREPARE_USER": GRANTEE}),
 }
 SIGNED = {  # the signed repository instead of get.docker.com (or dnf config-manager)
     "apt": ({"package"}, APT_REPO | {DOCKER_CE}),

@@ -19,6 +19,7 @@ def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Re
     enabled, TB_PREPARE_USER granted; no question, no cluster, no credentials."""
     from installer.commands.runtime import prepare_host
     from installer.config import parse_timeout, prepare_user
+    from installer.decide.runtime import granted_line
     from installer.edges.machine import read_machine
     from installer.present.ui import Ui
 
@@ -28,10 +29,13 @@ def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Re
     target = prepare_user(env)
     done = prepare_host(env, redactor, ui, os_name(sys.platform), read_machine(env),
                         parse_timeout(env), target)  # fmt: skip
+    # Announced only once the membership was read back (edges/runtime.py's "member" step).
+    granted = bool(target) and granted_line(target) in done
     text = "\n".join(["host prepared; done:", *(f"  {line}" for line in done)]
                      + ([f"{target} can now install as themselves (a new login may be needed "
-                         "for the docker group)"] if target and target != "root" else []))  # fmt: skip
-    output.emit(args.json, {"ok": True, "done": done, "user": target or None}, text, redactor)
+                         "for the docker group)"] if granted else []))  # fmt: skip
+    output.emit(args.json, {"ok": True, "done": done, "user": target if granted else None}, text,
+                redactor)  # fmt: skip
     return 0
 
 

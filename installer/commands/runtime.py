@@ -140,6 +140,13 @@ def prepare_host(env: Mapping[str, str], redactor: Redactor, ui: Ui, os_: str,
         raise InstallerError("prepare-host is for Linux hosts",
                              "on macOS install Docker Desktop (or colima) as an administrator, "
                              "then run the installer as yourself")  # fmt: skip
+    if target:
+        from installer.edges.runtime_linux import account_exists
+
+        if account_exists(target) is False:  # before anything runs: usermod would only fail
+            raise BadInput(f"TB_PREPARE_USER={target!r} names no account on this machine",
+                           "check the name (getent passwd NAME), or create the account "
+                           "first, then run again")  # fmt: skip
     info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
     plan = survey(env, os_, info, machine, timeout=timeout, mode=rt.PREPARE_HOST,
                   target_user=target)  # fmt: skip

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 TIER0, PRIVILEGED = 0, 2
 INSTALL, PREPARE_HOST = "install", "prepare-host"
@@ -68,7 +68,7 @@ class Facts:
     tools: frozenset[str] = frozenset()  # which of apt-get, dnf, yum, zypper, pacman, systemctl, fuser, … exist
     arch: str = "amd64"  # dpkg-style: amd64 | arm64
     proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
-    ca_bundle: str = ""  # an absolute path to a corporate CA bundle (TRACEBLOC_CA_BUNDLE)
+    ca_pem: str = ""  # the certificates of TRACEBLOC_CA_BUNDLE, read as the person (decide/pem)
     # macOS
     admin: bool | None = None
     gui: bool | None = None
@@ -82,10 +82,12 @@ class Facts:
 @dataclass(frozen=True)
 class Step:
     """One command. `root`: run through `sudo -n` (directly when already root). `kind`
-    says what the executor does besides running argv: "run" (nothing), "stage" (write
-    `content` to an owner-only temp file first, whose path replaces STAGED in argv),
-    "fetch" (download `url`, checked as `check` says, into the staged file), "wait-lock",
-    "wait-docker", "modules". `optional`: a failure is a warning (the twins' `|| true`)."""
+    says what the executor does besides running argv: "run" (nothing), "stage" (`content`
+    fed on stdin where argv reads STDIN, a root step's way; else written to an owner-only
+    temp file first, whose path replaces STAGED in argv), "fetch" (download `url`, checked
+    as `check` says, into the staged file), "wait-lock", "wait-docker", "modules",
+    "member" (`id -nG -- USER` must list the group in `content`: a grant read back).
+    `optional`: a failure is a warning (the twins' `|| true`)."""
 
     argv: tuple[str, ...]
     why: str
@@ -106,6 +108,22 @@ class Step:
 
 
 STAGED = "<staged file>"
+# Where root reads a "stage" step's content: its standard input, fed by the engine, so a
+# file for /etc (a proxy password in it) is never staged on disk, not even for a moment.
+STDIN = "/dev/stdin"
+
+
+def streamed(step: Step) -> Step:
+    """A root "stage" step reads its content from STDIN instead of a staged file."""
+    if not (step.root and step.kind == "stage" and STAGED in step.argv):
+        return step
+    return replace(step, argv=tuple(STDIN if part == STAGED else part for part in step.argv))
+
+
+def compare_source(step: Step) -> str:
+    """What `cmp -s SOURCE DEST` compares with the file in place: stdin (`-`) for a streamed
+    step, else the staged file."""
+    return "-" if STDIN in step.argv else STAGED
 
 
 @dataclass(frozen=True)
@@ -228,7 +246,7 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
             lines += guard_lines(step, plan.as_root)
             continue
         if step.root and step.kind in ("stage", "fetch") and step.argv[0] == "install":
-            probe = Step(("cmp", "-s", STAGED, step.argv[-1]), "", root=True)
+            probe = Step(("cmp", "-s", compare_source(step), step.argv[-1]), "", root=True)
             lines.append(f"{shown(probe, plan.as_root)}    # unchanged: not rewritten")
         suffix = {"wait-lock": f" (while held, up to {step.timeout:g}s)",
                   "wait-docker": f" (until it answers, up to {step.timeout:g}s)",
@@ -263,7 +281,7 @@ def guard_lines(step: Step, as_root: bool) -> list[str]:
     if step.kind != "stage":
         return out + [f"{shown(step, as_root)}    # {step.why}{optional}"]
     new = dest + NEW_SUFFIX
-    probe = Step(("cmp", "-s", STAGED, dest), "", root=step.root)
+    probe = Step(("cmp", "-s", compare_source(step), dest), "", root=step.root)
     written = Step((*step.argv[:-1], new), "", root=step.root)
     moved = Step(("mv", "-f", new, dest), "", root=step.root)
     return out + [f"{shown(probe, as_root)}    # unchanged: not rewritten",
@@ -271,3 +289,8 @@ def guard_lines(step: Step, as_root: bool) -> list[str]:
                   f"{shown(moved, as_root)}    # put in place in one rename",
                   f"{shown(discard(new, step.root), as_root)}    # only when the write or the "
                   "rename failed: no copy is left beside the file"]  # fmt: skip
+
+
+def granted_line(user: str) -> str:
+    """What the run records once the docker group membership of `user` was read back."""
+    return f"{user} is in the {DOCKER_GROUP} group (read back with id)"

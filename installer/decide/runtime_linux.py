@@ -39,6 +39,7 @@ from installer.decide.runtime import (
     distro,
     no_sudo,
     proxy_dropin,
+    streamed,
     sudo_prime,
 )
 
@@ -77,10 +78,15 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
                           optional=True))  # fmt: skip
     needs_grant = grant and (mode == PREPARE_HOST or facts.in_docker_group is not True)
     if needs_grant:
-        steps.append(Step(("usermod", "-aG", DOCKER_GROUP, grant),
-                          f"let {grant} use Docker (the docker group)", optional=True))  # fmt: skip
-    if reason != "no-socket-access" or install:
-        steps += module_steps(facts)
+        # `--`: a name is never read as an option. A grant that fails, or that the account
+        # database does not show afterwards, is the run's failure, never announced.
+        steps += [Step(("usermod", "-aG", DOCKER_GROUP, "--", grant),
+                       f"let {grant} use Docker (the docker group)"),
+                  Step(("id", "-nG", "--", grant), f"check that {grant} is in the docker group",
+                       root=False, kind="member", content=DOCKER_GROUP, timeout=30)]  # fmt: skip
+    # Every privileged run loads the modules and lists them for boot, a running daemon this
+    # user cannot reach too: the daemon may be restarted in this run, or after a reboot.
+    steps += module_steps(facts)
     steps += daemon_config_steps(facts)
     steps += [
         Step(("systemctl", "reset-failed", "docker"), "clear a failed start of an earlier try",
@@ -101,8 +107,8 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
     if mode == PREPARE_HOST and not grant:
         notes = ("no user was named (TB_PREPARE_USER): nobody was added to the docker group; "
                  "add one with: sudo usermod -aG docker <user>",)  # fmt: skip
-    return RuntimePlan(PRIVILEGED, reason, tuple(steps), grant_user=grant if needs_grant else "",
-                       notes=notes)  # fmt: skip
+    return RuntimePlan(PRIVILEGED, reason, tuple(map(streamed, steps)),
+                       grant_user=grant if needs_grant else "", notes=notes)  # fmt: skip
 
 
 def package_manager(tools: frozenset[str]) -> str:
@@ -193,7 +199,7 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
     start step only if it was stopped; a changed file restarts it."""
     steps: list[Step] = []
     dropin = proxy_dropin(facts.proxy)
-    if dropin is not None or facts.ca_bundle:
+    if dropin is not None or facts.ca_pem:
         steps.append(Step(("install", "-m", "0755", "-d", DROPIN_DIR), "a directory for "
                           "Docker's systemd settings"))  # fmt: skip
     if dropin is not None:
@@ -206,13 +212,14 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
         # wrote would keep dockerd pulling through a proxy that is gone.
         steps.append(Step(("rm", "-f", PROXY_DROPIN), "remove the proxy an earlier run gave "
                           "Docker (no proxy is set now)", optional=True, guard="ours"))  # fmt: skip
-        if not facts.ca_bundle:
+        if not facts.ca_pem:
             return (*steps, *_reload(when=f"changed:{PROXY_DROPIN}"))
-    if facts.ca_bundle:
+    if facts.ca_pem:
         steps += [
             Step(("install", "-m", "0755", "-d", CA_DIR), "a directory for the corporate CA"),
-            Step(("install", "-m", "0644", facts.ca_bundle, f"{CA_DIR}/ca.crt"),
-                 "the corporate CA (TRACEBLOC_CA_BUNDLE), for Docker's image pulls only"),
+            Step(("install", "-m", "0644", STAGED, f"{CA_DIR}/ca.crt"),
+                 "the corporate CA (TRACEBLOC_CA_BUNDLE's certificates, as you read them), "
+                 "for Docker's image pulls only", kind="stage", content=facts.ca_pem),
             Step(("install", "-m", "0644", STAGED, CA_DROPIN), "Docker trusts it",
                  kind="stage", content=ca_dropin()),  # fmt: skip
         ]

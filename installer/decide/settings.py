@@ -301,11 +301,52 @@ class RuntimeGiven:
 
 
 def runtime_given(env: Mapping[str, str]) -> RuntimeGiven:
+    """The variables, each checked for what a root-owned file cannot hold (`one_line`): they
+    are written into systemd drop-ins, or name what is."""
+    proxy = proxy_environment(env)
+    for name, value in proxy.items():
+        one_line(name, value)
+    ca_bundle = one_line("TRACEBLOC_CA_BUNDLE", env.get("TRACEBLOC_CA_BUNDLE", "")).strip()
     return RuntimeGiven(
         colima={n: env[n] for n in COLIMA_VARIABLES if env.get(n, "").strip()},
-        proxy={n: v for n, v in proxy_environment(env).items() if v.strip()},
-        ca_bundle=env.get("TRACEBLOC_CA_BUNDLE", "").strip(),
+        proxy={n: v for n, v in proxy.items() if v.strip()},
+        ca_bundle=ca_bundle,
     )
+
+
+# What no value written into a root-owned file may hold: C0 controls (line feed, carriage
+# return, NUL, tab, …), DEL, C1 (NEL among them) and the Unicode line and paragraph
+# separators. A line break in a drop-in's value would start a line of its own (an
+# `ExecStartPre=` systemd runs as root), so such a value is refused, never escaped.
+_NOT_IN_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(name: str, value: str) -> str:
+    """`value` when it holds no control character, else BadInput naming the variable and the
+    character (never the value: a proxy URL may hold a password)."""
+    found = _NOT_IN_ONE_LINE.search(value)
+    if found is None:
+        return value
+    raise BadInput(f"{name} holds a control character (U+{ord(found.group()):04X}, a line "
+                   f"break or similar, at character {found.start() + 1}): it is not written "
+                   "into the system's files",
+                   f"set {name} again on one line, without control characters")  # fmt: skip
+
+
+def prepare_user(env: Mapping[str, str]) -> str:
+    """TB_PREPARE_USER as `prepare-host` grants it ("" = none named): one line, not an option
+    (`-o` would be read by usermod as one), not root (who needs no group). Whether the
+    account exists is asked by the edge that looks it up."""
+    raw = env.get("TB_PREPARE_USER", "")
+    name = one_line("TB_PREPARE_USER", raw).strip()
+    if not name:
+        return ""
+    remedy = "set TB_PREPARE_USER to the login name of the person who will run the installer"
+    if name.startswith("-") or any(c.isspace() or c in ":/," for c in name):
+        raise BadInput(f"TB_PREPARE_USER={name!r} is not a user name", remedy)
+    if name == "root":
+        raise BadInput("TB_PREPARE_USER=root: root needs no docker group", remedy)
+    return name
 
 
 def split_proxy_url(raw: str) -> tuple[str, str | None, str]:

@@ -1,6 +1,6 @@
 """One quoter per shell: a command printed for pasting reads back, in the shell it is pasted
-into, as the argv it names. POSIX shells: `shlex.quote`. PowerShell: single quotes with `'`
-doubled (nothing inside is expanded), and only where needed."""
+into, as the argv it names. POSIX shells: `shlex.quote`. PowerShell: single quotes with each
+single-quote character doubled (nothing inside is expanded), and only where needed."""
 
 from __future__ import annotations
 
@@ -16,10 +16,16 @@ def posix(part: str) -> str:
     return shlex.quote(part)
 
 
+# Every character PowerShell's tokenizer reads as a single quote (`IsSingleQuote`): the
+# apostrophe and the curly ones a word processor or a chat pastes. Inside a single-quoted
+# string any of them ends it unless it is doubled.
+SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
+
+
 def powershell(part: str) -> str:
     if part and _PLAIN.fullmatch(part) and not part.startswith("@"):  # @x would splat
         return part
-    return "'" + part.replace("'", "''").replace("\u2019", "\u2019\u2019") + "'"
+    return "'" + "".join(c * 2 if c in SINGLE_QUOTES else c for c in part) + "'"
 
 
 def join(argv: Sequence[str], *, windows: bool | None = None) -> str:

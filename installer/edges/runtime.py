@@ -1,10 +1,10 @@
 """Carry out a runtime plan (decide/runtime.py): each step through proc, bounded, logged
 with secrets masked; root steps through `sudo -n` once the password was asked for once.
 
-Files meant for root-owned places are written by the engine to an owner-only temporary
-directory first and put in place with `install -m MODE` (so no secret is ever on a command
-line); downloads are checked (an OpenPGP fingerprint, a published SHA-256) before anything
-uses them.
+Files meant for root-owned places reach root on its standard input (`install -m MODE
+/dev/stdin DEST`), so no secret is ever on a command line or staged on disk; downloads go
+to an owner-only temporary directory and are checked (an OpenPGP fingerprint, a published
+SHA-256) before anything uses them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ from urllib.parse import urlsplit
 from installer.decide import openpgp
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
-from installer.decide.runtime import DOCKER_GROUP, STAGED, RuntimePlan, Step, shown
+from installer.decide.runtime import (
+    DOCKER_GROUP,
+    STAGED,
+    STDIN,
+    RuntimePlan,
+    Step,
+    granted_line,
+    shown,
+)
 from installer.decide.tooling import Tool
 from installer.edges import call, childio, poll, proc
 from installer.edges.call import Caller, NoAnswer
@@ -60,15 +68,16 @@ class Runner:
             return self.tool("sudo"), ["-n", *argv]
         return self.tool(argv[0]), list(argv[1:])
 
-    def answer(self, step: Step, argv: tuple[str, ...],
-               timeout: float | None = None) -> proc.Result | NoAnswer:  # fmt: skip
-        """The step run (a root step through `sudo -n`), or why there is no result."""
+    def answer(self, step: Step, argv: tuple[str, ...], timeout: float | None = None,
+               data: bytes | None = None) -> proc.Result | NoAnswer:  # fmt: skip
+        """The step run (a root step through `sudo -n`), or why there is no result; `data`
+        is its stdin."""
         try:
             tool, args = self._argv(step, argv)
         except ToolNotFound as exc:
             return NoAnswer(exc.message, exc)
         return Caller(self.env, self.redactor, timeout or step.timeout).answer(
-            tool, args, keep_terminal=True)
+            tool, args, keep_terminal=True, input=data)
 
     def succeeds(self, step: Step, argv: tuple[str, ...], timeout: float | None = None) -> bool:
         """It ran and exited 0 (no answer at all is not a success)."""
@@ -114,7 +123,11 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
     if step.kind == "wait-docker":
         _wait_docker(run, step, plan)
         return
-    if step.kind in ("stage", "fetch"):
+    if step.kind == "member":
+        _member(run, step)
+        return
+    path = STDIN
+    if step.kind in ("stage", "fetch") and STDIN not in argv:
         path = run.staged(f"{index}-{os.path.basename(argv[-1]) or 'file'}")
         if step.kind == "stage":
             _write_private(path, step.content.encode())
@@ -138,10 +151,15 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
         run.changed = True
 
 
+def _fed(step: Step, argv: tuple[str, ...]) -> bytes | None:
+    """A streamed "stage" step's stdin: its content (decide/runtime.streamed)."""
+    return step.content.encode() if step.kind == "stage" and STDIN in argv else None
+
+
 def _run(run: Runner, step: Step, argv: tuple[str, ...]) -> bool:
     text = shown(Step(argv, step.why, root=step.root), run.as_root)
     run.say(f"{step.why}: {text}")
-    result = run.answer(step, argv)
+    result = run.answer(step, argv, data=_fed(step, argv))
     if isinstance(result, NoAnswer):
         if result.timed_out:
             return _failed(run, step, text, f"did not finish within {step.timeout:g}s")
@@ -274,9 +292,30 @@ def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
 
 def _same_as(run: Runner, step: Step, staged: str, dest: str) -> bool:
     """True when root's `dest` already holds these bytes (then nothing is rewritten and a
-    running daemon is not bounced)."""
-    probe = Step(("cmp", "-s", staged, dest), "compare", root=step.root)
-    return run.succeeds(probe, probe.argv, timeout=30)
+    running daemon is not bounced); a streamed step's content is compared on stdin."""
+    streamed = staged == STDIN
+    probe = Step(("cmp", "-s", "-" if streamed else staged, dest), "compare", root=step.root)
+    result = run.answer(probe, probe.argv, timeout=30,
+                        data=step.content.encode() if streamed else None)  # fmt: skip
+    return not isinstance(result, NoAnswer) and result.rc == 0
+
+
+def _member(run: Runner, step: Step) -> None:
+    """A grant read back: `id -nG -- USER` lists the group, or the run fails; nothing says
+    the user was granted before this passed."""
+    user, group = step.argv[-1], step.content
+    text = shown(step, run.as_root)
+    run.say(f"{step.why}: {text}")
+    result = run.answer(step, step.argv)
+    groups = [] if isinstance(result, NoAnswer) or result.rc != 0 else result.stdout.split()
+    if group not in groups:
+        said = (result.reason if isinstance(result, NoAnswer) else
+                f"it lists {' '.join(groups) or 'nothing'}" if result.rc == 0
+                else childio.last_line(run.redactor(result.stderr), result.rc))  # fmt: skip
+        raise RuntimeFailed(f"{user} is not in the {group} group after usermod (`{text}`: {said})",
+                            f"add them by hand (sudo usermod -aG {group} -- {user}), check with "
+                            f"`id -nG {user}`, then run again")  # fmt: skip
+    run.done.append(granted_line(user))
 
 
 def _write_private(path: str, data: bytes) -> None:

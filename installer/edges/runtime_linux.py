@@ -5,10 +5,12 @@ manager and service manager exist, and whether this user is in the docker group.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Mapping
 
 from installer.decide.drift import DockerRead
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import Facts, parse_os_release
 from installer.decide.settings import RuntimeGiven
@@ -100,8 +102,6 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
     pretend = test_user(env)
     if pretend is not None:
         user, uid = pretend
-    ca = given.ca_bundle
-    ca_path = os.path.abspath(os.path.expanduser(ca)) if ca else ""
     return Facts(
         os="linux", docker=info.state, docker_reason=info.reason,
         docker_cli=proc.find_on_path("docker", env, "linux") is not None
@@ -111,5 +111,60 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         in_docker_group=in_group(user, "docker") if user else None,
         os_release=read_os_release(env), tools=present_tools(env), arch=machine.arch,
         proxy=dict(given.proxy),
-        ca_bundle=ca_path if ca_path and os.path.isfile(ca_path) else "",
+        ca_pem=read_ca_bundle(given.ca_bundle) if given.ca_bundle else "",
     )  # fmt: skip
+
+
+# A CA bundle is a few hundred kilobytes (the whole Mozilla store is ~250 KB).
+MAX_CA_BUNDLE_BYTES = 4 * 2**20
+
+
+def read_ca_bundle(raw: str) -> str:
+    """TRACEBLOC_CA_BUNDLE's certificates, read by this process (the person, in an install):
+    root is handed these bytes, never the path, so a link to a file the person cannot read,
+    or to another owner's file, never lands under /etc. BadInput for anything but a
+    regular file of PEM certificates, bounded."""
+    import ssl
+
+    from installer.decide import pem
+    from installer.edges import files
+
+    name = "TRACEBLOC_CA_BUNDLE"
+    path = os.path.abspath(os.path.expanduser(raw))
+    remedy = f"point {name} at a PEM file holding your organisation's root CA"
+    try:
+        link = os.lstat(path)
+        target = os.stat(path)
+    except OSError as exc:
+        raise BadInput(f"{name}={raw!r}: cannot read it ({exc.strerror or exc})", remedy) from None
+    if stat.S_ISLNK(link.st_mode) and target.st_uid != link.st_uid:
+        raise BadInput(f"{name}={raw!r} is a link to a file another user owns",
+                       f"point {name} at the file itself, or copy it: {remedy}")  # fmt: skip
+    try:
+        data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file", remedy=remedy)
+    except InstallerError as exc:
+        raise BadInput(f"{name}={raw!r}: {exc.message}", remedy) from None
+    if data is None:
+        raise BadInput(f"{name}={raw!r} is not a file", remedy)
+    try:
+        text = pem.certificates(data)
+        ssl.create_default_context().load_verify_locations(cadata=text)
+    except pem.NotCertificates as exc:
+        raise BadInput(f"{name}={raw!r} is not PEM certificates only: {exc}", remedy) from None
+    except (OSError, ValueError):  # ssl.SSLError is an OSError too
+        raise BadInput(f"{name}={raw!r} holds a certificate that cannot be read", remedy) from None
+    return text
+
+
+def account_exists(name: str) -> bool | None:
+    """Is `name` an account on this machine (the passwd database, NSS included)? None where
+    there is none to ask."""
+    if sys.platform == "win32":
+        return None
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True

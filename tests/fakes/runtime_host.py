@@ -37,6 +37,9 @@ OS_RELEASES = {
 PACKAGE_MANAGER = {"debian": "apt-get", "ubuntu": "apt-get", "fedora": "dnf", "rhel9": "dnf",
                    "rocky9": "dnf", "amzn2023": "dnf", "arch": "pacman", "opensuse": "zypper"}
 USER, UID = "ana", "1000"
+# Whom prepare-host grants: an account every Debian (and Fedora) has, since the engine looks
+# TB_PREPARE_USER up in this machine's passwd database before anything runs.
+GRANTEE = "nobody"
 KERNEL_MODULE_NAMES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 STOPPED = json.dumps({"ServerErrors": ["Cannot connect to the Docker daemon at "
                                        "unix:///var/run/docker.sock. Is the docker daemon running?"]})
@@ -89,8 +92,16 @@ if "-d" in argv:
         os.chmod(root + p, mode)
     sys.exit(0)
 src, dest = paths
+# The real install reads a pipe on /dev/stdin as any file; a path it cannot read fails it.
+try:
+    with open(src, "rb") as handle:
+        data = handle.read()
+except OSError as exc:
+    sys.stderr.write(f"install: cannot open {{src!r}} for reading: {{exc.strerror}}\\n")
+    sys.exit(1)
 os.makedirs(os.path.dirname(root + dest), exist_ok=True)
-shutil.copyfile(src, root + dest)
+with open(root + dest, "wb") as out:
+    out.write(data)
 os.chmod(root + dest, mode)
 '''
 
@@ -172,7 +183,14 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
     cluster.on("cmp", rc=1)  # nothing in place yet
     cluster.on("systemctl", "is-active", rc=3)
     cluster.on("systemctl", "start", "docker", mark=STARTED)
-    cluster.on("usermod", "-aG", "docker", mark=GRANTED)
+    # usermod as strict as the real one: an account it does not know is exit 6.
+    cluster.on("usermod", rc=6, stderr="usermod: user does not exist\n")
+    for name in (USER, GRANTEE):
+        cluster.on("usermod", "-aG", "docker", name, mark=GRANTED)
+    # `id -nG -- NAME` reads the account database: the docker group once usermod granted it.
+    cluster.install("id")
+    cluster.on("id", "-nG", stdout="users\n")
+    cluster.on("id", "-nG", stdout="users docker\n", after=GRANTED)
     docker_program = f"#!{sys.executable}\n" + cluster.program("docker")
     if docker == "missing":
         cluster.remove("docker")
