@@ -36,6 +36,8 @@ from installer.decide.settings import (
     Registry,
     env_flag,
     env_number,
+    one_line,
+    proxy_environment,
     split_proxy_url,
 )
 
@@ -256,6 +258,8 @@ def plan_config(
     `host_data_dir`: the data directory decide/paths.py already chose (else chosen here)."""
     join = ntpath.join if os_ == "windows" else posixpath.join
     check_text(env, CREDENTIAL_VARIABLES + PROXY_VARIABLES)
+    for name, value in proxy_environment(env).items():  # they reach Docker's drop-in too
+        one_line(name, value)
     raw_id, raw_password = env.get("TRACEBLOC_CLIENT_ID"), env.get("TRACEBLOC_CLIENT_PASSWORD")
     client_id = clean_credential(raw_id) if raw_id else None
     client_password = clean_credential(raw_password) if raw_password else None

@@ -426,7 +426,7 @@ def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> N
     proc._kill_tree_windows(4242)
 
     run.assert_called_once()
-    assert run.call_args.args[0] == ["taskkill", "/F", "/T", "/PID", "4242"]
+    assert run.call_args.args[0] == [proc.taskkill_path(os.environ), "/F", "/T", "/PID", "4242"]
     assert run.call_args.kwargs.get("shell") in (None, False)
     assert run.call_args.kwargs["timeout"] > 0
 
@@ -457,7 +457,8 @@ def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> 
     )
     try:
         proc._kill_tree(child, None, ())
-        assert taskkill.call_args.args[0] == ["taskkill", "/F", "/T", "/PID", str(child.pid)]
+        assert taskkill.call_args.args[0] == [proc.taskkill_path(os.environ), "/F", "/T", "/PID",
+                                              str(child.pid)]  # fmt: skip
         assert child.returncode is not None
     finally:
         if child.poll() is None:
