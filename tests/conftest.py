@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,3 +92,71 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"real-cluster suite (real kube-apiserver, kubectl, helm): {said}")
     for reason in sorted(reasons):
         terminalreporter.write_line(f"  skipped because: {reason}")
+
+
+# --- the machine the suite runs on is left as it was ------------------------------------------
+# CI runs as root: an engine started without the test seams (tests/fakes/runtime_host.py)
+# would write the real /etc. The places the engine writes are snapshotted when the session
+# starts (names, types, sizes, mtimes, link targets; bounded, unreadable ones skipped) and
+# compared when it ends: any change fails the run, naming the paths.
+ENGINE_ETC = ("/etc/modules-load.d", "/etc/systemd/system/docker.service.d",
+              "/etc/apt/sources.list.d", "/etc/apt/keyrings", "/etc/yum.repos.d", "/etc/docker")
+ETC_LIMIT = 20000
+
+EtcState = dict[str, tuple[int, int, int, str]]
+_etc_at_start: EtcState | None = None
+
+
+def etc_state(roots: tuple[str, ...] = ENGINE_ETC, limit: int = ETC_LIMIT) -> EtcState:
+    state: EtcState = {}
+    stack = list(roots)
+    while stack and len(state) < limit:
+        path = stack.pop()
+        try:
+            found = os.lstat(path)
+            target = os.readlink(path) if stat.S_ISLNK(found.st_mode) else ""
+        except OSError:
+            continue  # absent or unreadable: nothing recorded (appearing later is a change)
+        state[path] = (stat.S_IFMT(found.st_mode), found.st_size, found.st_mtime_ns, target)
+        if stat.S_ISDIR(found.st_mode):
+            try:
+                stack += [os.path.join(path, name) for name in sorted(os.listdir(path))]
+            except OSError:
+                continue
+    return state
+
+
+def etc_changes(before: EtcState, after: EtcState) -> list[str]:
+    return sorted([f"appeared: {p}" for p in after.keys() - before.keys()]
+                  + [f"removed: {p}" for p in before.keys() - after.keys()]
+                  + [f"changed: {p}" for p in before.keys() & after.keys() if before[p] != after[p]])  # fmt: skip
+
+
+def watched() -> tuple[str, ...]:
+    """ENGINE_ETC, or (the check's own test: tests/test_etc_guard.py) the folders named."""
+    named = os.environ.get("TB_TEST_ETC_WATCH", "")
+    return tuple(named.split(os.pathsep)) if named else ENGINE_ETC
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _etc_at_start
+    if sys.platform != "win32":
+        _etc_at_start = etc_state(watched())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _etc_at_start is None:
+        return
+    changes = etc_changes(_etc_at_start, etc_state(watched()))
+    if not changes:
+        return
+    said = ("the test run changed the machine's /etc where the engine writes (a test started "
+            "the engine without the seams of tests/fakes/runtime_host.py?):\n  "
+            + "\n  ".join(changes[:50]))  # fmt: skip
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(said, red=True)
+    else:
+        sys.stderr.write(said + "\n")
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
