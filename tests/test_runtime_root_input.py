@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from installer.decide import runtime as rt
 from installer.decide.errors import BadInput
+from installer.decide.redact import Redactor
 from installer.decide.settings import one_line, prepare_user, runtime_given
+from installer.edges import runtime as executor
 from tests.fakes import netlab
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
@@ -256,3 +259,83 @@ def test_a_kill_9_during_the_sudo_step_leaves_no_proxy_password_on_disk(
     assert again.returncode == 0, again.stderr
     assert files_holding(tmp, secret) + files_holding(tmp, escaped) == []
     assert list(tmp.iterdir()) == []  # nothing of the runs is left in TMPDIR
+
+
+# --- the same steps against Debian's own tools (coreutils, grep, passwd) -------------------------
+
+
+def real_tools_runner(said: list[str]) -> executor.Runner:
+    return executor.Runner({"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, Redactor(), as_root=True,
+                           say=said.append, warn=said.append, sleep=lambda s: None)  # fmt: skip
+
+
+def test_real_install_cmp_grep_and_mv_take_a_streamed_owner_only_file(tmp_path: Path) -> None:
+    """The guarded write of decide/runtime.py with the real GNU tools (as root here, run
+    directly: the runner is told it is root), into a scratch folder: content on stdin, the
+    mode kept, nothing staged, a second run sees it unchanged and rewrites nothing."""
+    dest = tmp_path / "http-proxy.conf"
+    content = rt.proxy_dropin({"HTTPS_PROXY": PROXY})
+    assert content is not None
+    step = rt.streamed(rt.Step(("install", "-m", "0600", rt.STAGED, str(dest)), "proxy",
+                               kind="stage", content=content, secret=True, guard="ours"))  # fmt: skip
+    assert step.argv[3] == "/dev/stdin"
+    plan = rt.RuntimePlan(rt.PRIVILEGED, "test", (step,), as_root=True)
+    said: list[str] = []
+    done = executor.execute(plan, real_tools_runner(said))
+    assert dest.read_text(encoding="utf-8") == content
+    assert (dest.stat().st_mode & 0o777) == 0o600
+    assert not (tmp_path / "http-proxy.conf.tracebloc-new").exists()
+    assert any(line.startswith("mv -f ") for line in done), done
+    again = executor.execute(plan, real_tools_runner(said))
+    assert again == [f"{dest} is already as wanted"]  # real cmp -s - read the same bytes
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="usermod --root chroots: root only")
+def test_real_usermod_takes_the_grant_argv_and_refuses_an_option_as_a_name(tmp_path: Path) -> None:
+    """The engine's `usermod -aG docker -- NAME` on a scratch account database (usermod
+    --root): the name is granted; `-o` after `--` is a name that does not exist, never an
+    option; the read-back's `id -nG -- NAME` form is accepted by the real id."""
+    import shutil
+    import subprocess
+
+    from installer.decide.runtime_linux import decide_linux
+
+    usermod = shutil.which("usermod", path="/usr/sbin:/sbin")
+    assert usermod, "usermod (Debian's passwd package) is missing"
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "passwd").write_text(f"root:x:0:0:root:/root:/bin/sh\n{GRANTEE}:x:65534:65534::/:/usr/sbin/nologin\n")
+    (etc / "shadow").write_text(f"root:*:19000:0:99999:7:::\n{GRANTEE}:*:19000:0:99999:7:::\n")
+    (etc / "group").write_text("root:x:0:\nnogroup:x:65534:\ndocker:x:999:\n")
+    (etc / "gshadow").write_text("root:*::\nnogroup:*::\ndocker:!::\n")
+    facts = rt.Facts(os="linux", docker="stopped", docker_cli=True, uid=0, sudo="root", user="root",
+                     tools=frozenset({"systemctl"}))  # fmt: skip
+    plan = decide_linux(facts, mode=rt.PREPARE_HOST, target_user=GRANTEE)
+    grant = next(s.argv for s in plan.steps if s.argv[:1] == ("usermod",))
+    ok = subprocess.run([usermod, "--root", str(tmp_path), *grant[1:]], capture_output=True,
+                        text=True, timeout=60, check=False)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert f"docker:x:999:{GRANTEE}" in (etc / "group").read_text()
+    refused = subprocess.run([usermod, "--root", str(tmp_path), *grant[1:-1], "-o"], capture_output=True,
+                             text=True, timeout=60, check=False)  # fmt: skip
+    assert refused.returncode == 6 and "'-o' does not exist" in refused.stderr
+    check = next(s.argv for s in plan.steps if s.kind == "member")
+    assert subprocess.run(["id", *check[1:]], capture_output=True, timeout=30, check=False).returncode == 0
+
+
+def test_the_certificates_kept_are_the_bundles_own_bytes(tmp_path: Path) -> None:
+    import ssl
+
+    from installer.decide import pem
+
+    first = netlab.Authority("First Root", tmp_path).pem.read_text()
+    second = netlab.Authority("Second Root", tmp_path).pem.read_text()
+    bundle = f"# comment\r\n{first.replace(chr(10), chr(13) + chr(10))}\nSubject: x\n{second}"
+    kept = pem.certificates(bundle.encode())
+    blocks = [b + "-----END CERTIFICATE-----\n" for b in kept.split("-----END CERTIFICATE-----\n")[:-1]]
+    assert [ssl.PEM_cert_to_DER_cert(b) for b in blocks] == [ssl.PEM_cert_to_DER_cert(first),
+                                                             ssl.PEM_cert_to_DER_cert(second)]  # fmt: skip
+    with pytest.raises(pem.NotCertificates):
+        pem.certificates(b"no pem here")
+    with pytest.raises(pem.NotCertificates):
+        pem.certificates(first.encode() + b"-----BEGIN EC PRIVATE KEY-----\nMAA=\n-----END EC PRIVATE KEY-----\n")
