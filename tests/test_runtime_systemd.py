@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from installer.decide import runtime as rt
+from installer.decide.errors import BadInput
 from tests.fakes import netlab
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.runtime_host import GRANTEE, linux_host, sysroot
@@ -142,8 +143,11 @@ def test_systemd_reads_the_ca_drop_in_as_the_daemon_needs_it(unit_root: Path) ->
 
 def test_systemd_rejects_what_the_engine_refuses(unit_root: Path) -> None:
     """The check can fail: a value with a line break becomes a line of its own."""
-    broken = rt.proxy_dropin({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "a\nExecStartPre=/bin/true\nX="})
-    assert broken is not None
+    with pytest.raises(BadInput):  # the engine never writes it
+        rt.proxy_dropin({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "a\nExecStartPre=/bin/true\nX="})
+    # What quoting alone would have written: the line break makes a line of its own.
+    broken = (f"{rt.MARKER}\n[Service]\nEnvironment=\"HTTPS_PROXY=http://p:1\"\n"
+              "Environment=\"NO_PROXY=a\nExecStartPre=/bin/true\nX=\"\n")  # fmt: skip
     services = {"docker": {"http-proxy.conf": broken}}
     assert verify(unit_root, services)  # the unbalanced quotes are seen
     assert "NO_PROXY=a\nExecStartPre=/bin/true\nX=" not in environments(unit_root, services)["docker"]

@@ -18,6 +18,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from installer.decide.settings import one_line
+
 TIER0, PRIVILEGED = 0, 2
 INSTALL, PREPARE_HOST = "install", "prepare-host"
 
@@ -216,8 +218,12 @@ def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ())
 
 
 def _unit_quote(assignment: str) -> str:
-    """A systemd `Environment=` value: double-quoted, with `\\`, `"` and `%` (a specifier)
-    escaped, so a password with quotes or percent signs reaches dockerd unchanged."""
+    """A systemd `Environment=` value (systemd.syntax(7)): double-quoted, with `\\` and `"`
+    escaped (C-style escapes are read inside quotes) and `%` doubled (specifiers are expanded
+    after unquoting), so a password with quotes or percent signs reaches dockerd unchanged.
+    A control character has no quoting that keeps it on its line: it is refused (the
+    settings refuse it first, decide/settings.one_line)."""
+    one_line(assignment.partition("=")[0], assignment)
     escaped = assignment.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
     return f'"{escaped}"'
 
