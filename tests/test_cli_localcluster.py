@@ -274,3 +274,16 @@ def test_plan_reports_dockers_budget_as_the_machine(cluster: FakeCluster, memory
     machine = json.loads(cluster.run("plan", "--json").stdout)["machine"]
     assert (machine["budget"], machine["cpu_count"]) == ("docker", 3)
     assert machine["memory_total_bytes"] == memory_gib * GIB
+
+
+def test_a_proxy_configuration_a_killed_run_left_is_removed_by_the_next_create(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    leftover = data_dir(cluster) / ".k3d" / "tracebloc-proxy.yaml"  # a kill -9 mid-create
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("env:\n- envVar: HTTPS_PROXY=http://ada:S3cret@proxy.corp:3128\n", encoding="utf-8")
+    result = install(cluster, backend)  # no proxy this time
+
+    assert result.returncode == 0, result.stderr
+    assert not leftover.exists()

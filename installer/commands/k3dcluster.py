@@ -5,6 +5,7 @@ directories. commands/localcluster.py decides what to do; this does it."""
 
 from __future__ import annotations
 
+import contextlib
 import ntpath
 import os
 import posixpath
@@ -26,11 +27,15 @@ from installer.present.ui import Ui
 API_POLL_S = 2.0  # between looks at a new cluster's API (each look bounded to 10s)
 
 
+def proxy_config_path(s: lc.Settings, data_dir: str, windows: bool) -> str:
+    return (ntpath.join if windows else posixpath.join)(data_dir, ".k3d", f"{s.name}-proxy.yaml")
+
+
 def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
     join = ntpath.join if windows else posixpath.join
     folder = join(data_dir, ".k3d")
     return lc.CreateFiles(
-        proxy_config=join(folder, f"{s.name}-proxy.yaml") if lc.proxy_config(s.proxy) else None,
+        proxy_config=proxy_config_path(s, data_dir, windows) if lc.proxy_config(s.proxy) else None,
         registries=join(folder, f"{s.name}-registries.yaml") if s.ca_bundle else None,
     )
 
@@ -88,6 +93,10 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
     ca = ca_path(s)
     documents = ((files.proxy_config, lc.proxy_config(s.proxy)),
                  (files.registries, lc.registries_config() if ca else None))  # fmt: skip
+    # A run killed mid-create (kill -9) left its proxy configuration, password and all: it
+    # goes before anything else, whether this run has a proxy or not.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(proxy_config_path(s, data_dir, os_ == "windows"))
     written: list[str] = []
     try:
         for path, doc in documents:
