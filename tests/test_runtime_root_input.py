@@ -290,6 +290,28 @@ def test_real_install_cmp_grep_and_mv_take_a_streamed_owner_only_file(tmp_path: 
     assert again == [f"{dest} is already as wanted"]  # real cmp -s - read the same bytes
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="sudo -n runs without a password for root only")
+def test_real_sudo_relays_the_streamed_content_to_root(tmp_path: Path) -> None:
+    """Debian's sudo (its `Defaults use_pty` too) hands the engine's stdin pipe to the
+    command it runs: the guarded write and the compare through `sudo -n`, as for /etc."""
+    import shutil
+
+    assert shutil.which("sudo", path="/usr/bin:/bin"), "sudo is missing: apt-get install -y sudo (.ci/run does)"
+    dest = tmp_path / "http-proxy.conf"
+    content = rt.proxy_dropin({"HTTPS_PROXY": PROXY})
+    assert content is not None
+    step = rt.streamed(rt.Step(("install", "-m", "0600", rt.STAGED, str(dest)), "proxy",
+                               kind="stage", content=content, secret=True, guard="ours"))  # fmt: skip
+    plan = rt.RuntimePlan(rt.PRIVILEGED, "test", (step,))
+    said: list[str] = []
+    through_sudo = executor.Runner({"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, Redactor(), as_root=False,
+                                   say=said.append, warn=said.append, sleep=lambda s: None)  # fmt: skip
+    done = executor.execute(plan, through_sudo)
+    assert any(line.startswith("sudo -n mv -f ") for line in done), done
+    assert dest.read_text(encoding="utf-8") == content and (dest.stat().st_mode & 0o777) == 0o600
+    assert executor.execute(plan, through_sudo)[-1] == f"{dest} is already as wanted"
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="usermod --root chroots: root only")
 def test_real_usermod_takes_the_grant_argv_and_refuses_an_option_as_a_name(tmp_path: Path) -> None:
     """The engine's `usermod -aG docker -- NAME` on a scratch account database (usermod
