@@ -45,6 +45,9 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     from tests.fakes.terminal import Pty
 
     cli, env = setup(cluster, backend)
+    store = cluster.home / ".tracebloc" / ".cred-store.kdbx"  # the person's, beside ours
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(b"password store")
     stderr = tmp_path / "stderr.txt"
     term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env,
                      stdio_log=stderr if piped else None)  # fmt: skip
@@ -71,6 +74,8 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     written = yaml.safe_load((cluster.home / ".tracebloc" / "values.yaml").read_text())
     assert (written["clientId"], written["clientPassword"]) == (MINTED_ID, MINTED_PASSWORD)
     assert not (cluster.home / ".tracebloc" / "client-credential.env").exists()
+    assert not (cluster.home / ".tracebloc" / ".tracebloc-signin").exists()
+    assert store.read_bytes() == b"password store"
     log = (cluster.home / ".tracebloc" / "install.log").read_text(encoding="utf-8")
     assert MINTED_PASSWORD not in shown and MINTED_PASSWORD not in log
     assert "tracebloc client create: exit 0" in log
