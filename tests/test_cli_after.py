@@ -176,6 +176,32 @@ def test_diagnose_with_nothing_reachable_still_writes_a_bundle(cluster: FakeClus
     assert "install.log: not found" in json.loads(members["collection.json"])["notes"]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need no privilege on POSIX")
+def test_diagnose_ships_no_file_a_link_in_the_data_directory_points_at(cluster: FakeCluster) -> None:
+    """`install.log` and `values.yaml` made links to the person's AWS credentials: the bundle
+    notes each link and holds nothing of what they point at."""
+    healthy(cluster)
+    aws = cluster.home / ".aws" / "credentials"
+    aws.parent.mkdir(parents=True)
+    aws.write_text("[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    data = data_dir(cluster)
+    data.mkdir(parents=True)
+    (data / "install.log").symlink_to(aws)
+    (data / "values.yaml").symlink_to(aws)
+
+    result = cluster.run("diagnose", "--json")
+
+    assert result.returncode == 0, result.stderr
+    bundle = Path(json.loads(result.stdout)["bundle"])
+    members = _members(bundle)
+    assert "install.log" not in members and "values.yaml" not in members
+    notes = json.loads(members["collection.json"])["notes"]
+    assert any(n.startswith("install.log: a symbolic link") for n in notes), notes
+    assert any(n.startswith("values.yaml: a symbolic link") for n in notes), notes
+    raw = gzip.decompress(bundle.read_bytes())
+    assert b"wJalrXUtnFEMI" not in raw and b"aws_secret_access_key" not in raw
+
+
 def test_bundle_format_by_os() -> None:
     from installer.edges.bundle import archive
 
