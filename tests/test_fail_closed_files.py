@@ -310,3 +310,35 @@ def test_a_mirror_file_larger_than_its_pinned_size_stops_there(
     assert "larger than the pinned artifact (more than 1000 bytes)" in result.stderr
     assert "does not match the checksum" not in result.stderr
     json.dumps(result.stderr)
+
+
+@POSIX
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_values_file_that_is_a_link_is_refused_before_the_question_and_any_change(
+    cluster: FakeCluster, kind: str
+) -> None:
+    """A refusal that depends only on the data directory's files comes with its other
+    checks: before the question is asked and before the chart repository is prepared."""
+    from tests.fakes.terminal import Pty
+
+    fresh(cluster)
+    data_dir(cluster).mkdir(parents=True)
+    values = data_dir(cluster) / "values.yaml"
+    elsewhere = cluster.root / "elsewhere.yaml"
+    elsewhere.write_text("clientId: someone\n", encoding="utf-8")
+    if kind == "link":
+        values.symlink_to(elsewhere)
+    else:
+        os.mkfifo(values)
+    env = cluster.env(TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+                      TRACEBLOC_SKIP_PREFLIGHT="1")  # fmt: skip
+    with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
+        code = term.wait(timeout=60)
+        screen = term.screen()
+
+    assert code == 2, screen
+    assert "[y/N]" not in screen and "about to change" not in screen, screen
+    assert f"will not write {values}" in screen and "nothing was changed" in screen, screen
+    assert not [a for a in cluster.calls("helm") if a[:2] in (["repo", "add"], ["repo", "update"])]
+    assert mutations(cluster) == []
+    assert elsewhere.read_text(encoding="utf-8") == "clientId: someone\n"

@@ -99,6 +99,9 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
         if not raw:
             raise InstallerError("no directory given; nothing was changed", HOW_TO_CHOOSE)
         new = moved(cfg, typed_dir(raw, env, os_, cfg.storage_mode))
+        from installer.edges.hostdirs import check_files
+
+        check_files(new.values_path)  # its files, as the first directory's were
         again = dataclasses.replace(local, leftovers=tuple(datadir.leftovers(new.host_data_dir)))
         chosen = guard(again, new, env, ui, interactive=interactive, os_=os_)
         moved_to = (f"{cfg.host_data_dir}: left untouched; the data directory is "

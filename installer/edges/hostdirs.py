@@ -111,3 +111,12 @@ def check_writable(directory: str, env: Mapping[str, str], os_: str,
             f"{name}: cannot write to {shown}: {exc.strerror or exc}",
             "nothing was changed; " + hostdirs.choose_another(name, "a directory you can write to"),
         ) from None
+
+
+def check_files(values_path: str) -> None:
+    """The files of the data directory the install will replace, refused now, with the
+    directory's own checks (before any question and before anything changes), when they
+    could not be replaced: a link, a FIFO, a device, a directory."""
+    from installer.edges.files import refuse_special_target
+
+    refuse_special_target(values_path, said="nothing was changed")
