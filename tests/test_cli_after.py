@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sys
 import tarfile
 import zipfile
@@ -431,6 +432,37 @@ def test_uninstall_asks_on_the_terminal(cluster: FakeCluster, answers: list[str]
     assert code == (0 if removed else 1), term.screen()
     assert bool(helm_uninstalls(cluster)) is removed
     assert (data_dir(cluster) / "values.yaml").exists() is not (removed and len(answers) > 1)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_delete_data_after_the_data_directory_became_a_link_deletes_nothing_behind_it(
+    cluster: FakeCluster,
+) -> None:
+    """Between the question and the deletion the data directory is replaced by a link to
+    the person's project: the release goes, the project's files stay, and so does the
+    directory that was shown (moved aside)."""
+    from tests.fakes.terminal import Pty
+
+    removable(cluster)
+    shop = cluster.home / "projects" / "shop-db"
+    (shop / "tracebloc" / "mysql").mkdir(parents=True)
+    (shop / "tracebloc" / "mysql" / "orders.ibd").write_bytes(b"orders")
+    (shop / "values.yaml").write_text("mine: true\n")
+    with Pty.spawn(["uninstall", "--delete-data"], env=cluster.env(), cwd=cluster.root) as term:
+        term.expect("Remove these? [y/N]")
+        term.send("y")
+        term.expect("Type the namespace (tracebloc)")
+        os.rename(data_dir(cluster), cluster.home / "moved-aside")
+        os.symlink(shop, data_dir(cluster))
+        term.send("tracebloc")
+        code = term.wait()
+        screen = term.screen()
+
+    assert code == 1, screen
+    assert "replaced after the question" in screen, screen
+    assert (shop / "tracebloc" / "mysql" / "orders.ibd").read_bytes() == b"orders"
+    assert (shop / "values.yaml").read_text() == "mine: true\n"
+    assert (cluster.home / "moved-aside" / "values.yaml").exists()
 
 
 @pytest.mark.parametrize(("where", "code", "said"), [

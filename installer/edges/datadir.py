@@ -31,9 +31,9 @@ from installer.decide.deletion import Entry
 _DATA = ("mysql", "data")
 TRASH_PREFIX = ".tracebloc-trash-"
 # The engine's own trash names, exactly: nothing else in the directory is ever taken for one.
-_TRASH = re.compile(re.escape(TRASH_PREFIX) + r"[0-9a-f]{12}-(?:mysql|data)")
+_TRASH = re.compile(re.escape(TRASH_PREFIX) + r"[0-9a-f]{12}-.+")
 # POSIX: every step through directory descriptors (Linux and macOS have them all).
-_BY_FD = (os.name != "nt" and {os.open, os.stat, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd
+BY_FD = (os.name != "nt" and {os.open, os.stat, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd
           and os.scandir in os.supports_fd)  # fmt: skip
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(
     os, "O_CLOEXEC", 0)  # fmt: skip
@@ -124,9 +124,10 @@ def shown(data_dir: str, paths: Iterable[str]) -> Shown:
 
 
 def wipe(pinned: Shown) -> list[str]:
-    """Delete each leftover shown; returns those that survived. `Changed` (nothing deleted)
-    when the data directory is not the one shown."""
-    if not _BY_FD:
+    """Delete each entry shown (a directory with all below it, or a file); returns those
+    that survived. `Changed` (nothing deleted) when the data directory is not the one
+    shown. Used for the leftovers of an earlier client and by `uninstall --delete-data`."""
+    if not BY_FD:
         return _wipe_by_path(pinned)
     try:
         top = os.open(pinned.data_dir, _DIR_FLAGS)
@@ -144,6 +145,8 @@ def wipe(pinned: Shown) -> list[str]:
             else:
                 moved.append(trashed)
         for parent, name, relative in moved:
+            if not name:
+                continue  # a file, deleted already
             with _opened(top, parent) as where:
                 if where is None or not _remove_tree(where, name):
                     survivors.append(f"{relative} (now {os.path.join(parent, name)})")
@@ -153,18 +156,22 @@ def wipe(pinned: Shown) -> list[str]:
 
 
 def _to_trash(top: int, relative: str, identity: tuple[int, int]) -> tuple[str, str, str] | None:
-    """Rename the leftover, in its own directory, to a trash name; None (untouched) when it
-    is not the one shown. Its (parent, trash name, path) when renamed."""
+    """Rename the directory, in its own directory, to a trash name (a file is deleted at
+    once: that is whole already); None (untouched) when it is not the one shown. Its
+    (parent, trash name, path) when renamed, ("", "", path) when a file was deleted."""
     parent, name = os.path.split(relative)
     trash = f"{TRASH_PREFIX}{secrets.token_hex(6)}-{name}"
-    if name not in _DATA:
-        return None
     with _opened(top, parent) as where:
         if where is None:
             return None
         try:
             found = os.stat(name, dir_fd=where, follow_symlinks=False)
-            if not stat.S_ISDIR(found.st_mode) or _identity(found) != identity:
+            if _identity(found) != identity:
+                return None
+            if stat.S_ISREG(found.st_mode):
+                os.unlink(name, dir_fd=where)
+                return "", "", relative
+            if not stat.S_ISDIR(found.st_mode):
                 return None
             os.rename(name, trash, src_dir_fd=where, dst_dir_fd=where)
             after = os.stat(trash, dir_fd=where, follow_symlinks=False)
@@ -253,6 +260,9 @@ def _wipe_by_path(pinned: Shown) -> list[str]:
             if any(_is_link(p) for p in parts) or _identity(os.lstat(path)) != identity:
                 survivors.append(path)
                 continue
+            if not os.path.isdir(path):
+                os.unlink(path)
+                continue
             os.rename(path, trash)
             moved.append((path, trash))
         except OSError:
@@ -289,7 +299,7 @@ def _subdirs(data_dir: str) -> list[str]:
 
 
 def _remove_trash_entry(where: str, name: str) -> bool:
-    if not _BY_FD:
+    if not BY_FD:
         path = os.path.join(where, name)
         if _is_link(path) or _is_link(where):
             return False
