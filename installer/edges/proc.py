@@ -271,25 +271,42 @@ def run(
 
 def _run_attached(tool: Tool, args: Sequence[str], timeout: float, env: Mapping[str, str] | None,
                   redactor: Redactor) -> Result:  # fmt: skip
-    """`run(terminal="attached")`: nothing is captured; the result holds the exit code."""
+    """`run(terminal="attached")`: nothing is captured; the result holds the exit code. On
+    the controlling terminal as `_run_on_terminal` is: its modes restored after (a sudo
+    killed while asking must not leave echo off), a Ctrl-C waited out for ON_TERMINAL_GRACE_S."""
     started = time.monotonic()
+    tty = _controlling_terminal()
     try:
-        child = subprocess.Popen(  # noqa: S603 - argv list, no shell
-            [tool.path, *args],
-            env=child_environment(env if env is not None else os.environ, redactor.secrets),
-        )
-    except OSError as exc:
-        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
-    try:
-        rc = child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait(REAP_GRACE_S)
-        raise ToolTimeout((tool.name, *args), timeout) from None
-    except BaseException:
-        child.kill()
-        raise
+        with childio.on_terminal(tty) if tty is not None else contextlib.nullcontext():
+            try:
+                child = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                    [tool.path, *args],
+                    env=child_environment(env if env is not None else os.environ, redactor.secrets),
+                )
+            except OSError as exc:
+                raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+            try:
+                rc = child.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _end(child, 0.0)
+                raise ToolTimeout((tool.name, *args), timeout) from None
+            except BaseException:
+                _end(child, ON_TERMINAL_GRACE_S)
+                raise
+    finally:
+        if tty is not None:
+            os.close(tty)
     return Result((tool.name, *args), rc, b"", b"", time.monotonic() - started)
+
+
+def _controlling_terminal() -> int | None:
+    """The engine's controlling terminal, opened for its modes; None without one."""
+    if _WINDOWS:
+        return None
+    try:
+        return os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
 
 
 # After the terminal's Ctrl-C, how long a program on the person's terminal (which got the
