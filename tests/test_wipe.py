@@ -278,3 +278,29 @@ def test_the_data_directory_swapped_for_a_link_after_the_choice_is_not_wiped(
     assert contents(cluster.home / "tracebloc-moved" / "tracebloc" / "mysql") == earlier
     assert not any(c[1:3] == ["cluster", "create"] for c in changed_machine(cluster))
 
+
+
+@POSIX_ONLY
+@pytest.mark.parametrize("layout", ["per-release", "flat"])
+def test_the_next_install_removes_a_killed_wipes_trash_and_never_offers_it(
+    cluster: FakeCluster, backend: BackendServer, layout: str
+) -> None:
+    """What a killed wipe left under its trash name (MySQL's own schema directory is named
+    `mysql` too) is never taken for earlier data: `plan` does not list it and changes
+    nothing, `install` without a choice goes on and removes it."""
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    release = cluster.home / ".tracebloc" / "tracebloc"
+    trash = (release if layout == "per-release" else release.parent) / (
+        f"{datadir.TRASH_PREFIX}0123456789ab-mysql")  # fmt: skip
+    tree(trash / "mysql", 5)
+    (release / "logs").mkdir(parents=True)
+    (release / "logs" / "keep.log").write_text("kept")
+
+    plan = cluster.run("plan", **env_for(backend))
+    assert plan.returncode == 0, plan.stderr
+    assert datadir.TRASH_PREFIX not in plan.stdout + plan.stderr and trash.exists()
+
+    installed = cluster.run("install", "--yes", **env_for(backend))
+    assert installed.returncode == 0, installed.stderr
+    assert not trash.exists()
+    assert (release / "logs" / "keep.log").read_text() == "kept"
