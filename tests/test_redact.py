@@ -201,3 +201,8 @@ def test_the_first_word_of_a_password_is_not_taken_for_the_password_cut_short(
 def test_a_urls_password_is_masked_whether_or_not_it_is_known(text: str, shown: str) -> None:
     assert Redactor()(text) == shown
     assert Redactor(["unrelated-secret"])(text) == shown
+
+
+def test_a_remedys_url_template_is_not_masked_but_a_known_password_so_spelled_is() -> None:
+    assert Redactor()("use http://user:password@host:port") == "use http://user:password@host:port"
+    assert Redactor(["password"])("http://u:password@proxy:3128") == f"http://u:{MASK}@proxy:3128"

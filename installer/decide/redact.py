@@ -275,8 +275,15 @@ class Redactor:
         return any(_carries(parts, secret) for secret in self._secrets)
 
 
+# A remedy's template (`http://user:password@host:port`) names no password: it stays. A
+# real password spelled so is still masked when it is known (a proxy's, from the environment).
+_PLACEHOLDERS = ("", "password", "<password>", "$password", "${password}", "pass", MASK)
+
+
 def _masked_password(match: re.Match[str]) -> str:
-    return match["head"] + (MASK if match["password"] else "") + "@"
+    if match["password"].lower() in _PLACEHOLDERS:
+        return match.group()
+    return match["head"] + MASK + "@"
 
 
 def _carries(parts: Sequence[str], secret: str) -> bool:
