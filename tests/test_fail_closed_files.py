@@ -313,7 +313,7 @@ def test_a_mirror_file_larger_than_its_pinned_size_stops_there(
 
 
 @POSIX
-@pytest.mark.parametrize("kind", ["link", "fifo"])
+@pytest.mark.parametrize("kind", ["link", "fifo", "release-dir-link", "mysql-dir-link"])
 def test_a_values_file_that_is_a_link_is_refused_before_the_question_and_any_change(
     cluster: FakeCluster, kind: str
 ) -> None:
@@ -326,10 +326,17 @@ def test_a_values_file_that_is_a_link_is_refused_before_the_question_and_any_cha
     values = data_dir(cluster) / "values.yaml"
     elsewhere = cluster.root / "elsewhere.yaml"
     elsewhere.write_text("clientId: someone\n", encoding="utf-8")
+    projects = cluster.home / "projects"
+    projects.mkdir(mode=0o700)
     if kind == "link":
         values.symlink_to(elsewhere)
-    else:
+    elif kind == "fifo":
         os.mkfifo(values)
+    elif kind == "release-dir-link":  # the install would make mysql/ behind it, mode 0777
+        (data_dir(cluster) / "tracebloc").symlink_to(projects)
+    else:  # the install would chmod 0777 what it points at
+        (data_dir(cluster) / "tracebloc").mkdir()
+        (data_dir(cluster) / "tracebloc" / "mysql").symlink_to(projects)
     env = cluster.env(TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
                       TRACEBLOC_SKIP_PREFLIGHT="1")  # fmt: skip
     with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
@@ -338,7 +345,9 @@ def test_a_values_file_that_is_a_link_is_refused_before_the_question_and_any_cha
 
     assert code == 2, screen
     assert "[y/N]" not in screen and "about to change" not in screen, screen
-    assert f"will not write {values}" in screen and "nothing was changed" in screen, screen
+    said = f"will not write {values}" if kind in ("link", "fifo") else "is a symbolic link"
+    assert said in screen and "nothing was changed" in screen, screen
     assert not [a for a in cluster.calls("helm") if a[:2] in (["repo", "add"], ["repo", "update"])]
     assert mutations(cluster) == []
     assert elsewhere.read_text(encoding="utf-8") == "clientId: someone\n"
+    assert stat.S_IMODE(projects.stat().st_mode) == 0o700 and list(projects.iterdir()) == []

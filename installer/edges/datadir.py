@@ -331,7 +331,12 @@ def make_dirs(dirs: Iterable[tuple[str, int]]) -> list[str]:
     not a failure of the install."""
     unset = []
     for path, mode in dirs:
+        if _is_link(os.path.dirname(path)):  # makedirs would make it behind the link
+            raise OSError(f"{os.path.dirname(path)} is a symbolic link")
         os.makedirs(path, exist_ok=True)
+        if _is_link(path) or not stat.S_ISDIR(os.lstat(path).st_mode):
+            # The mode would be set on what a link points at, outside the data directory.
+            raise OSError(f"{path} is a symbolic link or not a directory")
         if os.name == "nt":
             continue
         try:
