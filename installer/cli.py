@@ -238,7 +238,8 @@ RESUME = ("the values file is intact; run tracebloc-installer again to resume "
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.install import install
-    from installer.edges.hostdirs import check_writable
+    from installer.decide.localcluster import release_dirs
+    from installer.edges.hostdirs import check_files, check_writable
     from installer.present.summary import install_json, summary
     from installer.present.ui import Ui
 
@@ -247,6 +248,9 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     cfg, settings = built.plan, built.install
     # Before the log opens and before anything else: the data directory must take files.
     check_writable(cfg.host_data_dir, env, os_name(sys.platform), built.paths.data_dir_source)
+    check_files(cfg.values_path, [os.path.join(cfg.host_data_dir, cfg.probe.release)] + [
+        path for path, _ in release_dirs(cfg.host_data_dir, cfg.host_dataset_dir,
+                                         cfg.probe.release, windows=os_name(sys.platform) == "windows")])  # fmt: skip
     lifetime.stop_cleanly_on_termination()
     # The spinner only when a person watches both streams (stdout piped to a file or `jq`
     # means a script is reading), and not under --verbose, whose log lines would garble it.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sys
 import tarfile
 import zipfile
@@ -174,6 +175,32 @@ def test_diagnose_with_nothing_reachable_still_writes_a_bundle(cluster: FakeClus
     status = json.loads(members["status.json"])
     assert status["healthy"] is False and status["tools"]["kubectl"] is None
     assert "install.log: not found" in json.loads(members["collection.json"])["notes"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need no privilege on POSIX")
+def test_diagnose_ships_no_file_a_link_in_the_data_directory_points_at(cluster: FakeCluster) -> None:
+    """`install.log` and `values.yaml` made links to the person's AWS credentials: the bundle
+    notes each link and holds nothing of what they point at."""
+    healthy(cluster)
+    aws = cluster.home / ".aws" / "credentials"
+    aws.parent.mkdir(parents=True)
+    aws.write_text("[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    data = data_dir(cluster)
+    data.mkdir(parents=True)
+    (data / "install.log").symlink_to(aws)
+    (data / "values.yaml").symlink_to(aws)
+
+    result = cluster.run("diagnose", "--json")
+
+    assert result.returncode == 0, result.stderr
+    bundle = Path(json.loads(result.stdout)["bundle"])
+    members = _members(bundle)
+    assert "install.log" not in members and "values.yaml" not in members
+    notes = json.loads(members["collection.json"])["notes"]
+    assert any(n.startswith("install.log: a symbolic link") for n in notes), notes
+    assert any(n.startswith("values.yaml: a symbolic link") for n in notes), notes
+    raw = gzip.decompress(bundle.read_bytes())
+    assert b"wJalrXUtnFEMI" not in raw and b"aws_secret_access_key" not in raw
 
 
 def test_bundle_format_by_os() -> None:
@@ -405,6 +432,37 @@ def test_uninstall_asks_on_the_terminal(cluster: FakeCluster, answers: list[str]
     assert code == (0 if removed else 1), term.screen()
     assert bool(helm_uninstalls(cluster)) is removed
     assert (data_dir(cluster) / "values.yaml").exists() is not (removed and len(answers) > 1)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_delete_data_after_the_data_directory_became_a_link_deletes_nothing_behind_it(
+    cluster: FakeCluster,
+) -> None:
+    """Between the question and the deletion the data directory is replaced by a link to
+    the person's project: the release goes, the project's files stay, and so does the
+    directory that was shown (moved aside)."""
+    from tests.fakes.terminal import Pty
+
+    removable(cluster)
+    shop = cluster.home / "projects" / "shop-db"
+    (shop / "tracebloc" / "mysql").mkdir(parents=True)
+    (shop / "tracebloc" / "mysql" / "orders.ibd").write_bytes(b"orders")
+    (shop / "values.yaml").write_text("mine: true\n")
+    with Pty.spawn(["uninstall", "--delete-data"], env=cluster.env(), cwd=cluster.root) as term:
+        term.expect("Remove these? [y/N]")
+        term.send("y")
+        term.expect("Type the namespace (tracebloc)")
+        os.rename(data_dir(cluster), cluster.home / "moved-aside")
+        os.symlink(shop, data_dir(cluster))
+        term.send("tracebloc")
+        code = term.wait()
+        screen = term.screen()
+
+    assert code == 1, screen
+    assert "replaced after the question" in screen, screen
+    assert (shop / "tracebloc" / "mysql" / "orders.ibd").read_bytes() == b"orders"
+    assert (shop / "values.yaml").read_text() == "mine: true\n"
+    assert (cluster.home / "moved-aside" / "values.yaml").exists()
 
 
 @pytest.mark.parametrize(("where", "code", "said"), [

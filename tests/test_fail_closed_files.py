@@ -164,10 +164,13 @@ def test_values_file_a_fifo_does_not_hang_diagnose(cluster: FakeCluster) -> None
     data_dir(cluster).mkdir(parents=True)
     os.mkfifo(data_dir(cluster) / "values.yaml")
 
-    result = cluster.run("diagnose", timeout=60)
+    started = time.monotonic()
+    result = cluster.run("diagnose", "--json", timeout=60)
 
-    assert result.returncode == 1, result.stderr
-    one_line_error(result.stderr, "values.yaml", "not a regular file")
+    assert time.monotonic() - started < 30
+    assert result.returncode == 0, result.stderr  # the bundle is written, the FIFO noted
+    bundle = json.loads(result.stdout)
+    assert "values.yaml: not a regular file: not read" in bundle["notes"], bundle
 
 
 @pytest.mark.parametrize("content, what", [
@@ -307,3 +310,44 @@ def test_a_mirror_file_larger_than_its_pinned_size_stops_there(
     assert "larger than the pinned artifact (more than 1000 bytes)" in result.stderr
     assert "does not match the checksum" not in result.stderr
     json.dumps(result.stderr)
+
+
+@POSIX
+@pytest.mark.parametrize("kind", ["link", "fifo", "release-dir-link", "mysql-dir-link"])
+def test_a_values_file_that_is_a_link_is_refused_before_the_question_and_any_change(
+    cluster: FakeCluster, kind: str
+) -> None:
+    """A refusal that depends only on the data directory's files comes with its other
+    checks: before the question is asked and before the chart repository is prepared."""
+    from tests.fakes.terminal import Pty
+
+    fresh(cluster)
+    data_dir(cluster).mkdir(parents=True)
+    values = data_dir(cluster) / "values.yaml"
+    elsewhere = cluster.root / "elsewhere.yaml"
+    elsewhere.write_text("clientId: someone\n", encoding="utf-8")
+    projects = cluster.home / "projects"
+    projects.mkdir(mode=0o700)
+    if kind == "link":
+        values.symlink_to(elsewhere)
+    elif kind == "fifo":
+        os.mkfifo(values)
+    elif kind == "release-dir-link":  # the install would make mysql/ behind it, mode 0777
+        (data_dir(cluster) / "tracebloc").symlink_to(projects)
+    else:  # the install would chmod 0777 what it points at
+        (data_dir(cluster) / "tracebloc").mkdir()
+        (data_dir(cluster) / "tracebloc" / "mysql").symlink_to(projects)
+    env = cluster.env(TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+                      TRACEBLOC_SKIP_PREFLIGHT="1")  # fmt: skip
+    with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
+        code = term.wait(timeout=60)
+        screen = term.screen()
+
+    assert code == 2, screen
+    assert "[y/N]" not in screen and "about to change" not in screen, screen
+    said = f"will not write {values}" if kind in ("link", "fifo") else "is a symbolic link"
+    assert said in screen and "nothing was changed" in screen, screen
+    assert not [a for a in cluster.calls("helm") if a[:2] in (["repo", "add"], ["repo", "update"])]
+    assert mutations(cluster) == []
+    assert elsewhere.read_text(encoding="utf-8") == "clientId: someone\n"
+    assert stat.S_IMODE(projects.stat().st_mode) == 0o700 and list(projects.iterdir()) == []

@@ -187,3 +187,22 @@ def test_the_first_word_of_a_password_is_not_taken_for_the_password_cut_short(
     text: str, shown: str
 ) -> None:
     assert Redactor(["k3d-Secret-9!"])(text) == shown
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    pytest.param("https://admin:pw@host:6443/x", "https://admin:********@host:6443/x", id="kube-api-server"),
+    pytest.param("http://u:p@ss@proxy:3128 a@b.c", "http://u:********@proxy:3128 a@b.c", id="at-in-the-password"),
+    pytest.param('{"u": "https://u:x@h", "m": "c@d"}', '{"u": "https://u:********@h", "m": "c@d"}', id="json"),
+    pytest.param("http://u:p%40ss@proxy:3128", "http://u:********@proxy:3128", id="percent-encoded"),
+    pytest.param("https://a:b@h?x=c@d", "https://a:********@h?x=c@d", id="at-in-the-query"),
+    pytest.param("ssh://git@github.com", "ssh://git@github.com", id="a-user-alone-is-no-password"),
+    pytest.param("http://proxy:3128/a@b", "http://proxy:3128/a@b", id="a-port-is-no-password"),
+])  # fmt: skip
+def test_a_urls_password_is_masked_whether_or_not_it_is_known(text: str, shown: str) -> None:
+    assert Redactor()(text) == shown
+    assert Redactor(["unrelated-secret"])(text) == shown
+
+
+def test_a_remedys_url_template_is_not_masked_but_a_known_password_so_spelled_is() -> None:
+    assert Redactor()("use http://user:password@host:port") == "use http://user:password@host:port"
+    assert Redactor(["password"])("http://u:password@proxy:3128") == f"http://u:{MASK}@proxy:3128"

@@ -213,7 +213,7 @@ def test_a_bare_sign_in_mints_names_and_registers(cli: FakeCli, tmp_path: Path) 
     got = run_flow(cli, tmp_path, term, TZ="Europe/Berlin")
     assert (got.client_id, got.password, got.namespace, got.adopted) == (
         "uuid-1", PASSWORD, "lab-one", False)
-    path = str(tmp_path / "data" / tbcli.CREDENTIAL_FILE)
+    path = str(tmp_path / "data" / tbcli.SIGNIN_DIR / tbcli.CREDENTIAL_FILE)
     create = ["client", "create", "--yes", "--name", "lab one", "--credential-file", path]
     if os.path.exists("/usr/share/zoneinfo/zone.tab"):
         create += ["--location", "DE"]
@@ -351,11 +351,16 @@ def test_a_credential_file_readable_by_others_is_refused_and_removed(cli: FakeCl
     cli.script(create={"mode": "world-readable"})
     with pytest.raises(InstallerError, match="readable by others"):
         run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box")
-    assert not (tmp_path / "data" / tbcli.CREDENTIAL_FILE).exists()
+    assert not (tmp_path / "data" / tbcli.SIGNIN_DIR).exists()
 
 
-def test_a_stale_credential_file_is_never_read_as_this_runs(cli: FakeCli, tmp_path: Path) -> None:
-    stale = tmp_path / "data" / tbcli.CREDENTIAL_FILE
+@pytest.mark.parametrize("where", [
+    pytest.param((tbcli.CREDENTIAL_FILE,), id="an-older-engines-place"),
+    pytest.param((tbcli.SIGNIN_DIR, tbcli.CREDENTIAL_FILE), id="a-killed-runs-sign-in-directory"),
+])  # fmt: skip
+def test_a_stale_credential_file_is_never_read_as_this_runs(cli: FakeCli, tmp_path: Path,
+                                                           where: tuple[str, ...]) -> None:  # fmt: skip
+    stale = tmp_path.joinpath("data", *where)
     stale.parent.mkdir(parents=True)
     stale.write_text("TRACEBLOC_CLIENT_ID=old\nTRACEBLOC_CLIENT_PASSWORD=old\nTB_NAMESPACE=old\n")
     cli.script(create={"mode": "no-file"})
@@ -493,11 +498,14 @@ def test_the_cli_a_person_names_is_used_whatever_is_on_path(cli: FakeCli, tmp_pa
 
 
 def test_the_credential_file_is_removed_on_ctrl_c(tmp_path: Path) -> None:
+    """The credential and the CLI's partial file go; the person's own `.cred-*` files in
+    the data directory stay (the engine removes only the names it made)."""
+    (tmp_path / ".cred-store.kdbx").write_text("the person's passwords")
     with pytest.raises(KeyboardInterrupt), tbcli.credential_file(str(tmp_path)) as path:
         Path(path).write_text("TRACEBLOC_CLIENT_PASSWORD=x\n")
-        (tmp_path / ".cred-123").write_text("partial")
+        (Path(path).parent / ".cred-123").write_text("partial")
         raise KeyboardInterrupt
-    assert os.listdir(tmp_path) == []
+    assert os.listdir(tmp_path) == [".cred-store.kdbx"]
 
 
 def test_the_summary_says_how_to_reach_a_cli_not_on_path(cli: FakeCli, tmp_path: Path) -> None:

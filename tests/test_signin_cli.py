@@ -45,6 +45,9 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     from tests.fakes.terminal import Pty
 
     cli, env = setup(cluster, backend)
+    store = cluster.home / ".tracebloc" / ".cred-store.kdbx"  # the person's, beside ours
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(b"password store")
     stderr = tmp_path / "stderr.txt"
     term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env,
                      stdio_log=stderr if piped else None)  # fmt: skip
@@ -71,6 +74,8 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     written = yaml.safe_load((cluster.home / ".tracebloc" / "values.yaml").read_text())
     assert (written["clientId"], written["clientPassword"]) == (MINTED_ID, MINTED_PASSWORD)
     assert not (cluster.home / ".tracebloc" / "client-credential.env").exists()
+    assert not (cluster.home / ".tracebloc" / ".tracebloc-signin").exists()
+    assert store.read_bytes() == b"password store"
     log = (cluster.home / ".tracebloc" / "install.log").read_text(encoding="utf-8")
     assert MINTED_PASSWORD not in shown and MINTED_PASSWORD not in log
     assert "tracebloc client create: exit 0" in log
@@ -161,3 +166,45 @@ def test_on_a_new_local_cluster_the_sign_in_follows_its_creation(
     assert [c[:2] for c in cli.calls()] == [["login"], ["client", "create"]]
     upgrade = next(a for a in cluster.calls("helm") if a[:2] == ["upgrade", "--install"])
     assert upgrade[2] == MINTED_NS
+
+
+@PTY
+@pytest.mark.parametrize("how", [
+    pytest.param("record", id="the-cli-handles-ctrl-c-and-leaves-echo-off"),
+    pytest.param("default", id="the-cli-dies-of-ctrl-c-with-echo-off"),
+    pytest.param("ignore", id="the-cli-ignores-ctrl-c-and-is-ended-after-a-bound"),
+])  # fmt: skip
+def test_ctrl_c_during_login_reaches_the_cli_and_the_terminal_gets_its_echo_back(
+    cluster: FakeCluster, backend: BackendServer, how: str
+) -> None:
+    """`tracebloc login` runs in the terminal's foreground: the terminal's Ctrl-C reaches it
+    (as it would without the installer), the engine waits for it, puts back the terminal
+    modes it had before the CLI started (echo, line editing) and stops with 130. A CLI that
+    ignores Ctrl-C is ended after a bound, and the terminal is restored all the same."""
+    import termios
+    import time
+
+    from installer.edges import proc
+    from tests.fakes.terminal import Pty
+
+    cli, env = setup(cluster, backend)
+    cli.script(login=[f"hold-{how}"])
+    with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
+        before = termios.tcgetattr(term.fd)
+        term.expect("Waiting for approval")
+        assert not termios.tcgetattr(term.fd)[3] & termios.ECHO  # the CLI switched it off
+        pressed = time.monotonic()
+        term.type("\x03")
+        code = term.wait(timeout=60)
+        took = time.monotonic() - pressed
+        after = termios.tcgetattr(term.fd)
+        screen = term.screen()
+    assert code == 130, screen
+    assert "interrupted" in screen
+    assert after[3] & termios.ECHO and after[3] & termios.ICANON, screen
+    assert after[3] == before[3], screen
+    if how == "record":
+        assert (cli.state / "interrupted").exists(), "the Ctrl-C never reached the CLI"
+    if how == "ignore":
+        assert proc.ON_TERMINAL_GRACE_S <= took < proc.ON_TERMINAL_GRACE_S + 10, took
+    assert not (cluster.home / ".tracebloc" / "values.yaml").exists()

@@ -30,7 +30,7 @@ from installer.decide.render import SECRET_PATHS
 from installer.decide.settings import PlanConfig, ProbeConfig
 from installer.decide.status import Status
 from installer.edges import bundle, childio, helm, proc, workloads
-from installer.edges.valuesfile import read_regular
+from installer.edges.valuesfile import MAX_VALUES_BYTES
 
 BUDGET_S = 120.0  # the whole collection; a step that would start later is skipped
 FILE_BYTES = 2 * 1024 * 1024  # each file keeps at most its last 2 MiB
@@ -70,7 +70,7 @@ def collect(
     values_path = plan_cfg.values_path if plan_cfg else os.path.join(data_dir, "values.yaml")
 
     # Secrets first, before anything is read that could echo them.
-    values_doc = _load_values(values_path)
+    values_doc, values_note = _load_values(values_path)
     redactor.add(*_secrets_in(values_doc))
 
     def add(name: str, text: str | bytes) -> None:
@@ -163,14 +163,16 @@ def collect(
                     add(f"logs/{pod.name}.{c.name}{suffix}.log", text or "(no log could be read)\n")
 
     def do_files() -> None:
-        log_path = os.path.join(data_dir, "install.log")
-        if os.path.isfile(log_path):
-            add("install.log", _tail_file(log_path, FILE_BYTES))
-        else:
-            out.notes.append("install.log: not found")
+        read = bundle.read_file(os.path.join(data_dir, "install.log"), FILE_BYTES, tail=True)
+        if read.data is not None:
+            add("install.log", read.data)
+        if read.note:
+            out.notes.append(f"install.log: {read.note}")
         if values_doc is not None:
             add("values.yaml", yaml.safe_dump(_masked(values_doc), sort_keys=False))
-        elif values_path and os.path.exists(values_path):
+        elif values_note:
+            out.notes.append(f"values.yaml: {values_note}")
+        elif values_path and os.path.lexists(values_path):
             # A file we cannot parse cannot be redacted by key: it stays out.
             out.notes.append("values.yaml: left out, it is not a YAML map")
 
@@ -188,20 +190,23 @@ def _json(document: Any) -> str:
     return json.dumps(document, indent=2, default=str) + "\n"
 
 
-def _load_values(path: str) -> dict[str, Any] | None:
+def _load_values(path: str) -> tuple[dict[str, Any] | None, str]:
+    """The values file's map, or why it is left out ("" when it is absent or not a map)."""
     if not path:
-        return None
-    # Bounded like every read (a FIFO, a device, a huge file are errors, not a hang), and
+        return None, ""
+    # Read as the bundle reads (no link followed, bounded, regular files only), and
     # through the one loader: a file that is merely broken is left out of the bundle, but an
     # alias bomb or a 5,000-deep document is refused (its secrets could not be known).
+    read = bundle.read_file(path, MAX_VALUES_BYTES)
+    if read.data is None:
+        return None, "" if read.note == "not found" else read.note
     try:
-        data = read_regular(path)
-        doc = yamldoc.load(data, path) if data is not None else None
+        doc = yamldoc.load(read.data, path)
     except yamldoc.UnsafeYaml:
         raise
     except yamldoc.BadYaml:
-        return None
-    return doc if isinstance(doc, dict) else None
+        return None, ""
+    return (doc, "") if isinstance(doc, dict) else (None, "")
 
 
 def _secrets_in(doc: Mapping[str, Any] | None) -> list[str]:
@@ -225,14 +230,6 @@ def _masked(value: Any, key: str = "") -> Any:
     if any(word in key.lower() for word in _SECRET_WORDS) and value not in (None, ""):
         return MASK
     return value
-
-
-def _tail_file(path: str, limit: int) -> bytes:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        handle.seek(max(0, size - limit))
-        return handle.read()
 
 
 def plan_config_or_reason(

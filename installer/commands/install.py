@@ -39,6 +39,7 @@ from installer.commands.gate import (
     run_preflight,
     signin_wanted,
 )
+from installer.commands.leftover import clear_trash
 from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.steps import steps
@@ -212,6 +213,7 @@ def install(
     locks = lock.scope(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release)
     what = f"install of release {cfg.probe.release} in namespace {cfg.probe.namespace}"
     with lock.hold(locks, what=what) as held:
+        clear_trash(cfg.host_data_dir, ui)  # a wipe killed midway, agreed to then
         return _install(cfg, env, redactor, ui, interactive=interactive, settings=settings,
                         held=held)  # fmt: skip
 

@@ -48,6 +48,9 @@ class Choice:
     cfg: PlanConfig
     wipe: tuple[str, ...] = ()
     said: str = ""  # the plan's line for it ("" when there was nothing to choose)
+    # The directory and the leftovers shown, pinned when the wipe was chosen: the wipe
+    # deletes those and nothing else (edges/datadir.py).
+    shown: datadir.Shown | None = None
 
 
 def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
@@ -62,6 +65,10 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
     ui.warn(f"data of an earlier tracebloc client is in {cfg.host_data_dir}:")
     for path in found:
         ui.info(f"  {path}")
+    try:  # pinned as shown: a wipe chosen below deletes these and nothing else
+        pinned = datadir.shown(cfg.host_data_dir, found)
+    except datadir.Changed as exc:
+        raise InstallerError(f"{exc}; nothing was changed", HOW_TO_CHOOSE) from None
     node_local = s.storage_mode == "node-local"
     if node_local:
         ui.info("node-local storage keeps its data inside the node: this data would be left "
@@ -81,7 +88,9 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
     if action in ("reuse", "wipe"):
         said = leftover_said(action, cfg.host_data_dir, node_local=node_local)
         ui.info(f"earlier data in {said}")
-        return Choice(cfg, wipe=tuple(found) if action == "wipe" else (), said=said)
+        if action == "reuse":
+            return Choice(cfg, said=said)
+        return Choice(cfg, wipe=tuple(found), said=said, shown=pinned)
     if action == "new" and terminal is not None:
         try:
             raw = terminal.ask("New data directory: ").strip()
@@ -90,6 +99,9 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
         if not raw:
             raise InstallerError("no directory given; nothing was changed", HOW_TO_CHOOSE)
         new = moved(cfg, typed_dir(raw, env, os_, cfg.storage_mode))
+        from installer.edges.hostdirs import check_files
+
+        check_files(new.values_path)  # its files, as the first directory's were
         again = dataclasses.replace(local, leftovers=tuple(datadir.leftovers(new.host_data_dir)))
         chosen = guard(again, new, env, ui, interactive=interactive, os_=os_)
         moved_to = (f"{cfg.host_data_dir}: left untouched; the data directory is "
@@ -101,16 +113,28 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
 
 def carry_out(choice: Choice, ui: Ui) -> PlanConfig:
     """After the go-ahead, before the cluster is created: the wipe that was chosen."""
-    if not choice.wipe:
+    if not choice.wipe or choice.shown is None:
         return choice.cfg
     data_dir = choice.cfg.host_data_dir
-    survivors = datadir.wipe(data_dir, list(choice.wipe))
+    try:
+        survivors = datadir.wipe(choice.shown)
+    except datadir.Changed as exc:
+        raise InstallerError(f"{exc}: the data shown is not what is there now, so nothing was "
+                             "deleted and the cluster was not created",
+                             "look at the directory, then run the installer again") from None  # fmt: skip
     if survivors:
         raise InstallerError(f"could not delete {', '.join(survivors)} (owned by another "
                              "user, or a link); the cluster was not created",
                              "remove them yourself, or choose another directory")  # fmt: skip
     ui.info(f"deleted the earlier data in {data_dir} (your choice)")
     return choice.cfg
+
+
+def clear_trash(data_dir: str, ui: Ui) -> None:
+    """What a wipe agreed to earlier renamed aside and was killed before deleting: never
+    data to reuse, so it goes before anything looks for leftovers."""
+    for path in datadir.remove_trash(data_dir):
+        ui.warn(f"could not delete {path}, the rest of an earlier wipe; remove it yourself")
 
 
 def typed_dir(raw: str, env: Mapping[str, str], os_: str, storage_mode: str) -> str:

@@ -66,6 +66,9 @@ class Survey:
     sizes: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     target: KubeTarget | None = None  # the kube context and API server acted on
     volumes: tuple[str, ...] = ()  # the release's PersistentVolumes (edges/volumes.py)
+    # With --delete-data: the directory and the entries shown, pinned (edges/datadir.py),
+    # so the deletion after the question deletes those and nothing else.
+    shown: datadir.Shown | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     exists = os.path.lexists(data_dir)
     data: deletion.DataPlan | None = None
     sizes: dict[str, int | None] = {}
+    shown: datadir.Shown | None = None
     if options.delete_data and exists:
         # install's and plan's own rules: never the home, an ancestor of it, a system path
         # or a link; the path deleted from is the one checked.
@@ -162,9 +166,13 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
             raise Refused(f"cannot list the data directory {data_dir}: {exc.strerror or exc}",
                           "nothing was changed") from None  # fmt: skip
         sizes = {name: datadir.size_of(os.path.join(data_dir, name)) for name in data.delete}
+        try:
+            shown = datadir.shown(data_dir, [os.path.join(data_dir, n) for n in data.delete])
+        except datadir.Changed as exc:
+            raise Refused(f"{exc}", "nothing was changed") from None
     cluster = _cluster(tools, cfg.timeout) if options.delete_cluster else None
     return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster, data,
-                  sizes, target, pvs)  # fmt: skip
+                  sizes, target, pvs, shown)  # fmt: skip
 
 
 def _seen(cfg: ProbeConfig, tools: Tools) -> str:
@@ -337,7 +345,9 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
                        read_timeout=cfg.timeout)  # fmt: skip
         if s.volumes:
             done.append(f"deleted volumes {', '.join(s.volumes)}")
-    for name in s.data.delete if s.data is not None else ():
+    if s.shown is not None and datadir.BY_FD:
+        done += _delete_shown(s.shown)
+    for name in s.data.delete if s.data is not None and not datadir.BY_FD else ():
         path = os.path.join(s.data_dir, name)
         left = remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else _unlink(path)
         if left:
@@ -353,6 +363,20 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
                                  f"delete it by hand: k3d cluster delete {s.cluster}")  # fmt: skip
         done.append(f"deleted local k3d cluster {s.cluster}")
     return done
+
+
+def _delete_shown(shown: datadir.Shown) -> list[str]:
+    """The data entries shown, through the directory as it was when shown (POSIX)."""
+    try:
+        left = datadir.wipe(shown)
+    except datadir.Changed as exc:
+        raise InstallerError(f"{exc}: its data was not deleted",
+                             "look at the directory, then run uninstall again") from None  # fmt: skip
+    if left:
+        raise InstallerError(f"could not delete all of {', '.join(left)}",
+                             "files written by containers may belong to another user; "
+                             "remove the directory as that user or an administrator")  # fmt: skip
+    return [f"deleted {os.path.join(shown.data_dir, name)}" for name, _ in shown.leftovers]
 
 
 def remove_tree(path: str) -> str:

@@ -18,9 +18,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Files an install writes beside the releases' directories (the values file and its backup,
-# the log, diagnose's bundles, k3d's temporary config folder).
+# the log, diagnose's bundles, k3d's temporary config folder, what a killed wipe renamed
+# aside: edges/datadir.py).
 SHARED = ("values.yaml", "values.yaml.bak", "install.log", "install.log.*",
-          "tracebloc-diagnose-*", ".k3d")  # fmt: skip
+          "tracebloc-diagnose-*", ".k3d", ".tracebloc-trash-*")  # fmt: skip
 LOCKS = ("install.lock", "locks")
 
 

@@ -28,6 +28,11 @@ _JOINERS = "./-"
 _CREDENTIAL = re.compile(r"pass|secret|token|credential|auth", re.IGNORECASE)
 _SET_FLAGS = ("--set", "--set-string", "--set-literal", "--set-json", "--set-file")
 _USERINFO = re.compile(r"://(?P<userinfo>[^/?#\s]*)@")
+# A URL's password (`https://admin:pw@host:6443`, a proxy, a mirror, a chart repository):
+# masked wherever a URL is printed, whether or not the password is a known secret. The
+# userinfo runs to the last `@` before the host's end, so an `@` inside the password stays
+# inside it.
+_URL_PASSWORD = re.compile(r"(?P<head>://[^/?#\s\"'<>`\\:@]*:)(?P<password>[^/?#\s\"<>`\\]*)@")
 
 
 def _word(char: str) -> bool:
@@ -230,6 +235,8 @@ class Redactor:
                           for secret in self._secrets for form in forms(secret)]  # fmt: skip
 
     def __call__(self, text: str) -> str:
+        if "://" in text and "@" in text:
+            text = _URL_PASSWORD.sub(_masked_password, text)
         if not self._patterns or not text:
             return text
         spans: list[tuple[int, int]] = []
@@ -266,6 +273,17 @@ class Redactor:
         the engine passes secrets only in the values file, and this guard is the backstop
         against the one way a bug would leak them, passing one as a value."""
         return any(_carries(parts, secret) for secret in self._secrets)
+
+
+# A remedy's template (`http://user:password@host:port`) names no password: it stays. A
+# real password spelled so is still masked when it is known (a proxy's, from the environment).
+_PLACEHOLDERS = ("", "password", "<password>", "$password", "${password}", "pass", MASK)
+
+
+def _masked_password(match: re.Match[str]) -> str:
+    if match["password"].lower() in _PLACEHOLDERS:
+        return match.group()
+    return match["head"] + MASK + "@"
 
 
 def _carries(parts: Sequence[str], secret: str) -> bool:

@@ -3,18 +3,78 @@
 `.tar.gz` on Linux and macOS, `.zip` on Windows: what each opens with a double-click. The
 archive is written to a temporary file beside its final name and renamed into place, so a
 kill at any moment leaves either no bundle or a whole one.
+
+What goes into it is read by `read_file`: a regular file only, opened without following a
+link (a link is noted in the bundle, never read: `install.log` pointing at
+`~/.aws/credentials` must not ship the key), without blocking, and bounded.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 import tarfile
 import time
 import zipfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from installer.edges.valuesfile import write_private
+
+
+@dataclass(frozen=True)
+class Read:
+    data: bytes | None  # None: nothing was read, `note` says why
+    note: str = ""  # what the bundle says of the file (left out, or cut)
+
+
+_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+          | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))  # fmt: skip
+
+
+def _is_link(found: os.stat_result) -> bool:
+    return stat.S_ISLNK(found.st_mode) or bool(
+        getattr(found, "st_file_attributes", 0) & 0x400)  # a Windows junction  # fmt: skip
+
+
+def read_file(path: str, limit: int, *, tail: bool = False) -> Read:
+    """At most `limit` bytes of the regular file at `path` (its last ones with `tail`; a
+    larger file without `tail` is left out whole), never through a link."""
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        return Read(None, "not found")
+    except OSError as exc:
+        return Read(None, f"not read: {exc.strerror or exc}")
+    if _is_link(before):
+        return Read(None, "a symbolic link: not read (the bundle follows no links)")
+    if not stat.S_ISREG(before.st_mode):
+        return Read(None, "not a regular file: not read")
+    try:
+        fd = os.open(path, _FLAGS)  # O_NOFOLLOW: a link swapped in since the lstat fails here
+    except OSError as exc:
+        return Read(None, f"not read: {exc.strerror or exc}")
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or (found.st_dev, found.st_ino) != (
+                before.st_dev, before.st_ino):  # fmt: skip
+            return Read(None, "replaced while being read: not read")
+        note = ""
+        if found.st_size > limit:
+            if not tail:
+                return Read(None, f"left out, larger than {limit // 1024} KiB")
+            os.lseek(fd, found.st_size - limit, os.SEEK_SET)
+            note = f"only its last {limit // 1024} KiB"
+        chunks, size = [], 0
+        while size < limit and (chunk := os.read(fd, min(65536, limit - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return Read(b"".join(chunks), note)
+    except OSError as exc:
+        return Read(None, f"not read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
 
 
 def write(directory: str, files: Sequence[tuple[str, bytes]], os_: str,

@@ -4,12 +4,13 @@ whole up to a bound, stderr's last part), read in threads so a full pipe never b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import IO
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any
 
 
 def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, str]:
@@ -147,3 +148,53 @@ def keep_terminal_setup(preexec: Callable[[], None] | None) -> Callable[[], None
             preexec()
 
     return setup
+
+
+@contextlib.contextmanager
+def on_terminal(fd: int) -> Iterator[None]:
+    """Around a child that talks to the person's terminal `fd` (POSIX): the engine's process
+    group is the terminal's foreground meanwhile (made so if it was not, and given back),
+    and the terminal's modes are saved before and restored after, whatever the child left
+    (echo off, raw mode) and however it ended. A terminal that cannot be read changes
+    nothing."""
+    if sys.platform == "win32":
+        yield
+        return
+    import signal
+    import termios
+
+    saved: list[Any] | None
+    try:
+        saved = termios.tcgetattr(fd)
+        foreground = os.tcgetpgrp(fd)
+    except (OSError, termios.error):
+        saved, foreground = None, -1
+    ours = os.getpgrp()
+    # SIGTTOU would stop the engine when it changes the terminal from the background.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+    try:
+        if foreground not in (-1, ours):
+            with contextlib.suppress(OSError):
+                os.tcsetpgrp(fd, ours)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    def give_back() -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+        try:
+            if saved is not None:
+                with contextlib.suppress(OSError, termios.error):
+                    termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+            if foreground not in (-1, ours):
+                with contextlib.suppress(OSError):
+                    os.tcsetpgrp(fd, foreground)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    try:
+        yield
+    finally:
+        try:
+            give_back()
+        except KeyboardInterrupt:  # the Ctrl-C the child died of, arriving here: done again
+            give_back()
+            raise

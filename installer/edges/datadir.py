@@ -5,18 +5,42 @@ Leftover data is a MySQL or dataset directory holding at least one file, in the 
 (`<dir>/mysql`, `<dir>/data`) or per release (`<dir>/<release>/mysql`, …). Symlinks are never
 followed, so a wipe cannot reach outside the data directory; a directory that cannot be
 listed cannot be proven empty and counts as a leftover.
+
+The wipe deletes what was shown and nothing else. The data directory and each leftover are
+identified (device, inode) when the choice is made; at wipe time the directory is opened
+without following a link and compared, and every step works through directory descriptors
+below it, so a link swapped in anywhere meanwhile leads nowhere. Each leftover is first
+renamed, in its own directory, to a trash name (`.tracebloc-trash-<hex>-mysql`) and only then
+deleted: a kill at any moment leaves it whole under its own name or under the trash name,
+which is never offered for reuse and is removed by the next install (`remove_trash`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import secrets
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from installer.decide.deletion import Entry
 
 _DATA = ("mysql", "data")
+TRASH_PREFIX = ".tracebloc-trash-"
+# The engine's own trash names, exactly: nothing else in the directory is ever taken for one.
+_TRASH = re.compile(re.escape(TRASH_PREFIX) + r"[0-9a-f]{12}-.+")
+# POSIX: every step through directory descriptors (Linux and macOS have them all).
+BY_FD = (os.name != "nt" and {os.open, os.stat, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd
+          and os.scandir in os.supports_fd)  # fmt: skip
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(
+    os, "O_CLOEXEC", 0)  # fmt: skip
+
+
+class Changed(Exception):
+    """The data directory is no longer the one shown at the question."""
 
 
 def _is_link(path: str) -> bool:
@@ -49,7 +73,8 @@ def leftovers(data_dir: str) -> list[str]:
     except OSError:
         return [data_dir]
     for entry in entries:
-        if entry.name in _DATA or _is_link(entry.path) or not entry.is_dir(follow_symlinks=False):
+        if entry.name in _DATA or _TRASH.fullmatch(entry.name) or _is_link(entry.path) \
+                or not entry.is_dir(follow_symlinks=False):  # fmt: skip
             continue
         candidates += [os.path.join(entry.path, name) for name in _DATA]
     found = []
@@ -64,20 +89,230 @@ def leftovers(data_dir: str) -> list[str]:
     return found
 
 
-def wipe(data_dir: str, paths: Iterable[str]) -> list[str]:
-    """Remove each path (which must lie inside `data_dir`); returns those that survived."""
-    base = os.path.realpath(data_dir)
-    survivors = []
+@dataclass(frozen=True)
+class Shown:
+    """The data directory and its leftovers as they were when the wipe was chosen: each
+    leftover by its path below the directory and its (device, inode)."""
+
+    data_dir: str
+    identity: tuple[int, int]
+    leftovers: tuple[tuple[str, tuple[int, int]], ...]
+
+
+def _identity(found: os.stat_result) -> tuple[int, int]:
+    return found.st_dev, found.st_ino
+
+
+def shown(data_dir: str, paths: Iterable[str]) -> Shown:
+    """What the person is shown, pinned (`Changed` when the directory is not a directory)."""
+    try:
+        found = os.lstat(data_dir)
+    except OSError as exc:
+        raise Changed(f"{data_dir} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(found.st_mode) or _is_link(data_dir):
+        raise Changed(f"{data_dir} is not a directory")
+    pinned = []
     for path in paths:
-        real = os.path.realpath(path)
-        inside = os.path.commonpath([base, real]) == base and real != base
-        if not inside or _is_link(path):
+        relative = os.path.relpath(path, data_dir)
+        if relative.startswith(os.pardir) or os.path.isabs(relative):
+            continue  # not below it: never deleted
+        try:
+            pinned.append((relative, _identity(os.lstat(path))))
+        except OSError:
+            pinned.append((relative, (-1, -1)))  # cannot be pinned: it survives the wipe
+    return Shown(data_dir, _identity(found), tuple(pinned))
+
+
+def wipe(pinned: Shown) -> list[str]:
+    """Delete each entry shown (a directory with all below it, or a file); returns those
+    that survived. `Changed` (nothing deleted) when the data directory is not the one
+    shown. Used for the leftovers of an earlier client and by `uninstall --delete-data`."""
+    if not BY_FD:
+        return _wipe_by_path(pinned)
+    try:
+        top = os.open(pinned.data_dir, _DIR_FLAGS)
+    except OSError as exc:
+        raise Changed(f"{pinned.data_dir} was replaced after the question (it cannot be "
+                      f"opened as a directory: {exc.strerror or exc})") from None  # fmt: skip
+    try:
+        if _identity(os.fstat(top)) != pinned.identity:
+            raise Changed(f"{pinned.data_dir} was replaced after the question")
+        moved, survivors = [], []
+        for relative, identity in pinned.leftovers:  # all renamed first, then deleted
+            trashed = _to_trash(top, relative, identity)
+            if trashed is None:
+                survivors.append(relative)
+            else:
+                moved.append(trashed)
+        for parent, name, relative in moved:
+            if not name:
+                continue  # a file, deleted already
+            with _opened(top, parent) as where:
+                if where is None or not _remove_tree(where, name):
+                    survivors.append(f"{relative} (now {os.path.join(parent, name)})")
+        return [os.path.join(pinned.data_dir, path) for path in survivors]
+    finally:
+        os.close(top)
+
+
+def _to_trash(top: int, relative: str, identity: tuple[int, int]) -> tuple[str, str, str] | None:
+    """Rename the directory, in its own directory, to a trash name (a file is deleted at
+    once: that is whole already); None (untouched) when it is not the one shown. Its
+    (parent, trash name, path) when renamed, ("", "", path) when a file was deleted."""
+    parent, name = os.path.split(relative)
+    trash = f"{TRASH_PREFIX}{secrets.token_hex(6)}-{name}"
+    with _opened(top, parent) as where:
+        if where is None:
+            return None
+        try:
+            found = os.stat(name, dir_fd=where, follow_symlinks=False)
+            if _identity(found) != identity:
+                return None
+            if stat.S_ISREG(found.st_mode):
+                os.unlink(name, dir_fd=where)
+                return "", "", relative
+            if not stat.S_ISDIR(found.st_mode):
+                return None
+            os.rename(name, trash, src_dir_fd=where, dst_dir_fd=where)
+            after = os.stat(trash, dir_fd=where, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(after.st_mode) or _identity(after) != identity:
+            # Swapped between the look and the rename: what was renamed was never shown.
+            with contextlib.suppress(OSError):
+                os.rename(trash, name, src_dir_fd=where, dst_dir_fd=where)
+            return None
+    return parent, trash, relative
+
+
+@contextlib.contextmanager
+def _opened(top: int, relative: str) -> Iterator[int | None]:
+    """The directory `relative` below `top`, each part opened without following a link;
+    None when a part is missing, a link or not a directory."""
+    fd = os.dup(top)
+    try:
+        for part in [p for p in relative.split(os.sep) if p and p != os.curdir]:
+            if part == os.pardir:
+                raise OSError("not below the data directory")
+            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except OSError:
+        os.close(fd)
+        yield None
+        return
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _remove_tree(parent: int, name: str) -> bool:
+    """Delete the directory `name` in `parent` and everything below it, through directory
+    descriptors, never following a link (a link is removed as itself). True when gone; the
+    first thing that cannot be removed stops it."""
+    stack: list[tuple[int, str]] = []
+    try:
+        stack.append((os.open(name, _DIR_FLAGS, dir_fd=parent), name))
+        while stack:
+            fd = stack[-1][0]
+            deeper = None
+            with os.scandir(fd) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        deeper = (os.open(entry.name, _DIR_FLAGS, dir_fd=fd), entry.name)
+                        break
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.name, dir_fd=fd)
+            if deeper is not None:
+                stack.append(deeper)
+                continue
+            fd, done = stack.pop()
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(done, dir_fd=stack[-1][0] if stack else parent)
+    except FileNotFoundError:
+        return not stack
+    except OSError:
+        return False
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    return True
+
+
+def _wipe_by_path(pinned: Shown) -> list[str]:
+    """Windows (no directory descriptors): the same order by path, each step checked."""
+    base = pinned.data_dir
+    try:
+        if _identity(os.lstat(base)) != pinned.identity or _is_link(base):
+            raise Changed(f"{base} was replaced after the question")
+    except OSError as exc:
+        raise Changed(f"{base} cannot be read: {exc.strerror or exc}") from None
+    moved, survivors = [], []
+    for relative, identity in pinned.leftovers:
+        parent, name = os.path.split(relative)
+        path = os.path.join(base, relative)
+        trash = os.path.join(base, parent, f"{TRASH_PREFIX}{secrets.token_hex(6)}-{name}")
+        parts = [os.path.join(base, *relative.split(os.sep)[:i + 1])
+                 for i in range(len(relative.split(os.sep)))]  # fmt: skip
+        try:
+            if any(_is_link(p) for p in parts) or _identity(os.lstat(path)) != identity:
+                survivors.append(path)
+                continue
+            if not os.path.isdir(path):
+                os.unlink(path)
+                continue
+            os.rename(path, trash)
+            moved.append((path, trash))
+        except OSError:
             survivors.append(path)
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        if os.path.lexists(path):
-            survivors.append(path)
+    for path, trash in moved:
+        shutil.rmtree(trash, ignore_errors=True)
+        if os.path.lexists(trash):
+            survivors.append(f"{path} (now {trash})")
     return survivors
+
+
+def remove_trash(data_dir: str) -> list[str]:
+    """Delete what an earlier wipe renamed to a trash name and was killed before deleting
+    (in the directory and one level below, where leftovers lie); returns what remains."""
+    remains = []
+    for where in [data_dir, *_subdirs(data_dir)]:
+        try:
+            names = [n for n in os.listdir(where) if _TRASH.fullmatch(n)]
+        except OSError:
+            continue
+        for name in names:
+            if not _remove_trash_entry(where, name):
+                remains.append(os.path.join(where, name))
+    return remains
+
+
+def _subdirs(data_dir: str) -> list[str]:
+    try:
+        with os.scandir(data_dir) as listing:
+            return [e.path for e in listing if e.is_dir(follow_symlinks=False)
+                    and not _is_link(e.path) and not _TRASH.fullmatch(e.name)]  # fmt: skip
+    except OSError:
+        return []
+
+
+def _remove_trash_entry(where: str, name: str) -> bool:
+    if not BY_FD:
+        path = os.path.join(where, name)
+        if _is_link(path) or _is_link(where):
+            return False
+        shutil.rmtree(path, ignore_errors=True)
+        return not os.path.lexists(path)
+    try:
+        fd = os.open(where, _DIR_FLAGS)
+    except OSError:
+        return False
+    try:
+        return _remove_tree(fd, name)
+    finally:
+        os.close(fd)
 
 
 def ensure_traversable(directory: str) -> None:
@@ -96,7 +331,12 @@ def make_dirs(dirs: Iterable[tuple[str, int]]) -> list[str]:
     not a failure of the install."""
     unset = []
     for path, mode in dirs:
+        if _is_link(os.path.dirname(path)):  # makedirs would make it behind the link
+            raise OSError(f"{os.path.dirname(path)} is a symbolic link")
         os.makedirs(path, exist_ok=True)
+        if _is_link(path) or not stat.S_ISDIR(os.lstat(path).st_mode):
+            # The mode would be set on what a link points at, outside the data directory.
+            raise OSError(f"{path} is a symbolic link or not a directory")
         if os.name == "nt":
             continue
         try:

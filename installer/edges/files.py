@@ -71,21 +71,22 @@ def read_bounded(path: str, *, limit: int, what: str, remedy: str = "move it asi
         os.close(fd)
 
 
-def refuse_special_target(path: str) -> None:
+def refuse_special_target(path: str, *, said: str = "nothing was written") -> None:
     """A file the engine is about to replace must be a regular file or nothing: never a
     symbolic link (replacing it would drop the link, writing through it would change another
-    file) and never a device, FIFO or directory (`/dev/stdout` is no place for a password)."""
+    file) and never a device, FIFO or directory (`/dev/stdout` is no place for a password).
+    `said` is what the refusal says of the run so far."""
     try:
         found = os.lstat(path)
     except OSError:
         return  # nothing there, or nothing that can be looked at: the write itself says why
     if stat.S_ISLNK(found.st_mode):
         raise BadInput(f"will not write {path}: it is a symbolic link (to {_link(path)}); "
-                       "nothing was written",
+                       f"{said}",
                        "name the file itself, or remove the link")  # fmt: skip
     if not stat.S_ISREG(found.st_mode):
         raise BadInput(f"will not write {path}: it is not a regular file (a device, FIFO or "
-                       "directory); nothing was written", "name a regular file")  # fmt: skip
+                       f"directory); {said}", "name a regular file")  # fmt: skip
 
 
 def open_append(path: str) -> int:

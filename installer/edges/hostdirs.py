@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ntpath
 import os
+import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from installer.decide import hostdirs, paths
 from installer.decide.errors import BadInput
@@ -111,3 +112,23 @@ def check_writable(directory: str, env: Mapping[str, str], os_: str,
             f"{name}: cannot write to {shown}: {exc.strerror or exc}",
             "nothing was changed; " + hostdirs.choose_another(name, "a directory you can write to"),
         ) from None
+
+
+def check_files(values_path: str, dirs: Iterable[str] = ()) -> None:
+    """The files of the data directory the install will replace, and the directories whose
+    modes it will set (`dirs`), refused now, with the directory's own checks (before any
+    question and before anything changes), when they could not be used: a values file that
+    is a link, a FIFO, a device or a directory; a directory that is a link (its mode would
+    be set on what it points at) or not a directory."""
+    from installer.edges.files import refuse_special_target
+
+    refuse_special_target(values_path, said="nothing was changed")
+    for path in dirs:
+        try:
+            found = os.lstat(path)
+        except OSError:
+            continue  # absent: made by the install itself
+        if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(found.st_mode) else "not a directory"
+            raise BadInput(f"{path} is {what}: the install would set its mode; nothing was "
+                           "changed", "remove it or move it aside, then run again")  # fmt: skip

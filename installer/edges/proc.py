@@ -24,7 +24,7 @@ from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.model import os_name as model_os_name
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool, tool_variable
-from installer.edges import lifetime
+from installer.edges import childio, lifetime
 from installer.edges.childio import (
     MAX_STDERR,
     MAX_STDOUT,
@@ -190,7 +190,10 @@ def run(
 
     With `terminal` (the descriptors of the person's terminal, read and write) the child
     reads and writes that terminal directly and nothing is captured: a sign-in whose code a
-    person must see (`tracebloc login`). With `terminal="attached"` it gets the engine's own
+    person must see (`tracebloc login`). It runs in the terminal's foreground process group,
+    the engine's, so the terminal's Ctrl-C reaches it as it would without the engine; its
+    terminal modes are saved before and restored after, whatever it left (see
+    `_run_on_terminal`). With `terminal="attached"` it gets the engine's own
     stdin, stdout and stderr and stays in the engine's process group, the terminal's
     foreground, so it can read from it: the one command that asks the person (`sudo -v`
     asking for the password); on expiry only the child is killed.
@@ -210,6 +213,8 @@ def run(
     started = time.monotonic()
     if terminal == "attached":
         return _run_attached(tool, args, timeout, env, redactor)
+    if terminal is not None and not _WINDOWS:
+        return _run_on_terminal(tool, args, timeout, env, redactor, terminal)
     session = not _WINDOWS and not keep_terminal
     preexec = lifetime.die_with_parent()
     try:
@@ -287,25 +292,106 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
 
 def _run_attached(tool: Tool, args: Sequence[str], timeout: float, env: Mapping[str, str] | None,
                   redactor: Redactor) -> Result:  # fmt: skip
-    """`run(terminal="attached")`: nothing is captured; the result holds the exit code."""
+    """`run(terminal="attached")`: nothing is captured; the result holds the exit code. On
+    the controlling terminal as `_run_on_terminal` is: its modes restored after (a sudo
+    killed while asking must not leave echo off), a Ctrl-C waited out for ON_TERMINAL_GRACE_S."""
     started = time.monotonic()
+    tty = _controlling_terminal()
     try:
-        child = subprocess.Popen(  # noqa: S603 - argv list, no shell
-            [tool.path, *args],
-            env=child_environment(env if env is not None else os.environ, redactor.secrets),
-        )
-    except OSError as exc:
-        raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
-    try:
-        rc = child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait(REAP_GRACE_S)
-        raise ToolTimeout((tool.name, *args), timeout) from None
-    except BaseException:
-        child.kill()
-        raise
+        with childio.on_terminal(tty) if tty is not None else contextlib.nullcontext():
+            try:
+                child = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                    [tool.path, *args],
+                    env=child_environment(env if env is not None else os.environ, redactor.secrets),
+                )
+            except OSError as exc:
+                raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+            try:
+                rc = child.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _end(child, 0.0)
+                raise ToolTimeout((tool.name, *args), timeout) from None
+            except BaseException:
+                _end(child, ON_TERMINAL_GRACE_S)
+                raise
+    finally:
+        if tty is not None:
+            os.close(tty)
     return Result((tool.name, *args), rc, b"", b"", time.monotonic() - started)
+
+
+def _controlling_terminal() -> int | None:
+    """The engine's controlling terminal, opened for its modes; None without one."""
+    if _WINDOWS:
+        return None
+    try:
+        return os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+
+
+# After the terminal's Ctrl-C, how long a program on the person's terminal (which got the
+# signal too) has to end by itself before it is ended, so a child that ignores it cannot
+# hold the engine: it is asked (SIGTERM), then killed a second later.
+ON_TERMINAL_GRACE_S = 5.0
+
+
+def _run_on_terminal(tool: Tool, args: Sequence[str], timeout: float,
+                     env: Mapping[str, str] | None, redactor: Redactor,
+                     terminal: tuple[int, int]) -> Result:  # fmt: skip
+    """`run(terminal=(read, write))` on POSIX. The child stays in the engine's process
+    group, made the terminal's foreground for its run when it is not (and given back
+    after): a Ctrl-C then reaches both, the child handles it as it would alone, and the
+    engine waits for it (ON_TERMINAL_GRACE_S at most), restores the terminal modes saved
+    before the start and stops with its own KeyboardInterrupt (exit 130)."""
+    shown = (tool.name, *args)
+    started = time.monotonic()
+    with childio.on_terminal(terminal[0]):
+        try:
+            child = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                _launch(tool, args, env if env is not None else os.environ),
+                stdin=terminal[0], stdout=terminal[1], stderr=terminal[1],
+                env=child_environment(env if env is not None else os.environ, redactor.secrets),
+                preexec_fn=lifetime.die_with_parent(),  # noqa: PLW1509 - see lifetime.py
+            )
+        except OSError as exc:
+            raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+        _tell(child.pid, shown)
+        try:
+            rc = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _end(child, 0.0)
+            raise ToolTimeout(shown, timeout) from None
+        except BaseException:  # Ctrl-C (the child got it too), SIGTERM, SIGHUP
+            _end(child, ON_TERMINAL_GRACE_S)
+            raise
+        finally:
+            _tell(child.pid, None)
+    return Result(shown, rc, b"", b"", time.monotonic() - started)
+
+
+def _end(child: subprocess.Popen[bytes], grace: float) -> None:
+    """Let the child end by itself within `grace`, then ask it (SIGTERM), then kill it; a
+    second Ctrl-C skips to the kill. Never raises but that Ctrl-C, after the kill."""
+    try:
+        for stop, wait in ((None, grace), (signal.SIGTERM, 1.0)):
+            if stop is not None and child.poll() is None:
+                with contextlib.suppress(OSError):
+                    child.send_signal(stop)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=wait)
+                return
+    except KeyboardInterrupt:
+        _kill_and_reap(child)
+        raise
+    _kill_and_reap(child)
+
+
+def _kill_and_reap(child: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        child.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=REAP_GRACE_S)
 
 
 def _stop(child: subprocess.Popen[bytes], name: str, grace: float, job: int | None,

@@ -27,6 +27,7 @@ LOGIN_TIMEOUT_S = 15 * 60.0  # the device code lives ten minutes; the CLI stops 
 LIST_TIMEOUT_S = 60.0
 CREATE_TIMEOUT_S = 180.0
 CREDENTIAL_FILE = "client-credential.env"
+SIGNIN_DIR = ".tracebloc-signin"  # the engine's own: `client create` writes only here
 ZONE_TABLES = ("/usr/share/zoneinfo/zone.tab", "/usr/share/zoneinfo/zone1970.tab")
 
 
@@ -95,16 +96,24 @@ def create(tool: Tool, argv: Sequence[str], env: Mapping[str, str],
 
 @contextlib.contextmanager
 def credential_file(directory: str) -> Iterator[str]:
-    """The path `client create` writes the credential to: in the engine's data directory,
-    owner-only, absent before and removed after (failure and Ctrl-C included)."""
+    """The path `client create` writes the credential to: in a directory of the engine's own
+    (`<data dir>/.tracebloc-signin`, owner-only), made empty before and removed after
+    (failure and Ctrl-C included). The CLI writes through a temp file beside the credential,
+    so its leftovers lie in that directory too: nothing else of the data directory, whose
+    other files are the person's, is ever looked at or removed."""
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    path = os.path.join(directory, CREDENTIAL_FILE)
-    _remove(path)  # a stale one from a killed run is never read as this run's
+    private = os.path.join(directory, SIGNIN_DIR)
+    _remove(os.path.join(directory, CREDENTIAL_FILE))  # where an older engine had it
+    _remove_private(private)  # a killed run's is never read as this run's
     try:
-        yield path
+        os.mkdir(private, 0o700)
+    except OSError as exc:
+        raise InstallerError(f"cannot make {private} for the sign-in: {exc.strerror or exc}",
+                             "remove it, then re-run") from None  # fmt: skip
+    try:
+        yield os.path.join(private, CREDENTIAL_FILE)
     finally:
-        _remove(path)
-        _remove_partials(directory)
+        _remove_private(private)
 
 
 def _remove(path: str) -> None:
@@ -112,12 +121,22 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def _remove_partials(directory: str) -> None:
-    """The CLI writes through a `.cred-*` temp file: a killed create may leave one."""
-    with contextlib.suppress(OSError):
-        for entry in os.listdir(directory):
-            if entry.startswith(".cred-"):
-                _remove(os.path.join(directory, entry))
+def _remove_private(private: str) -> None:
+    """The sign-in directory and the files in it, never following a link (a link in its
+    place is removed as itself)."""
+    try:
+        found = os.lstat(private)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(found.st_mode) or os.path.islink(private):
+        _remove(private)
+        return
+    with os.scandir(private) as listing:
+        for entry in listing:
+            if not entry.is_dir(follow_symlinks=False):
+                _remove(entry.path)
+    with contextlib.suppress(OSError):  # not empty (the CLI made a directory): kept
+        os.rmdir(private)
 
 
 def read_credential(path: str) -> signin.Minted:

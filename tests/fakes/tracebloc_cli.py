@@ -11,7 +11,9 @@ The contract played:
   `tracebloc login`              prints the Open/Enter lines (URL + code); exit 0 and signed in,
                                  or `Error: the sign-in code expired …`, exit 1 (one outcome per
                                  call, from the script); TRACEBLOC_INSTALLER silences the CLI's
-                                 own "run `tracebloc login`" advice
+                                 own "run `tracebloc login`" advice. `hold-<how>`: echo off,
+                                 then waits; SIGINT kills it (`default`), is recorded in
+                                 state/interrupted then exit 130 (`record`), or is ignored
   `tracebloc client list --plain` `  <id>  <name>   state=<s>   namespace=<ns>   location=<loc>`
                                  per client; not signed in: exit 1
   `tracebloc client create`      --name, --location, --credential-file, --yes, --kubeconfig,
@@ -70,6 +72,20 @@ if words[:1] == ["login"]:
     outcome = outcomes[min(done, len(outcomes) - 1)]
     print("Sign in to tracebloc\n  Open   https://ai.tracebloc.io/device?user_code=WDJB-MJHT\n"
           "  Enter  WDJB-MJHT\n", flush=True)
+    if outcome.startswith("hold-"):  # waits for approval with echo off, until a signal
+        import signal, termios, time
+        how = outcome[len("hold-"):]
+        def record(signum, frame):
+            open(os.path.join(STATE, "interrupted"), "w").close()
+            os._exit(130)  # the terminal left as it is: the engine restores it
+        signal.signal(signal.SIGINT, {{"default": signal.SIG_DFL, "ignore": signal.SIG_IGN,
+                                       "record": record}}[how])
+        mode = termios.tcgetattr(0)
+        mode[3] &= ~(termios.ECHO | termios.ICANON)
+        termios.tcsetattr(0, termios.TCSANOW, mode)
+        print("Waiting for approval (echo off) ...", flush=True)
+        time.sleep(60)
+        fail("no approval")
     if outcome != "ok":
         if not os.environ.get("TRACEBLOC_INSTALLER"):
             sys.stderr.write("Run `tracebloc login` to get a fresh code.\n")
