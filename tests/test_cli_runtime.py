@@ -161,7 +161,67 @@ def test_tier_0_runs_no_privileged_step_at_all(cluster: FakeCluster, backend: Ba
 
     assert result.returncode == 0, result.stderr
     tools = {e["tool"] for e in cluster.call_log()}
-    assert not tools & {"sudo", "apt-get", "systemctl", "usermod", "install", "modprobe", "sg"}
+    assert not tools & {"sudo", "apt-get", "usermod", "install", "modprobe", "sg"}
+    # systemctl only read, as the user: is Docker enabled at boot (the reboot line).
+    assert [e["argv"] for e in cluster.call_log() if e["tool"] == "systemctl"] == [
+        ["is-enabled", "docker"]]
+
+
+def boot_state(cluster: FakeCluster, enabled: bool) -> None:
+    """systemctl's answer to is-enabled, as the real one gives it (disabled: exit 1), and
+    enabled once `systemctl enable docker` ran."""
+    cluster.on("systemctl", "is-enabled", stdout="enabled\n" if enabled else "disabled\n",
+               rc=0 if enabled else 1)  # fmt: skip
+    cluster.on("systemctl", "enable", "docker", mark="boot-enabled")
+    cluster.on("systemctl", "is-enabled", stdout="enabled\n", after="boot-enabled")
+
+
+def test_a_docker_the_engine_starts_is_enabled_at_boot_and_the_summary_says_so(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    boot_state(cluster, enabled=False)
+    planned = cluster.run("plan", **env)
+    assert planned.returncode == 0, planned.stderr
+    assert "sudo -n systemctl enable docker" in planned.stdout
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    calls = root_calls(cluster)
+    assert ["systemctl", "enable", "docker"] in calls
+    assert calls.index(["systemctl", "enable", "docker"]) < calls.index(["systemctl", "start", "docker"])
+    assert result.stdout.rstrip().splitlines()[-1] == (
+        "After a reboot, tracebloc restarts automatically (Docker starts at boot; the "
+        "cluster's containers restart with it).")
+
+
+def test_an_already_enabled_docker_is_not_enabled_again(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    boot_state(cluster, enabled=True)
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert ["systemctl", "enable", "docker"] not in root_calls(cluster)
+    assert "restarts automatically" in result.stdout.splitlines()[-1]
+
+
+def test_tier_0_with_docker_disabled_at_boot_says_how_to_bring_it_back(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="running")
+    boot_state(cluster, enabled=False)
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert not any(e["tool"] == "sudo" for e in cluster.call_log())  # tier 0: nothing privileged
+    assert result.stdout.rstrip().splitlines()[-1] == (
+        "After a reboot, start Docker to bring tracebloc back: sudo systemctl start docker "
+        "(to make it automatic: sudo systemctl enable docker)")
 
 
 def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(

@@ -41,6 +41,7 @@ from installer.commands.gate import (
 )
 from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
+from installer.commands.reboot import after_reboot
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.decide import judge
@@ -165,7 +166,9 @@ def settle(
     done = found.check
     return found, Outcome(done.release, done.namespace, found.plan.facts.training,
                           cfg.values_path, None, (), cluster.target, "left as it is",
-                          done.ready, unchanged=done.line)  # fmt: skip
+                          done.ready, unchanged=done.line,
+                          after_reboot=after_reboot(local, env, os_name(sys.platform),
+                                                    timeout=cfg.probe.timeout))  # fmt: skip
 
 
 def wait_for_metrics(
@@ -359,7 +362,8 @@ def _install(
     context_done = context_f.result()
     notes += signin.cli_notes(env) if signs_in else []
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
+                   tuple(notes), cluster.target, context_done, ready.workloads,
+                   after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout))  # fmt: skip
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,

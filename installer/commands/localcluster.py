@@ -181,9 +181,12 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         found = tuple(drift(s, inspected))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
+    from installer.commands.runtime import tier0_autostart
+
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
                   drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems), k3d_choice=chosen)  # fmt: skip
+                  problems=tuple(problems), k3d_choice=chosen,
+                  boot=tier0_autostart(env, os_, info))  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
 
@@ -288,7 +291,9 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         from installer.commands import runtime
 
         runtime.carry_out(local.runtime, env, redactor, ui)
-        again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
+        # The runtime plan held the autostart: none again from the survey that follows.
+        again = dataclasses.replace(survey(cfg, env, redactor, local.machine, os_, fetch=True),
+                                    boot=())  # fmt: skip
         if again.runtime is not None:
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
@@ -322,6 +327,10 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
     k3dcluster.merge(s, env, ui, run, os_)
     k3dcluster.wait_for_api(s, env, ui, redactor, kubectl)
+    if local.boot:
+        from installer.commands import runtime
+
+        runtime.carry_out_boot(local.boot, env, redactor, ui)
     return cfg
 
 

@@ -69,6 +69,8 @@ class Facts:
     arch: str = "amd64"  # dpkg-style: amd64 | arm64
     proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
     ca_bundle: str = ""  # an absolute path to a corporate CA bundle (TRACEBLOC_CA_BUNDLE)
+    boot_enabled: str = ""  # `systemctl is-enabled docker` as this user: "enabled", "disabled", "" unknown
+    no_autostart: bool = False  # TRACEBLOC_NO_AUTOSTART
     # macOS
     admin: bool | None = None
     gui: bool | None = None
@@ -77,6 +79,7 @@ class Facts:
     macos_version: str = ""
     memory_gib: float = 0.0
     colima: Mapping[str, str] = field(default_factory=dict)  # COLIMA_MEMORY/_CPU/_DISK
+    colima_path: str = ""  # colima's absolute path, when it is on PATH
 
 
 @dataclass(frozen=True)

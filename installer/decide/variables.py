@@ -134,7 +134,8 @@ VARIABLES: tuple[Upstream, ...] = (
              "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
              "emulation is checked, with no skip"),  # fmt: skip
     Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
-             "containers (the engine never registers Docker itself to start)",
+             "containers, no macOS/Windows autostart, and a Docker the engine only starts is "
+             "not enabled at boot",
              by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_CLIENT_NAME", H, "the name browser sign-in registers this machine "
              "under (`tracebloc client create --name`); else asked on the terminal"),  # fmt: skip
