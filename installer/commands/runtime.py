@@ -146,7 +146,7 @@ def _windows_autostart(env: Mapping[str, str]) -> tuple[rt.Step, ...]:
     from installer.edges import autostart
     from installer.edges.winhost import autostart_argv
 
-    base = env.get("ProgramFiles", "").strip() or env.get("PROGRAMFILES", "").strip()
+    base = env.get("ProgramFiles", "").strip()
     exe = os.path.join(base or r"C:\Program Files", "Docker", "Docker", "Docker Desktop.exe")
     if not os.path.isfile(exe) or autostart.runtime_starts(env, "windows", timeout=10):
         return ()
