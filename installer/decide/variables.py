@@ -149,6 +149,10 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TRACEBLOC_SKIP_DAILY_USER", H, "Windows: the daily user is not added to "
              "docker-users", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
     Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", twins="powershell"),
+    Upstream("TRACEBLOC_NO_TELEMETRY", D, "tracebloc-installer sends no telemetry, so there is "
+             "nothing to turn off"),  # fmt: skip
+    Upstream("DO_NOT_TRACK", D, "tracebloc-installer sends no telemetry, so there is nothing "
+             "to turn off"),  # fmt: skip
     Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", twins="bash"),
     Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", twins="bash"),
 )
