@@ -59,6 +59,7 @@ from installer.edges import apply, lock
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
+from installer.present.report import sizing_warnings
 from installer.present.summary import Outcome
 from installer.present.target import target_lines
 from installer.present.ui import Ui
@@ -323,6 +324,8 @@ def _install(
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip
     planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
                     local=None if local.managed else local, verdict=verdict, plan=plan)  # fmt: skip
+    for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
+        ui.warn(warning)
     # On the local path the question was asked before the cluster was made: the rest of
     # the steps were in it, and the sizing read now is shown, not asked about again.
     ask_once(planned, [] if local.managed else fetched, ui,
