@@ -128,8 +128,9 @@ VARIABLES: tuple[Upstream, ...] = (
              "up to date and healthy (a healthy re-run otherwise changes nothing)",
              twins="bash"),  # fmt: skip
     Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
-    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so it never "
-             "asks for a reboot", twins="bash"),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so on Linux "
+             "it never asks for a reboot (on Windows TRACEBLOC_NO_REBOOT skips its prompt)",
+             twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture; "
              "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
              "emulation is checked, with no skip"),  # fmt: skip
