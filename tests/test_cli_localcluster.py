@@ -274,3 +274,28 @@ def test_plan_reports_dockers_budget_as_the_machine(cluster: FakeCluster, memory
     machine = json.loads(cluster.run("plan", "--json").stdout)["machine"]
     assert (machine["budget"], machine["cpu_count"]) == ("docker", 3)
     assert machine["memory_total_bytes"] == memory_gib * GIB
+
+
+def test_a_taken_api_port_stops_before_the_cluster_is_created(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    import socket
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        holder.bind(("127.0.0.1", 6550))
+    except OSError:
+        holder.close()
+        pytest.skip("127.0.0.1:6550 is held by another program on this machine")
+    holder.listen(1)
+    try:
+        planned = cluster.run("plan", **env_for(backend))
+        result = install(cluster, backend)
+    finally:
+        holder.close()
+
+    assert result.returncode == 1
+    assert "port 6550 on 127.0.0.1 is already in use" in result.stderr
+    assert "ss -ltnp" in result.stderr and "port 6550" in planned.stdout + planned.stderr
+    assert not any(c[1:3] == ["cluster", "create"] for c in local_calls(cluster))

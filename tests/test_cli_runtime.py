@@ -16,6 +16,8 @@ from tests.fakes.cluster import FakeCluster
 from tests.fakes.localcluster import creatable, machine_without_cluster
 from tests.fakes.runtime_host import (
     DOCKER_CE_APT,
+    RUNNING,
+    STARTED,
     linux_host,
     root_calls,
     sysroot,
@@ -417,3 +419,35 @@ def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
     calls = root_calls(cluster)  # what reached the real sudo: the refused mv never did
     written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
     assert calls.index(["rm", "-f", "--", new]) > written
+
+
+def test_dockers_budget_is_read_again_once_the_engine_started_it(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    small = json.dumps({**json.loads(RUNNING), "MemTotal": 2**30})
+    cluster.on("docker", "info", stdout=small, after=STARTED)
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0",
+                                                      PF_MIN_DISK_GB="0", PF_MIN_MEM_GB="4", **env))
+
+    assert result.returncode == 1
+    assert "Docker, now running, has less memory than the client needs" in result.stderr
+    assert "Docker's memory budget: 1.0 GiB total, the client needs at least 4 GiB" in result.stderr
+    assert ["systemctl", "start", "docker"] in root_calls(cluster)
+    assert not any(e["tool"] == "k3d" and "create" in e["argv"] for e in cluster.call_log())
+
+
+def test_free_disk_is_measured_on_dockers_data_root_too(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    # /dev/shm: another filesystem than the data directory, as /var/lib/docker often is.
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="running")
+    cluster.on("docker", "info", stdout=json.dumps({**json.loads(RUNNING),
+                                                    "DockerRootDir": "/dev/shm"}))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0",
+                                                      PF_MIN_DISK_GB="100000", **env))
+
+    assert result.returncode == 1
+    assert "free on Docker's data root /dev/shm, the client needs at least" in result.stderr

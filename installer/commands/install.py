@@ -277,7 +277,8 @@ def _install(
         unmerged = None if early is not None else guard_unmerged(
             local, cfg, env, redactor, os_, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
             interactive=interactive, gpu=read.gpu)  # fmt: skip
-        run_preflight(cfg, env, ui, machine)
+        run_preflight(cfg, env, ui, machine,
+                      docker_root=local.docker.root_dir if local.docker is not None else "")
         terminal_or_refuse(interactive)
         # A choice, not the go-ahead: the plan below shows the data directory it mounts.
         # This run's log and lock stay where they were written (a declined run names them).

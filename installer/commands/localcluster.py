@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
+from installer.commands.gate import recheck_docker_budget
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
     DockerRead,
@@ -181,6 +182,12 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         found = tuple(drift(s, inspected))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
+    if action in (CREATE, START):  # a running cluster of ours holds the port itself
+        from installer.edges import ports
+
+        address, port = lc.API_PORT.split(":")
+        if ports.in_use(address, int(port)):
+            problems.append(lc.port_taken(os_))
     from installer.commands.runtime import tier0_autostart
 
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
@@ -285,6 +292,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                                  "start Docker Desktop, wait until it says it is running, "
                                  "then run the installer again")  # fmt: skip
         blockers(again, ui)
+        recheck_docker_budget(cfg, ui, again.machine)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl)  # fmt: skip
     if local.runtime is not None:  # Docker installed or started first, as the plan said
@@ -298,6 +306,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
+        recheck_docker_budget(cfg, ui, again.machine)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)

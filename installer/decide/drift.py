@@ -39,6 +39,7 @@ class DockerRead:
     runtimes: tuple[str, ...] = ()
     operating_system: str = ""
     reason: str = ""
+    root_dir: str = ""  # DockerRootDir: where images and containers land (inside the VM off Linux)
 
     @property
     def nvidia(self) -> bool:

@@ -158,6 +158,24 @@ def _disk(os_: str, free: int | None, data_dir: str, limits: Thresholds) -> list
     return []
 
 
+def docker_root(os_: str, free: int | None, root_dir: str, limits: Thresholds) -> list[Finding]:
+    """Docker's data root (`docker info`'s DockerRootDir), where the images and the
+    cluster's containers land: measured too when it is another filesystem than the data
+    directory. Linux only: elsewhere it is inside Docker's VM. Unmeasurable: nothing said
+    (the data directory's own finding already speaks for the disk)."""
+    if os_ != "linux" or not root_dir or free is None:
+        return []
+    return [Finding(f.level, f.message.replace(f"free for {root_dir}",
+                                               f"free on Docker's data root {root_dir}"))
+            for f in _disk(os_, free, root_dir, limits)]  # fmt: skip
+
+
+def docker_budget(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
+    """The memory floors alone, for Docker's budget read again once the engine started it
+    (a first Docker Desktop VM may be smaller than the host suggested)."""
+    return list(_memory(machine, limits))
+
+
 def check_cluster(nodes: NodeRead, limits: Thresholds) -> list[Finding]:
     """The floors for a cluster that is not on this machine: its pods run on its nodes, so
     the largest schedulable node (by cpu, then memory, as the sizing ranks them) is measured
