@@ -29,7 +29,16 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, k3dcluster, localcluster, reads, settled, signin, wait
+from installer.commands import (
+    credentials,
+    k3dcluster,
+    localcluster,
+    reads,
+    settled,
+    shellpath,
+    signin,
+    wait,
+)
 from installer.commands.asking import ask_once, leftover_lines, local_heading, terminal_or_refuse
 from installer.commands.emulation import check_amd64
 from installer.commands.gate import (
@@ -239,6 +248,7 @@ def _install(
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True, seen=read.docker,
                                 host=read.windows)  # fmt: skip
     fetched = changes.downloads({**chosen, **local.choices})
+    links = shellpath.links({**chosen, **local.choices}, env, os_)
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
@@ -296,7 +306,7 @@ def _install(
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
         planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                        local=local)  # fmt: skip
+                        local=local, links=links)  # fmt: skip
         ask_once(planned, fetched, ui, interactive=interactive, data_dir=written_in,
                  heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
@@ -324,7 +334,8 @@ def _install(
                                chart_version=chart_version(cfg.chart),
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip
     planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                    local=None if local.managed else local, verdict=verdict, plan=plan)  # fmt: skip
+                    local=None if local.managed else local, verdict=verdict, plan=plan,
+                    links=links)  # fmt: skip
     for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
         ui.warn(warning)
     # On the local path the question was asked before the cluster was made: the rest of
@@ -364,6 +375,7 @@ def _install(
     finally:
         pointing.shutdown(wait=True)
     context_done = context_f.result()
+    notes += shellpath.make(links, env, ui)
     notes += signin.cli_notes(env) if signs_in else []
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads,

@@ -16,10 +16,15 @@ from installer.decide.yesno import flag
 DOCKER_APPS = ("/Applications/Docker.app",)
 
 
-def as_typed(choice: ToolChoice | None, name: str) -> str:
-    """How the person's shell runs a tool the engine used: its bare name when it came from
-    PATH, else its full path (the engine's tools directory is not on PATH)."""
-    if choice is None or choice.path is None or choice.source == "path":
+def as_typed(choice: ToolChoice | None, name: str, env: Mapping[str, str], os_: str) -> str:
+    """How the person's shell runs a tool the engine used: its bare name when PATH finds
+    that very file (through ~/.local/bin's link too), else its full path."""
+    if choice is None or choice.path is None:
+        return name
+    from installer.edges import proc
+
+    found = proc.find_on_path(name, env, os_)
+    if found is not None and os.path.realpath(found.path) == os.path.realpath(choice.path):
         return name
     return choice.path
 
@@ -51,5 +56,5 @@ def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeo
             choice = None
     boot = reboot.Boot(os_, autostart.runtime_starts(env, os_, timeout=timeout, headless=headless),
                        not flag(env, "TRACEBLOC_NO_AUTOSTART"), local.settings.name,
-                       k3d=as_typed(choice, "k3d"), colima=colima, headless=headless)  # fmt: skip
+                       k3d=as_typed(choice, "k3d", env, os_), colima=colima, headless=headless)  # fmt: skip
     return reboot.line(boot)
