@@ -40,3 +40,26 @@ from installer.decide.reboot import Boot, line
 ])  # fmt: skip
 def test_the_line_says_what_this_machine_does_after_a_reboot(boot: Boot, said: str) -> None:
     assert line(boot) == said
+
+
+@pytest.mark.parametrize(("version", "outdated"), [
+    ("0.5.1", True), ("0.9.9", True), ("v0.10.0", False), ("0.10.0-rc.1", False),
+    ("0.10.10", False), ("1.0.0", False), (None, False), ("garbage", False)])  # fmt: skip
+def test_the_cli_floor_is_the_scripts_and_fails_open(version: str | None, outdated: bool) -> None:
+    from installer.decide.pins import cli_outdated
+
+    assert cli_outdated(version) is outdated
+
+
+@pytest.mark.parametrize(("cli", "first"), [
+    pytest.param("tracebloc", "tracebloc delete --keep-data", id="on-path"),
+    pytest.param("/home/a b/.tracebloc/bin/tracebloc",
+                 "'/home/a b/.tracebloc/bin/tracebloc' delete --keep-data", id="engine-copy"),
+    pytest.param("", "get the tracebloc CLI (https://github.com/tracebloc/cli/releases/latest), "
+                 "then: tracebloc delete --keep-data", id="none"),
+])  # fmt: skip
+def test_the_drift_remedy_names_the_cli_as_this_machine_runs_it(cli: str, first: str) -> None:
+    from installer.decide.drift import recreate_remedy
+    from installer.decide.localcluster import settings
+
+    assert f"identity): {first}\n" in recreate_remedy(settings({}), cli=cli)

@@ -174,8 +174,9 @@ def settle(
     if not found.check.nothing or found.plan is None:
         return found, None
     done = found.check
+    cli = tuple(signin.cli_check(env, os_name(sys.platform)))
     return found, Outcome(done.release, done.namespace, found.plan.facts.training,
-                          cfg.values_path, None, (), cluster.target, "left as it is",
+                          cfg.values_path, None, cli, cluster.target, "left as it is",
                           done.ready, unchanged=done.line,
                           after_reboot=after_reboot(local, env, os_name(sys.platform),
                                                     timeout=cfg.probe.timeout))  # fmt: skip
@@ -376,7 +377,7 @@ def _install(
         pointing.shutdown(wait=True)
     context_done = context_f.result()
     notes += shellpath.make(links, env, ui)
-    notes += signin.cli_notes(env) if signs_in else []
+    notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads,
                    after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout))  # fmt: skip

@@ -179,7 +179,9 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         if not inspected.readable:
             problems.append((f"could not inspect the existing cluster {s.name}: "
                              f"{inspected.reason}", "check `docker ps -a`, then run again"))  # fmt: skip
-        found = tuple(drift(s, inspected))
+        from installer.commands.signin import cli_as_typed
+
+        found = tuple(drift(s, inspected, cli_as_typed(env, os_)))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     if action in (CREATE, START):  # a running cluster of ours holds the port itself

@@ -28,7 +28,8 @@ class Outcome:
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
     if outcome.unchanged:
-        return "\n".join(filter(None, (outcome.unchanged, outcome.after_reboot)))
+        notes = [f"  note: {note}" for note in outcome.notes]
+        return "\n".join(filter(None, (outcome.unchanged, *notes, outcome.after_reboot)))
     training = outcome.training
     who = training_words(training)
     kube = outcome.kube
