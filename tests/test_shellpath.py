@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from installer.decide.shellpath import links, path_line
+from installer.decide.shellpath import links, path_note
 from installer.decide.tooling import ToolChoice
 
 HOME = "/home/ana"
@@ -26,13 +26,22 @@ def test_only_engine_kept_tools_nobody_else_has_get_a_link() -> None:
     assert links(choices, env, "windows", on_path=[], taken=[]) == []
 
 
-@pytest.mark.parametrize(("shell", "line"), [
-    pytest.param("/bin/bash", "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc", id="bash"),
-    pytest.param("/bin/zsh", "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.zshrc", id="zsh"),
-    pytest.param("/usr/bin/fish", "fish_add_path $HOME/.local/bin", id="fish"),
-    pytest.param("", "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.profile", id="sh"),
+@pytest.mark.parametrize(("shell", "os_", "kept"), [
+    pytest.param("/bin/bash", "linux", "~/.bashrc", id="bash-linux"),
+    pytest.param("/bin/bash", "darwin", "~/.bash_profile", id="bash-macos"),
+    pytest.param("/bin/zsh", "darwin", "~/.zshrc", id="zsh"),
+    pytest.param("", "linux", "~/.profile", id="sh"),
 ])  # fmt: skip
-def test_the_path_line_is_for_the_persons_shell(shell: str, line: str) -> None:
+def test_the_path_note_is_for_the_persons_shell(shell: str, os_: str, kept: str) -> None:
     env = {"HOME": HOME, "SHELL": shell, "PATH": "/usr/bin:/bin"}
-    assert path_line(env, f"{HOME}/.local/bin") == line
-    assert path_line({**env, "PATH": f"/usr/bin:{HOME}/.local/bin/"}, f"{HOME}/.local/bin") == ""
+    assert path_note(env, os_, f"{HOME}/.local/bin", "k3d is") == (
+        f"k3d is in {HOME}/.local/bin, which is not on your PATH yet: run "
+        f"`export PATH=\"{HOME}/.local/bin:$PATH\"` (add it to {kept} to keep it)")
+    assert path_note({**env, "PATH": f"/usr/bin:{HOME}/.local/bin/"}, os_, f"{HOME}/.local/bin",
+                     "k3d is") == ""  # fmt: skip
+
+
+def test_fish_gets_its_own_line() -> None:
+    env = {"HOME": HOME, "SHELL": "/usr/bin/fish", "PATH": "/usr/bin"}
+    assert "run `fish_add_path /home/ana/.local/bin` (add it to ~/.config/fish/config.fish" in \
+        path_note(env, "linux", f"{HOME}/.local/bin", "helm is")  # fmt: skip

@@ -5,6 +5,7 @@ the PATH line when ~/.local/bin is not on PATH."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 
 from installer.decide import shellpath
@@ -47,9 +48,8 @@ def make(made: Sequence[tuple[str, str]], env: Mapping[str, str], ui: Ui) -> lis
     if failed:
         ui.warn(f"could not link the tools where your shell looks: {failed}")
         return []
-    directory = shellpath.bin_dir(env)
-    line = shellpath.path_line(env, directory)
     names = ", ".join(os.path.basename(link) for _, link in made)
     verb = "is" if len(made) == 1 else "are"
-    return [f"{names} {verb} in {directory}, which is not on your PATH yet: run {line} and "
-            "open a new terminal"] if line else []  # fmt: skip
+    note = shellpath.path_note(env, sys.platform if sys.platform == "darwin" else "linux",
+                               shellpath.bin_dir(env), f"{names} {verb}")  # fmt: skip
+    return [note] if note else []

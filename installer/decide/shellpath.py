@@ -44,20 +44,21 @@ def link_argv(target: str, link: str) -> tuple[str, ...]:
     return ("ln", "-s", target, link)
 
 
-def on_path(env: Mapping[str, str], directory: str) -> bool:
-    return bool(directory) and any(posixpath.normpath(p) == posixpath.normpath(directory)
-                                   for p in env.get("PATH", "").split(":") if p)  # fmt: skip
-
-
-def path_line(env: Mapping[str, str], directory: str) -> str:
-    """The line that puts `directory` on PATH in this person's shell ($SHELL), for new
-    terminals; "" when it is on PATH already."""
-    if not directory or on_path(env, directory):
-        return ""
+def profile(env: Mapping[str, str], os_: str) -> str:
+    """The file a new terminal of this person's shell ($SHELL) reads (the scripts' choice)."""
     shell = posixpath.basename(env.get("SHELL", "").strip())
-    home = env.get("HOME", "").strip()
-    shown = "$HOME" + directory[len(home):] if home and directory.startswith(home + "/") else directory
-    if shell == "fish":
-        return f"fish_add_path {shown}"
-    rc = {"zsh": "~/.zshrc", "bash": "~/.bashrc"}.get(shell, "~/.profile")
-    return f"echo 'export PATH=\"{shown}:$PATH\"' >> {rc}"
+    if shell == "bash":
+        return "~/.bash_profile" if os_ == "darwin" else "~/.bashrc"
+    return {"zsh": "~/.zshrc", "fish": "~/.config/fish/config.fish"}.get(shell, "~/.profile")
+
+
+def path_note(env: Mapping[str, str], os_: str, directory: str, names: str) -> str:
+    """What the summary says when `directory` is not on PATH ("" when it is): the line for
+    this shell (decide/signin.path_line, the one answer to it) and where it is kept."""
+    from installer.decide.signin import path_line
+
+    line = path_line(directory, os_=os_, shell=env.get("SHELL", ""), path=env.get("PATH", ""))
+    if line is None:
+        return ""
+    return (f"{names} in {directory}, which is not on your PATH yet: run `{line}` (add it "
+            f"to {profile(env, os_)} to keep it)")
