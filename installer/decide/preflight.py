@@ -125,6 +125,12 @@ def _docker_memory_remedy(machine: MachineFacts, limits: Thresholds, under_floor
     if machine.os == "linux":
         return (f"give Docker {_gib(target)}: on Linux its budget is the machine's memory or "
                 "a VM/cgroup limit; raise that or free memory, then restart Docker")  # fmt: skip
+    if machine.os == "windows":
+        # Docker Desktop's WSL 2 backend has no memory setting of its own: WSL's VM is sized
+        # by the [wsl2] section of the user's .wslconfig.
+        return (f"give Docker {_gib(target)}: in %USERPROFILE%\\.wslconfig set [wsl2] "
+                f"memory={target:g}GB, run `wsl --shutdown`, start Docker Desktop again, then "
+                "run the installer again")  # fmt: skip
     colima = (f" (colima: colima stop && colima start --memory {target:g})"
               if machine.os == "darwin" else "")  # fmt: skip
     return (f"give Docker {_gib(target)}: Docker Desktop > Settings > Resources > Memory"
