@@ -393,3 +393,17 @@ def test_a_docker_the_engine_starts_is_enabled_at_boot_before_the_question(
 def test_prepare_host_on_macos_is_refused_as_the_twin() -> None:
     plan = decide(darwin(), mode=rt.PREPARE_HOST)
     assert plan.refusal is not None and "Linux" in plan.refusal[0]
+
+
+@pytest.mark.parametrize(("arch", "brew"), [("arm64", "/opt/homebrew/bin/brew"),
+                                            ("amd64", "/usr/local/bin/brew")])  # fmt: skip
+def test_a_homebrew_this_plan_installs_is_run_by_its_path_and_put_on_path_by_shellenv(
+    arch: str, brew: str
+) -> None:
+    plan = decide(darwin(arch=arch, gui=False, tools=frozenset()))
+    installs = [s.argv for s in plan.steps if s.argv[1:2] == ("install",) and "brew" in s.argv[0]]
+    assert installs and all(argv[0] == brew for argv in installs)
+    assert any(f'eval "$({brew} shellenv)"' in note for note in plan.notes)
+    # Homebrew already there: found on PATH, no note.
+    there = decide(darwin(arch=arch, gui=False, tools=frozenset({"brew"})))
+    assert all(s.argv[0] == "brew" for s in there.steps if "install" in s.argv[1:2]) and not there.notes

@@ -68,6 +68,25 @@ def colima_start_args(facts: Facts) -> tuple[str, ...]:
     return tuple(args)
 
 
+def brew_path(arch: str) -> str:
+    """Where Homebrew's installer puts `brew` on this processor."""
+    return ("/opt/homebrew" if arch == "arm64" else "/usr/local") + "/bin/brew"
+
+
+def shellenv_line(arch: str) -> str:
+    """What puts Homebrew (and what it installed) on a new terminal's PATH: `brew shellenv`,
+    as Homebrew's own installer tells its user."""
+    return f'eval "$({brew_path(arch)} shellenv)"'
+
+
+def _brew_notes(facts: Facts) -> tuple[str, ...]:
+    if "brew" in facts.tools:
+        return ()
+    return (f"Homebrew was installed in {brew_path(facts.arch).rsplit('/bin/', 1)[0]}; to have "
+            f"it (and what it installed) in new terminals run: {shellenv_line(facts.arch)} "
+            "(add it to ~/.zprofile to keep it)",)
+
+
 def decide_macos(facts: Facts) -> RuntimePlan:
     wait = Step(("docker", "info", "--format", "{{json .}}"), "wait until Docker answers",
                 root=False, kind="wait-docker", timeout=START_WAIT_S)  # fmt: skip
@@ -83,21 +102,24 @@ def decide_macos(facts: Facts) -> RuntimePlan:
     if facts.admin is False:
         return RuntimePlan(PRIVILEGED, "not-admin", refusal=not_admin())
     steps: list[Step] = [*sudo_prime(facts)]
+    # A Homebrew this plan installs is not on PATH yet (on Apple Silicon it lives in
+    # /opt/homebrew, which no default PATH has): it is run by its absolute path.
+    brew = "brew" if "brew" in facts.tools else brew_path(facts.arch)
     if "brew" not in facts.tools:
         steps.append(Step(("env", "NONINTERACTIVE=1", "/bin/bash", STAGED), "install Homebrew",
                           root=False, kind="fetch", url=HOMEBREW_URL,
                           timeout=HOMEBREW_TIMEOUT_S))  # fmt: skip
     if facts.gui is False:
         if not facts.docker_cli:
-            steps.append(Step(("brew", "install", "docker"), "install the Docker CLI",
+            steps.append(Step((brew, "install", "docker"), "install the Docker CLI",
                               root=False, timeout=BREW_TIMEOUT_S))  # fmt: skip
         if "colima" not in facts.tools:
-            steps.append(Step(("brew", "install", "colima"), "install colima (no desktop "
+            steps.append(Step((brew, "install", "colima"), "install colima (no desktop "
                               "session here for Docker Desktop)", root=False,
                               timeout=BREW_TIMEOUT_S))  # fmt: skip
         steps += [Step(colima_start_args(facts), "start colima", root=False,
                        timeout=BREW_TIMEOUT_S), wait]  # fmt: skip
-        return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
+        return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
     arch = "arm64" if facts.arch == "arm64" else "amd64"
     url = DMG_URL.format(arch=arch)
     steps += [
@@ -115,7 +137,7 @@ def decide_macos(facts: Facts) -> RuntimePlan:
              "in the window it opens)", root=False, timeout=30),  # fmt: skip
         Step(wait.argv, wait.why, root=False, kind="wait-docker", timeout=FIRST_START_WAIT_S),
     ]
-    return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
+    return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
 
 
 def needs_amd64_check(arch: str, mysql_engine: str) -> bool:
