@@ -325,11 +325,11 @@ def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
 
     mirror = tools.parse_mirror(env)
     total = DOWNLOAD_BACKSTOP_S
-    if env.get(tools.DOWNLOAD_TIMEOUT, "").strip():
+    if env.get("TRACEBLOC_DOWNLOAD_TIMEOUT_S", "").strip():
         from installer.decide.settings import env_number
 
-        total = env_number(env, tools.DOWNLOAD_TIMEOUT, DOWNLOAD_BACKSTOP_S, zero_ok=False,
-                           most=DOWNLOAD_BACKSTOP_S)  # fmt: skip
+        total = env_number(env, "TRACEBLOC_DOWNLOAD_TIMEOUT_S", DOWNLOAD_BACKSTOP_S,
+                           zero_ok=False, most=DOWNLOAD_BACKSTOP_S)  # fmt: skip
 
     def get(url: str, path: str) -> None:
         parts = urlsplit(url)
