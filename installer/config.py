@@ -117,7 +117,9 @@ def probe_config(
 
 # --- plan-only settings ------------------------------------------------------------------
 
-_PASTE_MARKERS = re.compile("\x1b\\[20[01]~")
+# A terminal's escape sequences: CSI (`ESC [ … final`: the bracketed-paste markers, arrow
+# keys, F-keys) and SS3 (`ESC O x`: arrows and F1-F4 in application mode). Never typed text.
+_ESCAPES = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1bO[ -~]")
 _C0 = re.compile("[\x00-\x1f]")
 CLIENT_ENVS = {"dev": "dev", "development": "dev", "stg": "stg", "staging": "stg",
                "prod": "prod", "production": "prod"}  # fmt: skip
@@ -148,9 +150,10 @@ def check_text(env: Mapping[str, str], names: tuple[str, ...]) -> None:
 
 
 def clean_credential(raw: str) -> str:
-    """Strip bracketed-paste markers and C0 control characters; keep everything else,
-    leading and trailing spaces included: the stored string must be what the user typed."""
-    return _C0.sub("", _PASTE_MARKERS.sub("", raw))
+    """Strip the terminal's escape sequences (bracketed-paste markers, arrow and function
+    keys: CSI and SS3) and C0 control characters; keep everything else, leading and trailing
+    spaces included: the stored string must be what the user typed."""
+    return _C0.sub("", _ESCAPES.sub("", raw))
 
 
 def env_secrets(env: Mapping[str, str]) -> set[str]:

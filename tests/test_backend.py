@@ -261,28 +261,33 @@ def test_importing_the_module_does_not_import_requests() -> None:
         pytest.param("api.tracebloc.io", 443, "tracebloc.io", True, id="parent-domain"),
         pytest.param("api.tracebloc.io", 443, ".tracebloc.io", True, id="leading-dot"),
         pytest.param("api.tracebloc.io", 443, "*.tracebloc.io", True, id="leading-star-dot"),
-        pytest.param("tracebloc.io", 443, ".tracebloc.io", True, id="leading-dot-matches-itself"),
+        pytest.param("tracebloc.io", 443, ".tracebloc.io", False, id="leading-dot-subdomains-only"),
+        pytest.param("tracebloc.io", 443, "*.tracebloc.io", False, id="leading-star-subdomains-only"),
         pytest.param("api.tracebloc.io", 443, "bloc.io", False, id="not-a-label-boundary"),
         pytest.param("api.tracebloc.io", 443, "io.tracebloc", False, id="other-domain"),
         pytest.param("API.Tracebloc.IO", 443, " TRACEBLOC.io ", True, id="case-and-spaces"),
-        pytest.param("api.tracebloc.io.", 443, "tracebloc.io", True, id="trailing-dot-host"),
+        pytest.param("api.tracebloc.io.", 443, "tracebloc.io", False, id="trailing-dot-host-as-go"),
         pytest.param("api.tracebloc.io", 443, "a.com b.com,tracebloc.io", True,
-                     id="space-and-comma-separated"),  # fmt: skip
+                     id="comma-separated"),  # fmt: skip
+        pytest.param("api.tracebloc.io", 443, "a.com tracebloc.io", False,
+                     id="spaces-do-not-separate"),  # fmt: skip
         pytest.param("api.tracebloc.io", 443, "api.tracebloc.io:443", True, id="host-port-same"),
         pytest.param("api.tracebloc.io", 443, "api.tracebloc.io:8443", False,
                      id="host-port-different"),  # fmt: skip
-        pytest.param("127.0.0.1", 8080, "127.0.0.1", True, id="ipv4-exact"),
-        pytest.param("127.0.0.1", 8080, "127.0.0.1:8080", True, id="ipv4-port-same"),
-        pytest.param("127.0.0.1", 8080, "127.0.0.1:9090", False, id="ipv4-port-different"),
-        pytest.param("127.0.0.1", 8080, "127.0.0.2", False, id="ipv4-other"),
+        pytest.param("10.0.0.1", 8080, "10.0.0.1", True, id="ipv4-exact"),
+        pytest.param("10.0.0.1", 8080, "10.0.0.1:8080", True, id="ipv4-port-same"),
+        pytest.param("10.0.0.1", 8080, "10.0.0.1:9090", False, id="ipv4-port-different"),
+        pytest.param("10.0.0.1", 8080, "10.0.0.2", False, id="ipv4-other"),
+        pytest.param("127.0.0.1", 8080, "", True, id="loopback-never-proxied"),
+        pytest.param("localhost", 8080, "", True, id="localhost-never-proxied"),
         pytest.param("10.1.2.3", 443, "10.0.0.0/8", True, id="cidr-in"),
         pytest.param("11.1.2.3", 443, "10.0.0.0/8", False, id="cidr-out"),
-        pytest.param("127.0.0.1", 443, "0.0.1", False, id="domain-suffix-never-matches-an-ip"),
-        pytest.param("127.0.0.1", 443, "localhost", False, id="names-are-not-resolved"),
-        pytest.param("::1", 443, "::1", True, id="ipv6-bare"),
-        pytest.param("::1", 443, "[::1]", True, id="ipv6-bracketed"),
-        pytest.param("[::1]", 8080, "[::1]:8080", True, id="ipv6-port-same"),
-        pytest.param("::1", 8080, "[::1]:9090", False, id="ipv6-port-different"),
+        pytest.param("10.0.0.1", 443, "0.0.1", True, id="a-domain-entry-is-compared-as-text-as-go"),
+        pytest.param("10.0.0.1", 443, "intranet", False, id="names-are-not-resolved"),
+        pytest.param("fd00::1", 443, "fd00::1", True, id="ipv6-bare"),
+        pytest.param("fd00::1", 443, "[fd00::1]", False, id="ipv6-bracketed-without-port-as-go"),
+        pytest.param("[fd00::1]", 8080, "[fd00::1]:8080", True, id="ipv6-port-same"),
+        pytest.param("fd00::1", 8080, "[fd00::1]:9090", False, id="ipv6-port-different"),
         pytest.param("fd00::5", 443, "fd00::/8", True, id="ipv6-cidr"),
         pytest.param("10.1.2.3", 443, "fd00::/8", False, id="ipv4-host-ipv6-range"),
     ],
@@ -320,14 +325,16 @@ def test_proxy_for(url: str, env: dict[str, str], expected: str | None) -> None:
 
 def test_a_dead_proxy_makes_the_check_unverified(backend: BackendServer) -> None:
     port = dead_port()
-    check = verify(backend.url, "client-1", PASSWORD, env={"HTTPS_PROXY": f"http://127.0.0.1:{port}"},
+    check = verify(backend.url, "client-1", PASSWORD, env={"HTTPS_PROXY": f"http://127.0.0.1:{port}",
+                                                           "TB_TEST_PROXY_LOOPBACK": "1"},
                    timeout=5)  # fmt: skip
     assert check == Check(Verdict.UNVERIFIED, f"could not use the proxy 127.0.0.1:{port}: connection refused")
     assert backend.requests == []
 
 
 def test_no_proxy_bypasses_the_dead_proxy(backend: BackendServer) -> None:
-    env = {"HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}", "NO_PROXY": "localhost,127.0.0.1"}
+    env = {"HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}", "NO_PROXY": "localhost,127.0.0.1",
+           "TB_TEST_PROXY_LOOPBACK": "1"}
     assert verify(backend.url, "client-1", PASSWORD, env=env, timeout=5).verdict is Verdict.VALID
     assert len(backend.requests) == 1
 
@@ -550,3 +557,11 @@ def test_requests_imported_through_http_says_nothing_without_an_encoding_detecto
     later = _python("from installer.edges import backend; import warnings; backend.http(); "
                     "warnings.warn('Unable to find acceptable character detection dependency')")  # fmt: skip
     assert later.returncode != 0 and "UserWarning" in later.stderr  # the filter did not outlive it
+
+
+def test_a_loopback_backend_is_never_sent_through_the_proxy_as_go_never_sends_it(
+    backend: BackendServer,
+) -> None:
+    check = verify(backend.url, "client-1", PASSWORD, env={"HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}"},
+                   timeout=5)  # fmt: skip
+    assert check.verdict is not Verdict.UNVERIFIED and backend.requests

@@ -488,3 +488,39 @@ def test_delete_data_never_deletes_a_directory_that_is_not_ours(
     assert said in result.stderr
     assert (target / "precious.txt").exists()
     assert helm_uninstalls(cluster) == []
+
+
+def test_diagnose_collects_what_support_needs_across_the_machine_and_cluster(
+    cluster: FakeCluster,
+) -> None:
+    healthy(cluster)
+    cluster.install("docker")
+    cluster.install("k3d")
+    cluster.on("docker", "info", stdout='{"ServerVersion": "27.1", "DockerRootDir": "/var/lib/docker"}\n')
+    cluster.on("docker", "ps", stdout="k3d-tracebloc-server-0\tUp 2 hours\trancher/k3s\n")
+    cluster.on("docker", "ps", "--filter", stdout="k3d-tracebloc-server-0\nk3d-tracebloc-serverlb\n")
+    cluster.on("docker", "inspect", stdout="/k3d-tracebloc-server-0 restart=unless-stopped\n")
+    cluster.on("k3d", "cluster", "list", stdout='[{"name": "tracebloc"}]\n')
+    cluster.on("k3d", "node", "list", stdout='[{"name": "k3d-tracebloc-server-0"}]\n')
+    failing = {"metadata": {"namespace": "kube-system", "name": "coredns-1"},
+               "status": {"phase": "Pending"}}
+    running = {"metadata": {"namespace": "tracebloc", "name": "mysql-0"},
+               "status": {"phase": "Running", "containerStatuses": [{"ready": True}]}}
+    cluster.on("kubectl", "get", "pods", "-A", "-o", "json",
+               stdout=json.dumps({"items": [failing, running]}))  # fmt: skip
+    cluster.on("kubectl", "get", "events", "-A", stdout="LAST SEEN TYPE REASON\n1m Warning FailedScheduling\n")
+    cluster.on("kubectl", "describe", "pod", "coredns-1", stdout="Name: coredns-1\nEvents: 0/1 nodes\n")
+
+    result = cluster.run("diagnose", "--json", HTTPS_PROXY=f"http://u:{PROXY_PASSWORD}@proxy:3128",
+                         NO_PROXY="localhost")  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    members = _members(Path(json.loads(result.stdout)["bundle"]))
+    assert {"docker-info.json", "docker-ps.txt", "k3d-restart-policy.txt", "k3d-clusters.json",
+            "k3d-nodes.json", "pods-all-namespaces.txt", "events-all-namespaces.txt",
+            "describe/kube-system.coredns-1.txt", "disk.txt", "proxy.txt"} <= set(members)  # fmt: skip
+    assert b"restart=unless-stopped" in members["k3d-restart-policy.txt"]
+    assert not any(name.startswith("describe/tracebloc.") for name in members)  # ready: not described
+    assert b"FailedScheduling" in members["events-all-namespaces.txt"]
+    assert members["proxy.txt"] == b"HTTPS_PROXY=http://u:********@proxy:3128\nNO_PROXY=localhost\n"
+    assert PROXY_PASSWORD.encode() not in b"".join(members.values())

@@ -95,3 +95,26 @@ def test_the_end_of_a_bare_laptop_run_says_what_was_seen_and_what_to_do_next(
     for step in ("https://ai.tracebloc.io", "tracebloc-installer status", "tracebloc data ingest",
                  "https://github.com/tracebloc/cli/releases"):  # fmt: skip
         assert step in out
+
+
+def test_the_fetched_tools_are_linked_where_the_shell_looks_and_the_path_line_is_given(
+    laptop: World, backend: BackendServer
+) -> None:
+    cluster = laptop.cluster
+    env = laptop.env(**env_for(backend, SHELL="/bin/bash", TRACEBLOC_NO_AUTOSTART="1"))
+    planned = cluster.run("plan", **env)
+    local_bin = cluster.home / ".local" / "bin"
+    assert f"ln -s {laptop.tools_dir}" in planned.stdout and not local_bin.exists()
+
+    result = cluster.run("install", "--yes", **env)
+
+    assert result.returncode == 0, result.stderr
+    for name in ENGINE_TOOLS:
+        assert (local_bin / name).is_symlink()
+        assert os.path.realpath(local_bin / name) == os.path.realpath(Path(laptop.tools_dir) / name)
+    assert ("kubectl, helm, k3d are in " + str(local_bin) + ", which is not on your PATH yet: "
+            f"run `export PATH=\"{local_bin}:$PATH\"` (add it to ~/.bashrc to keep it)") in result.stdout
+    # No restart policy (TRACEBLOC_NO_AUTOSTART): the reboot line names k3d as this shell
+    # runs it, by its full path, since the link's directory is not on PATH yet.
+    assert result.stdout.rstrip().splitlines()[-1].endswith(
+        f"then start the cluster: {laptop.tools_dir}{os.sep}k3d cluster start tracebloc")

@@ -759,3 +759,16 @@ def test_release_directories_are_prepared_whenever_the_cluster_runs_here(
         assert modes == {"data": 0o2777, "logs": 0o3777, "mysql": 0o777}
     else:
         assert all((base / name).is_dir() for name in ("data", "logs", "mysql"))
+
+
+def test_an_undersized_training_envelope_is_warned_during_install_as_in_plan(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cluster.nodes(node("small", "2", "4Gi")).installed().installable()
+    warning = "node small (2 CPU, 4.0 GiB allocatable) is small"
+    planned = cluster.run("plan", **env_for(backend))
+    assert warning in planned.stdout + planned.stderr
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    assert f"warning: {warning}" in result.stderr

@@ -287,3 +287,25 @@ def test_a_proxy_configuration_a_killed_run_left_is_removed_by_the_next_create(
 
     assert result.returncode == 0, result.stderr
     assert not leftover.exists()
+
+
+def test_a_taken_api_port_stops_before_the_cluster_is_created(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    import socket
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))  # a port of this test's own stands for 6550
+    holder.listen(1)
+    probe = {"TB_TEST_API_PORT_PROBE": f"127.0.0.1:{holder.getsockname()[1]}"}
+    try:
+        planned = cluster.run("plan", **env_for(backend), **probe)
+        result = install(cluster, backend, **probe)
+    finally:
+        holder.close()
+
+    assert result.returncode == 1
+    assert "port 6550 on 127.0.0.1 is already in use" in result.stderr
+    assert "ss -ltnp" in result.stderr and "port 6550" in planned.stdout + planned.stderr
+    assert not any(c[1:3] == ["cluster", "create"] for c in local_calls(cluster))

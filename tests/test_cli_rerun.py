@@ -45,9 +45,16 @@ def upgraded(cluster: FakeCluster) -> bool:
     return any(call[:3] == UPGRADE for call in mutating_calls(cluster))
 
 
+def with_cli(cluster: FakeCluster, version: str) -> None:
+    cluster.install("tracebloc")
+    cluster.on("tracebloc", "version",
+               stdout=f"tracebloc {version} (0a1b2c3, built 2026-01-01, go1.22 on linux/amd64)\n")
+
+
 def test_healthy_rerun_changes_nothing_and_says_so_in_one_line(
     healthy: FakeCluster, backend: BackendServer
 ) -> None:
+    with_cli(healthy, "0.10.9")
     path = values_path(healthy)
     before, mtime = path.read_bytes(), path.stat().st_mtime_ns
     result = healthy.run("install", "--yes", **env_for(backend))
@@ -201,3 +208,26 @@ def test_healthy_rerun_on_the_engines_own_local_cluster_touches_neither_docker_n
     assert changed == []
     assert cluster.kubeconfig.read_bytes() == kubeconfig
     assert backend.requests == []
+
+
+@pytest.mark.parametrize(("version", "said"), [
+    pytest.param(None, "the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
+                 "install it with: curl -fsSL https://github.com/tracebloc/cli/releases/latest/"
+                 "download/install.sh | sh", id="cli-missing"),
+    pytest.param("0.5.1", "is 0.5.1, older than 0.10.0 (from 0.10.0 it tells you about its own "
+                 "updates): update it with: curl -fsSL", id="cli-below-the-floor"),
+    pytest.param("0.10.0", None, id="cli-at-the-floor"),
+])  # fmt: skip
+def test_a_healthy_rerun_checks_the_tracebloc_cli_is_there_and_recent_enough(
+    healthy: FakeCluster, backend: BackendServer, version: str | None, said: str | None
+) -> None:
+    if version is not None:
+        with_cli(healthy, version)
+    result = healthy.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    assert "nothing to change" in result.stdout and mutating_calls(healthy) == []
+    notes = [line for line in result.stdout.splitlines() if line.startswith("  note: ")]
+    if said is None:
+        assert notes == []
+    else:
+        assert len(notes) == 1 and said in notes[0]

@@ -18,6 +18,8 @@ from tests.fakes.runtime_host import (
     DOCKER_CE_APT,
     GRANTEE,
     KERNEL_MODULE_NAMES,
+    RUNNING,
+    STARTED,
     linux_host,
     root_calls,
     sysroot,
@@ -164,7 +166,67 @@ def test_tier_0_runs_no_privileged_step_at_all(cluster: FakeCluster, backend: Ba
 
     assert result.returncode == 0, result.stderr
     tools = {e["tool"] for e in cluster.call_log()}
-    assert not tools & {"sudo", "apt-get", "systemctl", "usermod", "install", "modprobe", "sg"}
+    assert not tools & {"sudo", "apt-get", "usermod", "install", "modprobe", "sg"}
+    # systemctl only read, as the user: is Docker enabled at boot (the reboot line).
+    assert [e["argv"] for e in cluster.call_log() if e["tool"] == "systemctl"] == [
+        ["is-enabled", "docker"]]
+
+
+def boot_state(cluster: FakeCluster, enabled: bool) -> None:
+    """systemctl's answer to is-enabled, as the real one gives it (disabled: exit 1), and
+    enabled once `systemctl enable docker` ran."""
+    cluster.on("systemctl", "is-enabled", stdout="enabled\n" if enabled else "disabled\n",
+               rc=0 if enabled else 1)  # fmt: skip
+    cluster.on("systemctl", "enable", "docker", mark="boot-enabled")
+    cluster.on("systemctl", "is-enabled", stdout="enabled\n", after="boot-enabled")
+
+
+def test_a_docker_the_engine_starts_is_enabled_at_boot_and_the_summary_says_so(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    boot_state(cluster, enabled=False)
+    planned = cluster.run("plan", **env)
+    assert planned.returncode == 0, planned.stderr
+    assert "sudo -n systemctl enable docker" in planned.stdout
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    calls = root_calls(cluster)
+    assert ["systemctl", "enable", "docker"] in calls
+    assert calls.index(["systemctl", "enable", "docker"]) < calls.index(["systemctl", "start", "docker"])
+    assert result.stdout.rstrip().splitlines()[-1] == (
+        "After a reboot, tracebloc restarts automatically (Docker starts at boot; the "
+        "cluster's containers restart with it).")
+
+
+def test_an_already_enabled_docker_is_not_enabled_again(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    boot_state(cluster, enabled=True)
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert ["systemctl", "enable", "docker"] not in root_calls(cluster)
+    assert "restarts automatically" in result.stdout.splitlines()[-1]
+
+
+def test_tier_0_with_docker_disabled_at_boot_says_how_to_bring_it_back(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="running")
+    boot_state(cluster, enabled=False)
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert not any(e["tool"] == "sudo" for e in cluster.call_log())  # tier 0: nothing privileged
+    assert result.stdout.rstrip().splitlines()[-1] == (
+        "After a reboot, start Docker to bring tracebloc back: sudo systemctl start docker "
+        "(to make it automatic: sudo systemctl enable docker)")
 
 
 def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
@@ -365,3 +427,35 @@ def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
     calls = root_calls(cluster)  # what reached the real sudo: the refused mv never did
     written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
     assert calls.index(["rm", "-f", "--", new]) > written
+
+
+def test_dockers_budget_is_read_again_once_the_engine_started_it(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    small = json.dumps({**json.loads(RUNNING), "MemTotal": 2**30})
+    cluster.on("docker", "info", stdout=small, after=STARTED)
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0",
+                                                      PF_MIN_DISK_GB="0", PF_MIN_MEM_GB="4", **env))
+
+    assert result.returncode == 1
+    assert "Docker, now running, has less memory than the client needs" in result.stderr
+    assert "Docker's memory budget: 1.0 GiB total, the client needs at least 4 GiB" in result.stderr
+    assert ["systemctl", "start", "docker"] in root_calls(cluster)
+    assert not any(e["tool"] == "k3d" and "create" in e["argv"] for e in cluster.call_log())
+
+
+def test_free_disk_is_measured_on_dockers_data_root_too(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    # /dev/shm: another filesystem than the data directory, as /var/lib/docker often is.
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="running")
+    cluster.on("docker", "info", stdout=json.dumps({**json.loads(RUNNING),
+                                                    "DockerRootDir": "/dev/shm"}))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0",
+                                                      PF_MIN_DISK_GB="100000", **env))
+
+    assert result.returncode == 1
+    assert "free on Docker's data root /dev/shm, the client needs at least" in result.stderr

@@ -329,7 +329,8 @@ def test_downloads_go_through_the_proxy(world: World) -> None:
     carry = world.cluster.root / "carry"
     with ConnectProxy() as proxy:
         result = world.cluster.run("tools", "--download-to", str(carry),
-                                   **world.env(HTTPS_PROXY=proxy.url))  # fmt: skip
+                                   **world.env(HTTPS_PROXY=proxy.url,
+                                               TB_TEST_PROXY_LOOPBACK="1"))  # fmt: skip
         tunnels = list(proxy.tunnels)
 
     assert result.returncode == 0, result.stderr

@@ -232,6 +232,9 @@ def test_parse_override_rejects(raw: str) -> None:
         pytest.param("pässwörd-密码-🔑", "pässwörd-密码-🔑", id="unicode-kept"),
         pytest.param("back\\slash $HOME %PATH%", "back\\slash $HOME %PATH%", id="shell-chars-kept"),
         pytest.param("[200~", "[200~", id="marker-text-without-escape-kept"),
+        pytest.param("clie\x1b[Dnt-1\x1b[C", "client-1", id="csi-arrow-keys-dropped"),
+        pytest.param("client\x1bOA-1", "client-1", id="ss3-arrow-key-dropped"),
+        pytest.param("id\x1b[1;5D-2\x1b[15~", "id-2", id="csi-with-parameters-and-f-key"),
     ],
 )
 def test_clean_credential(raw: str, expected: str) -> None:
@@ -244,6 +247,21 @@ printable = st.text(st.characters(min_codepoint=0x20, blacklist_categories=("Cs"
 @given(text=printable)
 def test_clean_credential_keeps_anything_without_control_characters(text: str) -> None:
     assert clean_credential(text) == text
+
+
+escape = st.one_of(
+    st.builds(lambda p, f: f"\x1b[{p}{f}", st.text(st.sampled_from("0123456789;?"), max_size=6),
+              st.sampled_from("ABCDHF~mRu")),
+    st.builds(lambda f: f"\x1bO{f}", st.sampled_from("ABCDPQRS")),
+)  # fmt: skip
+
+
+@given(parts=st.lists(st.tuples(printable, escape)), tail=printable)
+def test_clean_credential_drops_every_escape_sequence_and_keeps_the_text(
+    parts: list[tuple[str, str]], tail: str
+) -> None:
+    raw = "".join(text + seq for text, seq in parts) + tail
+    assert clean_credential(raw) == "".join(text for text, _ in parts) + tail
 
 
 @given(text=printable)

@@ -228,7 +228,8 @@ def _host(os_: str, gib: float) -> MachineFacts:
     ("os_", "docker_gib", "level", "remedy"),
     [
         pytest.param("darwin", 4, "fail", "colima start --memory 8", id="small-mac-vm-fails"),
-        pytest.param("windows", 6, "warn", "Docker Desktop", id="between-floor-and-warn"),
+        pytest.param("windows", 6, "warn", "%USERPROFILE%\\.wslconfig set [wsl2] memory=16GB, run "
+                     "`wsl --shutdown`", id="windows-wsl2-is-sized-by-wslconfig"),
         pytest.param("darwin", 5 - 0.4, "warn", "Docker Desktop", id="vm-at-the-floor-within-grace"),
     ],
 )
@@ -240,6 +241,8 @@ def test_docker_budget_is_what_preflight_measures(
     memory = [f for f in findings if f.message.startswith("Docker's memory budget")]
     assert memory[0].level == level
     assert any(remedy in f.message for f in findings if f.level == "note")
+    if os_ == "windows":  # the WSL 2 backend has no such setting
+        assert not any("Resources > Memory" in f.message for f in findings)
 
 
 def test_a_host_too_small_for_the_floor_is_told_so() -> None:

@@ -348,14 +348,73 @@ def test_amd64_emulation_is_checked_only_where_the_amd64_only_mysql_needs_it(
 
 def test_the_login_autostart_opens_docker_desktop(tmp_path: Path) -> None:
     steps = mac.autostart_steps("/Users/ana", 501)
-    doc = plistlib.loads(steps[0].content.encode())
+    staged = next(s for s in steps if s.kind == "stage")
+    doc = plistlib.loads(staged.content.encode())
     assert doc["Label"] == "io.tracebloc.runtime" and doc["RunAtLoad"] is True
     assert doc["ProgramArguments"] == ["/usr/bin/open", "-a", "Docker"]
-    assert steps[0].argv[-1] == "/Users/ana/Library/LaunchAgents/io.tracebloc.runtime.plist"
-    assert steps[1].argv == ("launchctl", "bootstrap", "gui/501", steps[0].argv[-1])
+    assert staged.argv[-1] == "/Users/ana/Library/LaunchAgents/io.tracebloc.runtime.plist"
+    assert steps[-1].argv == ("launchctl", "bootstrap", "gui/501", staged.argv[-1])
     assert not any(s.root for s in steps)
+
+
+@pytest.mark.parametrize(("arch", "found", "colima"), [
+    pytest.param("arm64", "", "/opt/homebrew/bin/colima", id="apple-silicon-homebrew"),
+    pytest.param("amd64", "", "/usr/local/bin/colima", id="intel-homebrew"),
+    pytest.param("arm64", "/opt/tools/colima", "/opt/tools/colima", id="colima-found-on-path"),
+])  # fmt: skip
+def test_a_headless_mac_gets_a_launch_daemon_with_colimas_absolute_path(
+    arch: str, found: str, colima: str
+) -> None:
+    path = mac.colima_path(darwin(arch=arch, colima_path=found))
+    assert path == colima
+    steps = mac.autostart_steps("/Users/ci", 501, path, headless=True, user="ci")
+    staged = next(s for s in steps if s.kind == "stage")
+    assert staged.root and staged.argv[-1] == "/Library/LaunchDaemons/io.tracebloc.runtime.plist"
+    doc = plistlib.loads(staged.content.encode())
+    assert doc["UserName"] == "ci" and doc["EnvironmentVariables"]["HOME"] == "/Users/ci"
+    assert doc["ProgramArguments"][:2] == ["/bin/bash", "-c"]
+    assert f"until {colima} start" in doc["ProgramArguments"][2]
+    assert steps[-1].argv == ("launchctl", "bootstrap", "system", staged.argv[-1]) and steps[-1].root
+    assert not any("LaunchAgents" in " ".join(s.argv) for s in steps)
+
+
+@pytest.mark.parametrize(("facts", "enabled"), [
+    pytest.param(dict(docker="stopped", docker_cli=True), True, id="installed-stopped-is-enabled"),
+    pytest.param(dict(docker="stopped", docker_cli=True, boot_enabled="disabled"), True,
+                 id="installed-disabled-is-enabled"),  # fmt: skip
+    pytest.param(dict(docker="stopped", docker_cli=True, boot_enabled="enabled"), False,
+                 id="already-enabled-left-alone"),  # fmt: skip
+    pytest.param(dict(docker="stopped", docker_cli=True, no_autostart=True), False,
+                 id="no-autostart-opt-out"),  # fmt: skip
+    pytest.param(dict(docker="stopped", docker_cli=True, docker_reason="permission denied"), True,
+                 id="running-but-not-in-the-group"),  # fmt: skip
+    pytest.param(dict(), True, id="fresh-install"),
+])  # fmt: skip
+def test_a_docker_the_engine_starts_is_enabled_at_boot_before_the_question(
+    facts: dict[str, Any], enabled: bool
+) -> None:
+    plan = decide(linux(**facts))
+    boot = ("systemctl", "enable", "docker")
+    assert (boot in root_argv(plan)) is enabled
+    if enabled:
+        assert any(line.startswith("sudo -n systemctl enable docker") for line in rt.plan_lines(plan))
+        assert root_argv(plan).count(boot) == 1
 
 
 def test_prepare_host_on_macos_is_refused_as_the_twin() -> None:
     plan = decide(darwin(), mode=rt.PREPARE_HOST)
     assert plan.refusal is not None and "Linux" in plan.refusal[0]
+
+
+@pytest.mark.parametrize(("arch", "brew"), [("arm64", "/opt/homebrew/bin/brew"),
+                                            ("amd64", "/usr/local/bin/brew")])  # fmt: skip
+def test_a_homebrew_this_plan_installs_is_run_by_its_path_and_put_on_path_by_shellenv(
+    arch: str, brew: str
+) -> None:
+    plan = decide(darwin(arch=arch, gui=False, tools=frozenset()))
+    installs = [s.argv for s in plan.steps if s.argv[1:2] == ("install",) and "brew" in s.argv[0]]
+    assert installs and all(argv[0] == brew for argv in installs)
+    assert any(f'eval "$({brew} shellenv)"' in note for note in plan.notes)
+    # Homebrew already there: found on PATH, no note.
+    there = decide(darwin(arch=arch, gui=False, tools=frozenset({"brew"})))
+    assert all(s.argv[0] == "brew" for s in there.steps if "install" in s.argv[1:2]) and not there.notes

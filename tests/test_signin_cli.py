@@ -115,7 +115,8 @@ def test_credentials_in_the_environment_never_sign_in(cluster: FakeCluster,
     cluster.workloads(*workloads.client())  # the default namespace, as before sign-in existed
     result = cluster_run_without_tty(env, cluster.root, "install", "--yes")
     assert result.returncode == 0, result.stderr
-    assert cli.entries() == []
+    # Only read: the summary's check that the CLI is recent enough (`tracebloc version`).
+    assert [e["argv"] for e in cli.entries()] == [["version"]]
 
 
 def cluster_run_without_tty(env: dict[str, str], cwd: Path, *args: str):  # type: ignore[no-untyped-def]

@@ -80,3 +80,12 @@ def test_cli_data_dir_flag_sets_the_data_directory(cluster: FakeCluster) -> None
     assert json.loads(result.stdout)["verdict"]["action"] == "install"
     assert str(chosen / "values.yaml") in result.stdout
     assert "note: TRACEBLOC_SKIP_REBOOT_PROMPT is ignored" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["TRACEBLOC_NO_TELEMETRY", "DO_NOT_TRACK"])
+def test_a_telemetry_opt_out_is_answered_with_what_is_true(cluster: FakeCluster, name: str) -> None:
+    cluster.nodes(node("a")).installed().kube_target()
+    result = cluster.run("plan", "--json", **{name: "1"})
+    assert result.returncode == 0, result.stderr
+    assert (f"note: {name} is ignored: tracebloc-installer sends no telemetry, so there is "
+            "nothing to turn off") in result.stderr

@@ -24,7 +24,7 @@ from installer.commands.status import gather_status
 from installer.commands.tools import resolve_tool
 from installer.decide import yamldoc
 from installer.decide.errors import InstallerError
-from installer.decide.model import ReleaseState, os_name
+from installer.decide.model import Connection, ReleaseState, os_name
 from installer.decide.redact import MASK, Redactor
 from installer.decide.render import SECRET_PATHS
 from installer.decide.settings import PlanConfig, ProbeConfig
@@ -179,11 +179,26 @@ def collect(
     for name, action in (("status", do_status), ("probe", do_probe), ("plan", do_plan),
                          ("helm", do_helm), ("pods", do_pods), ("files", do_files)):  # fmt: skip
         step(name, action)
+    for name, action in support_steps(env, redactor, timeout, add, probe_cfg.conn, data_dir):
+        step(name, action)
     add("collection.json", _json({"tracebloc_installer": __version__, "os": sys.platform,
                                   "release": probe_cfg.release, "namespace": probe_cfg.namespace,
                                   "notes": out.notes}))  # fmt: skip
     path = bundle.write(data_dir, out.files, os_name(sys.platform), env)
     return Written(path, tuple(name for name, _ in out.files), tuple(out.notes))
+
+
+def support_steps(env: Mapping[str, str], redactor: Redactor, timeout: Callable[[], float],
+                  add: Callable[[str, str], None], conn: Connection,
+                  data_dir: str) -> list[tuple[str, Callable[[], None]]]:  # fmt: skip
+    """The machine and the whole cluster, as support reads them (commands/support.py)."""
+    from installer.commands import support
+
+    return [("docker", lambda: support.docker_state(env, redactor, timeout, add)),
+            ("k3d", lambda: support.k3d_state(env, redactor, timeout, add)),
+            ("cluster", lambda: support.cluster_state(env, redactor, timeout, add, conn)),
+            ("disk", lambda: support.disk_state(env, redactor, timeout, add, data_dir)),
+            ("proxy", lambda: support.proxy_state(env, add))]  # fmt: skip
 
 
 def _json(document: Any) -> str:

@@ -96,8 +96,11 @@ def plan_install(
         set_context_namespace=settings.set_context_namespace,
         notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
     plan = foresee(plan, tools["helm"], env, redactor)
+    from installer.commands import shellpath
+
     found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
-                  local=local, verdict=plan.verdict, plan=plan)  # fmt: skip
+                  local=local, verdict=plan.verdict, plan=plan,
+                  links=shellpath.links({**choices, **local.choices}, env, os_))  # fmt: skip
     return dataclasses.replace(plan, changes=tuple(found))
 
 

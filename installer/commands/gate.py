@@ -18,7 +18,7 @@ from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig, credentials_given
 from installer.edges import backend
-from installer.edges.machine import disk_free
+from installer.edges.machine import disk_free, same_filesystem
 from installer.edges.tools import resolve_all
 from installer.edges.valuesfile import load_yaml
 from installer.present.ui import Ui
@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 
 def run_preflight(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts,
-    cluster: ClusterRead | None = None,
+    cluster: ClusterRead | None = None, docker_root: str = "",
 ) -> None:  # fmt: skip
     """The floors apply to the machine that runs the pods: this one when the cluster is
-    local (or unknown), else the cluster's largest node."""
+    local (or unknown), else the cluster's largest node. `docker_root`: Docker's data root,
+    for the local cluster (its free disk is measured too)."""
     if cfg.preflight_skipped:
         ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
                 "and the network checks")  # fmt: skip
@@ -46,12 +47,29 @@ def run_preflight(
     else:
         findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir,
                                    limits)  # fmt: skip
+        if docker_root and same_filesystem(docker_root, cfg.host_data_dir) is False:
+            findings += preflight.docker_root(machine.os, disk_free(docker_root), docker_root,
+                                              limits)  # fmt: skip
+    _report(findings, ui)
+
+
+def recheck_docker_budget(cfg: PlanConfig, ui: Ui, machine: MachineFacts) -> None:
+    """Once the engine started or installed Docker: its budget read again (`machine` from
+    the survey after it answers), before the cluster is made in it."""
+    if cfg.preflight_skipped:
+        return
+    _report(preflight.docker_budget(machine, cfg.thresholds), ui,
+            "Docker, now running, has less memory than the client needs (see above)")
+
+
+def _report(findings: list[preflight.Finding], ui: Ui,
+            said: str = "the machine that would run the client is below the minimum it needs "
+                        "(see above)") -> None:  # fmt: skip
     for finding in findings:
         {"fail": ui.error, "warn": ui.warn}.get(finding.level, ui.info)(finding.message)
     if preflight.failed(findings):
         raise InstallerError(
-            "the machine that would run the client is below the minimum it needs (see above)",
-            "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
+            said, "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
         )
 
 

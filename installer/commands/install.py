@@ -29,7 +29,16 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, k3dcluster, localcluster, reads, settled, signin, wait
+from installer.commands import (
+    credentials,
+    k3dcluster,
+    localcluster,
+    reads,
+    settled,
+    shellpath,
+    signin,
+    wait,
+)
 from installer.commands.asking import ask_once, leftover_lines, local_heading, terminal_or_refuse
 from installer.commands.emulation import check_amd64
 from installer.commands.gate import (
@@ -42,6 +51,7 @@ from installer.commands.gate import (
 from installer.commands.leftover import clear_trash
 from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
+from installer.commands.reboot import after_reboot
 from installer.commands.steps import steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.decide import judge
@@ -59,6 +69,7 @@ from installer.edges import apply, lock
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
+from installer.present.report import sizing_warnings
 from installer.present.summary import Outcome
 from installer.present.target import target_lines
 from installer.present.ui import Ui
@@ -164,9 +175,12 @@ def settle(
     if not found.check.nothing or found.plan is None:
         return found, None
     done = found.check
+    cli = tuple(signin.cli_check(env, os_name(sys.platform)))
     return found, Outcome(done.release, done.namespace, found.plan.facts.training,
-                          cfg.values_path, None, (), cluster.target, "left as it is",
-                          done.ready, unchanged=done.line)  # fmt: skip
+                          cfg.values_path, None, cli, cluster.target, "left as it is",
+                          done.ready, unchanged=done.line,
+                          after_reboot=after_reboot(local, env, os_name(sys.platform),
+                                                    timeout=cfg.probe.timeout))  # fmt: skip
 
 
 def wait_for_metrics(
@@ -237,6 +251,7 @@ def _install(
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True, seen=read.docker,
                                 host=read.windows)  # fmt: skip
     fetched = changes.downloads({**chosen, **local.choices})
+    links = shellpath.links({**chosen, **local.choices}, env, os_)
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
@@ -275,7 +290,8 @@ def _install(
         unmerged = None if early is not None else guard_unmerged(
             local, cfg, env, redactor, os_, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
             interactive=interactive, gpu=read.gpu)  # fmt: skip
-        run_preflight(cfg, env, ui, machine)
+        run_preflight(cfg, env, ui, machine,
+                      docker_root=local.docker.root_dir if local.docker is not None else "")
         terminal_or_refuse(interactive)
         # A choice, not the go-ahead: the plan below shows the data directory it mounts.
         # This run's log and lock stay where they were written (a declined run names them).
@@ -293,7 +309,7 @@ def _install(
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
         planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                        local=local)  # fmt: skip
+                        local=local, links=links)  # fmt: skip
         ask_once(planned, fetched, ui, interactive=interactive, data_dir=written_in,
                  heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
@@ -321,7 +337,10 @@ def _install(
                                chart_version=chart_version(cfg.chart),
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip
     planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                    local=None if local.managed else local, verdict=verdict, plan=plan)  # fmt: skip
+                    local=None if local.managed else local, verdict=verdict, plan=plan,
+                    links=links)  # fmt: skip
+    for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
+        ui.warn(warning)
     # On the local path the question was asked before the cluster was made: the rest of
     # the steps were in it, and the sizing read now is shown, not asked about again.
     ask_once(planned, [] if local.managed else fetched, ui,
@@ -359,9 +378,11 @@ def _install(
     finally:
         pointing.shutdown(wait=True)
     context_done = context_f.result()
-    notes += signin.cli_notes(env) if signs_in else []
+    notes += shellpath.make(links, env, ui)
+    notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
+                   tuple(notes), cluster.target, context_done, ready.workloads,
+                   after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout))  # fmt: skip
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
+from installer.commands.gate import recheck_docker_budget
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
     DockerRead,
@@ -178,12 +179,24 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         if not inspected.readable:
             problems.append((f"could not inspect the existing cluster {s.name}: "
                              f"{inspected.reason}", "check `docker ps -a`, then run again"))  # fmt: skip
-        found = tuple(drift(s, inspected))
+        from installer.commands.signin import cli_as_typed
+
+        found = tuple(drift(s, inspected, cli_as_typed(env, os_)))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
+    if action in (CREATE, START):  # a running cluster of ours holds the port itself
+        from installer.edges import ports
+
+        # Tests point the check at a port of their own: the suite runs in parallel.
+        address, port = (env.get("TB_TEST_API_PORT_PROBE") or lc.API_PORT).rsplit(":", 1)
+        if ports.in_use(address, int(port)):
+            problems.append(lc.port_taken(os_))
+    from installer.commands.runtime import tier0_autostart
+
     local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
                   drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems), k3d_choice=chosen)  # fmt: skip
+                  problems=tuple(problems), k3d_choice=chosen,
+                  boot=tier0_autostart(env, os_, info))  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
 
@@ -282,17 +295,21 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                                  "start Docker Desktop, wait until it says it is running, "
                                  "then run the installer again")  # fmt: skip
         blockers(again, ui)
+        recheck_docker_budget(cfg, ui, again.machine)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl)  # fmt: skip
     if local.runtime is not None:  # Docker installed or started first, as the plan said
         from installer.commands import runtime
 
         runtime.carry_out(local.runtime, env, redactor, ui)
-        again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
+        # The runtime plan held the autostart: none again from the survey that follows.
+        again = dataclasses.replace(survey(cfg, env, redactor, local.machine, os_, fetch=True),
+                                    boot=())  # fmt: skip
         if again.runtime is not None:
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
+        recheck_docker_budget(cfg, ui, again.machine)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
@@ -322,6 +339,10 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
     k3dcluster.merge(s, env, ui, run, os_)
     k3dcluster.wait_for_api(s, env, ui, redactor, kubectl)
+    if local.boot:
+        from installer.commands import runtime
+
+        runtime.carry_out_boot(local.boot, env, redactor, ui)
     return cfg
 
 

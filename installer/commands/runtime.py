@@ -52,12 +52,49 @@ def survey(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineF
     plan = _test_key(plan, env)
     if os_ == "darwin" and plan.refusal is None and plan.steps and mode == rt.INSTALL \
             and not flag(env, "TRACEBLOC_NO_AUTOSTART"):  # fmt: skip
-        colima = "colima" in " ".join(" ".join(s.argv) for s in plan.steps)
+        colima = any("colima" in s.argv[:3] for s in plan.steps)
         home = env.get("HOME", "").strip()
-        if home:
-            plan = dataclasses.replace(plan, steps=plan.steps + autostart_steps(
-                home, facts.uid, "colima" if colima else ""))  # fmt: skip
+        headless = facts.gui is False
+        # A headless Mac's LaunchDaemon is written as root: where this plan already asks
+        # for the password, or an administrator's (or root's) run can.
+        primed = any(s.kind == "prime" for s in plan.steps)
+        if home and (not headless or (colima and (facts.uid == 0 or primed or facts.admin))):
+            primes = rt.sudo_prime(facts) if headless and not primed else ()
+            from installer.decide.runtime_macos import colima_path, launch_daemons_dir
+
+            plan = dataclasses.replace(plan, steps=(*primes, *plan.steps, *autostart_steps(
+                home, facts.uid, colima_path(facts) if colima else "", headless=headless,
+                user=facts.user, daemons=launch_daemons_dir(env))))  # fmt: skip
     return plan
+
+
+def tier0_autostart(env: Mapping[str, str], os_: str, info: DockerRead) -> tuple[rt.Step, ...]:
+    """Docker already answers: a desktop Mac still gets the login autostart (a LaunchAgent,
+    written as this user: nothing privileged), unless it is in place; so does a Docker
+    Desktop on Windows that someone else installed (this user's Run key). A headless Mac's
+    LaunchDaemon needs root, which tier 0 never asks for, nor does Linux's `systemctl
+    enable`: the summary's reboot line says how to start Docker instead."""
+    if flag(env, "TRACEBLOC_NO_AUTOSTART"):
+        return ()
+    if os_ == "windows":
+        return _windows_autostart(env)
+    if os_ != "darwin":
+        return ()
+    from installer.decide.runtime_macos import colima_path
+    from installer.edges import autostart, runtime_macos
+    from installer.edges.runtime_linux import user_name
+
+    home = env.get("HOME", "").strip()
+    if not home or runtime_macos.has_gui_session() is False:
+        return ()
+    if os.path.isfile(autostart.mac_plist(env, headless=False)):
+        return ()
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    facts = runtime_macos.tier0_facts(env, uid, user_name(env, uid))
+    desktop = "docker desktop" in info.operating_system.lower()
+    if not desktop and not facts.colima_path:
+        return ()  # a runtime the engine cannot name: nothing promised
+    return autostart_steps(home, uid, "" if desktop else colima_path(facts))
 
 
 TEST_KEY = "TB_TEST_DOCKER_APT_KEY_FPR"
@@ -103,6 +140,28 @@ def as_root(env: Mapping[str, str] | None = None) -> bool:
 
 def lines(plan: rt.RuntimePlan) -> list[str]:
     return rt.plan_lines(plan)
+
+
+def _windows_autostart(env: Mapping[str, str]) -> tuple[rt.Step, ...]:
+    from installer.edges import autostart
+    from installer.edges.winhost import autostart_argv
+
+    base = env.get("ProgramFiles", "").strip()
+    exe = os.path.join(base or r"C:\Program Files", "Docker", "Docker", "Docker Desktop.exe")
+    if not os.path.isfile(exe) or autostart.runtime_starts(env, "windows", timeout=10):
+        return ()
+    return (rt.Step(tuple(autostart_argv(exe)), "start Docker Desktop when you sign in",
+                    root=False, optional=True, timeout=30),)  # fmt: skip
+
+
+def carry_out_boot(steps: tuple[rt.Step, ...], env: Mapping[str, str], redactor: Redactor,
+                   ui: Ui) -> list[str]:  # fmt: skip
+    """Tier 0's autostart steps (tier0_autostart), as the plan listed them: as this user, a
+    failure a warning."""
+    if not steps:
+        return []
+    plan = rt.RuntimePlan(rt.TIER0, "runtime-usable", steps)
+    return execute(plan, Runner(env, redactor, as_root(env), say=ui.info, warn=ui.warn))
 
 
 def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, ui: Ui) -> list[str]:

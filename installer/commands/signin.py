@@ -327,6 +327,44 @@ def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
             f"{signin.UNATTENDED}")  # fmt: skip
 
 
+def cli_as_typed(env: Mapping[str, str], os_: str) -> str:
+    """How a person runs the tracebloc CLI here: `tracebloc` when PATH has it, else the
+    engine's copy by its full path; "" when there is none (nothing is run to tell)."""
+    import os
+
+    from installer.edges import proc
+    from installer.edges.tools import executable_name, tools_dir
+
+    if proc.find_on_path("tracebloc", env, os_) is not None:
+        return "tracebloc"
+    try:
+        kept = os.path.join(tools_dir(env, os_), executable_name("tracebloc", os_))
+    except InstallerError:
+        return ""
+    return kept if proc.is_executable(kept, os_) else ""
+
+
+def cli_check(env: Mapping[str, str], os_: str) -> list[str]:
+    """Every install, a healthy re-run too: is the tracebloc CLI (the person's next step,
+    `tracebloc data ingest`) here and at least the scripts' floor, 0.10.0? The note says how
+    to install or update it with the CLI's own installer; nothing is run for it."""
+    from installer.decide import pins
+    from installer.edges import proc
+    from installer.edges.tools import read_version
+
+    how = signin.CLI_INSTALL["windows" if os_ == "windows" else "posix"]
+    found = proc.find_on_path("tracebloc", env, os_)
+    where = found.path if found is not None else cli_as_typed(env, os_)
+    if not where:
+        return [f"the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
+                f"install it with: {how}"]  # fmt: skip
+    version = read_version("tracebloc", where, env, 10.0)
+    if pins.cli_outdated(version):
+        return [f"the tracebloc CLI at {where} is {version}, older than 0.10.0 (from 0.10.0 "
+                f"it tells you about its own updates): update it with: {how}"]  # fmt: skip
+    return []
+
+
 def cli_notes(env: Mapping[str, str]) -> list[str]:
     """For the summary: where the CLI is and how to run it (the person's next step is
     `tracebloc data ingest`), with the PATH line for their shell when it is not on PATH."""

@@ -4,7 +4,7 @@ about is what is done."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from installer.decide.settings import DEFAULT_REPO_NAME, DEFAULT_REPO_URL, PlanConfig
@@ -18,15 +18,19 @@ if TYPE_CHECKING:
 
 def steps(cfg: PlanConfig, env: Mapping[str, str], *, set_context_namespace: bool,
           local: Local | None, verdict: Verdict | None = None,
-          plan: Plan | None = None) -> list[Change]:  # fmt: skip
+          plan: Plan | None = None,
+          links: Sequence[tuple[str, str]] = ()) -> list[Change]:  # fmt: skip
     """Before the local cluster exists there is no plan yet (no recovery, no device plugin
-    to adopt: the cluster is new or has not been read); after it, the plan's own."""
+    to adopt: the cluster is new or has not been read); after it, the plan's own. `links`:
+    the fetched tools linked where the person's shell looks (commands/shellpath.py), last."""
     repo = (DEFAULT_REPO_NAME, DEFAULT_REPO_URL) if cfg.chart_is_default else None
-    return changes(
+    from installer.commands import shellpath
+
+    return [*changes(
         local=local, release=cfg.probe.release, namespace=cfg.probe.namespace, chart=cfg.chart,
         values_path=cfg.values_path, conn=cfg.probe.conn, repo=repo,
         ca_file=cfg.ca_bundle if repo else None,
         set_context_namespace=set_context_namespace,
         recovery=verdict.recovery if verdict is not None else None,
         adopt=plan.site.gpu.adopt if plan is not None else None,
-    )  # fmt: skip
+    ), *shellpath.changes(links, env)]  # fmt: skip

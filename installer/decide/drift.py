@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from installer.decide import shellquote
 from installer.decide.localcluster import (
     CREATED_LABEL,
     CREATED_VALUE,
@@ -39,6 +40,7 @@ class DockerRead:
     runtimes: tuple[str, ...] = ()
     operating_system: str = ""
     reason: str = ""
+    root_dir: str = ""  # DockerRootDir: where images and containers land (inside the VM off Linux)
 
     @property
     def nvidia(self) -> bool:
@@ -102,16 +104,24 @@ class Drift:
     remedy: str
 
 
-def recreate_remedy(s: Settings, prefix: str = "") -> str:
+# The tracebloc CLI's own installer, for a remedy that needs the CLI where there is none.
+CLI_GET = "https://github.com/tracebloc/cli/releases/latest"
+
+
+def recreate_remedy(s: Settings, prefix: str = "", cli: str = "tracebloc") -> str:
+    """`cli`: how this machine runs the tracebloc CLI (its full path when not on PATH); ""
+    when it has none, so the remedy first says where to get it."""
+    first = (shellquote.join([cli, "delete", "--keep-data"]) if cli else
+             f"get the tracebloc CLI ({CLI_GET}), then: tracebloc delete --keep-data")
     return (
         "release this machine's secure environment first (it is anchored to the cluster's "
-        "identity): tracebloc delete --keep-data\n"
+        f"identity): {first}\n"
         f"then: k3d cluster delete {s.name}, and run {prefix}tracebloc-installer again "
         "(data under HOST_DATA_DIR is kept; nothing installed yet? only the k3d line)"
     )
 
 
-def drift(s: Settings, seen: Inspected) -> list[Drift]:
+def drift(s: Settings, seen: Inspected, cli: str = "tracebloc") -> list[Drift]:
     server = seen.server
     if server is None:
         return []
@@ -122,35 +132,35 @@ def drift(s: Settings, seen: Inspected) -> list[Drift]:
     if missing:
         out.append(Drift("warn", f"the existing cluster {s.name} was created without "
                          f"{', '.join(missing)}: image pulls may not use your proxy "
-                         "(proxies are fixed when a cluster is created)", recreate_remedy(s)))  # fmt: skip
+                         "(proxies are fixed when a cluster is created)", recreate_remedy(s, cli=cli)))  # fmt: skip
     if s.ca_bundle and NODE_CA not in server.mounts:
         out.append(Drift("warn", f"{s.ca_variable} is set but the existing cluster {s.name} "
                          "was created without that CA: image pulls in it may fail x509",
-                         recreate_remedy(s)))  # fmt: skip
+                         recreate_remedy(s, cli=cli)))  # fmt: skip
     lb = seen.serverlb
     if lb is not None and "0.0.0.0" in lb.host_ips and "127.0.0.1" not in lb.host_ips:
         out.append(Drift("warn", f"the existing cluster {s.name} serves its API on 0.0.0.0, "
                          "not 127.0.0.1 (it was created outside the installer); the kubeconfig "
-                         "is anchored to 127.0.0.1", recreate_remedy(s)))  # fmt: skip
+                         "is anchored to 127.0.0.1", recreate_remedy(s, cli=cli)))  # fmt: skip
     if s.dataset_dir and NODE_DATASET not in server.mounts:
         out.append(Drift("fail", f"HOST_DATASET_DIR is set but the existing cluster {s.name} "
                          f"has no {NODE_DATASET} mount: datasets would land on storage inside "
-                         "the node and be lost", recreate_remedy(s)))  # fmt: skip
+                         "the node and be lost", recreate_remedy(s, cli=cli)))  # fmt: skip
     hostpath_cluster = NODE_DATA in server.mounts
     if s.storage_mode == "node-local" and hostpath_cluster:
         out.append(Drift("fail", f"TB_STORAGE_MODE=node-local but the existing cluster "
                          f"{s.name} was built for hostpath storage (it has no local-path "
                          "storage class; volumes would stay Pending)",
-                         recreate_remedy(s, "TB_STORAGE_MODE=node-local ")))  # fmt: skip
+                         recreate_remedy(s, "TB_STORAGE_MODE=node-local ", cli)))  # fmt: skip
     elif s.storage_mode == "hostpath" and not hostpath_cluster:
         out.append(Drift("fail", f"TB_STORAGE_MODE=hostpath but the existing cluster {s.name} "
                          f"has no {NODE_DATA} mount (built for node-local): volumes would "
-                         "land inside the node, not in HOST_DATA_DIR", recreate_remedy(s)))  # fmt: skip
+                         "land inside the node, not in HOST_DATA_DIR", recreate_remedy(s, cli=cli)))  # fmt: skip
     running = k3s_tag(server.image)
     if s.k3s_version != "latest" and running is not None and running != s.k3s_version:
         out.append(Drift("warn", f"the existing cluster {s.name} runs k3s {running}, not the "
                          f"validated {s.k3s_version} (fixed when it was created)",
-                         recreate_remedy(s)))  # fmt: skip
+                         recreate_remedy(s, cli=cli)))  # fmt: skip
     return out
 
 

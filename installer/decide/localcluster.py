@@ -318,6 +318,18 @@ class ClusterRead:
         return self.present and self.servers_running > 0
 
 
+def port_taken(os_: str) -> tuple[str, str]:
+    """The API port is held by something else, before the cluster is created or started
+    (the PowerShell scripts checked it on Windows only; k3d's own error comes late)."""
+    host, port = API_PORT.split(":")
+    find = {"windows": f"Get-NetTCPConnection -LocalPort {port} -State Listen",
+            "darwin": f"lsof -nP -iTCP:{port} -sTCP:LISTEN"}.get(
+                os_, f"sudo ss -ltnp 'sport = :{port}'")  # fmt: skip
+    return (f"port {port} on {host} is already in use: the local cluster's API server needs it",
+            f"stop what holds it (`{find}` shows it; `k3d cluster list` when it is another "
+            "k3d cluster), then run the installer again")  # fmt: skip
+
+
 TOOLKIT_URL = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from installer.decide.drift import DockerRead, Drift, Inspected
 from installer.decide.localcluster import ClusterRead, Decision, Settings
 from installer.decide.model import MachineFacts
-from installer.decide.runtime import RuntimePlan
+from installer.decide.runtime import RuntimePlan, Step
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
 
@@ -32,6 +32,7 @@ class Local:
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
     runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
     windows: HostPlan | None = None  # Windows: WSL2 and Docker Desktop first (commands/winhost.py)
+    boot: tuple[Step, ...] = ()  # Docker answers already: its autostart, as this user (commands/runtime.py)
 
     @property
     def managed(self) -> bool:

@@ -165,6 +165,18 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
+# The tracebloc CLI's floor (the scripts' TB_CLI_MIN_VERSION): from 0.10.0 the CLI tells
+# its user about its own updates; below it nothing on the machine ever would.
+CLI_FLOOR = (0, 10, 0)
+
+
+def cli_outdated(version: str | None) -> bool:
+    """Below the floor. A version that cannot be read is not evidence of age (the scripts
+    fail open too: else every run would replace the CLI)."""
+    parsed = parse_version(version or "")
+    return parsed is not None and parsed < CLI_FLOOR
+
+
 def supported(tool: str, version: str | None) -> bool:
     """Is `version` (as the tool printed it) within the range the engine uses as-is?"""
     parsed = parse_version(version or "")

@@ -125,6 +125,12 @@ def _docker_memory_remedy(machine: MachineFacts, limits: Thresholds, under_floor
     if machine.os == "linux":
         return (f"give Docker {_gib(target)}: on Linux its budget is the machine's memory or "
                 "a VM/cgroup limit; raise that or free memory, then restart Docker")  # fmt: skip
+    if machine.os == "windows":
+        # Docker Desktop's WSL 2 backend has no memory setting of its own: WSL's VM is sized
+        # by the [wsl2] section of the user's .wslconfig.
+        return (f"give Docker {_gib(target)}: in %USERPROFILE%\\.wslconfig set [wsl2] "
+                f"memory={target:g}GB, run `wsl --shutdown`, start Docker Desktop again, then "
+                "run the installer again")  # fmt: skip
     colima = (f" (colima: colima stop && colima start --memory {target:g})"
               if machine.os == "darwin" else "")  # fmt: skip
     return (f"give Docker {_gib(target)}: Docker Desktop > Settings > Resources > Memory"
@@ -156,6 +162,24 @@ def _disk(os_: str, free: int | None, data_dir: str, limits: Thresholds) -> list
         return [Finding("warn", f"disk: {_measured(free)} free for {data_dir}, below the "
                                 f"recommended {DISK_WARN_GIB} GiB")]  # fmt: skip
     return []
+
+
+def docker_root(os_: str, free: int | None, root_dir: str, limits: Thresholds) -> list[Finding]:
+    """Docker's data root (`docker info`'s DockerRootDir), where the images and the
+    cluster's containers land: measured too when it is another filesystem than the data
+    directory. Linux only: elsewhere it is inside Docker's VM. Unmeasurable: nothing said
+    (the data directory's own finding already speaks for the disk)."""
+    if os_ != "linux" or not root_dir or free is None:
+        return []
+    return [Finding(f.level, f.message.replace(f"free for {root_dir}",
+                                               f"free on Docker's data root {root_dir}"))
+            for f in _disk(os_, free, root_dir, limits)]  # fmt: skip
+
+
+def docker_budget(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
+    """The memory floors alone, for Docker's budget read again once the engine started it
+    (a first Docker Desktop VM may be smaller than the host suggested)."""
+    return list(_memory(machine, limits))
 
 
 def check_cluster(nodes: NodeRead, limits: Thresholds) -> list[Finding]:

@@ -71,6 +71,8 @@ class Facts:
     arch: str = "amd64"  # dpkg-style: amd64 | arm64
     proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
     ca_pem: str = ""  # the certificates of TRACEBLOC_CA_BUNDLE, read as the person (decide/pem)
+    boot_enabled: str = ""  # `systemctl is-enabled docker` as this user: "enabled", "disabled", "" unknown
+    no_autostart: bool = False  # TRACEBLOC_NO_AUTOSTART
     # macOS
     admin: bool | None = None
     gui: bool | None = None
@@ -79,6 +81,7 @@ class Facts:
     macos_version: str = ""
     memory_gib: float = 0.0
     colima: Mapping[str, str] = field(default_factory=dict)  # COLIMA_MEMORY/_CPU/_DISK
+    colima_path: str = ""  # colima's absolute path, when it is on PATH
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from installer.decide.runtime import (
 )
 
 DOCKER_CE = ("docker-ce", "docker-ce-cli", "containerd.io")
+BOOT_STEP = Step(("systemctl", "enable", "docker"), "start Docker at boot", optional=True)
 
 
 def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
@@ -73,9 +74,11 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
     elif facts.docker == "stopped" and "permission denied" in facts.docker_reason.lower():
         reason = "no-socket-access"
     steps: list[Step] = [*sudo_prime(facts), *install]
-    if install:
-        steps.append(Step(("systemctl", "enable", "docker"), "start Docker at boot",
-                          optional=True))  # fmt: skip
+    # A Docker the engine installs or starts is enabled at boot (scripts/lib/cluster.sh's
+    # ensure_cluster_autostart did both): a rebooted machine brings the client back.
+    if install or (mode != PREPARE_HOST and not facts.no_autostart
+                   and facts.boot_enabled != "enabled"):  # fmt: skip
+        steps.append(BOOT_STEP)
     needs_grant = grant and (mode == PREPARE_HOST or facts.in_docker_group is not True)
     if needs_grant:
         # `--`: a name is never read as an option. A grant that fails, or that the account
@@ -98,7 +101,7 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
         steps += [Step(("docker", "info", "--format", "{{.ServerVersion}}"),
                        "check that the daemon answers", kind="wait-docker",
                        timeout=START_WAIT_S),  # fmt: skip
-                  Step(("systemctl", "enable", "docker"), "start Docker at boot", optional=True)]
+                  BOOT_STEP]
     else:
         steps.append(Step(("docker", "info", "--format", "{{json .}}"),
                           "check that Docker answers as you", root=False,

@@ -12,6 +12,8 @@ desktop session, colima on a headless one.
 from __future__ import annotations
 
 import plistlib
+import shlex
+from collections.abc import Mapping
 
 from installer.decide.runtime import PRIVILEGED, STAGED, Facts, RuntimePlan, Step, sudo_prime
 
@@ -66,6 +68,25 @@ def colima_start_args(facts: Facts) -> tuple[str, ...]:
     return tuple(args)
 
 
+def brew_path(arch: str) -> str:
+    """Where Homebrew's installer puts `brew` on this processor."""
+    return ("/opt/homebrew" if arch == "arm64" else "/usr/local") + "/bin/brew"
+
+
+def shellenv_line(arch: str) -> str:
+    """What puts Homebrew (and what it installed) on a new terminal's PATH: `brew shellenv`,
+    as Homebrew's own installer tells its user."""
+    return f'eval "$({brew_path(arch)} shellenv)"'
+
+
+def _brew_notes(facts: Facts) -> tuple[str, ...]:
+    if "brew" in facts.tools:
+        return ()
+    return (f"Homebrew was installed in {brew_path(facts.arch).rsplit('/bin/', 1)[0]}; to have "
+            f"it (and what it installed) in new terminals run: {shellenv_line(facts.arch)} "
+            "(add it to ~/.zprofile to keep it)",)
+
+
 def decide_macos(facts: Facts) -> RuntimePlan:
     wait = Step(("docker", "info", "--format", "{{json .}}"), "wait until Docker answers",
                 root=False, kind="wait-docker", timeout=START_WAIT_S)  # fmt: skip
@@ -81,21 +102,24 @@ def decide_macos(facts: Facts) -> RuntimePlan:
     if facts.admin is False:
         return RuntimePlan(PRIVILEGED, "not-admin", refusal=not_admin())
     steps: list[Step] = [*sudo_prime(facts)]
+    # A Homebrew this plan installs is not on PATH yet (on Apple Silicon it lives in
+    # /opt/homebrew, which no default PATH has): it is run by its absolute path.
+    brew = "brew" if "brew" in facts.tools else brew_path(facts.arch)
     if "brew" not in facts.tools:
         steps.append(Step(("env", "NONINTERACTIVE=1", "/bin/bash", STAGED), "install Homebrew",
                           root=False, kind="fetch", url=HOMEBREW_URL,
                           timeout=HOMEBREW_TIMEOUT_S))  # fmt: skip
     if facts.gui is False:
         if not facts.docker_cli:
-            steps.append(Step(("brew", "install", "docker"), "install the Docker CLI",
+            steps.append(Step((brew, "install", "docker"), "install the Docker CLI",
                               root=False, timeout=BREW_TIMEOUT_S))  # fmt: skip
         if "colima" not in facts.tools:
-            steps.append(Step(("brew", "install", "colima"), "install colima (no desktop "
+            steps.append(Step((brew, "install", "colima"), "install colima (no desktop "
                               "session here for Docker Desktop)", root=False,
                               timeout=BREW_TIMEOUT_S))  # fmt: skip
         steps += [Step(colima_start_args(facts), "start colima", root=False,
                        timeout=BREW_TIMEOUT_S), wait]  # fmt: skip
-        return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
+        return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
     arch = "arm64" if facts.arch == "arm64" else "amd64"
     url = DMG_URL.format(arch=arch)
     steps += [
@@ -113,7 +137,7 @@ def decide_macos(facts: Facts) -> RuntimePlan:
              "in the window it opens)", root=False, timeout=30),  # fmt: skip
         Step(wait.argv, wait.why, root=False, kind="wait-docker", timeout=FIRST_START_WAIT_S),
     ]
-    return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps))
+    return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
 
 
 def needs_amd64_check(arch: str, mysql_engine: str) -> bool:
@@ -150,6 +174,25 @@ def amd64_refusal() -> tuple[str, str]:
             "vz --vz-rosetta; then run the installer again")  # fmt: skip
 
 
+LAUNCH_DAEMONS = "/Library/LaunchDaemons"
+# The scripts' test seam (setup-macos.sh's TB_LAUNCHDAEMONS_DIR), honoured the same way.
+LAUNCH_DAEMONS_SEAM = "TB_LAUNCHDAEMONS_DIR"
+BOOT_PATH = "/usr/local/bin:/opt/homebrew/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+def launch_daemons_dir(env: Mapping[str, str]) -> str:
+    return env.get(LAUNCH_DAEMONS_SEAM, "").strip() or LAUNCH_DAEMONS
+
+
+def colima_path(facts: Facts) -> str:
+    """colima's absolute path: where it is, else where Homebrew puts it on this processor
+    (/opt/homebrew on Apple Silicon, /usr/local on Intel). launchd runs no shell: a bare
+    name would not be found at boot."""
+    if facts.colima_path:
+        return facts.colima_path
+    return ("/opt/homebrew" if facts.arch == "arm64" else "/usr/local") + "/bin/colima"
+
+
 def launch_agent(home: str, colima: str = "") -> bytes:
     """The login autostart: a LaunchAgent that starts the runtime when this user logs in
     (`open -a Docker`, or `colima start`), so a rebooted Mac comes back with the client."""
@@ -160,11 +203,43 @@ def launch_agent(home: str, colima: str = "") -> bytes:
                            "StandardErrorPath": log})  # fmt: skip
 
 
-def autostart_steps(home: str, uid: int, colima: str = "") -> tuple[Step, ...]:
+def launch_daemon(home: str, user: str, colima: str) -> bytes:
+    """The boot autostart of a headless Mac (a LaunchAgent loads only in a desktop login,
+    which a headless Mac never has): launchd starts colima at boot as `user`, with HOME and
+    a PATH colima's helpers need, retrying after a stale VM state as the scripts did."""
+    boot = (f"tries=0; until {shlex.quote(colima)} start; do tries=$((tries+1)); "
+            f"if [ $tries -ge 3 ]; then exit 1; fi; {shlex.quote(colima)} stop --force; "
+            "sleep 15; done")  # fmt: skip
+    log = f"{home}/Library/Logs/tracebloc-autostart.log"
+    return plistlib.dumps({"Label": AUTOSTART_LABEL, "ProgramArguments": ["/bin/bash", "-c", boot],
+                           "RunAtLoad": True, "UserName": user,
+                           "EnvironmentVariables": {"HOME": home, "PATH": BOOT_PATH},
+                           "StandardOutPath": log, "StandardErrorPath": log})  # fmt: skip
+
+
+def autostart_steps(home: str, uid: int, colima: str = "", *, headless: bool = False,
+                    user: str = "", daemons: str = LAUNCH_DAEMONS) -> tuple[Step, ...]:  # fmt: skip
+    """A desktop Mac: the LaunchAgent, as this user. A headless one: the LaunchDaemon under
+    `daemons`, as root, loaded into the system domain (colima's absolute path in it). Each
+    best-effort, as the scripts': the reboot line reads what is in place afterwards."""
+    if headless:
+        path = f"{daemons}/{AUTOSTART_LABEL}.plist"
+        return (
+            Step(("install", "-m", "0755", "-d", f"{home}/Library/Logs"),
+                 "a directory for the autostart's log", root=False, optional=True),
+            Step(("install", "-m", "0755", "-d", daemons), "the boot daemons' directory",
+                 optional=True),  # fmt: skip
+            Step(("install", "-m", "0644", STAGED, path), "start colima at boot (a "
+                 "LaunchDaemon: no login needed)", kind="stage", optional=True,
+                 content=launch_daemon(home, user, colima).decode()),  # fmt: skip
+            Step(("launchctl", "bootstrap", "system", path), "register it now", optional=True),
+        )
     path = f"{home}/Library/LaunchAgents/{AUTOSTART_LABEL}.plist"
     return (
+        Step(("install", "-m", "0755", "-d", f"{home}/Library/LaunchAgents", f"{home}/Library/Logs"),
+             "directories for the login autostart", root=False, optional=True),
         Step(("install", "-m", "0644", STAGED, path), "start the runtime at login",
-             root=False, kind="stage", content=launch_agent(home, colima).decode()),
+             root=False, kind="stage", optional=True, content=launch_agent(home, colima).decode()),
         Step(("launchctl", "bootstrap", f"gui/{uid}", path), "register it now", root=False,
              optional=True),  # fmt: skip
     )

@@ -257,11 +257,18 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
 
 
+# Tests only: loopback servers stand in for remote hosts, so they go through the proxy as a
+# remote host would (Go's rule, decide/noproxy.py, never proxies loopback). It can only
+# send loopback traffic through the proxy.
+PROXY_LOOPBACK_SEAM = "TB_TEST_PROXY_LOOPBACK"
+
+
 def proxy_environment(env: Mapping[str, str]) -> dict[str, str]:
     """The proxy and NO_PROXY variables present in `env`, exactly as given (blank ones too:
     an empty NO_PROXY is not the same as none)."""
     found = {n: env[n] for n in PROXY_VARIABLES if n in env}
-    return found | {n: env[n] for n in NO_PROXY_VARIABLES if n in env}
+    seam = {PROXY_LOOPBACK_SEAM: env[PROXY_LOOPBACK_SEAM]} if env.get(PROXY_LOOPBACK_SEAM) else {}
+    return found | {n: env[n] for n in NO_PROXY_VARIABLES if n in env} | seam
 
 
 @dataclass(frozen=True)

@@ -128,13 +128,15 @@ VARIABLES: tuple[Upstream, ...] = (
              "up to date and healthy (a healthy re-run otherwise changes nothing)",
              twins="bash"),  # fmt: skip
     Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
-    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so it never "
-             "asks for a reboot", twins="bash"),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so on Linux "
+             "it never asks for a reboot (on Windows TRACEBLOC_NO_REBOOT skips its prompt)",
+             twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture; "
              "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
              "emulation is checked, with no skip"),  # fmt: skip
     Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
-             "containers (the engine never registers Docker itself to start)",
+             "containers, no macOS/Windows autostart, and a Docker the engine only starts is "
+             "not enabled at boot",
              by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_CLIENT_NAME", H, "the name browser sign-in registers this machine "
              "under (`tracebloc client create --name`); else asked on the terminal"),  # fmt: skip
@@ -148,6 +150,10 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TRACEBLOC_SKIP_DAILY_USER", H, "Windows: the daily user is not added to "
              "docker-users", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
     Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", twins="powershell"),
+    Upstream("TRACEBLOC_NO_TELEMETRY", D, "tracebloc-installer sends no telemetry, so there is "
+             "nothing to turn off"),  # fmt: skip
+    Upstream("DO_NOT_TRACK", D, "tracebloc-installer sends no telemetry, so there is nothing "
+             "to turn off"),  # fmt: skip
     Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", twins="bash"),
     Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", twins="bash"),
 )

@@ -60,6 +60,7 @@ def parse_info(rc: int, out: str, err: str) -> DockerRead:
         cpus=cpus if isinstance(cpus, int) and cpus > 0 else None,
         runtimes=tuple(sorted(runtimes)) if isinstance(runtimes, dict) else (),
         operating_system=str(doc.get("OperatingSystem") or ""),
+        root_dir=str(doc.get("DockerRootDir") or ""),
     )
 
 

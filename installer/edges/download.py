@@ -66,10 +66,13 @@ def fetch(
     deadline_s: float,
     progress: Progress | None = None,
     most: int | None = None,
+    stall: tuple[int, float] | None = None,
 ) -> Fetched:
     """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (a bad
     `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised, nor
-    more than `most` bytes (a server that never stops is refused there)."""
+    more than `most` bytes (a server that never stops is refused there). `stall` (bytes,
+    seconds): stopped when fewer bytes than that arrive in any such span (curl's
+    --speed-limit/--speed-time), however long the whole may take within `deadline_s`."""
     context = trust.ssl_context(trust.ca_bundle(env))
     proxy = trust.proxy_for(url, proxy_environment(env))
     log.debug("download: GET %s%s (deadline %gs)", url,
@@ -101,12 +104,22 @@ def fetch(
     worker = threading.Thread(target=work, name="download", daemon=True)
     worker.start()
     until = started + deadline_s
+    span_start, span_bytes, stalled = started, 0, False
     try:
         while worker.is_alive() and time.monotonic() < until:
             worker.join(0.1)  # short waits: Ctrl-C is delivered between them
+            now = time.monotonic()
+            if stall is not None and now - span_start >= stall[1]:
+                if received[0] - span_bytes < stall[0]:
+                    stalled = True
+                    break
+                span_start, span_bytes = now, received[0]
     finally:
         with lock:
             stopped.set()
+    if stalled and stall is not None:
+        raise DownloadFailed(f"{url} stalled: under {stall[0]} bytes in {stall[1]:g}s "
+                             f"({received[0]} bytes received)", _REMEDY)  # fmt: skip
     if not outcome:
         raise DownloadFailed(f"{url} did not finish downloading within {deadline_s:g}s",
                              "check the network (or the proxy), or raise "

@@ -94,6 +94,18 @@ def disk_free(path: str) -> int | None:
         return None
 
 
+def same_filesystem(a: str, b: str) -> bool | None:
+    """Whether `a` and `b` (or their nearest existing ancestors) are on one filesystem;
+    None when either cannot be read."""
+    first, second = _nearest_existing_dir(a), _nearest_existing_dir(b)
+    if first is None or second is None:
+        return None
+    try:
+        return os.stat(first).st_dev == os.stat(second).st_dev
+    except OSError:
+        return None
+
+
 def _nearest_existing_dir(path: str) -> str | None:
     if not path.strip() or "\0" in path:  # no path, or one no filesystem can hold
         return None

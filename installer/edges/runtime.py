@@ -40,7 +40,11 @@ log = logging.getLogger(__name__)
 
 POLL_S = 2.0
 LOCK_POLL_S = 5.0
-DOWNLOAD_S = 300.0
+# Docker's installers (a Docker Desktop image is ~600 MB) are bounded by progress, as the
+# scripts bounded them (curl --speed-limit 1024 --speed-time 60), not by a total a slow
+# link cannot meet; TRACEBLOC_DOWNLOAD_TIMEOUT_S, when set, is the total too.
+STALL = (1024 * 60, 60.0)
+DOWNLOAD_BACKSTOP_S = 4 * 3600.0
 
 
 class RuntimeFailed(InstallerError):
@@ -359,6 +363,12 @@ def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
     from installer.edges import download, tools
 
     mirror = tools.parse_mirror(env)
+    total = DOWNLOAD_BACKSTOP_S
+    if env.get("TRACEBLOC_DOWNLOAD_TIMEOUT_S", "").strip():
+        from installer.decide.settings import env_number
+
+        total = env_number(env, "TRACEBLOC_DOWNLOAD_TIMEOUT_S", DOWNLOAD_BACKSTOP_S,
+                           zero_ok=False, most=DOWNLOAD_BACKSTOP_S)  # fmt: skip
 
     def get(url: str, path: str) -> None:
         parts = urlsplit(url)
@@ -374,6 +384,6 @@ def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
                 return
             where = mirror.base + relative
         with open(path, "wb") as out:
-            download.fetch(where, out, env=env, deadline_s=DOWNLOAD_S)
+            download.fetch(where, out, env=env, deadline_s=total, stall=STALL)
 
     return get

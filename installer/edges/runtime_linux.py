@@ -14,6 +14,7 @@ from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import Facts, parse_os_release
 from installer.decide.settings import RuntimeGiven
+from installer.decide.yesno import flag
 from installer.edges import call, proc
 
 OS_RELEASE = "/etc/os-release"
@@ -95,6 +96,20 @@ def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
     return "nopw" if result.rc == 0 else "pw"
 
 
+def boot_enabled(env: Mapping[str, str], timeout: float) -> str:
+    """`systemctl is-enabled docker`, as this user (a read: no sudo, no prompt): "enabled",
+    "disabled", ... as systemctl says; "" when it cannot tell. Only "enabled" survives a
+    reboot ("enabled-runtime" does not)."""
+    tool = proc.find_on_path("systemctl", env, "linux")
+    if tool is None:
+        return ""
+    result = call.answer(tool, ["is-enabled", "docker"], timeout=timeout, env=env)
+    if isinstance(result, call.NoAnswer):
+        return ""
+    words = result.stdout.split()
+    return words[0] if words else ""
+
+
 def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
                timeout: float, given: RuntimeGiven, uid: int | None = None) -> Facts:  # fmt: skip
     uid = os.getuid() if uid is None and hasattr(os, "getuid") else (uid or 0)
@@ -112,6 +127,7 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         os_release=read_os_release(env), tools=present_tools(env), arch=machine.arch,
         proxy=dict(given.proxy),
         ca_pem=read_ca_bundle(given.ca_bundle) if given.ca_bundle else "",
+        boot_enabled=boot_enabled(env, timeout), no_autostart=flag(env, "TRACEBLOC_NO_AUTOSTART"),
     )  # fmt: skip
 
 

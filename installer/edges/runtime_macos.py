@@ -75,8 +75,18 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         docker_app=any(os.path.isdir(p) for p in (*APPS, f"{home}/Applications/Docker.app")),
         colima_instance=colima_instance(env, timeout), macos_version=platform.mac_ver()[0],
         memory_gib=(machine.host_memory_bytes or machine.memory_total_bytes) / 2**30,
-        colima=dict(given.colima),
+        colima=dict(given.colima), colima_path=_colima_path(env),
     )  # fmt: skip
+
+
+def _colima_path(env: Mapping[str, str]) -> str:
+    tool = proc.find_on_path("colima", env, "darwin")
+    return os.path.abspath(tool.path) if tool is not None else ""
+
+
+def tier0_facts(env: Mapping[str, str], uid: int, user: str) -> Facts:
+    """The little tier 0 needs for the login autostart: who, and where colima is."""
+    return Facts(os="darwin", docker="running", uid=uid, user=user, colima_path=_colima_path(env))
 
 
 

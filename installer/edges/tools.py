@@ -189,7 +189,7 @@ def variable(name: str) -> str:
 
 def wanted_range(name: str) -> str:
     if name == pins.CLI:
-        return "one with `tracebloc login` and `tracebloc client create`"
+        return ("0.10.0 or later, with `tracebloc login` and `tracebloc client create`")
     return pins.supported_range(name)
 
 
@@ -199,7 +199,7 @@ def usable_on_path(name: str, path: str, version: str | None, env: Mapping[str, 
     if name == pins.CLI:
         from installer.edges.tbcli import supports_signin
 
-        return supports_signin(Tool(name, path), env)
+        return not pins.cli_outdated(version) and supports_signin(Tool(name, path), env)
     return pins.supported(name, version)
 
 

@@ -1,7 +1,7 @@
 """How the engine reaches an HTTPS host, for every HTTPS client it has (the credential check,
 the downloads, the network preflight): what it trusts (the OS trust store plus the one CA
 bundle, decide/settings.ca_variable) and which proxy it goes through (the proxy variables,
-NO_PROXY matched on label boundaries). No HTTP here: edges/backend.py and edges/download.py
+NO_PROXY matched as Go's tools match it). No HTTP here: edges/backend.py and edges/download.py
 send the requests."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import ssl
 from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
+from installer.decide import noproxy
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.settings import ca_variable, split_proxy_url
+from installer.decide.settings import PROXY_LOOPBACK_SEAM, ca_variable, split_proxy_url
 
 CA_BUNDLE = "TRACEBLOC_CA_BUNDLE"
 
@@ -107,7 +108,8 @@ def proxy_for(url: str, proxy: Mapping[str, str]) -> str | None:
         return None
     no_proxy = (proxy.get("NO_PROXY") or proxy.get("no_proxy") or "").strip()
     port = parts.port or (443 if scheme == "https" else 80)
-    if bypass_proxy(parts.hostname or "", port, no_proxy):
+    if noproxy.bypassed(parts.hostname or "", port, no_proxy,
+                        loopback_direct=not proxy.get(PROXY_LOOPBACK_SEAM)):  # fmt: skip
         return None
     scheme, userinfo, hostpart = split_proxy_url(raw)
     hostpart = hostpart.split("/", 1)[0]
@@ -120,48 +122,8 @@ def proxy_for(url: str, proxy: Mapping[str, str]) -> str | None:
 
 
 def bypass_proxy(host: str, port: int, no_proxy: str) -> bool:
-    """Does NO_PROXY exempt `host`:`port`? Entries separated by commas (or spaces): `*`;
-    a domain (`example.com`, `.example.com`, `*.example.com`: itself and its subdomains);
-    an IP or CIDR range (`10.0.0.0/8`, `::1`, `[::1]`); any of these with `:port`."""
-    host = host.strip("[]").lower().rstrip(".")
-    try:
-        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    for entry in no_proxy.replace(" ", ",").split(","):
-        entry = entry.strip().lower()
-        if not entry:
-            continue
-        if entry == "*":
-            return True
-        name, entry_port = _split_entry(entry)
-        if entry_port is not None and entry_port != port:
-            continue
-        try:
-            network = ipaddress.ip_network(name, strict=False)
-        except ValueError:
-            network = None
-        if network is not None:
-            if address is not None and address.version == network.version and address in network:
-                return True
-            continue
-        domain = name.removeprefix("*").lstrip(".").rstrip(".")
-        if domain and address is None and (host == domain or host.endswith("." + domain)):
-            return True
-    return False
-
-
-def _split_entry(entry: str) -> tuple[str, int | None]:
-    """(host, port or None) of a NO_PROXY entry; a bare IPv6 address has no port."""
-    if entry.startswith("["):
-        host, _, rest = entry[1:].partition("]")
-        port = rest.removeprefix(":")
-        return host, int(port) if port.isdigit() else None
-    if entry.count(":") == 1:
-        host, _, port = entry.partition(":")
-        if port.isdigit():
-            return host, int(port)
-    return entry, None
+    """Does NO_PROXY exempt `host`:`port`? As Go's tools read it (decide/noproxy.py)."""
+    return noproxy.bypassed(host, port, no_proxy)
 
 
 def _netloc(url: str) -> str:

@@ -61,6 +61,8 @@ def host_changes(local: Local) -> list[Change]:
             prefix = ("sudo", "-n") if step.root and not as_root else ()
             out.append(Change((*prefix, *step.argv),
                               ("as administrator: " if step.root else "") + step.why))  # fmt: skip
+    for step in local.boot:
+        out.append(Change(step.argv, step.why))
     if local.windows is not None:
         for wstep in local.windows.steps:
             why = ("as administrator (one Windows prompt): " if wstep.privileged else "") + wstep.title

@@ -91,7 +91,15 @@ def warnings(facts: Facts) -> list[str]:
     if release.state is ReleaseState.UNREADABLE:
         out.append(f"the installed release could not be read ({release.reason}); an install "
                    "would refuse to change it until it can be read")  # fmt: skip
+    return out + sizing_warnings(facts)
+
+
+def sizing_warnings(facts: Facts) -> list[str]:
+    """A training envelope too small to be useful, or to schedule at all: `plan`, `probe`
+    and `install` say it alike."""
+    out = []
     anchor = _anchor(facts)
+    training = facts.training
     if training.undersized and anchor:
         out.append(f"node {anchor} is small: after the platform's overhead only "
                    f"{training.size} is left, below the 1 core / 2 GiB a run needs to be useful")  # fmt: skip

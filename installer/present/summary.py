@@ -23,11 +23,13 @@ class Outcome:
     context_namespace: str = ""  # what was done to the kube context's default namespace
     workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
     unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
+    after_reboot: str = ""  # the local cluster: what brings the client back (decide/reboot.py)
 
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
     if outcome.unchanged:
-        return outcome.unchanged
+        notes = [f"  note: {note}" for note in outcome.notes]
+        return "\n".join(filter(None, (outcome.unchanged, *notes, outcome.after_reboot)))
     training = outcome.training
     who = training_words(training)
     kube = outcome.kube
@@ -46,6 +48,8 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
     lines += next_steps()
+    if outcome.after_reboot:
+        lines.append(outcome.after_reboot)
     return "\n".join(lines)
 
 
@@ -88,6 +92,7 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "connected_signal": CONNECTED_SIGNAL,
         "workloads": list(outcome.workloads),
         "action": "nothing-to-change" if outcome.unchanged else "applied",
+        "after_reboot": outcome.after_reboot or None,
         "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",
                  "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}"},
     }

@@ -23,6 +23,7 @@ READ_ONLY = (
     ("kubectl", "version"), ("kubectl", "config", "view"), ("kubectl", "get"),
     ("helm", "version"), ("helm", "list"), ("helm", "status"), ("helm", "get", "values"),
     ("helm", "repo", "list"), ("helm", "repo", "update"), ("helm", "search", "repo"),
+    ("tracebloc", "version"),
 )  # fmt: skip
 
 

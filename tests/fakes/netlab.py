@@ -178,5 +178,7 @@ def criticals(*entries: tuple[str, str] | tuple[str, str, str]) -> str:
 
 
 def guarded(log: Path, pythonpath: str) -> dict[str, str]:
-    """The variables that load the loopback guard into the CLI under test."""
-    return {"PYTHONPATH": os.pathsep.join([str(GUARD), pythonpath]), "TB_NETGUARD_LOG": str(log)}
+    """The variables that load the loopback guard into the CLI under test; its loopback
+    servers stand for remote hosts, so a proxy set is used for them too."""
+    return {"PYTHONPATH": os.pathsep.join([str(GUARD), pythonpath]), "TB_NETGUARD_LOG": str(log),
+            "TB_TEST_PROXY_LOOPBACK": "1"}

@@ -1,0 +1,64 @@
+"""Where the person's shell finds the tools the engine fetched (the scripts put them in
+~/.local/bin and printed the PATH line for the shell). Pure.
+
+A tool the engine downloaded (or keeps in its cache) gets a link in ~/.local/bin, only when
+no tool of that name is on PATH at all (a person's own kubectl is never shadowed) and
+nothing is at the link's place yet. Not on Windows, which has no such directory.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping
+
+from installer.decide.tooling import ToolChoice
+
+LINKED = ("kubectl", "helm", "k3d")
+
+
+def bin_dir(env: Mapping[str, str]) -> str:
+    home = env.get("HOME", "").strip()
+    return posixpath.join(home, ".local", "bin") if home else ""
+
+
+def links(choices: Mapping[str, ToolChoice], env: Mapping[str, str], os_: str, *,
+          on_path: Iterable[str], taken: Iterable[str]) -> list[tuple[str, str]]:  # fmt: skip
+    """(target, link) for each engine-kept tool; `on_path` the names PATH already finds,
+    `taken` the link paths where something already is."""
+    directory = bin_dir(env)
+    if os_ == "windows" or not directory:
+        return []
+    found, occupied = set(on_path), set(taken)
+    out = []
+    for name in LINKED:
+        choice = choices.get(name)
+        if choice is None or choice.path is None or choice.source not in ("cache", "download"):
+            continue
+        link = posixpath.join(directory, name)
+        if name not in found and link not in occupied:
+            out.append((choice.path, link))
+    return out
+
+
+def link_argv(target: str, link: str) -> tuple[str, ...]:
+    return ("ln", "-s", target, link)
+
+
+def profile(env: Mapping[str, str], os_: str) -> str:
+    """The file a new terminal of this person's shell ($SHELL) reads (the scripts' choice)."""
+    shell = posixpath.basename(env.get("SHELL", "").strip())
+    if shell == "bash":
+        return "~/.bash_profile" if os_ == "darwin" else "~/.bashrc"
+    return {"zsh": "~/.zshrc", "fish": "~/.config/fish/config.fish"}.get(shell, "~/.profile")
+
+
+def path_note(env: Mapping[str, str], os_: str, directory: str, names: str) -> str:
+    """What the summary says when `directory` is not on PATH ("" when it is): the line for
+    this shell (decide/signin.path_line, the one answer to it) and where it is kept."""
+    from installer.decide.signin import path_line
+
+    line = path_line(directory, os_=os_, shell=env.get("SHELL", ""), path=env.get("PATH", ""))
+    if line is None:
+        return ""
+    return (f"{names} in {directory}, which is not on your PATH yet: run `{line}` (add it "
+            f"to {profile(env, os_)} to keep it)")
