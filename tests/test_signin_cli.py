@@ -161,3 +161,27 @@ def test_on_a_new_local_cluster_the_sign_in_follows_its_creation(
     assert [c[:2] for c in cli.calls()] == [["login"], ["client", "create"]]
     upgrade = next(a for a in cluster.calls("helm") if a[:2] == ["upgrade", "--install"])
     assert upgrade[2] == MINTED_NS
+
+
+@PTY
+def test_a_minted_kube_system_namespace_is_refused_before_anything_changes(
+    cluster: FakeCluster, backend: BackendServer, tmp_path: Path
+) -> None:
+    from tests.fakes.healthy import mutating_calls
+    from tests.fakes.terminal import Pty
+
+    cli, env = setup(cluster, backend)
+    cli.script(create={"mode": "mint", "client_id": MINTED_ID, "password": MINTED_PASSWORD,
+                       "namespace": "kube-system"})  # fmt: skip
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+    try:
+        term.expect("Name your secure environment")
+        term.send("\x1b[Dlab one")
+        code = term.wait(timeout=90)
+        screen = term.screen()
+    finally:
+        term.close()
+    assert code == 2, screen
+    assert "'kube-system' is a namespace the tracebloc client may not use" in screen
+    assert "Install? [y/N]" not in screen
+    assert mutating_calls(cluster) == []

@@ -17,6 +17,8 @@ from installer.decide.model import Connection
 from installer.decide.yesno import flag
 
 DEFAULT_NAMESPACE = "tracebloc"
+# The cluster's own namespaces: the client is never installed into (or uninstalled from) them.
+RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "default")
 
 
 DEFAULT_TIMEOUT_S = 10.0
