@@ -20,6 +20,7 @@ import yaml
 
 from tests.fakes import workloads
 from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, FakeCluster, node, release_row
+from tests.fakes.healthy import without_jobs_manager
 from tests.fakes.workloads import pod
 
 PASSWORD = "Cl1ent-P4ss:#w0rd"
@@ -73,6 +74,29 @@ def test_status_with_a_workload_down_exits_1_and_names_it(cluster: FakeCluster) 
     assert result.returncode == 1
     assert "workloads: 2 of 3 ready" in result.stdout
     assert "Deployment tracebloc-requests-proxy is not ready (0 of 1)" in result.stdout
+    assert "not healthy" in result.stdout
+
+
+@pytest.mark.parametrize(("break_it", "said"), [
+    pytest.param(lambda c: c.workloads(*workloads.scaled_to_zero(workloads.client())),
+                 "Deployment tracebloc-jobs-manager is scaled to 0 replicas", id="scaled-to-0"),
+    pytest.param(without_jobs_manager,
+                 "Deployment tracebloc-jobs-manager is missing (the release defines it)",
+                 id="jobs-manager-deleted"),
+    pytest.param(lambda c: c.workloads(*workloads.client(), workloads.daemonset(
+                     "tracebloc-resource-monitor", "monitor", scheduled=0)),
+                 "DaemonSet tracebloc-resource-monitor schedules no pod", id="daemonset-no-pod"),
+    pytest.param(lambda c: c.on("helm", "get", "manifest", rc=1, stderr="Error: boom\n"),
+                 "the workloads the release defines could not be read", id="manifest-unreadable"),
+])  # fmt: skip
+def test_status_needs_positive_evidence_and_names_the_workload(
+    cluster: FakeCluster, break_it: Any, said: str
+) -> None:
+    healthy(cluster)
+    break_it(cluster)
+    result = cluster.run("status")
+    assert result.returncode == 1, result.stdout
+    assert said in result.stdout
     assert "not healthy" in result.stdout
 
 
