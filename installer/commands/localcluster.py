@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
@@ -24,7 +25,7 @@ from installer.decide.drift import (
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
-from installer.decide.model import KubeTarget, MachineFacts
+from installer.decide.model import KubeTarget, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
@@ -205,9 +206,10 @@ def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
     return kubeconfig.read_context(env, os_).context == s.context
 
 
-def blocker(local: Local) -> InstallerError | None:
+def blocker(local: Local, *, terminal: bool) -> InstallerError | None:
     """What stops the local-cluster path, known before anyone is asked anything: no Docker,
-    Docker stopped, no k3d, an existing cluster that drifted from this install. `plan`
+    Docker stopped, no k3d, an existing cluster that drifted from this install, root steps
+    whose sudo needs a password with no terminal (`terminal` False) to type it on. `plan`
     exits with it as install does."""
     s = local.settings
     if local.decision.manage is None:
@@ -222,6 +224,16 @@ def blocker(local: Local) -> InstallerError | None:
     if failed:
         return InstallerError(f"the existing cluster {s.name} does not match this install; "
                               "nothing was changed", failed[0].remedy)  # fmt: skip
+    runtime = local.runtime
+    if (not terminal and runtime is not None and runtime.refusal is None
+            and any(step.kind == "prime" for step in runtime.steps)):  # fmt: skip
+        return InstallerError(
+            f"Docker must be set up as administrator ({runtime.reason}), sudo needs a password "
+            "and there is no terminal to type it on; nothing was changed and no credentials "
+            "were sent",
+            "run it again in a terminal, as root, or as a user whose sudo needs no password; "
+            "or ask an administrator to run: sudo TB_PREPARE_USER=<your user> "
+            "tracebloc-installer prepare-host")  # fmt: skip
     return None
 
 
@@ -231,7 +243,7 @@ def blockers(local: Local, ui: Ui) -> None:
     if local.managed:
         for finding in local.drift:
             (ui.error if finding.level == "fail" else ui.warn)(finding.message)
-    found = blocker(local)
+    found = blocker(local, terminal=credentials.open_terminal(os_name(sys.platform)) is not None)
     if found is not None:
         raise found
     if local.managed:
