@@ -454,3 +454,33 @@ def test_delete_data_never_deletes_a_directory_that_is_not_ours(
     assert said in result.stderr
     assert (target / "precious.txt").exists()
     assert helm_uninstalls(cluster) == []
+
+
+# --- the install record ------------------------------------------------------------------
+
+
+def write_record(cluster: FakeCluster, **fields: str) -> Path:
+    record = {"version": 1, "release": "lab-two", "namespace": "lab-two", "context": "office",
+              "server": "https://10.1.2.3:6443", "chart": "tracebloc/client",
+              "chart_version": "1.4.2", "data_dir": str(data_dir(cluster)),
+              "credentials": "sign-in", **fields}  # fmt: skip
+    path = data_dir(cluster) / "install.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("fields", "followed", "said"), [
+    pytest.param({}, True, "using the install record", id="followed"),
+    pytest.param({"context": "gone"}, False, "names kube context gone", id="context-gone"),
+    pytest.param({"server": "https://10.9.9.9:6443"}, False, "now points at https://10.1.2.3:6443",
+                 id="server-moved"),
+])  # fmt: skip
+def test_status_follows_a_record_whose_cluster_still_exists_and_reports_one_that_does_not(
+    cluster: FakeCluster, fields: dict[str, str], followed: bool, said: str
+) -> None:
+    healthy(cluster)
+    write_record(cluster, **fields)
+    result = cluster.run("status", "--json")
+    assert json.loads(result.stdout)["release"]["namespace"] == ("lab-two" if followed else "tracebloc")
+    assert said in result.stderr and result.stderr.count("install record") == 1

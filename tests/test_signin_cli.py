@@ -185,3 +185,56 @@ def test_a_minted_kube_system_namespace_is_refused_before_anything_changes(
     assert "'kube-system' is a namespace the tracebloc client may not use" in screen
     assert "Install? [y/N]" not in screen
     assert mutating_calls(cluster) == []
+
+
+@PTY
+def test_after_a_sign_in_the_record_finds_the_client_and_a_rerun_asks_for_nothing(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    import json
+    import stat
+
+    from tests.fakes.terminal import Pty
+
+    cli, env = setup(cluster, backend)
+    # The cluster answers as the kubeconfig's own context (the office cluster).
+    cluster.kube_target("office", "https://10.1.2.3:6443")
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+    try:
+        term.expect("Name your secure environment")
+        term.send("\x1b[Dlab one")
+        term.expect("Install? [y/N]")
+        term.send("y")
+        assert term.wait(timeout=90) == 0, term.screen()
+    finally:
+        term.close()
+    record = cluster.home / ".tracebloc" / "install.json"
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    saved = json.loads(record.read_text(encoding="utf-8"))
+    assert {k: saved[k] for k in ("release", "namespace", "context", "server", "credentials")} == {
+        "release": MINTED_NS, "namespace": MINTED_NS, "context": "office",
+        "server": "https://10.1.2.3:6443", "credentials": "sign-in"}  # fmt: skip
+    assert MINTED_PASSWORD not in record.read_text(encoding="utf-8")
+
+    # status, with no options, looks where the client is, and says why in one line.
+    status = cluster.run("status", "--json", **env)
+    assert json.loads(status.stdout)["release"]["namespace"] == MINTED_NS, status.stderr
+    assert status.stderr.count("using the install record") == 1
+    # An option wins over the record.
+    named = cluster.run("status", "--json", "-n", "other", **env)
+    assert json.loads(named.stdout)["release"]["namespace"] == "other"
+    assert "install record" not in named.stderr
+
+    # A bare re-run asks for no credential and lists the minted release before the question.
+    before = len(backend.requests)
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+    try:
+        term.expect("Install? [y/N]")
+        shown = term.screen()
+        term.send("n")
+        term.wait(timeout=60)
+    finally:
+        term.close()
+    assert "Client ID" not in shown
+    assert f"upgrade --install {MINTED_NS} " in shown and f"--namespace {MINTED_NS}" in shown
+    assert [r.fields["username"] for r in backend.requests[before:]] == [MINTED_ID]

@@ -358,8 +358,29 @@ def _install(
         pointing.shutdown(wait=True)
     context_done = context_f.result()
     notes += signin.cli_notes(env) if signs_in else []
+    notes += remember(cfg, env, os_, plan, cluster)
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
+
+
+def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
+             cluster: ClusterRead) -> list[str]:  # fmt: skip
+    """The install record (decide/record.py), in the engine's own data directory: where the
+    next run without options finds this client. A failure to write it is a note, not a
+    failed install."""
+    from installer.decide.errors import InstallerError
+    from installer.decide.record import Record
+    from installer.edges import record
+
+    target = cluster.target
+    found = Record(cfg.probe.release, cfg.probe.namespace, target.context, target.server,
+                   cfg.chart, plan.chart_version, cfg.host_data_dir,
+                   cfg.credentials_origin)  # fmt: skip
+    try:
+        record.write(found, env=env, os_=os_)
+    except InstallerError as exc:
+        return [f"the install record could not be written: {exc.message}"]
+    return []
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,
