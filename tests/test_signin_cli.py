@@ -101,6 +101,14 @@ def test_plan_says_it_would_sign_in_with_the_name_and_location(
     assert "'gpu box'" in said and "location DE" in said
     assert cli.calls() == []  # nothing run but the --help/version queries
     assert backend.requests == []
+    # The list names the namespace the sign-in will mint in its place, as install's does.
+    import json
+
+    from installer.commands.steps import MINTED
+
+    document = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
+    upgrade = next(c["argv"] for c in document["changes"] if c["argv"][1:3] == ["upgrade", "--install"])
+    assert upgrade[3] == MINTED and upgrade[upgrade.index("--namespace") + 1] == MINTED
 
 
 def test_credentials_in_the_environment_never_sign_in(cluster: FakeCluster,
@@ -161,6 +169,13 @@ def test_on_a_new_local_cluster_the_sign_in_follows_its_creation(
     assert [c[:2] for c in cli.calls()] == [["login"], ["client", "create"]]
     upgrade = next(a for a in cluster.calls("helm") if a[:2] == ["upgrade", "--install"])
     assert upgrade[2] == MINTED_NS
+    # The list agreed to names the namespace the sign-in would mint in its place, and the
+    # call made is that item with the minted name.
+    from installer.commands.steps import MINTED
+    from installer.decide import remedy
+
+    agreed = remedy.command(["helm", *(part.replace(MINTED_NS, MINTED) for part in upgrade)])
+    assert agreed in screen.replace("\r\n", "\n").replace("\n", ""), screen
 
 
 @PTY

@@ -90,7 +90,7 @@ def plan_install(
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
     from installer.commands.signin import plan_note
-    from installer.commands.steps import steps
+    from installer.commands.steps import minted_later, steps
 
     sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
     plan = dataclasses.replace(
@@ -98,8 +98,10 @@ def plan_install(
         set_context_namespace=settings.set_context_namespace,
         notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
     plan = foresee(plan, tools["helm"], env, redactor)
-    found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
-                  local=local, verdict=plan.verdict, plan=plan)  # fmt: skip
+    # A sign-in install would run names the namespace: the list says so in its place.
+    found = steps(minted_later(plan.cfg) if sign_in else plan.cfg, env,
+                  set_context_namespace=settings.set_context_namespace, local=local,
+                  verdict=plan.verdict, plan=plan)  # fmt: skip
     return dataclasses.replace(plan, changes=tuple(found))
 
 

@@ -41,7 +41,7 @@ from installer.commands.gate import (
 )
 from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
-from installer.commands.steps import steps
+from installer.commands.steps import hold_to, minted_later, steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.decide import judge
 from installer.decide.clusterread import ClusterRead
@@ -58,6 +58,7 @@ from installer.edges import apply, lock
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
+from installer.present.changes import Change
 from installer.present.summary import Outcome
 from installer.present.target import target_lines
 from installer.present.ui import Ui
@@ -227,6 +228,7 @@ def _install(
     held: lock.Held,
 ) -> Outcome:
     notes: list[str] = []
+    approved: list[Change] = []  # the local path's list, agreed to before the cluster is up
     os_ = os_name(sys.platform)
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
@@ -290,10 +292,11 @@ def _install(
             refused = judge.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
-        planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                        local=local)  # fmt: skip
-        ask_once(planned, fetched, ui, interactive=interactive, data_dir=written_in,
-                 heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
+        approved = steps(minted_later(cfg) if signs_in else cfg, env, local=local,
+                         set_context_namespace=settings.set_context_namespace)  # fmt: skip
+        ask_once(approved, fetched, ui, interactive=interactive, data_dir=written_in,
+                 heading=local_heading(local, minted_later(cfg) if signs_in else cfg)
+                 + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
@@ -320,6 +323,8 @@ def _install(
                                set_context_namespace=settings.set_context_namespace)  # fmt: skip
     planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
                     local=None if local.managed else local, verdict=verdict, plan=plan)  # fmt: skip
+    if local.managed:  # agreed to before the cluster was up: what is left must be in that list
+        hold_to(approved, planned, minted=cfg.probe.namespace if signs_in else None)
     # On the local path the question was asked before the cluster was made: the rest of
     # the steps were in it, and the sizing read now is shown, not asked about again.
     ask_once(planned, [] if local.managed else fetched, ui,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
 from installer.decide import localcluster as lc
+from installer.decide import remedy
 from installer.decide.drift import (
     DockerRead,
     Drift,
@@ -83,7 +84,8 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
     else:
         if local.action == START:
             out.append(("k3d", *lc.start_args(s)))
-        nodes = list(local.cluster.nodes) if local.cluster else []
+        # Not read yet (Docker is set up first): the nodes a create of these settings made.
+        nodes = list(local.cluster.nodes) if local.cluster else lc.node_names(s)
     if s.autostart and nodes:
         out.append(("docker", *lc.restart_args(nodes)))
     out.append(("k3d", *lc.merge_args(s)))
@@ -147,7 +149,15 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         # hold a cluster whose data this is: decided once it answers).
         earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
             if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
-        return Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier)
+        # The cluster's own steps are listed before the question too, as they will be: a
+        # new Docker holds no cluster; a stopped one holds ours when the kubeconfig still
+        # names it. bring_up stops if Docker, once it answers, shows another state.
+        known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
+        predicted = START if info.state != "missing" and known else CREATE
+        local = Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier,
+                      action=predicted)  # fmt: skip
+        return dataclasses.replace(local, commands=commands_for(
+            local, cfg.host_data_dir, env, os_, cfg.probe.release))  # fmt: skip
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -218,8 +228,8 @@ def blocker(local: Local, *, terminal: bool) -> InstallerError | None:
                               "cluster with --kubeconfig/--context")  # fmt: skip
     if s is None or not local.managed:
         return None
-    for message, remedy in local.problems:
-        return InstallerError(message, remedy)
+    for message, fix in local.problems:
+        return InstallerError(message, fix)
     failed = [f for f in local.drift if f.level == "fail"]
     if failed:
         return InstallerError(f"the existing cluster {s.name} does not match this install; "
@@ -305,6 +315,13 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
+        unlisted = [argv for argv in again.commands if argv not in local.commands]
+        if unlisted:
+            raise InstallerError(
+                f"once Docker answered, the local cluster {s.name} needs "
+                f"`{remedy.command(unlisted[0])}`, which was not in the list you agreed to: "
+                "Docker was set up as listed, nothing else was changed",
+                "run the installer again: its list then shows what the cluster needs now")  # fmt: skip
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
