@@ -484,3 +484,29 @@ def test_status_follows_a_record_whose_cluster_still_exists_and_reports_one_that
     result = cluster.run("status", "--json")
     assert json.loads(result.stdout)["release"]["namespace"] == ("lab-two" if followed else "tracebloc")
     assert said in result.stderr and result.stderr.count("install record") == 1
+
+
+def test_a_record_of_an_install_given_a_kubeconfig_is_followed_with_that_kubeconfig(
+    cluster: FakeCluster,
+) -> None:
+    other = cluster.root / "lab.kubeconfig"
+    other.write_text(KUBECONFIG_OF_A_CLUSTER.replace("office", "lab"), encoding="utf-8")
+    healthy(cluster)
+    write_record(cluster, context="lab", kubeconfig=str(other))
+    result = cluster.run("status", "--json")
+    assert "using the install record" in result.stderr, result.stderr
+    assert json.loads(result.stdout)["release"]["namespace"] == "lab-two"
+    helm_reads = [a for a in cluster.calls("helm") if a[:1] == ["list"]]
+    assert helm_reads and all(a[a.index("--kubeconfig") + 1] == str(other) for a in helm_reads)
+
+
+def test_uninstall_with_no_options_removes_the_recorded_release_and_then_the_record(
+    cluster: FakeCluster,
+) -> None:
+    removable(cluster)
+    path = write_record(cluster, release="tracebloc", namespace="tracebloc")
+    result = cluster.run("uninstall", "--yes")
+    assert result.returncode == 0, result.stderr
+    assert "using the install record" in result.stderr
+    assert helm_uninstalls(cluster)[0][:4] == ["uninstall", "tracebloc", "-n", "tracebloc"]
+    assert not path.exists()

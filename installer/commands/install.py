@@ -380,7 +380,7 @@ def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
     target = cluster.target
     found = Record(cfg.probe.release, cfg.probe.namespace, target.context, target.server,
                    cfg.chart, plan.chart_version, cfg.host_data_dir,
-                   cfg.credentials_origin)  # fmt: skip
+                   cfg.credentials_origin, cfg.probe.conn.kubeconfig or "")  # fmt: skip
     try:
         record.write(found, env=env, os_=os_)
     except InstallerError as exc:

@@ -68,9 +68,10 @@ def follow_record(args: argparse.Namespace, env: Mapping[str, str], os_: str,
     where = records.path_in(data_dir)
     named: KubeTarget | None = None
     current: KubeTarget | None = None
+    files = {**env, "KUBECONFIG": found.kubeconfig} if found.kubeconfig else env
     try:
-        named = kubeconfig.read_context(env, os_, found.context or None)
-        current = kubeconfig.read_context(env, os_)
+        named = kubeconfig.read_context(files, os_, found.context or None)
+        current = kubeconfig.read_context(files, os_)
     except InstallerError:
         pass
     if named is None or not named.readable or (found.context and named.server != found.server):
@@ -78,7 +79,8 @@ def follow_record(args: argparse.Namespace, env: Mapping[str, str], os_: str,
         return probe
     output.stderr(f"note: {followed_line(found, where)}\n")
     pinned = found.context if current is None or current.context != found.context else None
-    conn = dataclasses.replace(probe.conn, context=pinned or None)
+    conn = dataclasses.replace(probe.conn, context=pinned or None,
+                               kubeconfig=found.kubeconfig or None)  # fmt: skip
     return dataclasses.replace(probe, namespace=found.namespace, conn=conn,
                                release_name=None if found.release == found.namespace
                                else found.release)  # fmt: skip

@@ -26,6 +26,7 @@ class Record:
     chart_version: str
     data_dir: str
     credentials: str  # environment | prompt | values file | sign-in | TRACEBLOC_VALUES_FILE
+    kubeconfig: str = ""  # the --kubeconfig the install was given ("": the usual files)
 
 
 def dump(record: Record) -> bytes:
@@ -41,7 +42,8 @@ def parse(data: bytes) -> Record:
         raise ValueError("it is not JSON") from None
     if not isinstance(doc, dict) or doc.get("version") != VERSION:
         raise ValueError(f"it is not a version {VERSION} install record")
-    values = {f.name: doc.get(f.name) for f in fields(Record)}
+    values = {f.name: doc.get(f.name, f.default if isinstance(f.default, str) else None)
+              for f in fields(Record)}
     if not all(isinstance(v, str) for v in values.values()) or not values["namespace"]:
         raise ValueError("a field is missing or not text")
     return Record(**values)  # type: ignore[arg-type]

@@ -37,3 +37,15 @@ def read(data_dir: str) -> tuple[Record | None, str]:
         return parse(data), ""
     except ValueError as exc:
         return None, f"the install record {where} is not used: {exc}"
+
+
+def forget(data_dir: str, release: str, namespace: str) -> bool:
+    """Remove the record when it names this release (uninstalled); True when it did."""
+    found, _ = read(data_dir)
+    if found is None or (found.release, found.namespace) != (release, namespace):
+        return False
+    try:
+        os.unlink(path_in(data_dir))
+    except OSError:
+        return False
+    return True
