@@ -192,3 +192,56 @@ def test_nothing_mutating_before_the_answer_and_no_changes_nothing(
         term.close()
     assert before == []
     assert code != 0 and mutating(cluster) == []
+
+
+@PTY
+@pytest.mark.parametrize("where", ["remote", "local"])
+def test_a_browser_sign_in_and_the_re_run_after_it_keep_to_the_list(
+    cluster: FakeCluster, backend: BackendServer, where: str
+) -> None:
+    from installer.commands.steps import MINTED
+    from tests.fakes.terminal import Pty
+    from tests.test_signin_cli import MINTED_NS, cluster_run_without_tty, local_machine, setup
+
+    _, env = setup(cluster, backend, PF_MIN_DISK_GB="0")
+    if where == "local":
+        local_machine(cluster)
+    else:
+        cluster.kube_target("office", "https://10.1.2.3:6443")  # the kubeconfig's own cluster
+    plan = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
+    planned = [[p.replace(MINTED, MINTED_NS) for p in c["argv"]] for c in plan["changes"]]
+    # The local re-run would need the fakes to replay the cluster the first run made.
+    for attempt in ("sign-in", "re-run") if where == "remote" else ("sign-in",):
+        cluster.log_path.unlink(missing_ok=True)
+        term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+        try:
+            # Remote: the sign-in names the namespace before the question; on the local
+            # cluster it registers against the cluster made after it.
+            signs_first = attempt == "sign-in" and where == "remote"
+            if signs_first:
+                term.expect("Name your secure environment")
+                term.send("\x1b[Dlab one")
+            term.expect("Install? [y/N]")
+            assert mutating(cluster) == [], "a change before the answer"
+            term.send("y")
+            if attempt == "sign-in" and not signs_first:
+                term.expect("Name your secure environment", timeout=60)
+                term.send("\x1b[Dlab one")
+            code = term.wait(timeout=90)
+            screen = term.screen().replace("\r\n", "\n")
+        finally:
+            term.close()
+        assert code == 0, screen
+        shown = [item.replace(MINTED, MINTED_NS).replace(f"'{MINTED_NS}'", MINTED_NS)
+                 for item in listed(screen)]  # fmt: skip
+        made = mutating(cluster)
+        assert made
+        for call in made:
+            if attempt == "sign-in":
+                assert call in planned, f"{call} is not in plan --json's changes: {planned}"
+            assert any(item.startswith(remedy.command(call) + "  (") for item in shown), \
+                f"{attempt}: {call} was not in the list shown before the question: {shown}"  # fmt: skip
+        if attempt == "sign-in" and where == "remote":
+            # After it, plan finds the minted client through the record: the same list again.
+            again = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
+            planned = [list(c["argv"]) for c in again["changes"]]
