@@ -26,6 +26,8 @@ def write(record: Record, *, env: Mapping[str, str], os_: str) -> str:
 
 def read(data_dir: str) -> tuple[Record | None, str]:
     """(the record, "") or (None, why it is not used); ("", "") when there is none."""
+    if not os.path.isdir(data_dir):
+        return None, ""  # no data directory (yet): the command says what is wrong with it
     where = path_in(data_dir)
     try:
         data = files.read_bounded(where, limit=MAX_RECORD_BYTES, what="the install record")
