@@ -28,6 +28,7 @@ from installer.decide.settings import (
     MAX_WAIT_S,
     MYSQL_ENGINES,
     PROXY_VARIABLES,
+    RESERVED_NAMESPACES,
     STORAGE_MODES,
     InstallSettings,
     PlanConfig,
@@ -68,7 +69,17 @@ def validate_namespace(raw: str, source: str = "--namespace") -> str:
         raise BadInput(f"{source} {raw[:60]!r}... is {len(raw)} characters long", rule)
     if not _DNS1123_LABEL.fullmatch(raw):
         raise BadInput(f"{source} {raw!r} is not a DNS-1123 label", rule)
-    return raw
+    return refuse_reserved(raw, source)
+
+
+def refuse_reserved(namespace: str, source: str) -> str:
+    """Kubernetes' own namespaces and `default` hold other tenants' objects (and the
+    uninstall deletes the namespace): never the client's, whoever named them."""
+    if namespace in RESERVED_NAMESPACES:
+        raise BadInput(f"{source} {namespace!r} is a namespace the tracebloc client may not use "
+                       f"({', '.join(RESERVED_NAMESPACES)} belong to the cluster)",
+                       "choose another namespace, e.g. -n tracebloc")  # fmt: skip
+    return namespace
 
 
 
@@ -102,7 +113,7 @@ def probe_config(
         chosen = validate_namespace(namespace)
     else:
         raw_ns = env.get("TB_NAMESPACE") or DEFAULT_NAMESPACE
-        chosen = sanitise_namespace(raw_ns)
+        chosen = refuse_reserved(sanitise_namespace(raw_ns), "TB_NAMESPACE")
         if chosen != raw_ns:
             notes = (f"TB_NAMESPACE={raw_ns!r} is used as namespace {chosen!r} "
                      "(made a DNS-1123 label)",)  # fmt: skip

@@ -21,6 +21,7 @@ import yaml
 
 from tests.fakes import workloads
 from tests.fakes.cluster import KUBECONFIG_OF_A_CLUSTER, FakeCluster, node, release_row
+from tests.fakes.healthy import without_jobs_manager
 from tests.fakes.workloads import pod
 
 PASSWORD = "Cl1ent-P4ss:#w0rd"
@@ -74,6 +75,29 @@ def test_status_with_a_workload_down_exits_1_and_names_it(cluster: FakeCluster) 
     assert result.returncode == 1
     assert "workloads: 2 of 3 ready" in result.stdout
     assert "Deployment tracebloc-requests-proxy is not ready (0 of 1)" in result.stdout
+    assert "not healthy" in result.stdout
+
+
+@pytest.mark.parametrize(("break_it", "said"), [
+    pytest.param(lambda c: c.workloads(*workloads.scaled_to_zero(workloads.client())),
+                 "Deployment tracebloc-jobs-manager is scaled to 0 replicas", id="scaled-to-0"),
+    pytest.param(without_jobs_manager,
+                 "Deployment tracebloc-jobs-manager is missing (the release defines it)",
+                 id="jobs-manager-deleted"),
+    pytest.param(lambda c: c.workloads(*workloads.client(), workloads.daemonset(
+                     "tracebloc-resource-monitor", "monitor", scheduled=0)),
+                 "DaemonSet tracebloc-resource-monitor schedules no pod", id="daemonset-no-pod"),
+    pytest.param(lambda c: c.on("helm", "get", "manifest", rc=1, stderr="Error: boom\n"),
+                 "the workloads the release defines could not be read", id="manifest-unreadable"),
+])  # fmt: skip
+def test_status_needs_positive_evidence_and_names_the_workload(
+    cluster: FakeCluster, break_it: Any, said: str
+) -> None:
+    healthy(cluster)
+    break_it(cluster)
+    result = cluster.run("status")
+    assert result.returncode == 1, result.stdout
+    assert said in result.stdout
     assert "not healthy" in result.stdout
 
 
@@ -524,3 +548,59 @@ def test_diagnose_collects_what_support_needs_across_the_machine_and_cluster(
     assert b"FailedScheduling" in members["events-all-namespaces.txt"]
     assert members["proxy.txt"] == b"HTTPS_PROXY=http://u:********@proxy:3128\nNO_PROXY=localhost\n"
     assert PROXY_PASSWORD.encode() not in b"".join(members.values())
+
+
+# --- the install record ------------------------------------------------------------------
+
+
+def write_record(cluster: FakeCluster, **fields: str) -> Path:
+    record = {"version": 1, "release": "lab-two", "namespace": "lab-two", "context": "office",
+              "server": "https://10.1.2.3:6443", "chart": "tracebloc/client",
+              "chart_version": "1.4.2", "data_dir": str(data_dir(cluster)),
+              "credentials": "sign-in", **fields}  # fmt: skip
+    path = data_dir(cluster) / "install.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("fields", "followed", "said"), [
+    pytest.param({}, True, "using the install record", id="followed"),
+    pytest.param({"context": "gone"}, False, "names kube context gone", id="context-gone"),
+    pytest.param({"server": "https://10.9.9.9:6443"}, False, "now points at https://10.1.2.3:6443",
+                 id="server-moved"),
+])  # fmt: skip
+def test_status_follows_a_record_whose_cluster_still_exists_and_reports_one_that_does_not(
+    cluster: FakeCluster, fields: dict[str, str], followed: bool, said: str
+) -> None:
+    healthy(cluster)
+    write_record(cluster, **fields)
+    result = cluster.run("status", "--json")
+    assert json.loads(result.stdout)["release"]["namespace"] == ("lab-two" if followed else "tracebloc")
+    assert said in result.stderr and result.stderr.count("install record") == 1
+
+
+def test_a_record_of_an_install_given_a_kubeconfig_is_followed_with_that_kubeconfig(
+    cluster: FakeCluster,
+) -> None:
+    other = cluster.root / "lab.kubeconfig"
+    other.write_text(KUBECONFIG_OF_A_CLUSTER.replace("office", "lab"), encoding="utf-8")
+    healthy(cluster)
+    write_record(cluster, context="lab", kubeconfig=str(other))
+    result = cluster.run("status", "--json")
+    assert "using the install record" in result.stderr, result.stderr
+    assert json.loads(result.stdout)["release"]["namespace"] == "lab-two"
+    helm_reads = [a for a in cluster.calls("helm") if a[:1] == ["list"]]
+    assert helm_reads and all(a[a.index("--kubeconfig") + 1] == str(other) for a in helm_reads)
+
+
+def test_uninstall_with_no_options_removes_the_recorded_release_and_then_the_record(
+    cluster: FakeCluster,
+) -> None:
+    removable(cluster)
+    path = write_record(cluster, release="tracebloc", namespace="tracebloc")
+    result = cluster.run("uninstall", "--yes")
+    assert result.returncode == 0, result.stderr
+    assert "using the install record" in result.stderr
+    assert helm_uninstalls(cluster)[0][:4] == ["uninstall", "tracebloc", "-n", "tracebloc"]
+    assert not path.exists()

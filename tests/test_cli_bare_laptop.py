@@ -56,7 +56,7 @@ def test_a_bare_laptop_installs_to_connected_with_the_engines_own_tools(
     assert {("k3d", "cluster", "create"), ("k3d", "kubeconfig", "merge"),
             ("kubectl", "cluster-info", "--request-timeout=5s"), ("kubectl", "get", "nodes"),
             ("helm", "upgrade", "--install"), ("kubectl", "config", "set-context"),
-            ("kubectl", "get", "deployments,statefulsets,pods,events")} <= made
+            ("kubectl", "get", "deployments,statefulsets,daemonsets,pods,events")} <= made
     tools_dir = os.path.realpath(laptop.tools_dir)
     strangers = {(e["tool"], e["exe"]) for e in calls
                  if os.path.dirname(os.path.realpath(e["exe"])) != tools_dir}  # fmt: skip

@@ -134,7 +134,7 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     assert called[7:9] == ["helm repo add", "helm upgrade --install"]
     # The kube context is pointed while the first readiness poll is out (either first).
     assert sorted(called[9:]) == ["kubectl config set-context",
-                                  "kubectl get deployments,statefulsets,pods,events"]
+                                  "kubectl get deployments,statefulsets,daemonsets,pods,events"]
     # The release asked for is read beside the list (a re-install then needs no second
     # round), but the list is the evidence: here the fake does not even answer that read.
     assert [a[:3] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [

@@ -221,7 +221,7 @@ def test_leftover_data_without_a_choice_stops_before_docker_is_installed(
     from tests.fakes.runtime_host import linux_host, root_calls
 
     creatable(machine_without_cluster(fresh(cluster)))
-    env = linux_host(cluster, "ubuntu", docker="missing")
+    env = linux_host(cluster, "ubuntu", docker="missing", sudo="nopw")
     old = earlier_data(cluster)
 
     result = cluster.run("install", "--yes", **env_for(backend, **env))

@@ -122,7 +122,6 @@ def test_fresh_install_on_a_laptop_is_sized_from_its_node_with_one_call_each(
         pytest.param(["--namespace", "team-ns"], {}, "team-ns", id="flag"),
         pytest.param([], {"TB_NAMESPACE": "Data Science"}, "data-science", id="env-sanitised"),
         pytest.param(["--namespace", "ops"], {"TB_NAMESPACE": "other"}, "ops", id="flag-beats-env"),
-        pytest.param([], {"TB_NAMESPACE": "!!!"}, "default", id="env-nothing-left-is-default"),
         pytest.param([], {}, "tracebloc", id="neither-is-tracebloc"),
     ],
 )
@@ -137,6 +136,14 @@ def test_namespace_is_sanitised_and_names_the_release(
     assert doc["release"]["namespace"] == expected
     assert cluster.calls("helm") == [["get", "values", expected, "-n", expected, "-o", "json"]]
     assert cluster.calls("kubectl") == [KUBECTL_ARGV]
+
+
+def test_a_tb_namespace_with_nothing_left_is_default_and_refused(cluster: FakeCluster) -> None:
+    cluster.nodes(laptop()).release_absent()
+    result = cluster.run("probe", "--json", TB_NAMESPACE="!!!")
+    assert result.returncode == 2
+    assert "TB_NAMESPACE 'default' is a namespace the tracebloc client may not use" in result.stdout + result.stderr
+    assert cluster.calls() == []
 
 
 @pytest.mark.parametrize("command", ["probe", "plan", "install"])

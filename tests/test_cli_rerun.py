@@ -12,7 +12,13 @@ import yaml
 from tests.fakes import workloads
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, release_row
-from tests.fakes.healthy import make_healthy, mutating_calls, search_answer, values_path
+from tests.fakes.healthy import (
+    make_healthy,
+    mutating_calls,
+    search_answer,
+    values_path,
+    without_jobs_manager,
+)
 from tests.fakes.localcluster import docker_running, existing, kubeconfig_of_k3d
 
 CLIENT_ID = "client-rerun"
@@ -147,9 +153,26 @@ def test_workloads_not_ready_are_re_applied_and_waited_for(
     healthy.workloads(*workloads.client(ready=1), times=1)  # the check's look: not ready
     result = healthy.run("install", "--yes", **env_for(backend))
     assert result.returncode == 0, result.stderr
-    assert "workloads are not all ready" in result.stderr
+    assert "the client is not healthy (Deployment tracebloc-jobs-manager is not ready (0 of 1)" in result.stderr
     assert upgraded(healthy)
     assert "installed and connected" in result.stdout
+
+
+@pytest.mark.parametrize(("break_it", "said"), [
+    pytest.param(lambda c: c.workloads(*workloads.scaled_to_zero(workloads.client()), times=1),
+                 "Deployment tracebloc-jobs-manager is scaled to 0 replicas", id="scaled-to-0"),
+    pytest.param(lambda c: without_jobs_manager(c, times=1),
+                 "Deployment tracebloc-jobs-manager is missing", id="jobs-manager-deleted"),
+])  # fmt: skip
+def test_a_client_without_positive_evidence_of_health_is_re_applied(
+    healthy: FakeCluster, backend: BackendServer, break_it: object, said: str
+) -> None:
+    break_it(healthy)  # type: ignore[operator]
+    result = healthy.run("install", "--yes", **env_for(backend))
+    assert result.returncode == 0, result.stderr
+    assert "nothing to change" not in result.stdout
+    assert "re-applying: the client is not healthy" in result.stderr and said in result.stderr
+    assert upgraded(healthy)
 
 
 def test_a_client_that_stays_unhealthy_is_never_reported_healthy(

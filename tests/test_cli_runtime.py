@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 
 import pytest
 
 from tests.fakes.backend_server import BackendServer
-from tests.fakes.cluster import FakeCluster
+from tests.fakes.cluster import FakeCluster, installer_command
 from tests.fakes.localcluster import creatable, machine_without_cluster
 from tests.fakes.runtime_host import (
     DOCKER_CE_APT,
@@ -33,6 +34,14 @@ PROXY = "http://ana:s3cr%t@proxy.corp:3128"
 
 def mode(path: os.PathLike[str] | str) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def detached(cluster: FakeCluster, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with no controlling terminal at all (CI, cloud-init, ssh without one): a
+    session of its own, whatever terminal the tests run in."""
+    return subprocess.run([*installer_command(), *args], env=cluster.env(**extra),
+                          cwd=cluster.root, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60, start_new_session=True, check=False)  # fmt: skip
 
 
 def commands(cluster: FakeCluster) -> list[str]:
@@ -139,9 +148,11 @@ def test_the_test_seams_are_refused_without_each_other(cluster: FakeCluster) -> 
 def test_plan_lists_every_root_command_and_runs_none(cluster: FakeCluster) -> None:
     machine_without_cluster(fresh(cluster))
     env = linux_host(cluster, "ubuntu", docker="missing")
-    result = cluster.run("plan", "--json", HTTPS_PROXY=PROXY, **env)
+    result = detached(cluster, "plan", "--json", HTTPS_PROXY=PROXY, **env)
 
-    assert result.returncode == 0, result.stderr
+    # With no terminal for sudo's password, install would stop: so does plan, listing all.
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["verdict"]["action"] == "blocked"
     runtime = json.loads(result.stdout)["local_cluster"]["runtime"]
     assert runtime["reason"] == "docker-missing" and runtime["grant_user"] == "ana"
     shown = runtime["commands"]
@@ -232,12 +243,21 @@ def test_tier_0_with_docker_disabled_at_boot_says_how_to_bring_it_back(
 def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
+    from tests.fakes.terminal import Pty
+
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="missing")
-    result = cluster.run("install", "--yes", **env_for(backend, **env))
+    # sudo asks for its password on the terminal, so the person runs this in one.
+    term = Pty.start([*installer_command(), "install", "--yes"], cwd=cluster.root,
+                     env=cluster.env(**env_for(backend, **env)))  # fmt: skip
+    try:
+        code = term.wait(timeout=90)
+        screen = term.screen()
+    finally:
+        term.close()
 
-    assert result.returncode == 0, result.stderr
-    assert "installed and connected" in result.stdout
+    assert code == 0, screen
+    assert "installed and connected" in screen
     calls = root_calls(cluster)
     assert calls.count(["sudo", "-v"]) == 1 and calls[0] == ["sudo", "-v"]
     assert DOCKER_CE_APT in calls and ["usermod", "-aG", "docker", "--", "ana"] in calls
@@ -247,6 +267,25 @@ def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
     assert not any(e["tool"] == "sudo" and "k3d" in e["argv"] for e in cluster.call_log())
     sg_calls = [e["argv"] for e in cluster.call_log() if e["tool"] == "sg"]
     assert any("cluster create" in argv[-1] for argv in sg_calls)
+
+
+def test_sudo_that_needs_a_password_with_no_terminal_stops_before_credentials_are_sent(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="missing")
+    runs = {verb: detached(cluster, *verb.split(), **env_for(backend, **env))
+            for verb in ("install --yes", "plan --json")}  # fmt: skip
+
+    install = runs["install --yes"]
+    assert install.returncode == 1, install.stderr
+    assert "sudo needs a password and there is no terminal to type it on" in install.stderr
+    assert backend.requests == []  # the credentials were never sent
+    assert [e["argv"] for e in cluster.call_log() if e["tool"] == "sudo"] == [["-n", "true"]] * 2
+    verdict = json.loads(runs["plan --json"].stdout)["verdict"]
+    assert (verdict["action"], verdict["exit"]) == ("blocked", 1)
+    assert "no terminal to type it on" in verdict["reason"]
+    assert runs["plan --json"].returncode == 1
 
 
 def test_docker_stopped_is_started_and_nothing_is_installed(

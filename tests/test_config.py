@@ -118,6 +118,22 @@ def test_a_namespace_flag_is_validated_not_rewritten(flag: str, said: str) -> No
     assert "53" in caught.value.remedy
 
 
+@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "default"])
+@pytest.mark.parametrize("where", ["flag", "env"])
+def test_the_clusters_own_namespaces_are_refused(namespace: str, where: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        if where == "flag":
+            probe_config({}, namespace=namespace)
+        else:
+            probe_config({"TB_NAMESPACE": namespace})
+    assert "may not use" in caught.value.message and namespace in caught.value.message
+
+
+def test_a_tb_namespace_sanitised_to_default_is_refused() -> None:
+    with pytest.raises(BadInput, match="'default' is a namespace"):
+        probe_config({"TB_NAMESPACE": "!!!"})
+
+
 def test_a_namespace_flag_of_53_characters_is_kept() -> None:
     assert probe_config({}, namespace="a" * 53).namespace == "a" * 53
 

@@ -204,7 +204,7 @@ def test_tls_inspecting_proxy_passes_once_the_bundle_is_set(
     out = result.stdout + result.stderr
     assert "TLS inspection: yes (issuer: Hospital Inspect CA)" in out
     assert f"CA bundle:      {inspector.pem} (TRACEBLOC_CA_BUNDLE)" in out
-    assert "verdict: every host this install needs answered" in out
+    assert "result: every host this install needs answered" in out
     assert "The tracebloc client is installed and connected." in result.stdout
     # The same CA made the credential check through the proxy verify, and reached helm.
     assert any(b"POST /api-token-auth/" in r for r in proxy.requests)
@@ -250,11 +250,19 @@ def test_plan_shows_the_report_and_the_stop_as_data(
         entries = site_entries(backend, ("charts index", charts.url + "index.yaml", "strict"),
                                ("lenient site", charts.url))  # fmt: skip
         result, elapsed = run(cluster, "plan", "--json", **env_for(public, backend, guard_log, entries))
+        text, _ = run(cluster, "plan", **env_for(public, backend, guard_log, entries))
 
     assert result.returncode == 1, result.stderr
     assert elapsed < STOP_WITHIN_S
     document = json.loads(result.stdout)
     assert document["ok"] is False and document["exit"] == 1
+    # The stop is the verdict, naming the host, with install's exit code: never "install".
+    verdict = document["verdict"]
+    assert (verdict["action"], verdict["exit"]) == ("network-stop", 1)
+    assert hostport in verdict["reason"]
+    assert text.returncode == 1
+    verdicts = [line for line in text.stdout.splitlines() if "verdict:" in line]
+    assert len(verdicts) == 1 and "network-stop" in verdicts[0] and hostport in verdicts[0], text.stdout
     network = document["network"]
     assert network["stop"] is True and network["source"] == "PF_CRITICALS"
     assert [(h["label"], h["status"], h["http_status"]) for h in network["hosts"]] == [

@@ -74,7 +74,8 @@ def test_the_values_file_must_already_hold_the_bytes() -> None:
 
 BASE: dict[str, Any] = {"release": "tb", "namespace": "ns", "installed_chart": "client-1.4.2",
                         "wanted_version": "1.4.2", "version_reason": "", "ready": True,
-                        "workloads": ("Deployment a 1/1",), "readiness_reason": ""}  # fmt: skip
+                        "workloads": ("Deployment a 1/1",), "readiness_reason": "",
+                        "problems": ()}  # fmt: skip
 
 
 @pytest.mark.parametrize(("kwargs", "said"), [
@@ -83,6 +84,8 @@ BASE: dict[str, Any] = {"release": "tb", "namespace": "ns", "installed_chart": "
                  id="version-unknown"),
     pytest.param({"installed_chart": "client"}, "this run installs", id="installed-unknown"),
     pytest.param({"ready": False}, "not all ready", id="not-ready"),
+    pytest.param({"problems": ("Deployment a is scaled to 0 replicas",)},
+                 "not healthy (Deployment a is scaled to 0 replicas)", id="scaled-to-zero"),
     pytest.param({"ready": None, "readiness_reason": "timeout"}, "could not be read (timeout)",
                  id="readiness-unread"),
 ])  # fmt: skip

@@ -9,7 +9,7 @@ import pytest
 
 from installer.decide import readiness
 from installer.decide.model import Provenance, Resolution, Source
-from installer.edges.workloads import parse_pvcs, parse_snapshot
+from installer.edges.workloads import parse_manifest, parse_pvcs, parse_snapshot
 from tests.fakes import workloads
 from tests.fakes.workloads import deployment, event, pod
 
@@ -172,3 +172,41 @@ def test_a_workload_with_a_pod_is_described_by_the_pods_real_name() -> None:
                     pod("tracebloc-jobs-manager-5d8f-x2", "manager", IMAGE))  # fmt: skip
     found = readiness.not_ready(snapshot, "tracebloc")
     assert "kubectl describe pod tracebloc-jobs-manager-5d8f-x2 -n tracebloc" in found.remedy
+
+
+ALL = readiness.DefinedRead(tuple(("Deployment", n) for n, _, _ in workloads.CLIENT))
+
+
+@pytest.mark.parametrize(("items", "defined", "problems"), [
+    pytest.param(workloads.client(), ALL, (), id="all-defined-up"),
+    pytest.param(workloads.scaled_to_zero(workloads.client()), ALL,
+                 tuple(f"Deployment {n} is scaled to 0 replicas" for n, _, _ in workloads.CLIENT),
+                 id="scaled-to-0-of-0"),
+    pytest.param([i for i in workloads.client() if "jobs" not in i["metadata"]["name"]], ALL,
+                 ("Deployment tracebloc-jobs-manager is missing (the release defines it)",),
+                 id="jobs-manager-deleted"),
+    pytest.param([*workloads.client(), workloads.daemonset("mon", "mon", scheduled=0)], ALL,
+                 ("DaemonSet mon schedules no pod",), id="daemonset-schedules-nothing"),
+    pytest.param([*workloads.client(), workloads.daemonset("mon", "mon", scheduled=2, ready=1)],
+                 ALL, ("DaemonSet mon is not ready (1 of 2)",), id="daemonset-half-ready"),
+    pytest.param([*workloads.client(), workloads.daemonset("mon", "mon", scheduled=2)], ALL, (),
+                 id="daemonset-ready"),
+    pytest.param([], readiness.DefinedRead(()), ("the release defines no workloads",),
+                 id="nothing-at-all"),
+    pytest.param(workloads.client(), readiness.DefinedRead(None, "exit 1"),
+                 ("the workloads the release defines could not be read (exit 1)",),
+                 id="manifest-unread"),
+])  # fmt: skip
+def test_health_needs_positive_evidence(items: list[dict[str, Any]],
+                                        defined: readiness.DefinedRead,
+                                        problems: tuple[str, ...]) -> None:  # fmt: skip
+    assert readiness.health_problems(read(*items), defined) == problems
+
+
+def test_the_manifest_names_the_workloads_in_the_releases_namespace_only() -> None:
+    text = workloads.manifest(*workloads.client(), workloads.daemonset("mon", "mon"))
+    plugin = "---\nkind: DaemonSet\nmetadata: {name: nvidia-device-plugin, namespace: kube-system}\n"
+    assert parse_manifest((text + plugin + "---\n").encode(), "tracebloc") == (
+        *(("Deployment", n) for n, _, _ in workloads.CLIENT), ("DaemonSet", "mon"))
+    with pytest.raises(ValueError, match="not YAML"):
+        parse_manifest(b"kind: [unclosed", "tracebloc")

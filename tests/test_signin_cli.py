@@ -106,6 +106,14 @@ def test_plan_says_it_would_sign_in_with_the_name_and_location(
     assert "'gpu box'" in said and "location DE" in said
     assert cli.calls() == []  # nothing run but the --help/version queries
     assert backend.requests == []
+    # The list names the namespace the sign-in will mint in its place, as install's does.
+    import json
+
+    from installer.commands.steps import MINTED
+
+    document = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
+    upgrade = next(c["argv"] for c in document["changes"] if c["argv"][1:3] == ["upgrade", "--install"])
+    assert upgrade[3] == MINTED and upgrade[upgrade.index("--namespace") + 1] == MINTED
 
 
 def test_credentials_in_the_environment_never_sign_in(cluster: FakeCluster,
@@ -167,6 +175,13 @@ def test_on_a_new_local_cluster_the_sign_in_follows_its_creation(
     assert [c[:2] for c in cli.calls()] == [["login"], ["client", "create"]]
     upgrade = next(a for a in cluster.calls("helm") if a[:2] == ["upgrade", "--install"])
     assert upgrade[2] == MINTED_NS
+    # The list agreed to names the namespace the sign-in would mint in its place, and the
+    # call made is that item with the minted name.
+    from installer.commands.steps import MINTED
+    from installer.decide import remedy
+
+    agreed = remedy.command(["helm", *(part.replace(MINTED_NS, MINTED) for part in upgrade)])
+    assert agreed in screen.replace("\r\n", "\n").replace("\n", ""), screen
 
 
 @PTY
@@ -209,3 +224,80 @@ def test_ctrl_c_during_login_reaches_the_cli_and_the_terminal_gets_its_echo_back
     if how == "ignore":
         assert proc.ON_TERMINAL_GRACE_S <= took < proc.ON_TERMINAL_GRACE_S + 10, took
     assert not (cluster.home / ".tracebloc" / "values.yaml").exists()
+
+
+@PTY
+def test_a_minted_kube_system_namespace_is_refused_before_anything_changes(
+    cluster: FakeCluster, backend: BackendServer, tmp_path: Path
+) -> None:
+    from tests.fakes.healthy import mutating_calls
+    from tests.fakes.terminal import Pty
+
+    cli, env = setup(cluster, backend)
+    cli.script(create={"mode": "mint", "client_id": MINTED_ID, "password": MINTED_PASSWORD,
+                       "namespace": "kube-system"})  # fmt: skip
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+    try:
+        term.expect("Name your secure environment")
+        term.send("\x1b[Dlab one")
+        code = term.wait(timeout=90)
+        screen = term.screen()
+    finally:
+        term.close()
+    assert code == 2, screen
+    assert "'kube-system' is a namespace the tracebloc client may not use" in screen
+    assert "Install? [y/N]" not in screen
+    assert mutating_calls(cluster) == []
+
+
+@PTY
+def test_after_a_sign_in_the_record_finds_the_client_and_a_rerun_asks_for_nothing(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    import json
+    import stat
+
+    from tests.fakes.terminal import Pty
+
+    cli, env = setup(cluster, backend)
+    # The cluster answers as the kubeconfig's own context (the office cluster).
+    cluster.kube_target("office", "https://10.1.2.3:6443")
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+    try:
+        term.expect("Name your secure environment")
+        term.send("\x1b[Dlab one")
+        term.expect("Install? [y/N]")
+        term.send("y")
+        assert term.wait(timeout=90) == 0, term.screen()
+    finally:
+        term.close()
+    record = cluster.home / ".tracebloc" / "install.json"
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    saved = json.loads(record.read_text(encoding="utf-8"))
+    assert {k: saved[k] for k in ("release", "namespace", "context", "server", "credentials")} == {
+        "release": MINTED_NS, "namespace": MINTED_NS, "context": "office",
+        "server": "https://10.1.2.3:6443", "credentials": "sign-in"}  # fmt: skip
+    assert MINTED_PASSWORD not in record.read_text(encoding="utf-8")
+
+    # status, with no options, looks where the client is, and says why in one line.
+    status = cluster.run("status", "--json", **env)
+    assert json.loads(status.stdout)["release"]["namespace"] == MINTED_NS, status.stderr
+    assert status.stderr.count("using the install record") == 1
+    # An option wins over the record.
+    named = cluster.run("status", "--json", "-n", "other", **env)
+    assert json.loads(named.stdout)["release"]["namespace"] == "other"
+    assert "install record" not in named.stderr
+
+    # A bare re-run asks for no credential and lists the minted release before the question.
+    before = len(backend.requests)
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+    try:
+        term.expect("Install? [y/N]")
+        shown = term.screen()
+        term.send("n")
+        term.wait(timeout=60)
+    finally:
+        term.close()
+    assert "Client ID" not in shown
+    assert f"upgrade --install {MINTED_NS} " in shown and f"--namespace {MINTED_NS}" in shown
+    assert [r.fields["username"] for r in backend.requests[before:]] == [MINTED_ID]

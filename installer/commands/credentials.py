@@ -85,13 +85,14 @@ def obtain(
     check: Callable[[str, str], Check],
     say: Callable[[str], None],
     sign_in: Callable[[], Signed | None] | None = None,
+    keep_previous: bool = False,
 ) -> Credentials:
     """The credentials to install with, checked once with the backend (or until accepted,
     at most MAX_TRIES times, when asked on the terminal).
 
     Order: the environment (both variables, or an error naming the missing one); else the
-    terminal when interactive; else the previous values file; else BadInput naming the two
-    variables. REJECTED stops with BadInput (exit 2) unless a person can type again;
+    terminal when interactive (`keep_previous`: the previous values file without asking);
+    else the previous values file; else BadInput naming the two variables. REJECTED stops with BadInput (exit 2) unless a person can type again;
     INACTIVE stops with InstallerError; UNVERIFIED warns through `say` and goes on.
     """
     raw_id, raw_password = from_env.client_id, from_env.password  # settings.credentials_given
@@ -110,7 +111,8 @@ def obtain(
         if signed is not None:
             return _checked_once(Credentials(signed.client_id, signed.password, SIGN_IN,
                                              signed.namespace), check, say)  # fmt: skip
-    if interactive and terminal is not None:
+    if interactive and terminal is not None and not (keep_previous and previous_id
+                                                      and previous_password):  # fmt: skip
         return _prompt(terminal, previous_id, previous_password, check, say)
     if previous_id and previous_password:
         return _checked_once(Credentials(previous_id, previous_password, VALUES_FILE), check, say)

@@ -41,7 +41,9 @@ def plan_install(
     cluster = reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
                                  kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
     cfg = with_saved_credentials(cfg, redactor)
-    blocked = blocker(local)
+    from installer.commands.credentials import open_terminal
+
+    blocked = blocker(local, terminal=open_terminal(os_) is not None)
     name = local.settings.name if local.settings is not None else "tracebloc"
     if problems:
         # install stops before reading anything (exit 1): an answer for plan, not a refusal.
@@ -88,7 +90,7 @@ def plan_install(
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=choices, kube=cluster.target)  # fmt: skip
     from installer.commands.signin import plan_note
-    from installer.commands.steps import steps
+    from installer.commands.steps import minted_later, steps
 
     sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
     plan = dataclasses.replace(
@@ -98,8 +100,10 @@ def plan_install(
     plan = foresee(plan, tools["helm"], env, redactor)
     from installer.commands import shellpath
 
-    found = steps(plan.cfg, env, set_context_namespace=settings.set_context_namespace,
-                  local=local, verdict=plan.verdict, plan=plan,
+    # A sign-in install would run names the namespace: the list says so in its place.
+    found = steps(minted_later(plan.cfg) if sign_in else plan.cfg, env,
+                  set_context_namespace=settings.set_context_namespace, local=local,
+                  verdict=plan.verdict, plan=plan,
                   links=shellpath.links({**choices, **local.choices}, env, os_))  # fmt: skip
     return dataclasses.replace(plan, changes=tuple(found))
 
@@ -109,7 +113,7 @@ def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSetting
     """`plan`'s whole answer, from the validated settings: the values file written when
     asked for, the verdict, the network preflight; the exit code install would have."""
     from installer.edges.valuesfile import write_values
-    from installer.present import report
+    from installer.present import netreport, report
 
     if args.values_out and cfg.values_given:
         raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
@@ -125,7 +129,17 @@ def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSetting
     if args.values_out and plan.data is not None:
         written = write_values(os.path.expanduser(args.values_out), plan.data, env=env,
                                os_=plan.facts.machine.os)  # fmt: skip
+    net_code, net_lines, net_json = plan_network(cfg, env, plan)
+    if net_code:
+        # install's network preflight comes first and stops the run there: that stop is
+        # the run's verdict, whatever the cluster would have said.
+        from installer.commands.network import NetworkStop
+
+        stop = NetworkStop(net_json)
+        plan = dataclasses.replace(plan, verdict=judge.Verdict(
+            "network-stop", stop.message, error=stop))  # fmt: skip
     document = report.plan_json(plan)
+    document["network"] = netreport.as_json(net_json)
     text = report.plan_text(plan)
     if written is not None:
         document["values_out"] = {"path": written.path, "changed": written.changed,
@@ -133,28 +147,31 @@ def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSetting
         text += f"\nvalues written to {written.path}" + (
             f" (previous kept as {written.backup})" if written.backup else ""
         )
-    stops = plan.verdict is not None and plan.verdict.action in ("refused", "blocked")
+    stops = plan.verdict is not None and plan.verdict.action in STOPS
     code = plan.verdict.exit_code if plan.verdict and stops else 0
-    net_code, net_lines = plan_network(cfg, env, plan, document)
-    code, text = code or net_code, "\n".join([text, *net_lines])
+    text = "\n".join([text, *net_lines])
     document["ok"], document["exit"] = code == 0, code
     if not output.emit(args.json, document, text, redactor):
         return 1
-    if plan.verdict and plan.verdict.action == "blocked" and plan.verdict.error:
+    if plan.verdict and plan.verdict.action in ("blocked", "network-stop") and plan.verdict.error:
         error = plan.verdict.error  # the line install stops with, on stderr as install says it
         output.fail(redactor(error.message), redactor(error.remedy))
     return code
 
 
-def plan_network(cfg: PlanConfig, env: Mapping[str, str], plan: Any,
-                  document: dict[str, Any]) -> tuple[int, list[str]]:  # fmt: skip
-    """install's network preflight, shown by plan (commands/network.py): 1 on a stop."""
+def plan_network(cfg: PlanConfig, env: Mapping[str, str],
+                 plan: Any) -> tuple[int, list[str], Any]:  # fmt: skip
+    """install's network preflight, shown by plan (commands/network.py): 1 on a stop, the
+    lines, and the report."""
     from installer.commands import network
     from installer.commands.netneeds import from_plan
     from installer.present import netreport
 
     needs = from_plan(plan, env)
-    report = network.check(cfg, env, tools=[*network.tool_urls(plan.facts.tools), *needs.tools],
-                           runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
-    document["network"] = netreport.as_json(report)
-    return (1 if report.stop else 0), netreport.text_lines(report)
+    found = network.check(cfg, env, tools=[*network.tool_urls(plan.facts.tools), *needs.tools],
+                          runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
+    return (1 if found.stop else 0), netreport.text_lines(found), found
+
+
+# The verdicts install stops with before it asks anything: plan exits with their code.
+STOPS = ("refused", "blocked", "network-stop")

@@ -100,7 +100,8 @@ def obtain_credentials(
         given = load_yaml(cfg.values_path, required=True)
         client_id, password = credentials.previous_credentials(given if isinstance(given, dict) else None)
         redactor.add(password)
-        return dataclasses.replace(cfg, client_id=cfg.client_id or client_id)
+        return dataclasses.replace(cfg, client_id=cfg.client_id or client_id,
+                                   credentials_origin="TRACEBLOC_VALUES_FILE")  # fmt: skip
     previous_doc = load_yaml(cfg.values_path, required=False)
     previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
     redactor.add(previous[1])
@@ -127,11 +128,22 @@ def obtain_credentials(
                               setting=signin.setting_for(cfg, cluster), say=ui.info,
                               warn=ui.warn)  # fmt: skip
     found = credentials.obtain(credentials_given(env), previous=previous, interactive=interactive,
-                               terminal=terminal, check=check, say=ui.warn,
-                               sign_in=sign_in)  # fmt: skip
+                               terminal=terminal, check=check, say=ui.warn, sign_in=sign_in,
+                               keep_previous=signed_in_before(cfg))  # fmt: skip
     redactor.add(found.password)
     cfg = signin.with_namespace(cfg, found.namespace)
-    return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password)
+    return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password,
+                               credentials_origin=found.origin)  # fmt: skip
+
+
+def signed_in_before(cfg: PlanConfig) -> bool:
+    """The last install here signed in: its values file holds the minted client, which a
+    re-run installs without asking (as with credentials in the environment)."""
+    from installer.edges import record
+
+    found, _ = record.read(cfg.host_data_dir)
+    return (found is not None and found.credentials == credentials.SIGN_IN
+            and found.namespace == cfg.probe.namespace)  # fmt: skip
 
 
 def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],

@@ -52,7 +52,7 @@ from installer.commands.leftover import clear_trash
 from installer.commands.peek import guard_unmerged, with_merge_hint
 from installer.commands.plan import Plan, chart_version, make_plan
 from installer.commands.reboot import after_reboot
-from installer.commands.steps import steps
+from installer.commands.steps import hold_to, minted_later, steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
 from installer.decide import judge
 from installer.decide.clusterread import ClusterRead
@@ -69,6 +69,7 @@ from installer.edges import apply, lock
 from installer.edges.machine import read_machine
 from installer.edges.valuesfile import write_values
 from installer.present import changes
+from installer.present.changes import Change
 from installer.present.report import sizing_warnings
 from installer.present.summary import Outcome
 from installer.present.target import target_lines
@@ -243,6 +244,7 @@ def _install(
     held: lock.Held,
 ) -> Outcome:
     notes: list[str] = []
+    approved: list[Change] = []  # the local path's list, agreed to before the cluster is up
     os_ = os_name(sys.platform)
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
@@ -308,10 +310,12 @@ def _install(
             refused = judge.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
-        planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                        local=local, links=links)  # fmt: skip
-        ask_once(planned, fetched, ui, interactive=interactive, data_dir=written_in,
-                 heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
+        approved = steps(minted_later(cfg) if signs_in else cfg, env, local=local,
+                         set_context_namespace=settings.set_context_namespace,
+                         links=links)  # fmt: skip
+        ask_once(approved, fetched, ui, interactive=interactive, data_dir=written_in,
+                 heading=local_heading(local, minted_later(cfg) if signs_in else cfg)
+                 + leftover_lines(kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
@@ -339,6 +343,8 @@ def _install(
     planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
                     local=None if local.managed else local, verdict=verdict, plan=plan,
                     links=links)  # fmt: skip
+    if local.managed:  # agreed to before the cluster was up: what is left must be in that list
+        hold_to(approved, planned, minted=cfg.probe.namespace if signs_in else None)
     for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
         ui.warn(warning)
     # On the local path the question was asked before the cluster was made: the rest of
@@ -380,9 +386,30 @@ def _install(
     context_done = context_f.result()
     notes += shellpath.make(links, env, ui)
     notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
+    notes += remember(cfg, env, os_, plan, cluster)
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads,
                    after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout))  # fmt: skip
+
+
+def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
+             cluster: ClusterRead) -> list[str]:  # fmt: skip
+    """The install record (decide/record.py), in the engine's own data directory: where the
+    next run without options finds this client. A failure to write it is a note, not a
+    failed install."""
+    from installer.decide.errors import InstallerError
+    from installer.decide.record import Record
+    from installer.edges import record
+
+    target = cluster.target
+    found = Record(cfg.probe.release, cfg.probe.namespace, target.context, target.server,
+                   cfg.chart, plan.chart_version, cfg.host_data_dir,
+                   cfg.credentials_origin, cfg.probe.conn.kubeconfig or "")  # fmt: skip
+    try:
+        record.write(found, env=env, os_=os_)
+    except InstallerError as exc:
+        return [f"the install record could not be written: {exc.message}"]
+    return []
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
 from installer.commands.gate import recheck_docker_budget
 from installer.decide import localcluster as lc
+from installer.decide import remedy
 from installer.decide.drift import (
     DockerRead,
     Drift,
@@ -25,7 +27,7 @@ from installer.decide.drift import (
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
-from installer.decide.model import KubeTarget, MachineFacts
+from installer.decide.model import KubeTarget, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
@@ -83,7 +85,8 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
     else:
         if local.action == START:
             out.append(("k3d", *lc.start_args(s)))
-        nodes = list(local.cluster.nodes) if local.cluster else []
+        # Not read yet (Docker is set up first): the nodes a create of these settings made.
+        nodes = list(local.cluster.nodes) if local.cluster else lc.node_names(s)
     if s.autostart and nodes:
         out.append(("docker", *lc.restart_args(nodes)))
     out.append(("k3d", *lc.merge_args(s)))
@@ -147,7 +150,15 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         # hold a cluster whose data this is: decided once it answers).
         earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
             if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
-        return Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier)
+        # The cluster's own steps are listed before the question too, as they will be: a
+        # new Docker holds no cluster; a stopped one holds ours when the kubeconfig still
+        # names it. bring_up stops if Docker, once it answers, shows another state.
+        known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
+        predicted = START if info.state != "missing" and known else CREATE
+        local = Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier,
+                      action=predicted)  # fmt: skip
+        return dataclasses.replace(local, commands=commands_for(
+            local, cfg.host_data_dir, env, os_, cfg.probe.release))  # fmt: skip
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -218,9 +229,10 @@ def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
     return kubeconfig.read_context(env, os_).context == s.context
 
 
-def blocker(local: Local) -> InstallerError | None:
+def blocker(local: Local, *, terminal: bool) -> InstallerError | None:
     """What stops the local-cluster path, known before anyone is asked anything: no Docker,
-    Docker stopped, no k3d, an existing cluster that drifted from this install. `plan`
+    Docker stopped, no k3d, an existing cluster that drifted from this install, root steps
+    whose sudo needs a password with no terminal (`terminal` False) to type it on. `plan`
     exits with it as install does."""
     s = local.settings
     if local.decision.manage is None:
@@ -229,12 +241,22 @@ def blocker(local: Local) -> InstallerError | None:
                               "cluster with --kubeconfig/--context")  # fmt: skip
     if s is None or not local.managed:
         return None
-    for message, remedy in local.problems:
-        return InstallerError(message, remedy)
+    for message, fix in local.problems:
+        return InstallerError(message, fix)
     failed = [f for f in local.drift if f.level == "fail"]
     if failed:
         return InstallerError(f"the existing cluster {s.name} does not match this install; "
                               "nothing was changed", failed[0].remedy)  # fmt: skip
+    runtime = local.runtime
+    if (not terminal and runtime is not None and runtime.refusal is None
+            and any(step.kind == "prime" for step in runtime.steps)):  # fmt: skip
+        return InstallerError(
+            f"Docker must be set up as administrator ({runtime.reason}), sudo needs a password "
+            "and there is no terminal to type it on; nothing was changed and no credentials "
+            "were sent",
+            "run it again in a terminal, as root, or as a user whose sudo needs no password; "
+            "or ask an administrator to run: sudo TB_PREPARE_USER=<your user> "
+            "tracebloc-installer prepare-host")  # fmt: skip
     return None
 
 
@@ -244,7 +266,7 @@ def blockers(local: Local, ui: Ui) -> None:
     if local.managed:
         for finding in local.drift:
             (ui.error if finding.level == "fail" else ui.warn)(finding.message)
-    found = blocker(local)
+    found = blocker(local, terminal=credentials.open_terminal(os_name(sys.platform)) is not None)
     if found is not None:
         raise found
     if local.managed:
@@ -309,6 +331,13 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
+        unlisted = [argv for argv in again.commands if argv not in local.commands]
+        if unlisted:
+            raise InstallerError(
+                f"once Docker answered, the local cluster {s.name} needs "
+                f"`{remedy.command(unlisted[0])}`, which was not in the list you agreed to: "
+                "Docker was set up as listed, nothing else was changed",
+                "run the installer again: its list then shows what the cluster needs now")  # fmt: skip
         recheck_docker_budget(cfg, ui, again.machine)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip

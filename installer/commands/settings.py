@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 
 from installer.decide import paths as paths_of
 from installer.decide import preflight, yesno
-from installer.decide.errors import BadInput
-from installer.decide.model import os_name
+from installer.decide.errors import BadInput, InstallerError
+from installer.decide.model import KubeTarget, os_name
 from installer.decide.paths import Paths
+from installer.decide.record import followed_line, stale_line
 from installer.decide.redact import Redactor
 from installer.decide.settings import (
     InstallSettings,
@@ -36,6 +37,53 @@ from installer.decide.settings import (
 INSTALLING = ("install", "plan")
 # The commands that use the data directory (its values file, log, lock or bundles).
 WITH_DATA_DIR = (*INSTALLING, "uninstall", "diagnose")
+
+
+# The commands that find the client where the install record says when no option names it.
+FOLLOW_RECORD = (*INSTALLING, "uninstall", "diagnose", "status")
+
+
+def follow_record(args: argparse.Namespace, env: Mapping[str, str], os_: str,
+                  probe: ProbeConfig) -> ProbeConfig:  # fmt: skip
+    """The release, namespace and kube context of the last successful install (said in one
+    line), unless -n, --context, --kubeconfig or TB_NAMESPACE name them: options win. A
+    record whose context is gone or points at another API server is reported, not followed."""
+    from installer.edges import kubeconfig
+    from installer.edges import record as records
+    from installer.present import output
+
+    if (getattr(args, "namespace", None) or getattr(args, "context", None)
+            or getattr(args, "kubeconfig", None) or env.get("TB_NAMESPACE")):  # fmt: skip
+        return probe
+    try:
+        data_dir = paths_of.data_dir(env, os_, from_flag="HOST_DATA_DIR" in (
+            getattr(args, "from_flags", None) or {}))  # fmt: skip
+    except BadInput:
+        return probe  # the command itself reports a data directory it cannot use
+    found, why = records.read(data_dir)
+    if found is None:
+        if why:
+            output.stderr(f"note: {why}\n")
+        return probe
+    where = records.path_in(data_dir)
+    named: KubeTarget | None = None
+    current: KubeTarget | None = None
+    files = {**env, "KUBECONFIG": found.kubeconfig} if found.kubeconfig else env
+    try:
+        named = kubeconfig.read_context(files, os_, found.context or None)
+        current = kubeconfig.read_context(files, os_)
+    except InstallerError:
+        pass
+    if named is None or not named.readable or (found.context and named.server != found.server):
+        output.stderr(f"note: {stale_line(found, where, named.server if named else '')}\n")
+        return probe
+    output.stderr(f"note: {followed_line(found, where)}\n")
+    pinned = found.context if current is None or current.context != found.context else None
+    conn = dataclasses.replace(probe.conn, context=pinned or None,
+                               kubeconfig=found.kubeconfig or None)  # fmt: skip
+    return dataclasses.replace(probe, namespace=found.namespace, conn=conn,
+                               release_name=None if found.release == found.namespace
+                               else found.release)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -77,6 +125,8 @@ def build(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor, 
 
         refuse_sudo_wrapped(env, os_)  # before any file is made, as the twin
     probe = probe_settings(args, env)
+    if command in FOLLOW_RECORD:
+        probe = follow_record(args, env, os_, probe)
     if command not in WITH_DATA_DIR:
         return Settings(probe)
     where = paths_of.paths(env, os_, data_dir_from_flag="HOST_DATA_DIR" in (from_flags or {}))

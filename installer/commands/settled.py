@@ -5,7 +5,8 @@ The cheap evidence first (the guard's verdict, the release's state and stored va
 values file: all already read); only when all of it says "nothing to change" are the two
 remaining questions asked, at once: the version this run would install (one `helm repo
 update` of the tracebloc repository and `helm search repo`; a chart directory's Chart.yaml;
-another repository's local index) and one readiness read of the release's workloads. The
+another repository's local index), one readiness read of the release's workloads and the
+workloads its manifest defines (`helm get manifest`). The
 decision itself is decide/noop.py's.
 """
 
@@ -23,7 +24,7 @@ from installer.decide import judge, noop
 from installer.decide.clusterread import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseState
-from installer.decide.readiness import ready_lines
+from installer.decide.readiness import health_problems, ready_lines
 from installer.decide.redact import Redactor
 from installer.decide.settings import DEFAULT_REPO_NAME, PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
@@ -81,21 +82,24 @@ def check(
         return Settled(found, plan, said=found.why[0])
     wanted, why_not, fresh = None, "", False
     conn, timeout = cfg.probe.conn, cfg.probe.timeout
-    with concurrently(2) as pool:
+    with concurrently(3) as pool:
         looked = pool.submit(workloads.read_snapshot, tools.kubectl, target.name,
                              target.namespace, conn, timeout=timeout, env=env,
                              redactor=redactor)  # fmt: skip
+        defines = pool.submit(workloads.read_defined, tools.helm, target.name, target.namespace,
+                              conn, timeout=timeout, env=env, redactor=redactor)  # fmt: skip
         try:
             wanted, why_not, fresh = _wanted_version(cfg, cluster, tools)
         except InstallerError as exc:
             why_not = exc.message
-        seen = looked.result()
+        seen, defined = looked.result(), defines.result()
     decided = noop.decide(
         None, release=target.name, namespace=target.namespace,
         installed_chart=verdict.installed_chart, wanted_version=wanted,
         version_reason=why_not, ready=seen.snapshot.ready if seen.snapshot else None,
         workloads=ready_lines(seen.snapshot) if seen.snapshot else (),
         readiness_reason=seen.reason,
+        problems=health_problems(seen.snapshot, defined) if seen.snapshot else (),
     )  # fmt: skip
     return Settled(decided, plan, fresh, "" if decided.nothing else decided.why[0])
 

@@ -3,7 +3,8 @@
 The release's row (`helm list` of that one release: state and chart), its user values (the
 training size and its provenance marker), the namespace's workloads (one `kubectl get`) and
 the cluster's nodes. Healthy means: both tools found, the cluster answers, the release is
-deployed, and every one of its workloads is rolled out.
+deployed, and every workload its manifest defines exists, wants at least one replica and is
+rolled out.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) 
                                if name in found and choice.source == "download"}}  # fmt: skip
     helm_tool, kubectl_tool = found["helm"], found["kubectl"]
     release, namespace, conn, timeout = cfg.release, cfg.namespace, cfg.conn, cfg.timeout
-    with concurrently(4) as pool:
+    with concurrently(5) as pool:
         listed = pool.submit(_list_release, helm_tool, release, namespace, cfg, env, redactor)
         values = pool.submit(helm.read_release, helm_tool, release, namespace, conn,
                              timeout=timeout, env=env, redactor=redactor)  # fmt: skip
@@ -36,13 +37,17 @@ def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) 
                             redactor=redactor)  # fmt: skip
         snapshot = pool.submit(workloads.read_snapshot, kubectl_tool, release, namespace, conn,
                                timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+        defines = pool.submit(workloads.read_defined, helm_tool, release, namespace, conn,
+                              timeout=timeout, env=env, redactor=redactor)  # fmt: skip
         # Inside the pool: leaving it cancels whatever has not started yet.
         listing, values_read = listed.result(), values.result()
         nodes_read, snapshot_read = nodes.result(), snapshot.result()
+        defined = defines.result()
     row = next((r for r in listing.releases if r.name == release and r.namespace == namespace),
                None)  # fmt: skip
     return Status(release, namespace, {k: t.path if t else None for k, t in found.items()},
-                  problems, row, listing, values_read, nodes_read, snapshot_read)  # fmt: skip
+                  problems, row, listing, values_read, nodes_read, snapshot_read,
+                  defined)  # fmt: skip
 
 
 def _list_release(

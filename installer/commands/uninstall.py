@@ -40,6 +40,7 @@ from installer.edges import (
     kubectl,
     lock,
     proc,
+    record,
     volumes,
     workloads,
 )
@@ -335,6 +336,8 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
             raise InstallerError(f"helm uninstall failed: {childio.last_line(result.stderr, result.rc)}",
                                  check)  # fmt: skip
         done.append(f"removed helm release {s.release}")
+        if record.forget(s.data_dir, s.release, s.namespace):  # nothing left for it to find
+            done.append(f"removed the install record {record.path_in(s.data_dir)}")
     if options.delete_data and tools.kubectl is not None:
         run = _runner(tools, tools.kubectl)
         volumes.delete(run, volumes.CLAIMS, s.pvcs, s.namespace, cfg.conn, timeout=PVC_TIMEOUT_S,

@@ -3,8 +3,8 @@
 A re-run on a healthy, up-to-date client changes nothing only on positive evidence of all
 of it: the release is `deployed`; its stored user-supplied values equal, key for key, the
 document this run would write (and the values file already holds exactly those bytes); the
-chart version installed is the one this run would install; and the workloads were seen
-ready. Anything not seen (a read that failed, a version nobody could tell) is a change:
+chart version installed is the one this run would install; and every workload the release
+defines was seen, wanting at least one replica, and ready. Anything not seen (a read that failed, a version nobody could tell) is a change:
 the run goes on and re-applies, which is what every run did before this check existed.
 
 In stages, so the cheap evidence (already in the one overlapped read) decides before any
@@ -129,10 +129,12 @@ def decide(
     ready: bool | None,
     workloads: tuple[str, ...],
     readiness_reason: str,
+    problems: tuple[str, ...],
 ) -> Check:
     """`wanted_version` None: the version this run would install is not known
     (`version_reason` says why), and that is never taken for "the same". `ready` None: the
-    readiness read failed (`readiness_reason`)."""
+    readiness read failed (`readiness_reason`). `problems`: readiness.health_problems, each
+    naming a workload that is missing, scaled to zero or not ready."""
     if first is not None:
         return first
     have = installed_version(installed_chart)
@@ -143,6 +145,8 @@ def decide(
                       f"version {wanted_version}")  # fmt: skip
     if ready is None:
         return change(f"the workloads' readiness could not be read ({readiness_reason})")
+    if problems:
+        return change(f"the client is not healthy ({'; '.join(problems)}): re-applying and waiting")
     if not ready:
         return change("the workloads are not all ready: re-applying and waiting")
     return Check(True, (), release, namespace, installed_chart or "", workloads)

@@ -1,6 +1,7 @@
 """Is the release's client up, and if not, why? Pure decisions over one read of the namespace.
 
-A `Snapshot` is what one `kubectl get deployments,statefulsets,pods,events -o json` showed:
+A `Snapshot` is what one `kubectl get deployments,statefulsets,daemonsets,pods,events -o json`
+showed:
 the release's workloads, their pods and the namespace's events. From it come the progress
 line a person watches and, when the client does not come up, one `Diagnosis`: the cause in
 words, what to do about it, and whether it is definite (it will not heal by waiting).
@@ -41,7 +42,7 @@ class Pod:
 
 @dataclass(frozen=True)
 class Workload:
-    kind: str  # Deployment or StatefulSet
+    kind: str  # Deployment, StatefulSet or DaemonSet (desired: the pods it schedules)
     name: str
     desired: int
     ready: int
@@ -70,6 +71,35 @@ class Snapshot:
     def ready(self) -> bool:
         """Every workload rolled out; a release without workloads is not a running client."""
         return bool(self.workloads) and all(w.rolled_out for w in self.workloads)
+
+
+@dataclass(frozen=True)
+class DefinedRead:
+    """The workloads the release's manifest defines in its own namespace, as (kind, name);
+    None when the manifest could not be read (`reason` says why)."""
+
+    workloads: tuple[tuple[str, str], ...] | None
+    reason: str = ""
+
+
+def health_problems(snapshot: Snapshot, defined: DefinedRead) -> tuple[str, ...]:
+    """Why the release is not a healthy client, one line per workload, naming it; empty only
+    on positive evidence: every workload the release defines exists, wants at least one
+    replica (a DaemonSet schedules at least one pod) and is rolled out."""
+    if defined.workloads is None:
+        return (f"the workloads the release defines could not be read ({defined.reason})",)
+    seen = {(w.kind, w.name): w for w in snapshot.workloads}
+    out = [f"{kind} {name} is missing (the release defines it)"
+           for kind, name in defined.workloads if (kind, name) not in seen]
+    if not defined.workloads and not snapshot.workloads:
+        out.append("the release defines no workloads")
+    for w in snapshot.workloads:
+        if w.desired < 1:
+            out.append(f"{w.kind} {w.name} "
+                       + ("schedules no pod" if w.kind == "DaemonSet" else "is scaled to 0 replicas"))
+        elif not w.rolled_out:
+            out.append(f"{w.kind} {w.name} is not ready ({w.ready} of {w.desired})")
+    return tuple(out)
 
 
 def ready_lines(snapshot: Snapshot) -> tuple[str, ...]:

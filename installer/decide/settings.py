@@ -17,6 +17,8 @@ from installer.decide.model import Connection
 from installer.decide.yesno import flag
 
 DEFAULT_NAMESPACE = "tracebloc"
+# The cluster's own namespaces: the client is never installed into (or uninstalled from) them.
+RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "default")
 
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -233,6 +235,8 @@ class PlanConfig:
     backend_url: str | None = None  # CLIENT_ENV's backend, or TRACEBLOC_BACKEND_URL
     ca_bundle: str | None = None  # the CA bundle's absolute path, known to hold PEM
     ca_variable: str = ""  # the variable it was given by (decide/network.CA_VARIABLES)
+    # How install obtained the credentials (commands/credentials.py's origins): recorded.
+    credentials_origin: str = ""
 
     @property
     def secrets(self) -> tuple[str | None, ...]:

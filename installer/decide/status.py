@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from installer.decide.model import Installed, ListRead, NodeRead, ReleaseRead, ReleaseState
-from installer.decide.readiness import Snapshot, SnapshotRead
+from installer.decide.readiness import DefinedRead, Snapshot, SnapshotRead, health_problems
 from installer.decide.resolve import carried_choice
 
 
@@ -22,6 +22,7 @@ class Status:
     values: ReleaseRead
     nodes: NodeRead
     workloads: SnapshotRead
+    defined: DefinedRead = DefinedRead(None, "not read")
 
     @property
     def state(self) -> str:
@@ -63,12 +64,11 @@ class Status:
         if self.snapshot is None:
             if self.nodes.readable:
                 out.append(f"the workloads could not be read: {self.workloads.reason}")
-        elif not self.snapshot.workloads:
+        elif not self.snapshot.workloads and self.defined.workloads is None:
             if self.state != "absent":
                 out.append(f"release {self.release} has no workloads in namespace {self.namespace}")
-        else:
-            out += [f"{w.kind} {w.name} is not ready ({w.ready} of {w.desired})"
-                    for w in self.snapshot.workloads if not w.rolled_out]  # fmt: skip
+        elif self.state != "absent":
+            out += health_problems(self.snapshot, self.defined)
         return out
 
     @property

@@ -95,9 +95,10 @@ def _names(doc: dict[str, Any], key: str) -> dict[str, Any]:
     return out
 
 
-def read_context(env: Mapping[str, str], os_: str) -> KubeTarget:
-    """The current context as kubectl would merge the files: readable with `context` ""
-    when no file sets one (a fresh machine), `cluster` set only when its entry exists."""
+def read_context(env: Mapping[str, str], os_: str, named: str | None = None) -> KubeTarget:
+    """The current context (or the one `named`) as kubectl would merge the files: readable
+    with `context` "" when no file sets one (a fresh machine), `cluster` set only when its
+    entry exists (a named context that does not exist has no server)."""
     from installer.decide import yamldoc
 
     current: str | None = None
@@ -123,6 +124,8 @@ def read_context(env: Mapping[str, str], os_: str) -> KubeTarget:
             clusters.setdefault(name, entry)
         for name, entry in _names(doc, "users").items():
             users.setdefault(name, entry)
+    if named is not None:
+        current = named
     context = contexts.get(current) if current else None
     cluster = context.get("cluster") if isinstance(context, dict) else None
     user = context.get("user") if isinstance(context, dict) else None

@@ -1,7 +1,7 @@
 """Reads of the release's workloads: one `kubectl get` for the whole namespace per look, and a
 bounded tail of one container's log.
 
-The release's Deployments and StatefulSets are found from the release itself — helm's
+The release's Deployments, StatefulSets and DaemonSets are found from the release itself — helm's
 `meta.helm.sh/release-name` annotation, else the chart's `app.kubernetes.io/instance` label —
 and their pods through each workload's own selector, so no workload name is written here.
 """
@@ -12,18 +12,29 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from installer.decide.model import Connection
-from installer.decide.readiness import Container, Event, Pod, Snapshot, SnapshotRead, Workload
+from installer.decide.readiness import (
+    Container,
+    DefinedRead,
+    Event,
+    Pod,
+    Snapshot,
+    SnapshotRead,
+    Workload,
+)
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
 from installer.edges import call, childio
 
-KINDS = "deployments,statefulsets,pods,events"
+KINDS = "deployments,statefulsets,daemonsets,pods,events"
 LOG_LINES = 50
 LOG_BYTES = 64 * 1024
 RELEASE_ANNOTATION = "meta.helm.sh/release-name"
 NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 INSTANCE_LABEL = "app.kubernetes.io/instance"
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 
@@ -53,6 +64,51 @@ def read_snapshot(
         return SnapshotRead(parse_snapshot(result.out, release, namespace))
     except ValueError as exc:
         return SnapshotRead(None, str(exc))
+
+
+def manifest_args(release: str, namespace: str, conn: Connection) -> list[str]:
+    return ["get", "manifest", release, "-n", namespace, *conn.helm_flags()]
+
+
+def read_defined(
+    tool: Tool | None,
+    release: str,
+    namespace: str,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> DefinedRead:
+    """The workloads `helm get manifest` names in the release's namespace. The manifest holds
+    the release's Secrets: only kinds and names are kept, nothing of it is logged."""
+    result = call.answer(tool, manifest_args(release, namespace, conn), timeout=timeout,
+                         env=env, redactor=redactor, missing="helm was not found")  # fmt: skip
+    if isinstance(result, call.NoAnswer):
+        return DefinedRead(None, result.reason)
+    if result.rc != 0:
+        return DefinedRead(None, call.reason(result))
+    try:
+        return DefinedRead(parse_manifest(result.out, namespace))
+    except ValueError as exc:
+        return DefinedRead(None, str(exc))
+
+
+def parse_manifest(out: bytes, namespace: str) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of each Deployment, StatefulSet and DaemonSet placed in `namespace` (a
+    document without one is the release's). Raises ValueError when it is not YAML."""
+    try:
+        documents = list(yaml.safe_load_all(childio.decode(out)))
+    except (yaml.YAMLError, RecursionError):
+        raise ValueError("helm printed a manifest that is not YAML") from None
+    found: list[tuple[str, str]] = []
+    for doc in documents:
+        if not isinstance(doc, dict) or doc.get("kind") not in WORKLOAD_KINDS:
+            continue
+        meta = _map(doc.get("metadata"))
+        if meta.get("namespace") in (None, "", namespace) and (doc["kind"], _name(meta)) not in found:
+            found.append((str(doc["kind"]), _name(meta)))
+    return tuple(found)
 
 
 def log_args(pod: str, container: str, namespace: str, conn: Connection, *, timeout: float,
@@ -106,7 +162,7 @@ def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
     """Raises ValueError when the output is not the list kubectl prints."""
     items = items_of(out)
     workloads = tuple(_workload(i) for i in items
-                      if i.get("kind") in ("Deployment", "StatefulSet")
+                      if i.get("kind") in WORKLOAD_KINDS
                       and _belongs(i, release, namespace))  # fmt: skip
     pods = tuple(_pod(i) for i in items if i.get("kind") == "Pod")
     ours = tuple(p for p in pods if any(
@@ -154,7 +210,12 @@ def _workload(item: dict[str, Any]) -> Workload:
     selector = {str(k): str(v) for k, v in _map(_map(spec.get("selector")).get("matchLabels")).items()}
     observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
     failed = ""
-    if kind == "Deployment":
+    if kind == "DaemonSet":
+        desired = _int(status.get("desiredNumberScheduled"))
+        ready = _int(status.get("numberReady"))
+        rolled_out = (observed and _int(status.get("updatedNumberScheduled")) >= desired
+                      and _int(status.get("numberAvailable")) >= desired)  # fmt: skip
+    elif kind == "Deployment":
         for condition in status.get("conditions") or []:
             if isinstance(condition, dict) and condition.get("reason") == "ProgressDeadlineExceeded":
                 failed = str(condition.get("message") or "progress deadline exceeded")

@@ -35,8 +35,9 @@ def text_lines(report: Report) -> list[str]:
         else:
             lines.append(f"    FAIL  {e.hostport}  {e.label}: {failure_words(probe)}")
     lines += [f"  hint: {hint}" for hint in report.hints]
-    lines.append("  verdict: " + stop_line(report) if report.stop
-                 else "  verdict: every host this install needs answered")  # fmt: skip
+    # "result", not "verdict": `plan` prints one verdict line, and a stop is that verdict.
+    lines.append("  result: " + stop_line(report) if report.stop
+                 else "  result: every host this install needs answered")  # fmt: skip
     return lines
 
 

@@ -12,7 +12,7 @@ Not a test (no `test_` prefix, never collected): run it by hand from the reposit
    the machine delayed (`kubectl config view/set-context`, `helm repo list` and `helm search
    repo` read or edit local files; `kubectl version --client` and `helm version` ask the
    binary itself). Targets, with only the off-machine calls delayed: ≤ 4 L fresh, ≤ 5 L
-   re-install, ≤ 3 L healthy re-run.
+   re-install, ≤ 2.5 L healthy re-run.
 2. Which modules `probe` imports with TRACEBLOC_TRAINING_RESOURCES set: no YAML, no
    rendering.
 3. `probe --json` on N nodes (default 5,000, each shaped like a real node: labels,
@@ -44,7 +44,7 @@ from tests.fakes.healthy import make_healthy  # noqa: E402
 CLIENT_ID = "client-bench"
 LOCAL_CALLS = (["config", "view"], ["config", "set-context"], ["repo", "list"], ["version"],
                ["search", "repo"])
-TARGETS = {"fresh": 4, "re-install": 5, "healthy": 3}
+TARGETS = {"fresh": 4, "re-install": 5, "healthy": 2.5}
 CREDENTIALS = {"TRACEBLOC_CLIENT_ID": CLIENT_ID, "TRACEBLOC_CLIENT_PASSWORD": "bench-password",
                "TRACEBLOC_SKIP_PREFLIGHT": "1", "TB_PLAIN": "1"}
 

@@ -282,8 +282,18 @@ class FakeCluster:
 
     def workloads(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
         """One look at the release's namespace (`tests/fakes/workloads.py` builds the items);
-        with `times=N` this state is seen N times, then the state scripted before it."""
+        with `times=N` this state is seen N times, then the state scripted before it. Without
+        `times`, `helm get manifest` of each release seen defines exactly these workloads
+        (`manifest` scripts a release that defines others)."""
+        if "times" not in kwargs:
+            for release in workloads.releases_of(*items):
+                self.manifest(release, *items)
         return self.on("kubectl", "get", workloads.KINDS, stdout=workloads.listing(*items),
+                       **kwargs)  # fmt: skip
+
+    def manifest(self, release: str, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
+        """`helm get manifest <release>` defines these workloads."""
+        return self.on("helm", "get", "manifest", release, stdout=workloads.manifest(*items),
                        **kwargs)  # fmt: skip
 
     def signals(self) -> list[tuple[int, int]]:

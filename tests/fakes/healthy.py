@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from tests.fakes import workloads
 from tests.fakes.cluster import FakeCluster, node, release_row
 
 REPO_URL = "https://tracebloc.github.io/client"
@@ -21,7 +22,7 @@ REPO_URL = "https://tracebloc.github.io/client"
 # refresh of the local copy of the repository's index. Anything else changes something.
 READ_ONLY = (
     ("kubectl", "version"), ("kubectl", "config", "view"), ("kubectl", "get"),
-    ("helm", "version"), ("helm", "list"), ("helm", "status"), ("helm", "get", "values"),
+    ("helm", "version"), ("helm", "list"), ("helm", "status"), ("helm", "get", "values"), ("helm", "get", "manifest"),
     ("helm", "repo", "list"), ("helm", "repo", "update"), ("helm", "search", "repo"),
     ("tracebloc", "version"),
 )  # fmt: skip
@@ -60,3 +61,11 @@ def mutating_calls(cluster: FakeCluster) -> list[list[str]]:
         if not any(call[: len(prefix)] == list(prefix) for prefix in READ_ONLY):
             out.append(call)
     return out
+
+
+def without_jobs_manager(cluster: FakeCluster, release: str = "tracebloc", **kwargs: Any) -> None:
+    """tracebloc-jobs-manager deleted: the manifest still defines it, the namespace lacks it
+    (`times=N`: for that many looks)."""
+    items = workloads.client(release=release, namespace=release)
+    cluster.workloads(*[i for i in items if "jobs-manager" not in i["metadata"]["name"]], **kwargs)
+    cluster.manifest(release, *items)

@@ -1,4 +1,5 @@
-"""Kubernetes objects as `kubectl get deployments,statefulsets,pods,events -o json` prints them:
+"""Kubernetes objects as `kubectl get deployments,statefulsets,daemonsets,pods,events -o json`
+prints them:
 the release's workloads, their pods and events, for the fake kubectl to replay.
 
 The shapes follow the client chart: Deployments labelled `app.kubernetes.io/instance:
@@ -10,7 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-KINDS = "deployments,statefulsets,pods,events"
+import yaml
+
+KINDS = "deployments,statefulsets,daemonsets,pods,events"
 # The client chart's three workloads today, as (name, app label, image).
 CLIENT = (
     ("mysql-client", "mysql-client", "mysql:5.7"),
@@ -86,6 +89,55 @@ def client(*, ready: int = 3, release: str = "tracebloc", namespace: str = "trac
 def _pod_ready(item: dict[str, Any]) -> bool:
     statuses = item["status"]["containerStatuses"]
     return bool(statuses) and all(s["ready"] for s in statuses)
+
+
+def manifest(*items: dict[str, Any]) -> str:
+    """`helm get manifest` of a release defining these workloads (other items are left out),
+    with a Secret beside them as the chart renders one."""
+    docs: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Secret",
+                                   "metadata": {"name": "client-secret"},
+                                   "data": {"password": "c2VjcmV0"}}]  # fmt: skip
+    for item in items:
+        if item.get("kind") in ("Deployment", "StatefulSet", "DaemonSet"):
+            meta = item["metadata"]
+            docs.append({"apiVersion": item["apiVersion"], "kind": item["kind"],
+                         "metadata": {"name": meta["name"]}, "spec": item.get("spec", {})})  # fmt: skip
+    return "".join("---\n# Source: client/templates/x.yaml\n" + yaml.safe_dump(d) for d in docs)
+
+
+def releases_of(*items: dict[str, Any]) -> list[str]:
+    """The releases whose workloads these are (helm's release annotation)."""
+    out: list[str] = []
+    for item in items:
+        name = item.get("metadata", {}).get("annotations", {}).get("meta.helm.sh/release-name")
+        if item.get("kind") in ("Deployment", "StatefulSet", "DaemonSet") and name and name not in out:
+            out.append(name)
+    return out
+
+
+def daemonset(name: str, app: str, *, release: str = "tracebloc", namespace: str = "tracebloc",
+              scheduled: int = 1, ready: int | None = None) -> dict[str, Any]:  # fmt: skip
+    up = scheduled if ready is None else ready
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace, "generation": 1,
+                     "labels": {"app.kubernetes.io/instance": release},
+                     "annotations": {"meta.helm.sh/release-name": release,
+                                     "meta.helm.sh/release-namespace": namespace}},
+        "spec": {"selector": {"matchLabels": {"app": app}}},
+        "status": {"observedGeneration": 1, "desiredNumberScheduled": scheduled,
+                   "currentNumberScheduled": scheduled, "updatedNumberScheduled": scheduled,
+                   "numberReady": up, "numberAvailable": up},
+    }  # fmt: skip
+
+
+def scaled_to_zero(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every Deployment scaled to 0/0, and so no pods."""
+    for item in items:
+        if item["kind"] == "Deployment":
+            item["spec"]["replicas"] = 0
+            item["status"] = {"observedGeneration": 2}
+    return [i for i in items if i["kind"] != "Pod"]
 
 
 def listing(*items: dict[str, Any]) -> str:

@@ -1,0 +1,62 @@
+"""The install record: where the last successful install put the client, so `status`,
+`diagnose`, `uninstall`, `plan` and a bare `install` find it without options. Pure: the
+record's shape, its bytes, and whether a run follows it.
+
+It holds no secret: the release, namespace, kube context and API server, the chart and its
+version, the data directory, and how the credentials came (environment, prompt, values
+file, sign-in, or the caller's values file).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+RECORD_FILE = "install.json"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Record:
+    release: str
+    namespace: str
+    context: str
+    server: str
+    chart: str
+    chart_version: str
+    data_dir: str
+    credentials: str  # environment | prompt | values file | sign-in | TRACEBLOC_VALUES_FILE
+    kubeconfig: str = ""  # the --kubeconfig the install was given ("": the usual files)
+
+
+def dump(record: Record) -> bytes:
+    return (json.dumps({"version": VERSION, **asdict(record)}, indent=2, sort_keys=True)
+            + "\n").encode("utf-8")  # fmt: skip
+
+
+def parse(data: bytes) -> Record:
+    """Raises ValueError when the bytes are not a record this engine wrote."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ValueError("it is not JSON") from None
+    if not isinstance(doc, dict) or doc.get("version") != VERSION:
+        raise ValueError(f"it is not a version {VERSION} install record")
+    values = {f.name: doc.get(f.name, f.default if isinstance(f.default, str) else None)
+              for f in fields(Record)}
+    if not all(isinstance(v, str) for v in values.values()) or not values["namespace"]:
+        raise ValueError("a field is missing or not text")
+    return Record(**values)  # type: ignore[arg-type]
+
+
+def followed_line(record: Record, path: str) -> str:
+    return (f"using the install record {path}: release {record.release} in namespace "
+            f"{record.namespace}, kube context {record.context or '(current)'} "
+            "(-n, --context or --kubeconfig override it)")  # fmt: skip
+
+
+def stale_line(record: Record, path: str, found_server: str) -> str:
+    now = f"now points at {found_server}" if found_server else "no longer exists"
+    return (f"the install record {path} names kube context {record.context} (API server "
+            f"{record.server}), which {now}: not followed; name the cluster with --context "
+            f"or --kubeconfig and the namespace with -n {record.namespace}")  # fmt: skip

@@ -1,0 +1,247 @@
+"""The change list is the contract: over every journey, at the process boundary, each
+mutating call the fakes log is an item of the list `install` showed before its question and
+of `plan --json`'s `changes`, with the same program and arguments; nothing mutating runs
+before the answer; and `n` changes nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from installer.decide import remedy
+from tests.fakes.backend_server import BackendServer
+from tests.fakes.cluster import FakeCluster, installer_command
+from tests.fakes.healthy import make_healthy
+from tests.fakes.localcluster import creatable, docker_running, existing, machine_without_cluster
+from tests.test_cli_install import env_for, fresh
+
+PTY = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+
+# Calls that change nothing: reads of the cluster, Docker, k3d and sudo, and the refresh
+# of helm's local copy of a repository index (the engine's own cache).
+READS = (
+    ("kubectl", "version"), ("kubectl", "config", "view"), ("kubectl", "get"),
+    ("kubectl", "cluster-info"), ("kubectl", "config", "current-context"),
+    ("helm", "version"), ("helm", "list"), ("helm", "status"), ("helm", "get"),
+    ("helm", "repo", "list"), ("helm", "repo", "update"), ("helm", "search", "repo"),
+    ("helm", "show"), ("helm", "template"),
+    ("docker", "info"), ("docker", "version"), ("docker", "inspect"), ("docker", "ps"),
+    ("docker", "run", "--rm", "--platform"),
+    ("k3d", "version"), ("k3d", "cluster", "list"), ("k3d", "kubeconfig", "get"),
+    ("sudo", "-n", "true"), ("sudo", "-n", "cmp"), ("sudo", "-n", "grep"), ("sudo", "-n", "test"),
+    ("sudo", "-n", "cat"), ("sudo", "-n", "stat"), ("systemctl", "is-active"), ("systemctl", "show"),
+    ("nvidia-smi",), ("id",), ("getent",), ("uname",), ("fuser",),
+)  # fmt: skip
+
+
+STAGED = re.compile(r".*[/\\]tracebloc-runtime-[^/\\]+[/\\]\d+-[^/\\]+")
+
+
+def as_listed(call: list[str]) -> list[str]:
+    """A file the runtime step stages in its own temporary directory is listed as what it
+    is (decide/runtime.py STAGED): its path is made when the step runs."""
+    return ["<staged file>" if STAGED.fullmatch(part) else part for part in call]
+
+
+def mutating(cluster: FakeCluster) -> list[list[str]]:
+    """The logged calls that change something; a program sudo ran is sudo's call (the
+    logged program's argv ends the sudo call's)."""
+    out: list[list[str]] = []
+    wrapped: list[list[str]] = []
+    for entry in cluster.call_log():
+        call = [entry["tool"], *entry["argv"]]
+        if call[0] == "sg":  # the new docker group's shell: the program it runs logs itself
+            continue
+        if any(len(w) >= len(call) and w[-len(call):] == call for w in wrapped):
+            continue
+        if call[:2] == ["sudo", "-n"]:
+            wrapped.append(call[2:])
+        if not any(call[: len(p)] == list(p) for p in READS):
+            out.append(as_listed(call))
+    return out
+
+
+def listed(stderr: str) -> list[str]:
+    """The numbered items of every `about to change:` block, as printed."""
+    items = []
+    for line in stderr.splitlines():
+        text = line.split("] ", 1)[-1] if line.startswith("[") else line
+        head, _, rest = text.strip().partition(". ")
+        if head.isdigit() and rest:
+            items.append(rest)
+    return items
+
+
+def check_contract(cluster: FakeCluster, env: dict[str, str], run: Callable[[], str]) -> None:
+    plan = cluster.run("plan", "--json", **env)
+    planned = [list(c["argv"]) for c in json.loads(plan.stdout)["changes"]]
+    cluster.log_path.unlink(missing_ok=True)
+    shown = listed(run())
+    made = mutating(cluster)
+    assert made, "the journey changed nothing: it tests nothing"
+    for call in made:
+        assert call in planned, f"{call} is not in plan --json's changes: {planned}"
+        assert any(item.startswith(remedy.command(call) + "  (") for item in shown), \
+            f"{call} was not in the list shown before the question: {shown}"  # fmt: skip
+
+
+def install_yes(cluster: FakeCluster, env: dict[str, str], *flags: str) -> Callable[[], str]:
+    def run() -> str:
+        result = cluster.run("install", "--yes", *flags, **env)
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+    return run
+
+
+def remote_fresh(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    fresh(cluster)
+    return env_for(backend)
+
+
+def remote_changed_setting(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    make_healthy(cluster, env_for(backend))
+    return env_for(backend, CLIENT_ENV="dev")
+
+
+def remote_reinstall(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    make_healthy(cluster, env_for(backend))
+    return env_for(backend, TRACEBLOC_FORCE_REINSTALL="1")
+
+
+def laptop_docker_running(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    cluster.install("docker")
+    return env_for(backend)
+
+
+def laptop_cluster_stopped(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    machine_without_cluster(fresh(cluster))
+    cluster.install("docker")
+    existing(docker_running(cluster), "stopped")
+    return env_for(backend)
+
+
+def laptop_docker_stopped(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    from tests.fakes.runtime_host import linux_host
+
+    creatable(machine_without_cluster(fresh(cluster)))
+    return env_for(backend, **linux_host(cluster, "debian", docker="stopped", sudo="nopw"))
+
+
+def laptop_docker_missing(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    from tests.fakes.runtime_host import linux_host
+
+    creatable(machine_without_cluster(fresh(cluster)))
+    return env_for(backend, **linux_host(cluster, "ubuntu", docker="missing", sudo="nopw"))
+
+
+def laptop_earlier_data(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    old = cluster.home / ".tracebloc" / "tracebloc" / "mysql"
+    old.mkdir(parents=True)
+    (old / "ibdata1").write_bytes(b"rows")
+    return laptop_docker_running(cluster, backend)
+
+
+LINUX = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
+
+
+@pytest.mark.parametrize(("journey", "flags"), [
+    pytest.param(remote_fresh, (), id="remote-fresh-install"),
+    pytest.param(remote_reinstall, (), id="remote-re-install"),
+    pytest.param(remote_changed_setting, (), id="remote-changed-setting"),
+    pytest.param(laptop_docker_running, (), id="bare-laptop-docker-running"),
+    pytest.param(laptop_cluster_stopped, (), id="laptop-cluster-stopped"),
+    pytest.param(laptop_docker_stopped, (), id="bare-laptop-docker-stopped", marks=LINUX),
+    pytest.param(laptop_docker_missing, (), id="bare-laptop-docker-missing", marks=LINUX),
+    pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
+    pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
+])  # fmt: skip
+def test_every_mutating_call_was_listed_before_the_question_and_by_plan(
+    cluster: FakeCluster, backend: BackendServer, journey: Callable[..., dict[str, str]],
+    flags: tuple[str, ...],
+) -> None:  # fmt: skip
+    env = journey(cluster, backend)
+    check_contract(cluster, env, install_yes(cluster, env, *flags))
+
+
+@PTY
+@pytest.mark.parametrize("journey", [
+    pytest.param(remote_fresh, id="remote-fresh-install"),
+    pytest.param(laptop_docker_running, id="bare-laptop-docker-running"),
+    pytest.param(laptop_docker_stopped, id="bare-laptop-docker-stopped", marks=LINUX),
+])  # fmt: skip
+def test_nothing_mutating_before_the_answer_and_no_changes_nothing(
+    cluster: FakeCluster, backend: BackendServer, journey: Callable[..., dict[str, str]],
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    from tests.fakes.terminal import Pty
+
+    env = journey(cluster, backend)
+    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=cluster.env(**env))
+    try:
+        term.expect("Install? [y/N]")
+        before = mutating(cluster)
+        term.send("n")
+        code = term.wait(timeout=60)
+    finally:
+        term.close()
+    assert before == []
+    assert code != 0 and mutating(cluster) == []
+
+
+@PTY
+@pytest.mark.parametrize("where", ["remote", "local"])
+def test_a_browser_sign_in_and_the_re_run_after_it_keep_to_the_list(
+    cluster: FakeCluster, backend: BackendServer, where: str
+) -> None:
+    from installer.commands.steps import MINTED
+    from tests.fakes.terminal import Pty
+    from tests.test_signin_cli import MINTED_NS, cluster_run_without_tty, local_machine, setup
+
+    _, env = setup(cluster, backend, PF_MIN_DISK_GB="0")
+    if where == "local":
+        local_machine(cluster)
+    else:
+        cluster.kube_target("office", "https://10.1.2.3:6443")  # the kubeconfig's own cluster
+    plan = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
+    planned = [[p.replace(MINTED, MINTED_NS) for p in c["argv"]] for c in plan["changes"]]
+    # The local re-run would need the fakes to replay the cluster the first run made.
+    for attempt in ("sign-in", "re-run") if where == "remote" else ("sign-in",):
+        cluster.log_path.unlink(missing_ok=True)
+        term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
+        try:
+            # Remote: the sign-in names the namespace before the question; on the local
+            # cluster it registers against the cluster made after it.
+            signs_first = attempt == "sign-in" and where == "remote"
+            if signs_first:
+                term.expect("Name your secure environment")
+                term.send("\x1b[Dlab one")
+            term.expect("Install? [y/N]")
+            assert mutating(cluster) == [], "a change before the answer"
+            term.send("y")
+            if attempt == "sign-in" and not signs_first:
+                term.expect("Name your secure environment", timeout=60)
+                term.send("\x1b[Dlab one")
+            code = term.wait(timeout=90)
+            screen = term.screen().replace("\r\n", "\n")
+        finally:
+            term.close()
+        assert code == 0, screen
+        shown = [item.replace(MINTED, MINTED_NS).replace(f"'{MINTED_NS}'", MINTED_NS)
+                 for item in listed(screen)]  # fmt: skip
+        made = mutating(cluster)
+        assert made
+        for call in made:
+            if attempt == "sign-in":
+                assert call in planned, f"{call} is not in plan --json's changes: {planned}"
+            assert any(item.startswith(remedy.command(call) + "  (") for item in shown), \
+                f"{attempt}: {call} was not in the list shown before the question: {shown}"  # fmt: skip
+        if attempt == "sign-in" and where == "remote":
+            # After it, plan finds the minted client through the record: the same list again.
+            again = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
+            planned = [list(c["argv"]) for c in again["changes"]]
