@@ -34,7 +34,8 @@ READS = (
     ("docker", "run", "--rm", "--platform"),
     ("k3d", "version"), ("k3d", "cluster", "list"), ("k3d", "kubeconfig", "get"),
     ("sudo", "-n", "true"), ("sudo", "-n", "cmp"), ("sudo", "-n", "grep"), ("sudo", "-n", "test"),
-    ("sudo", "-n", "cat"), ("sudo", "-n", "stat"), ("systemctl", "is-active"), ("systemctl", "show"),
+    ("sudo", "-n", "cat"), ("sudo", "-n", "stat"), ("systemctl", "is-active"), ("systemctl", "is-enabled"),
+    ("systemctl", "show"),
     ("nvidia-smi",), ("id",), ("getent",), ("uname",), ("fuser",),
 )  # fmt: skip
 
