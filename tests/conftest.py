@@ -91,3 +91,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"real-cluster suite (real kube-apiserver, kubectl, helm): {said}")
     for reason in sorted(reasons):
         terminalreporter.write_line(f"  skipped because: {reason}")
+
+
+@pytest.fixture(autouse=True)
+def _engine_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """`cluster.run` runs the engine in this process unless the test is marked `subprocess`."""
+    from tests.fakes import cluster as cluster_module
+
+    cluster_module.IN_PROCESS = request.node.get_closest_marker("subprocess") is None
+    yield
+    cluster_module.IN_PROCESS = False
