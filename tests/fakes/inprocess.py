@@ -11,7 +11,6 @@ interpreter itself is configured (PYTHON* variables, a non-UTF-8 locale), `run` 
 
 from __future__ import annotations
 
-import _thread
 import io
 import logging
 import os
@@ -37,6 +36,8 @@ def possible(env: Mapping[str, str]) -> bool:
     if os.name != "posix" or threading.current_thread() is not threading.main_thread():
         return False
     if any(key.startswith("PYTHON") and key != "PYTHONPATH" for key in env):
+        return False
+    if env.get("PYTHONPATH", str(REPO)) != str(REPO):  # another tree (a copy, a stamp)
         return False
     locale = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or ""
     if locale.replace("-", "").lower().partition(".")[2] != "utf8":
@@ -69,8 +70,7 @@ def run(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | 
             expired = watchdog.cancel()
         except KeyboardInterrupt:  # the deadline's interrupt, landing after the engine returned
             code, expired = 130, watchdog.cancel()
-    left = [t for t in threading.enumerate()
-            if t not in before and t.is_alive() and not t.name.startswith("inprocess-")]
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive() and _engines(t)]
     for thread in left:
         thread.join(THREAD_GRACE_S)
     stdout, stderr = out.result(watchdog.remaining()), err.result(watchdog.remaining())
@@ -84,6 +84,12 @@ def run(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | 
     return subprocess.CompletedProcess(argv, code, stdout, stderr)
 
 
+def _engines(thread: threading.Thread) -> bool:
+    """A thread the engine started (its own, or a pool's worker), not a test fake's server."""
+    module = getattr(getattr(thread, "_target", None), "__module__", None) or ""
+    return module.startswith(("installer.", "concurrent.futures"))
+
+
 def _exit_code(main: object) -> int:
     """What the process would exit with: `raise SystemExit(cli.main())` in __main__.py."""
     try:
@@ -92,6 +98,11 @@ def _exit_code(main: object) -> int:
         code = exc.code
     except KeyboardInterrupt:  # a deadline's interrupt landing after the engine returned
         code = 130
+    except Exception:  # what the interpreter does with an uncaught one: a traceback, exit 1
+        import traceback
+
+        traceback.print_exc()
+        return 1
     if code is None:
         return 0
     if isinstance(code, int):
@@ -110,7 +121,8 @@ def _flush() -> None:
 
 class _Watchdog:
     """Past the deadline, Ctrl-C in the main thread (the engine stops as it would), and the
-    run reports TimeoutExpired as subprocess.run does."""
+    run reports TimeoutExpired as subprocess.run does. (A SIGINT this process ignores stays
+    ignored, as in a child: then the run goes on.)"""
 
     def __init__(self, timeout: float) -> None:
         import time
@@ -129,7 +141,8 @@ class _Watchdog:
         with self._lock:
             if not self._done:
                 self.fired = True
-                _thread.interrupt_main()
+                # A real SIGINT, not interrupt_main(): it also ends a wait blocked in C.
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     def cancel(self) -> bool:
         with self._lock:
