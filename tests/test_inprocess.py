@@ -16,6 +16,9 @@ from tests.fakes import inprocess
 from tests.fakes.cluster import FakeCluster, installer_command, node
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="the engine runs in process on POSIX only")
+IN_PROCESS = pytest.mark.skipif(
+    bool(os.environ.get("TB_INSTALLER_BIN") or os.environ.get("TB_TEST_SUBPROCESS")),
+    reason="every run is a process here (TB_INSTALLER_BIN or TB_TEST_SUBPROCESS)")
 
 
 def counted_main(mocker: Any) -> Any:
@@ -34,6 +37,7 @@ def process_state() -> dict[str, Any]:
 
 
 @POSIX
+@IN_PROCESS
 def test_run_calls_the_entry_point_in_this_process_and_puts_everything_back(
     cluster: FakeCluster, mocker: Any
 ) -> None:
