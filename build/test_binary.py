@@ -15,6 +15,7 @@ files or a missing binary are failures (1).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess  # noqa: TID251 - a build script, not the engine
 import sys
@@ -49,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"test_binary: {binary.name} against {', '.join(f.name for f in files)}", flush=True)
     env = {**os.environ, "TB_INSTALLER_BIN": str(binary)}
     command = [sys.executable, "-m", "pytest", *map(str, files), *args[1:]]
+    # One worker per core, as the README's test command; the real-cluster suite on one.
+    if importlib.util.find_spec("xdist") is not None and not any(
+            a == "-n" or a.startswith("-n") for a in args[1:]):  # fmt: skip
+        command += ["-n", "auto", "--dist", "loadgroup"]
     rc = subprocess.run(command, cwd=REPO, env=env, check=False).returncode
     if rc == 5:
         print("test_binary: FAILED: pytest collected no tests (exit 5)", file=sys.stderr)

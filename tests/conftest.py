@@ -160,3 +160,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     else:
         sys.stderr.write(said + "\n")
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _engine_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """`cluster.run` runs the engine in this process unless the test is marked `subprocess`."""
+    from tests.fakes import cluster as cluster_module
+
+    cluster_module.IN_PROCESS = request.node.get_closest_marker("subprocess") is None
+    yield
+    cluster_module.IN_PROCESS = False

@@ -505,7 +505,7 @@ def test_a_signal_the_parent_ignores_stays_ignored(cluster: FakeCluster, backend
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
                              preexec_fn=_disposed(number, signal.SIG_IGN))  # fmt: skip
-    time.sleep(1)  # the engine is reading the cluster
+    cluster.sleeping_call("get", "nodes", tool="kubectl", timeout=60)  # reading the cluster
     child.send_signal(number)
     out, err = child.communicate(timeout=120)
     assert child.returncode == 0, err

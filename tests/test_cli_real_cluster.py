@@ -37,7 +37,8 @@ from tests.fakes.backend_server import BackendServer, Reply
 from tests.fakes.cluster import HELM_NOT_FOUND, REPO, FakeCluster, node, release_row
 from tests.real_cluster import ApiServer, ControlPlane, free_port
 
-pytestmark = pytest.mark.real_cluster
+# One pytest-xdist worker runs them all: the session's etcd and API server start once.
+pytestmark = [pytest.mark.real_cluster, pytest.mark.xdist_group("real_cluster")]
 
 EVERY_STATE = ("--deployed", "--failed", "--pending", "--superseded", "--uninstalled",
                "--uninstalling")  # fmt: skip

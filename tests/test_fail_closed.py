@@ -58,14 +58,8 @@ def mutations(cluster: FakeCluster) -> list[list[str]]:
 
 
 def wait_for_call(cluster: FakeCluster, verb: str, timeout: float = 30) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for entry in cluster.call_log():
-            if entry["argv"][:1] == [verb]:
-                time.sleep(0.3)  # let the fake install its signal handler
-                return int(entry["pid"])
-        time.sleep(0.05)
-    raise AssertionError(f"helm {verb} was never called: {cluster.calls()}")
+    """The pid of helm's `verb` once it sleeps, its signal handler installed."""
+    return cluster.sleeping_call(verb, tool="helm", timeout=timeout)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import re
 import signal
 import stat
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -350,19 +349,12 @@ def test_an_interrupted_cluster_create_removes_the_partial_cluster(
 ) -> None:
     from tests.fakes.backend_server import BackendServer
     from tests.fakes.localcluster import creatable, docker_running, machine_without_cluster
-    from tests.test_fail_closed import wait_for_call
-
     creatable(docker_running(machine_without_cluster(plannable(cluster))), sleep=60, on_term=1)
     with BackendServer(default=200) as backend:
         engine = cluster.start("install", "--yes", **{**CREDENTIALS, "PF_MIN_DISK_GB": "0",
                                                        "TRACEBLOC_BACKEND_URL": backend.url})
         cleanup.append(engine.pid)
-        wait_for_call(cluster, "cluster")  # `k3d cluster list`, then `k3d cluster create`
-        deadline = time.monotonic() + 30
-        while not [c for c in cluster.calls("k3d") if c[:2] == ["cluster", "create"]]:
-            assert time.monotonic() < deadline, cluster.calls()
-            time.sleep(0.05)
-        time.sleep(0.5)
+        cluster.sleeping_call("cluster", "create", tool="k3d")
         engine.send_signal(sent)
         _, stderr = engine.communicate(timeout=60)
 

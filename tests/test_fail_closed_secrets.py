@@ -6,7 +6,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -58,13 +57,8 @@ def fresh(cluster: FakeCluster) -> FakeCluster:
 
 
 def wait_for_call(cluster: FakeCluster, verb: str, timeout: float = 30) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for entry in cluster.call_log():
-            if entry["argv"][:1] == [verb]:
-                return int(entry["pid"])
-        time.sleep(0.05)
-    raise AssertionError(f"helm {verb} was never called: {cluster.calls()}")
+    """The pid of helm's `verb` once it sleeps, its signal handler installed."""
+    return cluster.sleeping_call(verb, tool="helm", timeout=timeout)
 
 
 @POSIX

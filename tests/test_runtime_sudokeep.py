@@ -32,20 +32,30 @@ def calls(tmp_path: Path) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
+def called(tmp_path: Path, count: int, within: float = 30.0) -> list[list[str]]:
+    """The calls once there are `count` of them: a loaded machine starts sudo late, not never."""
+    deadline = time.monotonic() + within
+    while len(calls(tmp_path)) < count:
+        assert time.monotonic() < deadline, f"sudo called {len(calls(tmp_path))} times, not {count}"
+        time.sleep(0.05)
+    return calls(tmp_path)
+
+
 def test_the_ticket_is_refreshed_without_a_prompt_while_the_flow_runs_and_never_after(tmp_path: Path) -> None:
     env = fake_sudo(tmp_path)
     with keepalive(env, interval=0.2):
-        time.sleep(1.5)
+        called(tmp_path, 2)
     during = calls(tmp_path)
     assert len(during) >= 2 and all(argv == ["-n", "-v"] for argv in during)
-    time.sleep(0.6)
+    time.sleep(3 * 0.2)  # three intervals without a call: the refreshing has stopped
     assert calls(tmp_path) == during  # stopped with the flow
 
 
 def test_a_refresh_sudo_refuses_ends_the_keepalive(tmp_path: Path) -> None:
     env = fake_sudo(tmp_path, rc=1)
     with keepalive(env, interval=0.1):
-        time.sleep(1.0)
+        called(tmp_path, 1)
+        time.sleep(5 * 0.1)  # five more intervals: a second try would have come
     assert calls(tmp_path) == [["-n", "-v"]]  # no ticket left to keep: no second try
 
 

@@ -1,7 +1,9 @@
 """`FakeCluster`: fake tools on PATH that replay a scripted state, and a CLI runner.
 
-Tests drive the real CLI as a process (`python -m installer …`) and assert on its output
-and on the exact calls the fakes logged.
+Tests drive the real CLI (`python -m installer …`) and assert on its output and on the exact
+calls the fakes logged. `run` calls the entry point in this process (tests/fakes/inprocess.py)
+unless the test is marked `subprocess`, TB_TEST_SUBPROCESS is set, the frozen binary is under
+test (TB_INSTALLER_BIN) or the run cannot be the same in process; `start` is always a process.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.fakes import workloads
+from tests.fakes import inprocess, workloads
 from tests.fakes.executables import executable_path, make_executable, on_windows
 
 FAKES = Path(__file__).resolve().parent
@@ -56,6 +58,20 @@ users:
   user: {token: not-a-secret}
 current-context: office
 """
+
+
+# True only inside a test (tests/conftest.py) not marked `subprocess`: the benchmarks time
+# and measure the engine as a process.
+IN_PROCESS = False
+
+
+def in_process(env: dict[str, str]) -> bool:
+    """Whether `FakeCluster.run` calls the engine in this process (see the module docstring)."""
+    if not IN_PROCESS or os.environ.get("TB_INSTALLER_BIN", "").strip():
+        return False
+    if os.environ.get("TB_TEST_SUBPROCESS", "").strip() not in ("", "0"):
+        return False
+    return inprocess.possible(env)
 
 
 def installer_command() -> list[str]:
@@ -153,7 +169,7 @@ class FakeCluster:
     # --- scripting -------------------------------------------------------------------
     def install(self, tool: str) -> Path:
         """Put an executable named `tool` on the fake PATH (`tool.exe` on Windows)."""
-        return make_executable(self.bin / tool, self.program(tool))
+        return make_executable(self.bin / tool, self.program(tool), stdlib_only=True)
 
     def program(self, tool: str) -> str:
         """The fake's Python source: any copy of it (a downloaded one too) replays this
@@ -321,6 +337,24 @@ class FakeCluster:
         lines = self.log_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
+    def sleeping_call(self, *argv_start: str, tool: str | None = None,
+                      timeout: float = 30) -> int:  # fmt: skip
+        """The pid of the first call whose argv starts with `argv_start` once it is in its
+        scripted `sleep`, its `on_term` handler installed: a signal sent now reaches it."""
+        import time
+
+        sleeping = Path(str(self.log_path) + ".sleeping")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pids = set(sleeping.read_text(encoding="utf-8").split()) if sleeping.exists() else set()
+            for entry in self.call_log():
+                if ((tool is None or entry["tool"] == tool) and str(entry["pid"]) in pids
+                        and entry["argv"][:len(argv_start)] == list(argv_start)):  # fmt: skip
+                    return int(entry["pid"])
+            time.sleep(0.02)
+        raise AssertionError(f"no {' '.join(argv_start)} call reached its sleep within "
+                             f"{timeout:g}s: {self.calls()}")  # fmt: skip
+
     def grandchild_pids(self) -> list[int]:
         """Pids of the descendants started by rules with `grandchild=True`."""
         path = Path(str(self.log_path) + ".grandchildren")
@@ -358,9 +392,12 @@ class FakeCluster:
     def run(
         self, *args: str, timeout: float = 60, input: str | None = None, **extra: str
     ) -> subprocess.CompletedProcess[str]:
+        env = self.env(**extra)
+        if in_process(env):
+            return inprocess.run(args, env=env, cwd=self.root, input=input, timeout=timeout)
         return subprocess.run(
             [*installer_command(), *args],
-            env=self.env(**extra),
+            env=env,
             cwd=self.root,
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,

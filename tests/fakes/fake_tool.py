@@ -16,7 +16,8 @@ kubeconfig; a program installed by a fake package manager, mode "755").
 descriptor the tool inherited, as a credential helper or a port-forward does (POSIX).
 The first rule whose `match` tokens all appear in the argv, in order, answers. Every call
 is appended to the log as one JSON line: {"tool", "argv", "pid", "exe", "env": {...}}; the pid of
-a `grandchild` is appended to `<log>.grandchildren`, one per line.
+a `grandchild` is appended to `<log>.grandchildren`, one per line; the pid of a call that starts its `sleep`
+(its handlers installed) to `<log>.sleeping`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import base64
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -93,6 +93,8 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         import ctypes
 
         ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG, none
+    if rule.get("grandchild") or rule.get("daemon"):
+        import subprocess  # only here: most calls start nothing, and start faster without it
     if rule.get("grandchild"):
         # A descendant that would outlive us unless the caller kills the whole tree.
         grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -123,6 +125,10 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         if hasattr(signal, "SIGBREAK"):
             signal.signal(signal.SIGTERM, stopped)
     if rule.get("sleep"):
+        # Noted once the signal handler is in place: a test that signals us from here on
+        # reaches it (FakeCluster.sleeping_call waits for this line, not a fixed time).
+        with open(log_path + ".sleeping", "a", encoding="utf-8") as sleeping:
+            sleeping.write(f"{os.getpid()}\n")
         time.sleep(float(rule["sleep"]))
     if "stdout_path" in rule:  # a large answer, copied without holding it (benchmarks)
         with open(rule["stdout_path"], "rb") as answer:
