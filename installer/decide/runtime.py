@@ -31,6 +31,12 @@ MARKER = "# Managed by tracebloc installer"
 # The first line of a drop-in the engine (or the bash twin, `(#244)`) wrote: a file is the
 # engine's to rewrite or remove only when a line is exactly this (grep -xE, Python re alike).
 MARKER_LINE = r"# Managed by tracebloc installer( \(#244\))?"
+APT_SOURCE = "/etc/apt/sources.list.d/docker.list"
+# Docker's documented deb822 source: apt refuses two sources of one repository whose
+# signed-by differ, so either one kept means the engine writes neither.
+APT_SOURCE_DEB822 = "/etc/apt/sources.list.d/docker.sources"
+APT_KEY = "/etc/apt/keyrings/docker.asc"
+RPM_REPO = "/etc/yum.repos.d/docker-ce.repo"
 NEW_SUFFIX = ".tracebloc-new"  # not *.conf: systemd never reads a half-written one
 KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
@@ -66,7 +72,11 @@ class Facts:
     in_docker_group: bool | None = None  # in /etc/group (not necessarily this process)
     os_release: Mapping[str, str] = field(default_factory=dict)
     tools: frozenset[str] = frozenset()  # which of apt-get, dnf, yum, zypper, pacman, systemctl, fuser, … exist
-    arch: str = "amd64"  # dpkg-style: amd64 | arm64
+    arch: str = "x86_64"  # the engine's name (decide/arch.py): x86_64 | arm64
+    dpkg_arch: str = ""  # what `dpkg --print-architecture` answered, when it could be asked
+    # The files the engine may write, as this user saw them (edges/runtime_linux.file_state):
+    # path -> absent | ours | foreign | link | dangling | unreadable; a path not read is unknown.
+    files: Mapping[str, str] = field(default_factory=dict)
     proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
     ca_bundle: str = ""  # an absolute path to a corporate CA bundle (TRACEBLOC_CA_BUNDLE)
     # macOS
@@ -117,6 +127,7 @@ class RuntimePlan:
     grant_user: str = ""  # who is added to the docker group (group access without re-login)
     notes: tuple[str, ...] = ()
     as_root: bool = False  # the engine runs as root: no sudo in front
+    kept: tuple[str, ...] = ()  # an administrator's files used as they are, one line each
 
     @property
     def privileged(self) -> bool:
@@ -138,6 +149,11 @@ def parse_os_release(text: str) -> dict[str, str]:
         if re.fullmatch(r"[A-Z0-9_]+", key):
             out[key] = words[0] if words else ""
     return out
+
+
+def is_ours(text: str) -> bool:
+    """A file's text holds the engine's marker line (the guard's grep -qxE, in Python)."""
+    return any(re.fullmatch(MARKER_LINE, line) for line in text.splitlines())
 
 
 def distro(os_release: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
@@ -216,7 +232,7 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
     """Every command the runtime step runs, as `plan` shows it and the install confirms
     it: root ones with their `sudo -n`, the compare before a file is put in place, the
     checks downloads get."""
-    lines: list[str] = []
+    lines: list[str] = [f"# kept: {line}" for line in plan.kept]
     for step in plan.steps:
         if step.kind == "prime":
             lines.append(f"{shlex.join(step.argv)}    # {step.why}")
@@ -256,9 +272,11 @@ def discard(new: str, root: bool) -> Step:
 def guard_lines(step: Step, as_root: bool) -> list[str]:
     """How `plan` shows a guarded step: the check, then what runs when it passes."""
     dest = step.argv[-1]
+    link = Step(("test", "-L", dest), "", root=step.root)
     check = Step(guard_probe(dest), "", root=step.root)
     optional = " [a failure is a warning]" if step.optional else ""
-    out = [f"{shown(check, as_root)}    # only tracebloc's own file"
+    out = [f"{shown(link, as_root)}    # a symbolic link is left as it is",
+           f"{shown(check, as_root)}    # only tracebloc's own file"
            + (" (or none yet)" if step.kind == "stage" else "") + ": anything else is left as it is"]
     if step.kind != "stage":
         return out + [f"{shown(step, as_root)}    # {step.why}{optional}"]

@@ -294,8 +294,9 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
     if kind == "openpgp":
         found = openpgp.fingerprint(data)
         if found != expected.upper():
-            raise RuntimeFailed(f"the key from {step.url} has fingerprint {found or 'none'}, "
-                                f"not Docker's published {expected}: it was not installed",
+            said = f"has fingerprint {found}" if found else "is not one OpenPGP key alone"
+            raise RuntimeFailed(f"the key from {step.url} {said}, not Docker's published "
+                                f"{expected} only: it was not installed",
                                 "check the network path to download.docker.com (a proxy "
                                 "rewriting it?), then run again")  # fmt: skip
     elif kind == "sha256-from":
