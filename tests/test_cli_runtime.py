@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
+from installer.decide import openpgp
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.localcluster import creatable, machine_without_cluster
@@ -357,3 +360,136 @@ def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
     calls = root_calls(cluster)  # what reached the real sudo: the refused mv never did
     written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
     assert calls.index(["rm", "-f", "--", new]) > written
+
+
+# --- what the engine trusts: the apt key, the dnf repository ----------------------------------
+
+
+def second_key(tmp_path: os.PathLike[str], armor: bool) -> bytes:
+    from tests.fakes.debian_repo import export, gpg_key
+
+    home = Path(tmp_path) / "gnupg"
+    return export(home, gpg_key(home, "not docker"), armor=armor)
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg is not installed")
+@pytest.mark.parametrize("armor", [pytest.param(True, id="armored-block-appended"),
+                                   pytest.param(False, id="binary-key-appended")])
+def test_a_key_file_that_also_carries_a_second_key_is_never_installed(
+    cluster: FakeCluster, tmp_path: os.PathLike[str], armor: bool,
+) -> None:
+    env = linux_host(cluster, "debian")
+    served = cluster.root / "mirror/download.docker.com/linux/debian/gpg"
+    docker = served.read_bytes() if armor else openpgp.dearmor(served.read_bytes())
+    served.write_bytes(docker + second_key(tmp_path, armor))
+    result = cluster.run("prepare-host", **env)
+
+    assert result.returncode == 1, result.stderr
+    assert "is not one OpenPGP key alone" in result.stderr and "not installed" in result.stderr
+    assert not (sysroot(cluster) / "etc/apt/keyrings/docker.asc").exists()
+    assert not (sysroot(cluster) / "etc/apt/sources.list.d/docker.list").exists()
+    assert not any("docker-ce" in c for c in root_calls(cluster))
+
+
+def test_a_mirror_never_decides_what_dnf_trusts(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "fedora")
+    (cluster.root / "mirror/download.docker.com/linux/fedora/docker-ce.repo").write_text(
+        "[docker-ce-stable]\nname=evil\nbaseurl=http://evil.example/fedora\ngpgcheck=0\n",
+        encoding="utf-8")  # fmt: skip
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text(encoding="utf-8")
+    assert repo.startswith("# Managed by tracebloc installer\n[docker-ce-stable]\n")
+    assert "gpgcheck=1\n" in repo and "gpgcheck=0" not in repo and "evil" not in repo
+    assert "baseurl=https://download.docker.com/linux/fedora/$releasever/$basearch/stable\n" in repo
+    assert ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"] in root_calls(cluster)
+
+
+# --- an administrator's files are kept --------------------------------------------------------
+
+CORP_SOURCE = ("deb [signed-by=/etc/apt/keyrings/corp.gpg] https://mirror.corp.example/docker "
+               "bookworm stable\n")  # fmt: skip
+
+
+def etc_file(cluster: FakeCluster, path: str, text: str | None = None, *,
+             link: str | None = None) -> Path:  # fmt: skip
+    where = sysroot(cluster) / path.lstrip("/")
+    where.parent.mkdir(parents=True, exist_ok=True)
+    if link is not None:
+        where.symlink_to(link)
+    else:
+        where.write_text(text or "", encoding="utf-8")
+    return where
+
+
+def test_an_administrators_apt_source_is_kept_and_docker_installed_from_it(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    source = etc_file(cluster, "/etc/apt/sources.list.d/docker.list", CORP_SOURCE)
+    etc_file(cluster, "/etc/apt/keyrings/corp.gpg", "the company's key")
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert source.read_text(encoding="utf-8") == CORP_SOURCE
+    assert "# kept: /etc/apt/sources.list.d/docker.list (not written by tracebloc): Docker is " \
+           "installed from the repository it names" in result.stdout + result.stderr  # fmt: skip
+    assert not (sysroot(cluster) / "etc/apt/keyrings/docker.asc").exists()
+    calls = root_calls(cluster)
+    assert DOCKER_CE_APT in calls
+    assert not any(c[-1].startswith("/etc/apt/sources.list.d/docker.list") for c in calls if c[0] in ("install", "mv"))
+
+
+def test_an_administrators_dnf_repository_is_kept(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "rocky9")
+    theirs = "[docker-ce-stable]\nbaseurl=https://mirror.corp.example/docker\ngpgcheck=1\n"
+    repo = etc_file(cluster, "/etc/yum.repos.d/docker-ce.repo", theirs)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert repo.read_text(encoding="utf-8") == theirs
+    assert "# kept: /etc/yum.repos.d/docker-ce.repo" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("distro", "path", "extra"), [
+    pytest.param("debian", "/etc/apt/sources.list.d/docker.list", {}, id="apt-source"),
+    pytest.param("fedora", "/etc/yum.repos.d/docker-ce.repo", {}, id="dnf-repository"),
+    pytest.param("debian", "/" + DROPIN, {"HTTPS_PROXY": PROXY}, id="proxy-drop-in"),
+])  # fmt: skip
+def test_a_dangling_link_where_the_engine_would_write_stops_before_any_root_command(
+    cluster: FakeCluster, distro: str, path: str, extra: dict[str, str],
+) -> None:
+    env = linux_host(cluster, distro)
+    link = etc_file(cluster, path, link="/nonexistent/tracebloc-test/target")
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **extra, **env)
+
+    assert result.returncode == 1
+    assert f"{path} is a symbolic link to a file that does not exist" in result.stderr
+    assert f"sudo rm {path}" in result.stderr and "Traceback" not in result.stderr
+    assert root_calls(cluster) == []  # not even the password prompt
+    assert link.is_symlink() and os.readlink(link) == "/nonexistent/tracebloc-test/target"
+
+
+def test_a_dangling_link_stops_an_install_before_its_question(cluster: FakeCluster,
+                                                              backend: BackendServer) -> None:  # fmt: skip
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="missing")
+    etc_file(cluster, "/etc/apt/sources.list.d/docker.list", link="/nonexistent/tracebloc-test/x")
+    result = cluster.run("install", **env_for(backend, **env))
+
+    assert result.returncode == 1
+    assert "docker.list is a symbolic link to a file that does not exist" in result.stderr
+    assert "[y/N]" not in result.stdout + result.stderr
+    assert root_calls(cluster) == []
+
+
+def test_a_linked_proxy_drop_in_is_kept_as_a_link(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    target = etc_file(cluster, "/etc/corp/docker-proxy.conf", FOREIGN)
+    link = etc_file(cluster, "/" + DROPIN, link="../../../corp/docker-proxy.conf")
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == FOREIGN
+    assert f"# kept: /{DROPIN} (a symbolic link)" in result.stdout + result.stderr
+    assert "is a symbolic link: left as it is, so it is not rewritten" in result.stdout + result.stderr
+    assert not any(c[0] == "mv" for c in root_calls(cluster))
