@@ -493,3 +493,21 @@ def test_a_linked_proxy_drop_in_is_kept_as_a_link(cluster: FakeCluster) -> None:
     assert f"# kept: /{DROPIN} (a symbolic link)" in result.stdout + result.stderr
     assert "is a symbolic link: left as it is, so it is not rewritten" in result.stdout + result.stderr
     assert not any(c[0] == "mv" for c in root_calls(cluster))
+
+
+def test_the_engines_own_apt_source_is_rewritten_in_one_rename(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    old = ("# Managed by tracebloc installer\ndeb [arch=x86_64 signed-by=/etc/apt/keyrings/docker.asc] "
+           "https://download.docker.com/linux/debian bookworm stable\n")  # fmt: skip
+    source = etc_file(cluster, "/etc/apt/sources.list.d/docker.list", old)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    text = source.read_text(encoding="utf-8")
+    assert text.startswith("# Managed by tracebloc installer\ndeb [arch=")
+    assert "arch=x86_64" not in text and "kept:" not in result.stdout + result.stderr
+    calls = root_calls(cluster)
+    new = "/etc/apt/sources.list.d/docker.list.tracebloc-new"
+    written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
+    assert calls[written + 1] == ["mv", "-f", new, "/etc/apt/sources.list.d/docker.list"]
+    assert calls.index(DOCKER_CE_APT) > written + 1
