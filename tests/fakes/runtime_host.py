@@ -189,6 +189,36 @@ if "install" in argv and "docker-ce" in argv and not candidate():
 sys.exit(fake_tool.main("apt-get", {scenario!r}, log))
 '''
 
+# dnf as strict as the real one where a repository file decides: `install docker-ce` finds
+# no match unless a .repo file under `sysroot` has an enabled section with a baseurl (dnf
+# fills in $releasever and $basearch itself). Then the scripted answer.
+DNF = '''import configparser, glob, json, os, sys
+sys.path.insert(0, {fakes!r})
+import fake_tool
+log, root, tool = {log!r}, {root!r}, os.path.basename(sys.argv[0])
+argv = sys.argv[1:]
+
+def served():
+    for name in sorted(glob.glob(root + "/etc/yum.repos.d/*.repo")):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(name, encoding="utf-8")
+        except configparser.Error:
+            continue
+        for section in parser.sections():
+            if parser[section].get("enabled", "1") == "1" and parser[section].get("baseurl", ""):
+                return True
+    return False
+
+if "install" in argv and "docker-ce" in argv and not served():
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps({{"tool": tool, "argv": argv, "pid": os.getpid(), "env": {{}},
+                              "env_names": []}}) + "\\n")
+    sys.stderr.write("Error: Unable to find a match: docker-ce docker-ce-cli containerd.io\\n")
+    sys.exit(1)
+sys.exit(fake_tool.main(tool, {scenario!r}, log))
+'''
+
 SG = '''import json, os, subprocess, sys
 log, marks = {log!r}, {marks!r}
 argv = sys.argv[1:]
@@ -234,6 +264,10 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
             fakes=str(Path(__file__).parent), log=log, root=str(sysroot(cluster)),
             codename=named.get("UBUNTU_CODENAME") or named.get("VERSION_CODENAME", ""),
             machine=MACHINE_DPKG_ARCH, known=DPKG_ARCHES, scenario=str(cluster.scenario_path)))
+    if PACKAGE_MANAGER[distro] == "dnf" and distro != "amzn2023":  # Amazon's docker is its own
+        make_executable(cluster.bin / "dnf", DNF.format(
+            fakes=str(Path(__file__).parent), log=log, root=str(sysroot(cluster)),
+            scenario=str(cluster.scenario_path)))
     for tool in ("systemctl", "modprobe", PACKAGE_MANAGER[distro]):
         cluster.on(tool, stdout="")
     cluster.on("cmp", rc=1)  # nothing in place yet
