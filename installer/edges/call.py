@@ -49,22 +49,23 @@ class Caller:
 
     def run(self, tool: Tool, args: Sequence[str], *, timeout: float | None = None,
             grace: float = 0.0, stdout: IO[bytes] | None = None,
-            terminal: proc.Terminal = None, keep_terminal: bool = False) -> proc.Result:  # fmt: skip
+            terminal: proc.Terminal = None, keep_terminal: bool = False,
+            input: bytes | None = None) -> proc.Result:  # fmt: skip
         """`proc.run` with this binding: raises what it raises."""
         return proc.run(tool, args, timeout=self.timeout if timeout is None else timeout,
                         env=self.env, redactor=self.redactor, grace=grace, stdout=stdout,
-                        terminal=terminal, keep_terminal=keep_terminal)  # fmt: skip
+                        terminal=terminal, keep_terminal=keep_terminal, input=input)  # fmt: skip
 
     def answer(self, tool: Tool | None, args: Sequence[str], *, timeout: float | None = None,
                missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
-               keep_terminal: bool = False) -> proc.Result | NoAnswer:  # fmt: skip
+               keep_terminal: bool = False, input: bytes | None = None) -> proc.Result | NoAnswer:  # fmt: skip
         """The result whatever its exit code, or why there is none. `tool` None means it was
         not found; `missing` then is the reason ("kubectl was not found")."""
         if tool is None:
             return NoAnswer(missing)
         try:
             return self.run(tool, args, timeout=timeout, stdout=stdout,
-                            keep_terminal=keep_terminal)  # fmt: skip
+                            keep_terminal=keep_terminal, input=input)  # fmt: skip
         except InstallerError as exc:
             return NoAnswer(exc.message, exc)
 

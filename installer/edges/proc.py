@@ -169,6 +169,7 @@ def run(
     stdout: IO[bytes] | None = None,
     terminal: Terminal = None,
     keep_terminal: bool = False,
+    input: bytes | None = None,
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
@@ -193,6 +194,10 @@ def run(
     stdin, stdout and stderr and stays in the engine's process group, the terminal's
     foreground, so it can read from it: the one command that asks the person (`sudo -v`
     asking for the password); on expiry only the child is killed.
+
+    With `input` the child reads those bytes on its stdin, then end of file: a file's
+    content handed to root (`sudo -n install -m 0600 /dev/stdin DEST`) is never on disk
+    or a command line.
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -210,7 +215,8 @@ def run(
     try:
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
             _launch(tool, args, env if env is not None else os.environ),
-            stdin=subprocess.DEVNULL if terminal is None else terminal[0],
+            stdin=subprocess.PIPE if input is not None
+            else subprocess.DEVNULL if terminal is None else terminal[0],
             stdout=(subprocess.PIPE if stdout is None else stdout) if terminal is None
             else terminal[1],
             stderr=subprocess.PIPE if terminal is None else terminal[1],
@@ -227,6 +233,10 @@ def run(
         ) from exc
     job = lifetime.contain(getattr(child, "_handle", None)) if _WINDOWS else None
     _tell(child.pid, shown)
+    if input is not None and child.stdin is not None:
+        # Written by a thread of its own: a child that reads only after writing (or never)
+        # cannot block the deadline below on a full pipe.
+        threading.Thread(target=_feed, args=(child.stdin, input), daemon=True).start()
     out = Drain(child.stdout, MAX_STDOUT, keep_last=False)
     err = Drain(child.stderr, MAX_STDERR, keep_last=True)
     with _live_lock:
@@ -262,6 +272,17 @@ def run(
     else:
         log.debug("exit 0: %s in %.2fs", tool.name, elapsed)
     return result
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """`data` into the child's stdin, then end of file; a child that exits first is fine."""
+    try:
+        pipe.write(data)
+    except OSError:  # BrokenPipeError: the child did not read it all
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            pipe.close()
 
 
 def _run_attached(tool: Tool, args: Sequence[str], timeout: float, env: Mapping[str, str] | None,
