@@ -19,6 +19,7 @@ from tests.fakes.cluster import FakeCluster
 from tests.fakes.localcluster import creatable, machine_without_cluster
 from tests.fakes.runtime_host import (
     DOCKER_CE_APT,
+    TEST_KEY_FPR,
     linux_host,
     root_calls,
     sysroot,
@@ -511,3 +512,115 @@ def test_the_engines_own_apt_source_is_rewritten_in_one_rename(cluster: FakeClus
     written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
     assert calls[written + 1] == ["mv", "-f", new, "/etc/apt/sources.list.d/docker.list"]
     assert calls.index(DOCKER_CE_APT) > written + 1
+
+
+# --- the signing keys: checked, marked, on stdin, in one rename; an administrator's kept -------
+
+APT_KEY = "/etc/apt/keyrings/docker.asc"
+RPM_KEY = "/etc/pki/rpm-gpg/docker-ce.asc"
+MARKER_LINE = "# Managed by tracebloc installer"
+
+
+def key_written_in_one_rename(cluster: FakeCluster, dest: str) -> int:
+    """The key reached root on stdin (no staged path on install's command line), went beside
+    `dest` and was renamed over it; the index of the rename among the root calls."""
+    calls = root_calls(cluster)
+    new = dest + ".tracebloc-new"
+    written = calls.index(["install", "-m", "0644", "/dev/stdin", new])
+    assert calls[written + 1] == ["mv", "-f", new, dest]
+    assert not any(c[:1] == ["install"] and c[-1] == dest for c in calls)  # never written in place
+    assert not os.path.exists(str(sysroot(cluster)) + new)
+    return written + 1
+
+
+def engine_key(cluster: FakeCluster, dest: str) -> bytes:
+    text = (sysroot(cluster) / dest.lstrip("/")).read_text(encoding="ascii")
+    assert text.startswith(MARKER_LINE + "\n-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
+    return text.split("\n", 1)[1].encode()
+
+
+def test_the_apt_key_reaches_root_on_stdin_and_replaces_the_engines_own_in_one_rename(
+    cluster: FakeCluster,
+) -> None:
+    env = linux_host(cluster, "debian")
+    old = etc_file(cluster, APT_KEY, MARKER_LINE + "\nan earlier run's key\n")
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    renamed = key_written_in_one_rename(cluster, APT_KEY)
+    assert openpgp.fingerprint(engine_key(cluster, APT_KEY)) == TEST_KEY_FPR
+    assert mode(old) == 0o644 and "earlier run" not in old.read_text(encoding="ascii")
+    assert root_calls(cluster).index(DOCKER_CE_APT) > renamed
+
+
+@pytest.mark.parametrize("kind", [pytest.param("foreign", id="an-administrators-keyring"),
+                                  pytest.param("link", id="a-link-to-a-keyring")])
+def test_an_apt_keyring_the_engine_did_not_write_is_kept_and_the_plan_says_so(
+    cluster: FakeCluster, kind: str,
+) -> None:
+    env = linux_host(cluster, "debian")
+    theirs = "the administrator's copy of Docker's key\n"
+    target = etc_file(cluster, "/etc/corp/docker.asc", theirs)
+    key = (etc_file(cluster, APT_KEY, theirs) if kind == "foreign"
+           else etc_file(cluster, APT_KEY, link="../../corp/docker.asc"))  # fmt: skip
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert f"# kept: {APT_KEY} (" in said and "checked against the key it holds" in said
+    assert key.is_symlink() == (kind == "link")
+    assert key.read_text(encoding="utf-8") == theirs == target.read_text(encoding="utf-8")
+    calls = root_calls(cluster)
+    assert not any(c[-1].startswith(APT_KEY) for c in calls if c[0] in ("install", "mv"))
+    assert DOCKER_CE_APT in calls  # the engine's source is written, naming that keyring
+
+
+def test_a_dangling_apt_keyring_link_stops_before_any_root_command(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    link = etc_file(cluster, APT_KEY, link="/nonexistent/tracebloc-test/docker.asc")
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 1
+    assert f"{APT_KEY} is a symbolic link to a file that does not exist" in result.stderr
+    assert root_calls(cluster) == [] and link.is_symlink()
+
+
+def test_with_an_administrators_apt_source_no_key_is_fetched_or_written(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    etc_file(cluster, "/etc/apt/sources.list.d/docker.list", CORP_SOURCE)
+    etc_file(cluster, "/etc/apt/keyrings/corp.gpg", "the company's key")
+    (cluster.root / "mirror/download.docker.com/linux/debian/gpg").unlink()  # a fetch would fail
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert not (sysroot(cluster) / APT_KEY.lstrip("/")).exists()
+    assert not any(APT_KEY in " ".join(c) for c in root_calls(cluster))
+
+
+@pytest.mark.parametrize("distro", [pytest.param("fedora", id="fedora"),
+                                    pytest.param("rocky9", id="rocky-9")])
+def test_dnf_trusts_only_the_pinned_rpm_key_the_engine_installed(cluster: FakeCluster,
+                                                                 distro: str) -> None:  # fmt: skip
+    env = linux_host(cluster, distro)
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 0, result.stderr
+    repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text(encoding="utf-8")
+    gpgkeys = [line for line in repo.splitlines() if line.startswith("gpgkey")]
+    assert gpgkeys == [f"gpgkey=file://{RPM_KEY}"] and "gpgcheck=1\n" in repo
+    renamed = key_written_in_one_rename(cluster, RPM_KEY)
+    assert openpgp.fingerprint(engine_key(cluster, RPM_KEY)) == TEST_KEY_FPR
+    dnf = ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"]
+    assert root_calls(cluster).index(dnf) > renamed
+
+
+def test_an_rpm_key_that_is_not_dockers_is_never_installed_nor_dnf_run(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "fedora")
+    env["TB_TEST_DOCKER_APT_KEY_FPR"] = "0" * 40
+    result = cluster.run("prepare-host", TB_PREPARE_USER="bob", **env)
+
+    assert result.returncode == 1
+    assert "fingerprint" in result.stderr and "not installed" in result.stderr
+    assert not (sysroot(cluster) / RPM_KEY.lstrip("/")).exists()
+    assert not (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").exists()
+    assert not any(c[:1] == ["dnf"] and "docker-ce" in c for c in root_calls(cluster))

@@ -80,15 +80,19 @@ def test_the_twins_rootless_tier_is_not_carried_a_rootless_capable_host_gets_the
 # --- Docker installed per distribution ---------------------------------------------------------
 
 
+RPM_KEY_STEPS = [("install", "-m", "0755", "-d", "/etc/pki/rpm-gpg"),
+                 ("install", "-m", "0644", rt.STDIN, "/etc/pki/rpm-gpg/docker-ce.asc")]
+
+
 @pytest.mark.parametrize(("distro", "install"), [
     pytest.param("amzn2023", [("dnf", "install", "-y", "docker")], id="amazon-linux-2023"),
     pytest.param("arch", [("pacman", "-S", "--noconfirm", "docker")], id="arch"),
     pytest.param("opensuse", [("zypper", "install", "-y", "docker")], id="opensuse"),
-    pytest.param("fedora", [("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
+    pytest.param("fedora", [*RPM_KEY_STEPS, ("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
                             ("dnf", "-y", "-q", "install", *DOCKER_CE)], id="fedora"),
-    pytest.param("rhel9", [("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
+    pytest.param("rhel9", [*RPM_KEY_STEPS, ("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
                            ("dnf", "-y", "-q", "install", *DOCKER_CE)], id="rhel-9"),
-    pytest.param("rocky9", [("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
+    pytest.param("rocky9", [*RPM_KEY_STEPS, ("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
                             ("dnf", "-y", "-q", "install", *DOCKER_CE)], id="rocky-9"),
 ])  # fmt: skip
 def test_docker_is_installed_the_way_the_twin_chose_for_the_distribution(
@@ -111,8 +115,13 @@ def test_rpm_distributions_get_dockers_repository_file(distro: str, repo: str) -
     assert written.content == (
         "# Managed by tracebloc installer\n[docker-ce-stable]\nname=Docker CE Stable - $basearch\n"
         f"baseurl=https://download.docker.com/linux/{repo}/$releasever/$basearch/stable\n"
-        f"enabled=1\ngpgcheck=1\ngpgkey=https://download.docker.com/linux/{repo}/gpg\n")
-    assert not any(s.kind == "fetch" for s in steps)  # nothing downloaded decides what dnf trusts
+        "enabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/docker-ce.asc\n")
+    # The one download is Docker's rpm key, installed only with its published fingerprint.
+    key = next(s for s in steps if s.kind == "fetch")
+    assert key.url == f"https://download.docker.com/linux/{repo}/gpg"
+    assert key.check == f"openpgp:{rt.DOCKER_RPM_KEY_FPR}" and key.guard == "ours"
+    assert key.argv == ("install", "-m", "0644", rt.STDIN, rt.RPM_KEY)
+    assert steps.index(key) < steps.index(written)
 
 
 @pytest.mark.parametrize(("distro", "base", "codename"), [
@@ -126,7 +135,8 @@ def test_debian_and_ubuntu_use_dockers_signed_apt_repository_not_get_docker_com(
     key = next(s for s in steps if s.kind == "fetch")
     assert key.url == f"https://download.docker.com/linux/{base}/gpg"
     assert key.check == f"openpgp:{rt.DOCKER_APT_KEY_FPR}"
-    assert key.argv == ("install", "-m", "0644", rt.STAGED, "/etc/apt/keyrings/docker.asc")
+    assert key.argv == ("install", "-m", "0644", rt.STDIN, "/etc/apt/keyrings/docker.asc")
+    assert key.guard == "ours"
     source = next(s for s in steps if s.argv[-1] == "/etc/apt/sources.list.d/docker.list")
     assert source.content == ("# Managed by tracebloc installer\n"
                               "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] "
@@ -174,13 +184,31 @@ def test_an_architecture_apt_has_no_name_for_gets_no_guessed_source() -> None:
 def test_an_administrators_repository_is_kept_and_used(distro: str, path: str, state: str) -> None:
     plan = decide(linux(distro, files={path: state}))
     assert plan.refusal is None
-    assert not any(s.argv[-1] in (rt.APT_SOURCE, rt.APT_KEY, rt.RPM_REPO) for s in plan.steps)
+    assert not any(s.argv[-1] in (rt.APT_SOURCE, rt.APT_KEY, rt.RPM_REPO, rt.RPM_KEY) for s in plan.steps)
     assert any("docker-ce" in s.argv and "install" in s.argv for s in plan.steps)
     assert rt.plan_lines(plan)[0].startswith(f"# kept: {path} (")
     assert "Docker is installed from the repository it names" in rt.plan_lines(plan)[0]
 
 
+@pytest.mark.parametrize(("distro", "key", "repository", "state"), [
+    pytest.param("debian", rt.APT_KEY, rt.APT_SOURCE, "foreign", id="an-admins-docker-asc"),
+    pytest.param("ubuntu", rt.APT_KEY, rt.APT_SOURCE, "link", id="a-linked-docker-asc"),
+    pytest.param("fedora", rt.RPM_KEY, rt.RPM_REPO, "foreign", id="an-admins-rpm-key"),
+])  # fmt: skip
+def test_a_signing_key_the_engine_did_not_write_is_kept_and_its_repository_still_written(
+    distro: str, key: str, repository: str, state: str
+) -> None:
+    plan = decide(linux(distro, files={key: state}))
+    assert plan.refusal is None
+    assert not any(s.argv[-1] == key for s in plan.steps)
+    assert any(s.argv[-1] == repository and s.guard == "ours" for s in plan.steps)
+    assert rt.plan_lines(plan)[0].startswith(f"# kept: {key} (")
+    assert "checked against the key it holds" in rt.plan_lines(plan)[0]
+
+
 @pytest.mark.parametrize(("distro", "path", "over"), [
+    pytest.param("debian", rt.APT_KEY, {}, id="apt-key"),
+    pytest.param("fedora", rt.RPM_KEY, {}, id="rpm-key"),
     pytest.param("debian", rt.APT_SOURCE, {}, id="apt-source"),
     pytest.param("fedora", rt.RPM_REPO, {}, id="dnf-repository"),
     pytest.param("debian", rt.PROXY_DROPIN, {"docker_cli": True, "docker": "stopped",
@@ -314,8 +342,11 @@ def test_plan_lines_show_sudo_the_compare_and_the_download_check() -> None:
     assert lines[0].startswith("sudo -v")
     assert any(line.startswith("download https://download.docker.com/linux/debian/gpg") and
                rt.DOCKER_APT_KEY_FPR in line for line in lines)  # fmt: skip
-    assert any(line.startswith("sudo -n cmp -s '<staged file>' /etc/apt/keyrings/docker.asc")
-               for line in lines)  # fmt: skip
+    key = "/etc/apt/keyrings/docker.asc"
+    at = lines.index(f"sudo -n test -L {key}    # a symbolic link is left as it is")
+    assert lines[at + 2].startswith(f"sudo -n cmp -s - {key}    # unchanged")
+    assert lines[at + 3].startswith(f"sudo -n install -m 0644 /dev/stdin {key}.tracebloc-new    #")
+    assert lines[at + 4].startswith(f"sudo -n mv -f {key}.tracebloc-new {key}    # put in place")
     assert any(line.startswith("sudo -n systemctl start docker") for line in lines)
 
 

@@ -100,3 +100,26 @@ def fingerprint(data: bytes) -> str | None:
         return None
     return hashlib.sha1(b"\x99" + len(body).to_bytes(2, "big") + body,  # noqa: S324
                         usedforsecurity=False).hexdigest().upper()  # fmt: skip
+
+
+def _crc24(data: bytes) -> int:
+    """The armor checksum (RFC 4880 §6.1)."""
+    crc = 0xB704CE
+    for byte in data:
+        crc ^= byte << 16
+        for _ in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= 0x1864CFB
+    return crc & 0xFFFFFF
+
+
+def marked(data: bytes, marker: str) -> str:
+    """The key file the engine writes for `data` (a key `fingerprint` accepted): `marker`
+    on the first line, then the key's packets armored afresh, so nothing but the checked
+    packets reaches the file (apt, gpg, rpm and dnf skip what precedes the armor)."""
+    body = dearmor(data)
+    encoded = base64.b64encode(body).decode("ascii")
+    lines = [encoded[i:i + 64] for i in range(0, len(encoded), 64)]
+    crc = base64.b64encode(_crc24(body).to_bytes(3, "big")).decode("ascii")
+    return "\n".join([marker, BEGIN, "", *lines, f"={crc}", END, ""])

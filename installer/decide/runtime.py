@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 TIER0, PRIVILEGED = 0, 2
 INSTALL, PREPARE_HOST = "install", "prepare-host"
@@ -37,6 +37,10 @@ APT_SOURCE = "/etc/apt/sources.list.d/docker.list"
 APT_SOURCE_DEB822 = "/etc/apt/sources.list.d/docker.sources"
 APT_KEY = "/etc/apt/keyrings/docker.asc"
 RPM_REPO = "/etc/yum.repos.d/docker-ce.repo"
+# The engine's copy of Docker's rpm signing key, the one key the engine's repository file
+# names (gpgkey=file://…), so dnf trusts no key fetched at install time.
+RPM_KEY_DIR = "/etc/pki/rpm-gpg"
+RPM_KEY = f"{RPM_KEY_DIR}/docker-ce.asc"
 NEW_SUFFIX = ".tracebloc-new"  # not *.conf: systemd never reads a half-written one
 KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
@@ -50,6 +54,9 @@ APT_OPTS = ("-o", "DPkg::Lock::Timeout=600")
 # the key downloaded from download.docker.com is installed only when its fingerprint is
 # this one, so a key swapped in transit is never trusted by apt.
 DOCKER_APT_KEY_FPR = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88"
+# Docker's rpm signing key ("Docker Release (CE rpm)", https://docs.docker.com/engine/install/fedora/):
+# another key than apt's, checked the same way before dnf is pointed at it.
+DOCKER_RPM_KEY_FPR = "060A61C51B558A7F742B77AAC52FEB6B621E9F35"
 DOCKER_DOWNLOAD = "https://download.docker.com/linux"
 # Docker's dnf repository definitions; dnf checks each package against the repository's
 # gpgkey (gpgcheck=1 in the file).
@@ -111,11 +118,28 @@ class Step:
     # "changed:<path>": only when a guarded step before it wrote or removed <path>
     # "ours": argv[-1] is written (or removed) only when it is absent (for a write) or holds
     # MARKER_LINE; anything else is left as it is, with a warning. A write goes to
-    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place.
+    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place. A guarded
+    # "fetch" reading STDIN writes the checked key, re-armored after MARKER (openpgp.marked).
     guard: str = ""
 
 
 STAGED = "<staged file>"
+# Where root reads a "stage" step's content: its standard input, fed by the engine, so a
+# file for /etc (a proxy password in it) is never staged on disk, not even for a moment.
+STDIN = "/dev/stdin"
+
+
+def streamed(step: Step) -> Step:
+    """A root "stage" step reads its content from STDIN instead of a staged file."""
+    if not (step.root and step.kind == "stage" and STAGED in step.argv):
+        return step
+    return replace(step, argv=tuple(STDIN if part == STAGED else part for part in step.argv))
+
+
+def compare_source(step: Step) -> str:
+    """What `cmp -s SOURCE DEST` compares with the file in place: stdin (`-`) for a streamed
+    step, else the staged file."""
+    return "-" if STDIN in step.argv else STAGED
 
 
 @dataclass(frozen=True)
@@ -244,7 +268,7 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
             lines += guard_lines(step, plan.as_root)
             continue
         if step.root and step.kind in ("stage", "fetch") and step.argv[0] == "install":
-            probe = Step(("cmp", "-s", STAGED, step.argv[-1]), "", root=True)
+            probe = Step(("cmp", "-s", compare_source(step), step.argv[-1]), "", root=True)
             lines.append(f"{shown(probe, plan.as_root)}    # unchanged: not rewritten")
         suffix = {"wait-lock": f" (while held, up to {step.timeout:g}s)",
                   "wait-docker": f" (until it answers, up to {step.timeout:g}s)",
@@ -277,11 +301,11 @@ def guard_lines(step: Step, as_root: bool) -> list[str]:
     optional = " [a failure is a warning]" if step.optional else ""
     out = [f"{shown(link, as_root)}    # a symbolic link is left as it is",
            f"{shown(check, as_root)}    # only tracebloc's own file"
-           + (" (or none yet)" if step.kind == "stage" else "") + ": anything else is left as it is"]
-    if step.kind != "stage":
+           + (" (or none yet)" if step.kind in ("stage", "fetch") else "") + ": anything else is left as it is"]
+    if step.kind not in ("stage", "fetch"):
         return out + [f"{shown(step, as_root)}    # {step.why}{optional}"]
     new = dest + NEW_SUFFIX
-    probe = Step(("cmp", "-s", STAGED, dest), "", root=step.root)
+    probe = Step(("cmp", "-s", compare_source(step), dest), "", root=step.root)
     written = Step((*step.argv[:-1], new), "", root=step.root)
     moved = Step(("mv", "-f", new, dest), "", root=step.root)
     return out + [f"{shown(probe, as_root)}    # unchanged: not rewritten",

@@ -24,6 +24,7 @@ from installer.decide.runtime import (
     DOCKER_APT_KEY_FPR,
     DOCKER_DOWNLOAD,
     DOCKER_GROUP,
+    DOCKER_RPM_KEY_FPR,
     DOCKER_RPM_REPOS,
     DROPIN_DIR,
     KERNEL_MODULES,
@@ -35,9 +36,12 @@ from installer.decide.runtime import (
     PRIVILEGED,
     PROXY_DROPIN,
     RHEL_REBUILDS,
+    RPM_KEY,
+    RPM_KEY_DIR,
     RPM_REPO,
     STAGED,
     START_WAIT_S,
+    STDIN,
     Facts,
     RuntimePlan,
     Step,
@@ -83,6 +87,13 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
         if source is not None:
             kept.append(f"{source[0]} ({described(source[1])}): Docker is installed from the "
                         "repository it names")  # fmt: skip
+        key = None if source is not None else admins_file(facts, *key_files(facts))
+        if key is not None and key[1] == "dangling":
+            return RuntimePlan(PRIVILEGED, "dangling-link", refusal=dangling(
+                key[0], "Docker's signing key"))  # fmt: skip
+        if key is not None:
+            kept.append(f"{key[0]} ({described(key[1])}): Docker's packages are checked "
+                        "against the key it holds")  # fmt: skip
     elif facts.docker == "stopped" and "permission denied" in facts.docker_reason.lower():
         reason = "no-socket-access"
     for path in written_dropins(facts):
@@ -157,6 +168,21 @@ def repository_files(facts: Facts) -> tuple[str, ...]:
     return ()
 
 
+def key_files(facts: Facts) -> tuple[str, ...]:
+    """The signing key the engine's repository file names (the package manager's)."""
+    files = repository_files(facts)
+    return (APT_KEY,) if APT_SOURCE in files else (RPM_KEY,) if RPM_REPO in files else ()
+
+
+def key_step(dest: str, url: str, fpr: str) -> Step:
+    """Docker's signing key: downloaded as you, installed only with its published
+    fingerprint, marked as the engine's, read by root on stdin and put in place in one
+    rename; a key file the engine did not write is kept (the guard)."""
+    return Step(("install", "-m", "0644", STDIN, dest), f"Docker's signing key (fingerprint "
+                f"{fpr} checked)", kind="fetch", url=url, check=f"openpgp:{fpr}",
+                guard="ours")  # fmt: skip
+
+
 def written_dropins(facts: Facts) -> tuple[str, ...]:
     """The daemon's drop-ins this run writes (a removal of the engine's own is no write)."""
     return ((PROXY_DROPIN,) if proxy_dropin(facts.proxy) is not None else ()) + (
@@ -203,9 +229,8 @@ def apt_steps(facts: Facts) -> tuple[Step, ...]:
     # is replaced (decide_linux says so in the plan).
     repository = () if admins_file(facts, APT_SOURCE, APT_SOURCE_DEB822) else (
         Step(("install", "-m", "0755", "-d", "/etc/apt/keyrings"), "a directory for apt keys"),
-        Step(("install", "-m", "0644", STAGED, APT_KEY), "Docker's signing key (fingerprint "
-             f"{DOCKER_APT_KEY_FPR} checked)", kind="fetch", url=f"{DOCKER_DOWNLOAD}/{base}/gpg",
-             check=f"openpgp:{DOCKER_APT_KEY_FPR}"),  # fmt: skip
+        *(() if admins_file(facts, APT_KEY) else (
+            key_step(APT_KEY, f"{DOCKER_DOWNLOAD}/{base}/gpg", DOCKER_APT_KEY_FPR),)),
         Step(("install", "-m", "0644", STAGED, APT_SOURCE), "Docker's apt repository",
              kind="stage", content=source, guard="ours"),  # fmt: skip
     )
@@ -223,12 +248,13 @@ def apt_steps(facts: Facts) -> tuple[Step, ...]:
 def rpm_repository(repo: str) -> str:
     """Docker's stable repository as the engine writes it (Docker's own docker-ce.repo, its
     stable section): pinned here, so no download or mirror decides what dnf trusts —
-    https only, every package checked against Docker's key. `$releasever` and `$basearch`
+    https only, every package checked against Docker's key, the copy whose fingerprint the
+    engine checked (RPM_KEY), never one dnf fetches itself. `$releasever` and `$basearch`
     are dnf's to fill in (dnf's own architecture names)."""
     base = f"{DOCKER_DOWNLOAD}/{repo}"
     return (f"{MARKER}\n[docker-ce-stable]\nname=Docker CE Stable - $basearch\n"
             f"baseurl={base}/$releasever/$basearch/stable\nenabled=1\ngpgcheck=1\n"
-            f"gpgkey={base}/gpg\n")  # fmt: skip
+            f"gpgkey=file://{RPM_KEY}\n")  # fmt: skip
 
 
 def rpm_steps(facts: Facts, pm: str) -> tuple[Step, ...]:
@@ -238,6 +264,9 @@ def rpm_steps(facts: Facts, pm: str) -> tuple[Step, ...]:
     if ident == "rhel":
         repo = "rhel"
     repository = () if admins_file(facts, RPM_REPO) else (
+        *(() if admins_file(facts, RPM_KEY) else (
+            Step(("install", "-m", "0755", "-d", RPM_KEY_DIR), "a directory for rpm keys"),
+            key_step(RPM_KEY, f"{DOCKER_DOWNLOAD}/{repo}/gpg", DOCKER_RPM_KEY_FPR))),
         Step(("install", "-m", "0644", STAGED, RPM_REPO), "Docker's package repository "
              "(https, packages checked against Docker's key)", kind="stage",
              content=rpm_repository(repo), guard="ours"),  # fmt: skip

@@ -9,6 +9,7 @@ uses them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -23,7 +24,15 @@ from urllib.parse import urlsplit
 from installer.decide import openpgp
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
-from installer.decide.runtime import DOCKER_GROUP, STAGED, RuntimePlan, Step, shown
+from installer.decide.runtime import (
+    DOCKER_GROUP,
+    MARKER,
+    STAGED,
+    STDIN,
+    RuntimePlan,
+    Step,
+    shown,
+)
 from installer.decide.tooling import Tool
 from installer.edges import call, childio, poll, proc
 from installer.edges.call import Caller, NoAnswer
@@ -60,15 +69,16 @@ class Runner:
             return self.tool("sudo"), ["-n", *argv]
         return self.tool(argv[0]), list(argv[1:])
 
-    def answer(self, step: Step, argv: tuple[str, ...],
-               timeout: float | None = None) -> proc.Result | NoAnswer:  # fmt: skip
-        """The step run (a root step through `sudo -n`), or why there is no result."""
+    def answer(self, step: Step, argv: tuple[str, ...], timeout: float | None = None,
+               data: bytes | None = None) -> proc.Result | NoAnswer:  # fmt: skip
+        """The step run (a root step through `sudo -n`), or why there is no result; `data`
+        is its stdin."""
         try:
             tool, args = self._argv(step, argv)
         except ToolNotFound as exc:
             return NoAnswer(exc.message, exc)
         return Caller(self.env, self.redactor, timeout or step.timeout).answer(
-            tool, args, keep_terminal=True)
+            tool, args, keep_terminal=True, input=data)
 
     def succeeds(self, step: Step, argv: tuple[str, ...], timeout: float | None = None) -> bool:
         """It ran and exited 0 (no answer at all is not a success)."""
@@ -114,7 +124,10 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
     if step.kind == "wait-docker":
         _wait_docker(run, step, plan)
         return
-    if step.kind in ("stage", "fetch"):
+    if step.kind == "fetch" and STDIN in argv:
+        step = _fetched_key(step, index, run, fetch)
+    path = STDIN
+    if step.kind in ("stage", "fetch") and STDIN not in argv:
         path = run.staged(f"{index}-{os.path.basename(argv[-1]) or 'file'}")
         if step.kind == "stage":
             _write_private(path, step.content.encode())
@@ -138,10 +151,29 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
         run.changed = True
 
 
+def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str], None]) -> Step:
+    """A key step reading STDIN: downloaded as you and checked, then a "stage" step whose
+    content is the key re-armored after the engine's marker (what root reads on stdin)."""
+    if not step.check.startswith("openpgp:"):
+        raise RuntimeFailed(f"{step.url}: only a checked key is handed to root this way",
+                            "this is a bug in the installer: report it")  # fmt: skip
+    path = run.staged(f"{index}-{os.path.basename(step.argv[-1]) or 'file'}")
+    fetch(step.url, path)
+    _check(step, path, fetch, run)
+    with open(path, "rb") as handle:
+        return dataclasses.replace(step, kind="stage",
+                                   content=openpgp.marked(handle.read(), MARKER))  # fmt: skip
+
+
+def _fed(step: Step, argv: tuple[str, ...]) -> bytes | None:
+    """A streamed "stage" step's stdin: its content (decide/runtime.streamed)."""
+    return step.content.encode() if step.kind == "stage" and STDIN in argv else None
+
+
 def _run(run: Runner, step: Step, argv: tuple[str, ...]) -> bool:
     text = shown(Step(argv, step.why, root=step.root), run.as_root)
     run.say(f"{step.why}: {text}")
-    result = run.answer(step, argv)
+    result = run.answer(step, argv, data=_fed(step, argv))
     if isinstance(result, NoAnswer):
         if result.timed_out:
             return _failed(run, step, text, f"did not finish within {step.timeout:g}s")
@@ -274,9 +306,12 @@ def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
 
 def _same_as(run: Runner, step: Step, staged: str, dest: str) -> bool:
     """True when root's `dest` already holds these bytes (then nothing is rewritten and a
-    running daemon is not bounced)."""
-    probe = Step(("cmp", "-s", staged, dest), "compare", root=step.root)
-    return run.succeeds(probe, probe.argv, timeout=30)
+    running daemon is not bounced); a streamed step's content is compared on stdin."""
+    streamed = staged == STDIN
+    probe = Step(("cmp", "-s", "-" if streamed else staged, dest), "compare", root=step.root)
+    result = run.answer(probe, probe.argv, timeout=30,
+                        data=step.content.encode() if streamed else None)  # fmt: skip
+    return not isinstance(result, NoAnswer) and result.rc == 0
 
 
 def _write_private(path: str, data: bytes) -> None:

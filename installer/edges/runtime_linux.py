@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from installer.decide.drift import DockerRead
 from installer.decide.model import MachineFacts
 from installer.decide.runtime import (
+    APT_KEY,
     APT_SOURCE,
     APT_SOURCE_DEB822,
     CA_DROPIN,
     PROXY_DROPIN,
+    RPM_KEY,
     RPM_REPO,
     Facts,
     is_ours,
@@ -33,7 +35,7 @@ TEST_USER = "TB_TEST_RUNTIME_USER"  # NAME:UID
 # Tests only, with the test user: the files below are read under this directory (the fake
 # root tools' scratch root) instead of /.
 TEST_SYSROOT = "TB_TEST_SYSROOT"
-OWNED = (APT_SOURCE, APT_SOURCE_DEB822, RPM_REPO, PROXY_DROPIN, CA_DROPIN)
+OWNED = (APT_SOURCE, APT_SOURCE_DEB822, APT_KEY, RPM_REPO, RPM_KEY, PROXY_DROPIN, CA_DROPIN)
 
 
 def os_release_path(env: Mapping[str, str]) -> str:

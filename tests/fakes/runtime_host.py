@@ -96,8 +96,16 @@ if "-d" in argv:
         os.chmod(root + p, mode)
     sys.exit(0)
 src, dest = paths
+# The real install reads a pipe on /dev/stdin as any file; a path it cannot read fails it.
+try:
+    with open(src, "rb") as handle:
+        data = handle.read()
+except OSError as exc:
+    sys.stderr.write(f"install: cannot open {{src!r}} for reading: {{exc.strerror}}\\n")
+    sys.exit(1)
 os.makedirs(os.path.dirname(root + dest), exist_ok=True)
-shutil.copyfile(src, root + dest)
+with open(root + dest, "wb") as out:
+    out.write(data)
 os.chmod(root + dest, mode)
 '''
 
@@ -191,7 +199,8 @@ sys.exit(fake_tool.main("apt-get", {scenario!r}, log))
 
 # dnf as strict as the real one where a repository file decides: `install docker-ce` finds
 # no match unless a .repo file under `sysroot` has an enabled section with a baseurl (dnf
-# fills in $releasever and $basearch itself). Then the scripted answer.
+# fills in $releasever and $basearch itself); with gpgcheck=1 a gpgkey=file:// that is no
+# armored key under `sysroot` fails the signature check. Then the scripted answer.
 DNF = '''import configparser, glob, json, os, sys
 sys.path.insert(0, {fakes!r})
 import fake_tool
@@ -207,14 +216,28 @@ def served():
             continue
         for section in parser.sections():
             if parser[section].get("enabled", "1") == "1" and parser[section].get("baseurl", ""):
-                return True
-    return False
+                return section, parser[section]
+    return None
 
-if "install" in argv and "docker-ce" in argv and not served():
+def key_ok(repo):
+    if repo[1].get("gpgcheck", "1") != "1":
+        return True
+    key = repo[1].get("gpgkey", "")
+    if not key.startswith("file:///"):
+        return True  # fetched by dnf itself over the network
+    try:
+        text = open(root + key[len("file://"):], encoding="utf-8").read()
+    except OSError:
+        return False
+    return "-----BEGIN PGP PUBLIC KEY BLOCK-----" in text
+
+repo = served() if "install" in argv and "docker-ce" in argv else ("", {{}})
+if repo is None or not key_ok(repo):
     with open(log, "a", encoding="utf-8") as out:
         out.write(json.dumps({{"tool": tool, "argv": argv, "pid": os.getpid(), "env": {{}},
                               "env_names": []}}) + "\\n")
-    sys.stderr.write("Error: Unable to find a match: docker-ce docker-ce-cli containerd.io\\n")
+    sys.stderr.write("Error: Unable to find a match: docker-ce docker-ce-cli containerd.io\\n"
+                     if repo is None else "Error: GPG check FAILED (the repository's key file)\\n")
     sys.exit(1)
 sys.exit(fake_tool.main(tool, {scenario!r}, log))
 '''
@@ -305,6 +328,7 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
         (mirror / base / "gpg").write_bytes(TEST_KEY.read_bytes())
     for repo in ("fedora", "rhel", "centos"):
         (mirror / repo).mkdir(parents=True, exist_ok=True)
+        (mirror / repo / "gpg").write_bytes(TEST_KEY.read_bytes())
         (mirror / repo / "docker-ce.repo").write_text(f"[docker-ce-stable]\nname={repo}\n"
                                                       "gpgcheck=1\n", encoding="utf-8")  # fmt: skip
     return {"TB_OS_RELEASE_FILE": str(release), "TB_TEST_RUNTIME_USER": f"{USER}:{UID}",
