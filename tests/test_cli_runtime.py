@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from installer.decide import openpgp
+from tests.fakes import runtime_host
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.localcluster import creatable, machine_without_cluster
 from tests.fakes.runtime_host import (
     DOCKER_CE_APT,
-    TEST_KEY_FPR,
     linux_host,
     root_calls,
     sysroot,
@@ -55,7 +55,8 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
     assert ["usermod", "-aG", "docker", "bob"] in calls
     assert calls.index(["systemctl", "start", "docker"]) > calls.index(DOCKER_CE_APT)
     etc = sysroot(cluster) / "etc"
-    assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(b"-----BEGIN PGP PUBLIC KEY")
+    assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(
+        b"# Managed by tracebloc installer\n-----BEGIN PGP PUBLIC KEY")
     assert "signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/debian " \
            "bookworm stable" in (etc / "apt/sources.list.d/docker.list").read_text()  # fmt: skip
     dropin = etc / "systemd/system/docker.service.d/http-proxy.conf"
@@ -548,7 +549,7 @@ def test_the_apt_key_reaches_root_on_stdin_and_replaces_the_engines_own_in_one_r
 
     assert result.returncode == 0, result.stderr
     renamed = key_written_in_one_rename(cluster, APT_KEY)
-    assert openpgp.fingerprint(engine_key(cluster, APT_KEY)) == TEST_KEY_FPR
+    assert openpgp.fingerprint(engine_key(cluster, APT_KEY)) == runtime_host.TEST_KEY_FPR
     assert mode(old) == 0o644 and "earlier run" not in old.read_text(encoding="ascii")
     assert root_calls(cluster).index(DOCKER_CE_APT) > renamed
 
@@ -609,7 +610,7 @@ def test_dnf_trusts_only_the_pinned_rpm_key_the_engine_installed(cluster: FakeCl
     gpgkeys = [line for line in repo.splitlines() if line.startswith("gpgkey")]
     assert gpgkeys == [f"gpgkey=file://{RPM_KEY}"] and "gpgcheck=1\n" in repo
     renamed = key_written_in_one_rename(cluster, RPM_KEY)
-    assert openpgp.fingerprint(engine_key(cluster, RPM_KEY)) == TEST_KEY_FPR
+    assert openpgp.fingerprint(engine_key(cluster, RPM_KEY)) == runtime_host.TEST_KEY_FPR
     dnf = ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"]
     assert root_calls(cluster).index(dnf) > renamed
 

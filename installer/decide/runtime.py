@@ -119,7 +119,7 @@ class Step:
     # "ours": argv[-1] is written (or removed) only when it is absent (for a write) or holds
     # MARKER_LINE; anything else is left as it is, with a warning. A write goes to
     # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place. A guarded
-    # "fetch" reading STDIN writes the checked key, re-armored after MARKER (openpgp.marked).
+    # "fetch" reading STDIN writes the checked key re-armored after `content` (MARKER).
     guard: str = ""
 
 

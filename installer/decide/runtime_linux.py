@@ -180,7 +180,7 @@ def key_step(dest: str, url: str, fpr: str) -> Step:
     rename; a key file the engine did not write is kept (the guard)."""
     return Step(("install", "-m", "0644", STDIN, dest), f"Docker's signing key (fingerprint "
                 f"{fpr} checked)", kind="fetch", url=url, check=f"openpgp:{fpr}",
-                guard="ours")  # fmt: skip
+                content=MARKER, guard="ours")  # fmt: skip
 
 
 def written_dropins(facts: Facts) -> tuple[str, ...]:

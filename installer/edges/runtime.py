@@ -26,7 +26,6 @@ from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.runtime import (
     DOCKER_GROUP,
-    MARKER,
     STAGED,
     STDIN,
     RuntimePlan,
@@ -115,6 +114,8 @@ def execute(plan: RuntimePlan, runner: Runner, *,
 def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
          fetch: Callable[[str, str], None]) -> None:  # fmt: skip
     argv = step.argv
+    if step.kind == "fetch" and STDIN in argv:  # a key: checked, then what root reads on stdin
+        step = _fetched_key(step, index, run, fetch)
     if step.kind == "prime":
         _prime(run, step)
         return
@@ -124,8 +125,6 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
     if step.kind == "wait-docker":
         _wait_docker(run, step, plan)
         return
-    if step.kind == "fetch" and STDIN in argv:
-        step = _fetched_key(step, index, run, fetch)
     path = STDIN
     if step.kind in ("stage", "fetch") and STDIN not in argv:
         path = run.staged(f"{index}-{os.path.basename(argv[-1]) or 'file'}")
@@ -149,20 +148,6 @@ def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
         return
     if _run(run, step, argv) and (step.kind == "stage" or (step.kind == "fetch" and step.root)):
         run.changed = True
-
-
-def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str], None]) -> Step:
-    """A key step reading STDIN: downloaded as you and checked, then a "stage" step whose
-    content is the key re-armored after the engine's marker (what root reads on stdin)."""
-    if not step.check.startswith("openpgp:"):
-        raise RuntimeFailed(f"{step.url}: only a checked key is handed to root this way",
-                            "this is a bug in the installer: report it")  # fmt: skip
-    path = run.staged(f"{index}-{os.path.basename(step.argv[-1]) or 'file'}")
-    fetch(step.url, path)
-    _check(step, path, fetch, run)
-    with open(path, "rb") as handle:
-        return dataclasses.replace(step, kind="stage",
-                                   content=openpgp.marked(handle.read(), MARKER))  # fmt: skip
 
 
 def _fed(step: Step, argv: tuple[str, ...]) -> bytes | None:
@@ -347,6 +332,21 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
             raise RuntimeFailed(f"{name} from {step.url} does not match Docker's published "
                                 "checksum (or none could be read): it was not installed",
                                 "check the network path to desktop.docker.com, then run again")
+
+
+def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str], None]) -> Step:
+    """A key step reading STDIN: downloaded as you and checked, then a "stage" step whose
+    content is the key re-armored after its first line (the step's content: the engine's
+    marker), which is what root reads on stdin."""
+    if not step.check.startswith("openpgp:"):
+        raise RuntimeFailed(f"{step.url}: only a checked key is handed to root this way",
+                            "this is a bug in the installer: report it")  # fmt: skip
+    path = run.staged(f"{index}-{os.path.basename(step.argv[-1]) or 'file'}")
+    fetch(step.url, path)
+    _check(step, path, fetch, run)
+    with open(path, "rb") as handle:
+        return dataclasses.replace(step, kind="stage",
+                                   content=openpgp.marked(handle.read(), step.content))  # fmt: skip
 
 
 def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
