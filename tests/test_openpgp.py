@@ -56,3 +56,24 @@ def test_a_key_whose_first_packet_is_not_a_public_key_is_refused(keys: tuple[Pat
     binary = export(home, docker, armor=False)
     user_id = b"\xcd\x05tests"  # a new-format user ID packet (tag 13) ahead of the key
     assert openpgp.fingerprint(user_id + binary) is None
+
+
+@pytest.mark.parametrize("armor", [pytest.param(True, id="from-armored"), pytest.param(False, id="from-binary")])
+def test_the_marked_key_file_is_read_back_by_the_real_gpg_as_the_same_packets(
+    keys: tuple[Path, str, str], armor: bool, tmp_path: Path,
+) -> None:
+    import subprocess
+
+    home, docker, _ = keys
+    text = openpgp.marked(export(home, docker, armor=armor), "# Managed by tracebloc installer")
+    assert text.startswith("# Managed by tracebloc installer\n-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n")
+    marked = tmp_path / "docker.asc"
+    marked.write_text(text, encoding="ascii")
+    # gpg skips the line before the armor and checks the armor's CRC-24 (a wrong one fails).
+    packets = subprocess.run(["gpg", "--homedir", str(home), "--batch", "--dearmor", "-o", "-", str(marked)],
+                             capture_output=True, check=True).stdout  # fmt: skip
+    assert packets == export(home, docker, armor=False)
+    broken = tmp_path / "broken.asc"
+    broken.write_text(text.replace(text.splitlines()[-2], "=AAAA"), encoding="ascii")
+    assert subprocess.run(["gpg", "--homedir", str(home), "--batch", "--dearmor", "-o", "-", str(broken)],
+                          capture_output=True).returncode != 0  # fmt: skip
