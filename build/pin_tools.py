@@ -35,14 +35,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 TARGET = REPO / "installer" / "data" / "tools.json"
 PENDING = "PENDING"
-# The engine's platform keys and each project's names for them.
-PLATFORMS = {
-    "linux-x86_64": ("linux", "amd64"),
-    "linux-arm64": ("linux", "arm64"),
-    "darwin-x86_64": ("darwin", "amd64"),
-    "darwin-arm64": ("darwin", "arm64"),
-    "windows-x86_64": ("windows", "amd64"),
-}
+sys.path.insert(0, str(REPO))
+from installer.decide.arch import go_arch  # noqa: E402 - the one arch vocabulary
+from installer.decide.pins import PLATFORMS as KEYS  # noqa: E402
+
+# The engine's platform keys and each project's (Go's) names for them.
+PLATFORMS = {key: (key.split("-")[0], go_arch(key.split("-")[1])) for key in KEYS}
 DEFAULTS = {"kubectl": "v1.35.2", "helm": "v4.2.3", "k3d": "v5.9.0", "tracebloc": "v0.10.9"}
 COSIGN_IDENTITY = r"https://github.com/tracebloc/cli/.github/workflows/release.yml@refs/tags/v.*"
 COSIGN_ISSUER = "https://token.actions.githubusercontent.com"

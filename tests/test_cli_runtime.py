@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from installer.decide import openpgp
+from tests.fakes import runtime_host
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, installer_command
 from tests.fakes.localcluster import creatable, machine_without_cluster
@@ -64,7 +68,8 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
     assert ["usermod", "-aG", "docker", "--", GRANTEE] in calls
     assert calls.index(["systemctl", "start", "docker"]) > calls.index(DOCKER_CE_APT)
     etc = sysroot(cluster) / "etc"
-    assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(b"-----BEGIN PGP PUBLIC KEY")
+    assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(
+        b"# Managed by tracebloc installer\n-----BEGIN PGP PUBLIC KEY")
     assert "signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/debian " \
            "bookworm stable" in (etc / "apt/sources.list.d/docker.list").read_text()  # fmt: skip
     dropin = etc / "systemd/system/docker.service.d/http-proxy.conf"
@@ -498,3 +503,266 @@ def test_free_disk_is_measured_on_dockers_data_root_too(
 
     assert result.returncode == 1
     assert "free on Docker's data root /dev/shm, the client needs at least" in result.stderr
+
+
+# --- what the engine trusts: the apt key, the dnf repository ----------------------------------
+
+
+def second_key(tmp_path: os.PathLike[str], armor: bool) -> bytes:
+    from tests.fakes.debian_repo import export, gpg_key
+
+    home = Path(tmp_path) / "gnupg"
+    return export(home, gpg_key(home, "not docker"), armor=armor)
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg is not installed")
+@pytest.mark.parametrize("armor", [pytest.param(True, id="armored-block-appended"),
+                                   pytest.param(False, id="binary-key-appended")])
+def test_a_key_file_that_also_carries_a_second_key_is_never_installed(
+    cluster: FakeCluster, tmp_path: os.PathLike[str], armor: bool,
+) -> None:
+    env = linux_host(cluster, "debian")
+    served = cluster.root / "mirror/download.docker.com/linux/debian/gpg"
+    docker = served.read_bytes() if armor else openpgp.dearmor(served.read_bytes())
+    served.write_bytes(docker + second_key(tmp_path, armor))
+    result = cluster.run("prepare-host", **env)
+
+    assert result.returncode == 1, result.stderr
+    assert "is not one OpenPGP key alone" in result.stderr and "not installed" in result.stderr
+    assert not (sysroot(cluster) / "etc/apt/keyrings/docker.asc").exists()
+    assert not (sysroot(cluster) / "etc/apt/sources.list.d/docker.list").exists()
+    assert not any("docker-ce" in c for c in root_calls(cluster))
+
+
+def test_a_mirror_never_decides_what_dnf_trusts(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "fedora")
+    (cluster.root / "mirror/download.docker.com/linux/fedora/docker-ce.repo").write_text(
+        "[docker-ce-stable]\nname=evil\nbaseurl=http://evil.example/fedora\ngpgcheck=0\n",
+        encoding="utf-8")  # fmt: skip
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text(encoding="utf-8")
+    assert repo.startswith("# Managed by tracebloc installer\n[docker-ce-stable]\n")
+    assert "gpgcheck=1\n" in repo and "gpgcheck=0" not in repo and "evil" not in repo
+    assert "baseurl=https://download.docker.com/linux/fedora/$releasever/$basearch/stable\n" in repo
+    assert ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"] in root_calls(cluster)
+
+
+# --- an administrator's files are kept --------------------------------------------------------
+
+CORP_SOURCE = ("deb [signed-by=/etc/apt/keyrings/corp.gpg] https://mirror.corp.example/docker "
+               "bookworm stable\n")  # fmt: skip
+
+
+def etc_file(cluster: FakeCluster, path: str, text: str | None = None, *,
+             link: str | None = None) -> Path:  # fmt: skip
+    where = sysroot(cluster) / path.lstrip("/")
+    where.parent.mkdir(parents=True, exist_ok=True)
+    if link is not None:
+        where.symlink_to(link)
+    else:
+        where.write_text(text or "", encoding="utf-8")
+    return where
+
+
+def test_an_administrators_apt_source_is_kept_and_docker_installed_from_it(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    source = etc_file(cluster, "/etc/apt/sources.list.d/docker.list", CORP_SOURCE)
+    etc_file(cluster, "/etc/apt/keyrings/corp.gpg", "the company's key")
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert source.read_text(encoding="utf-8") == CORP_SOURCE
+    assert "# kept: /etc/apt/sources.list.d/docker.list (not written by tracebloc): Docker is " \
+           "installed from the repository it names" in result.stdout + result.stderr  # fmt: skip
+    assert not (sysroot(cluster) / "etc/apt/keyrings/docker.asc").exists()
+    calls = root_calls(cluster)
+    assert DOCKER_CE_APT in calls
+    assert not any(c[-1].startswith("/etc/apt/sources.list.d/docker.list") for c in calls if c[0] in ("install", "mv"))
+
+
+def test_an_administrators_dnf_repository_is_kept(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "rocky9")
+    theirs = "[docker-ce-stable]\nbaseurl=https://mirror.corp.example/docker\ngpgcheck=1\n"
+    repo = etc_file(cluster, "/etc/yum.repos.d/docker-ce.repo", theirs)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert repo.read_text(encoding="utf-8") == theirs
+    assert "# kept: /etc/yum.repos.d/docker-ce.repo" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("distro", "path", "extra"), [
+    pytest.param("debian", "/etc/apt/sources.list.d/docker.list", {}, id="apt-source"),
+    pytest.param("fedora", "/etc/yum.repos.d/docker-ce.repo", {}, id="dnf-repository"),
+    pytest.param("debian", "/" + DROPIN, {"HTTPS_PROXY": PROXY}, id="proxy-drop-in"),
+])  # fmt: skip
+def test_a_dangling_link_where_the_engine_would_write_stops_before_any_root_command(
+    cluster: FakeCluster, distro: str, path: str, extra: dict[str, str],
+) -> None:
+    env = linux_host(cluster, distro)
+    link = etc_file(cluster, path, link="/nonexistent/tracebloc-test/target")
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **extra, **env)
+
+    assert result.returncode == 1
+    assert f"{path} is a symbolic link to a file that does not exist" in result.stderr
+    assert f"sudo rm {path}" in result.stderr and "Traceback" not in result.stderr
+    assert root_calls(cluster) == []  # not even the password prompt
+    assert link.is_symlink() and os.readlink(link) == "/nonexistent/tracebloc-test/target"
+
+
+def test_a_dangling_link_stops_an_install_before_its_question(cluster: FakeCluster,
+                                                              backend: BackendServer) -> None:  # fmt: skip
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="missing")
+    etc_file(cluster, "/etc/apt/sources.list.d/docker.list", link="/nonexistent/tracebloc-test/x")
+    result = cluster.run("install", **env_for(backend, **env))
+
+    assert result.returncode == 1
+    assert "docker.list is a symbolic link to a file that does not exist" in result.stderr
+    assert "[y/N]" not in result.stdout + result.stderr
+    assert root_calls(cluster) == []
+
+
+def test_a_linked_proxy_drop_in_is_kept_as_a_link(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
+    target = etc_file(cluster, "/etc/corp/docker-proxy.conf", FOREIGN)
+    link = etc_file(cluster, "/" + DROPIN, link="../../../corp/docker-proxy.conf")
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == FOREIGN
+    assert f"# kept: /{DROPIN} (a symbolic link)" in result.stdout + result.stderr
+    assert "is a symbolic link: left as it is, so it is not rewritten" in result.stdout + result.stderr
+    assert not any(c[0] == "mv" for c in root_calls(cluster))
+
+
+def test_the_engines_own_apt_source_is_rewritten_in_one_rename(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    old = ("# Managed by tracebloc installer\ndeb [arch=x86_64 signed-by=/etc/apt/keyrings/docker.asc] "
+           "https://download.docker.com/linux/debian bookworm stable\n")  # fmt: skip
+    source = etc_file(cluster, "/etc/apt/sources.list.d/docker.list", old)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    text = source.read_text(encoding="utf-8")
+    assert text.startswith("# Managed by tracebloc installer\ndeb [arch=")
+    assert "arch=x86_64" not in text and "kept:" not in result.stdout + result.stderr
+    calls = root_calls(cluster)
+    new = "/etc/apt/sources.list.d/docker.list.tracebloc-new"
+    written = next(i for i, c in enumerate(calls) if c[:1] == ["install"] and c[-1] == new)
+    assert calls[written + 1] == ["mv", "-f", new, "/etc/apt/sources.list.d/docker.list"]
+    assert calls.index(DOCKER_CE_APT) > written + 1
+
+
+# --- the signing keys: checked, marked, on stdin, in one rename; an administrator's kept -------
+
+APT_KEY = "/etc/apt/keyrings/docker.asc"
+RPM_KEY = "/etc/pki/rpm-gpg/docker-ce.asc"
+MARKER_LINE = "# Managed by tracebloc installer"
+
+
+def key_written_in_one_rename(cluster: FakeCluster, dest: str) -> int:
+    """The key reached root on stdin (no staged path on install's command line), went beside
+    `dest` and was renamed over it; the index of the rename among the root calls."""
+    calls = root_calls(cluster)
+    new = dest + ".tracebloc-new"
+    written = calls.index(["install", "-m", "0644", "/dev/stdin", new])
+    assert calls[written + 1] == ["mv", "-f", new, dest]
+    assert not any(c[:1] == ["install"] and c[-1] == dest for c in calls)  # never written in place
+    assert not os.path.exists(str(sysroot(cluster)) + new)
+    return written + 1
+
+
+def engine_key(cluster: FakeCluster, dest: str) -> bytes:
+    text = (sysroot(cluster) / dest.lstrip("/")).read_text(encoding="ascii")
+    assert text.startswith(MARKER_LINE + "\n-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
+    return text.split("\n", 1)[1].encode()
+
+
+def test_the_apt_key_reaches_root_on_stdin_and_replaces_the_engines_own_in_one_rename(
+    cluster: FakeCluster,
+) -> None:
+    env = linux_host(cluster, "debian")
+    old = etc_file(cluster, APT_KEY, MARKER_LINE + "\nan earlier run's key\n")
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    renamed = key_written_in_one_rename(cluster, APT_KEY)
+    assert openpgp.fingerprint(engine_key(cluster, APT_KEY)) == runtime_host.TEST_KEY_FPR
+    assert mode(old) == 0o644 and "earlier run" not in old.read_text(encoding="ascii")
+    assert root_calls(cluster).index(DOCKER_CE_APT) > renamed
+
+
+@pytest.mark.parametrize("kind", [pytest.param("foreign", id="an-administrators-keyring"),
+                                  pytest.param("link", id="a-link-to-a-keyring")])
+def test_an_apt_keyring_the_engine_did_not_write_is_kept_and_the_plan_says_so(
+    cluster: FakeCluster, kind: str,
+) -> None:
+    env = linux_host(cluster, "debian")
+    theirs = "the administrator's copy of Docker's key\n"
+    target = etc_file(cluster, "/etc/corp/docker.asc", theirs)
+    key = (etc_file(cluster, APT_KEY, theirs) if kind == "foreign"
+           else etc_file(cluster, APT_KEY, link="../../corp/docker.asc"))  # fmt: skip
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert f"# kept: {APT_KEY} (" in said and "checked against the key it holds" in said
+    assert key.is_symlink() == (kind == "link")
+    assert key.read_text(encoding="utf-8") == theirs == target.read_text(encoding="utf-8")
+    calls = root_calls(cluster)
+    assert not any(c[-1].startswith(APT_KEY) for c in calls if c[0] in ("install", "mv"))
+    assert DOCKER_CE_APT in calls  # the engine's source is written, naming that keyring
+
+
+def test_a_dangling_apt_keyring_link_stops_before_any_root_command(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    link = etc_file(cluster, APT_KEY, link="/nonexistent/tracebloc-test/docker.asc")
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 1
+    assert f"{APT_KEY} is a symbolic link to a file that does not exist" in result.stderr
+    assert root_calls(cluster) == [] and link.is_symlink()
+
+
+def test_with_an_administrators_apt_source_no_key_is_fetched_or_written(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "debian")
+    etc_file(cluster, "/etc/apt/sources.list.d/docker.list", CORP_SOURCE)
+    etc_file(cluster, "/etc/apt/keyrings/corp.gpg", "the company's key")
+    (cluster.root / "mirror/download.docker.com/linux/debian/gpg").unlink()  # a fetch would fail
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert not (sysroot(cluster) / APT_KEY.lstrip("/")).exists()
+    assert not any(APT_KEY in " ".join(c) for c in root_calls(cluster))
+
+
+@pytest.mark.parametrize("distro", [pytest.param("fedora", id="fedora"),
+                                    pytest.param("rocky9", id="rocky-9")])
+def test_dnf_trusts_only_the_pinned_rpm_key_the_engine_installed(cluster: FakeCluster,
+                                                                 distro: str) -> None:  # fmt: skip
+    env = linux_host(cluster, distro)
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 0, result.stderr
+    repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text(encoding="utf-8")
+    gpgkeys = [line for line in repo.splitlines() if line.startswith("gpgkey")]
+    assert gpgkeys == [f"gpgkey=file://{RPM_KEY}"] and "gpgcheck=1\n" in repo
+    renamed = key_written_in_one_rename(cluster, RPM_KEY)
+    assert openpgp.fingerprint(engine_key(cluster, RPM_KEY)) == runtime_host.TEST_KEY_FPR
+    dnf = ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"]
+    assert root_calls(cluster).index(dnf) > renamed
+
+
+def test_an_rpm_key_that_is_not_dockers_is_never_installed_nor_dnf_run(cluster: FakeCluster) -> None:
+    env = linux_host(cluster, "fedora")
+    env["TB_TEST_DOCKER_APT_KEY_FPR"] = "0" * 40
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
+
+    assert result.returncode == 1
+    assert "fingerprint" in result.stderr and "not installed" in result.stderr
+    assert not (sysroot(cluster) / RPM_KEY.lstrip("/")).exists()
+    assert not (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").exists()
+    assert not any(c[:1] == ["dnf"] and "docker-ce" in c for c in root_calls(cluster))

@@ -12,6 +12,7 @@ import pytest
 from installer.decide import openpgp
 from installer.decide import runtime as rt
 from installer.decide import runtime_macos as mac
+from installer.decide.arch import apt_arch, engine_arch, go_arch
 from installer.decide.runtime_linux import DOCKER_CE
 from installer.decide.runtime_route import decide
 from tests.fakes.runtime_host import OS_RELEASES, TEST_KEY, TEST_KEY_FPR
@@ -27,7 +28,7 @@ def linux(distro: str = "ubuntu", **over: Any) -> rt.Facts:
     base: dict[str, Any] = dict(
         os="linux", docker="missing", docker_cli=False, uid=1000, user="ana", sudo="pw",
         in_docker_group=False, os_release=rt.parse_os_release(OS_RELEASES[distro]),
-        tools=frozenset({PMS[distro], "systemctl"}), arch="amd64")  # fmt: skip
+        tools=frozenset({PMS[distro], "systemctl"}), arch="x86_64")  # fmt: skip
     base.update(over)
     return rt.Facts(**base)
 
@@ -79,15 +80,19 @@ def test_the_twins_rootless_tier_is_not_carried_a_rootless_capable_host_gets_the
 # --- Docker installed per distribution ---------------------------------------------------------
 
 
+RPM_KEY_STEPS = [("install", "-m", "0755", "-d", "/etc/pki/rpm-gpg"),
+                 ("install", "-m", "0644", rt.STDIN, "/etc/pki/rpm-gpg/docker-ce.asc")]
+
+
 @pytest.mark.parametrize(("distro", "install"), [
     pytest.param("amzn2023", [("dnf", "install", "-y", "docker")], id="amazon-linux-2023"),
     pytest.param("arch", [("pacman", "-S", "--noconfirm", "docker")], id="arch"),
     pytest.param("opensuse", [("zypper", "install", "-y", "docker")], id="opensuse"),
-    pytest.param("fedora", [("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
+    pytest.param("fedora", [*RPM_KEY_STEPS, ("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
                             ("dnf", "-y", "-q", "install", *DOCKER_CE)], id="fedora"),
-    pytest.param("rhel9", [("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
+    pytest.param("rhel9", [*RPM_KEY_STEPS, ("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
                            ("dnf", "-y", "-q", "install", *DOCKER_CE)], id="rhel-9"),
-    pytest.param("rocky9", [("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
+    pytest.param("rocky9", [*RPM_KEY_STEPS, ("install", "-m", "0644", rt.STAGED, "/etc/yum.repos.d/docker-ce.repo"),
                             ("dnf", "-y", "-q", "install", *DOCKER_CE)], id="rocky-9"),
 ])  # fmt: skip
 def test_docker_is_installed_the_way_the_twin_chose_for_the_distribution(
@@ -104,8 +109,19 @@ def test_docker_is_installed_the_way_the_twin_chose_for_the_distribution(
     pytest.param("rocky9", "centos", id="rocky-9-uses-dockers-centos-repo-as-the-twin"),
 ])  # fmt: skip
 def test_rpm_distributions_get_dockers_repository_file(distro: str, repo: str) -> None:
-    fetch = next(s for s in decide(linux(distro)).steps if s.kind == "fetch")
-    assert fetch.url == f"https://download.docker.com/linux/{repo}/docker-ce.repo"
+    steps = decide(linux(distro)).steps
+    written = next(s for s in steps if s.argv[-1] == rt.RPM_REPO)
+    assert written.kind == "stage" and written.guard == "ours" and not written.url
+    assert written.content == (
+        "# Managed by tracebloc installer\n[docker-ce-stable]\nname=Docker CE Stable - $basearch\n"
+        f"baseurl=https://download.docker.com/linux/{repo}/$releasever/$basearch/stable\n"
+        "enabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/docker-ce.asc\n")
+    # The one download is Docker's rpm key, installed only with its published fingerprint.
+    key = next(s for s in steps if s.kind == "fetch")
+    assert key.url == f"https://download.docker.com/linux/{repo}/gpg"
+    assert key.check == f"openpgp:{rt.DOCKER_RPM_KEY_FPR}" and key.guard == "ours"
+    assert key.argv == ("install", "-m", "0644", rt.STDIN, rt.RPM_KEY)
+    assert steps.index(key) < steps.index(written)
 
 
 @pytest.mark.parametrize(("distro", "base", "codename"), [
@@ -119,14 +135,108 @@ def test_debian_and_ubuntu_use_dockers_signed_apt_repository_not_get_docker_com(
     key = next(s for s in steps if s.kind == "fetch")
     assert key.url == f"https://download.docker.com/linux/{base}/gpg"
     assert key.check == f"openpgp:{rt.DOCKER_APT_KEY_FPR}"
-    assert key.argv == ("install", "-m", "0644", rt.STAGED, "/etc/apt/keyrings/docker.asc")
+    assert key.argv == ("install", "-m", "0644", rt.STDIN, "/etc/apt/keyrings/docker.asc")
+    assert key.guard == "ours"
     source = next(s for s in steps if s.argv[-1] == "/etc/apt/sources.list.d/docker.list")
-    assert source.content == (f"deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] "
+    assert source.content == ("# Managed by tracebloc installer\n"
+                              "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] "
                               f"https://download.docker.com/linux/{base} {codename} stable\n")  # fmt: skip
+    assert source.guard == "ours"
     assert (*APT_INSTALL, *DOCKER_CE) in root_argv(decide(linux(distro)))
     assert not any("get.docker.com" in " ".join(s.argv) + s.url for s in steps)
     lock = next(s for s in steps if s.kind == "wait-lock")
     assert lock.timeout == 600 and lock.argv[0] == "fuser"
+
+
+@pytest.mark.parametrize(("machine", "dpkg_says", "apt"), [
+    pytest.param("x86_64", "", "amd64", id="x86_64-is-amd64-to-apt"),
+    pytest.param("arm64", "", "arm64", id="arm64"),
+    pytest.param("armv7l", "", "armhf", id="32-bit-arm-is-armhf"),
+    pytest.param("arm64", "armhf", "armhf", id="dpkg-knows-its-userland-best"),
+    pytest.param("x86_64", "not an arch!", "amd64", id="a-garbled-answer-falls-back"),
+])  # fmt: skip
+def test_the_apt_source_names_the_architecture_as_dpkg_does(machine: str, dpkg_says: str,
+                                                            apt: str) -> None:  # fmt: skip
+    steps = decide(linux("debian", arch=machine, dpkg_arch=dpkg_says)).steps
+    source = next(s for s in steps if s.argv[-1] == rt.APT_SOURCE)
+    assert f"deb [arch={apt} signed-by=" in source.content
+
+
+def test_each_tool_gets_its_own_architecture_name() -> None:
+    assert [engine_arch(a) for a in ("x86_64", "AMD64", "aarch64", "arm64")] == \
+        ["x86_64", "x86_64", "arm64", "arm64"]  # fmt: skip
+    assert [apt_arch(a) for a in ("x86_64", "arm64")] == ["amd64", "arm64"]
+    assert [go_arch(a) for a in ("x86_64", "arm64")] == ["amd64", "arm64"]
+    assert apt_arch("sparc") == "" and go_arch("sparc") == ""
+
+
+def test_an_architecture_apt_has_no_name_for_gets_no_guessed_source() -> None:
+    plan = decide(linux("debian", arch="sparc"))
+    assert plan.refusal is not None and "cannot install Docker" in plan.refusal[0]
+
+
+@pytest.mark.parametrize(("distro", "path", "state"), [
+    pytest.param("debian", rt.APT_SOURCE, "foreign", id="an-admins-docker-list"),
+    pytest.param("ubuntu", rt.APT_SOURCE_DEB822, "foreign", id="dockers-deb822-docker-sources"),
+    pytest.param("debian", rt.APT_SOURCE, "link", id="a-linked-docker-list"),
+    pytest.param("fedora", rt.RPM_REPO, "foreign", id="an-admins-docker-ce-repo"),
+])  # fmt: skip
+def test_an_administrators_repository_is_kept_and_used(distro: str, path: str, state: str) -> None:
+    plan = decide(linux(distro, files={path: state}))
+    assert plan.refusal is None
+    assert not any(s.argv[-1] in (rt.APT_SOURCE, rt.APT_KEY, rt.RPM_REPO, rt.RPM_KEY) for s in plan.steps)
+    assert any("docker-ce" in s.argv and "install" in s.argv for s in plan.steps)
+    assert rt.plan_lines(plan)[0].startswith(f"# kept: {path} (")
+    assert "Docker is installed from the repository it names" in rt.plan_lines(plan)[0]
+
+
+@pytest.mark.parametrize(("distro", "key", "repository", "state"), [
+    pytest.param("debian", rt.APT_KEY, rt.APT_SOURCE, "foreign", id="an-admins-docker-asc"),
+    pytest.param("ubuntu", rt.APT_KEY, rt.APT_SOURCE, "link", id="a-linked-docker-asc"),
+    pytest.param("fedora", rt.RPM_KEY, rt.RPM_REPO, "foreign", id="an-admins-rpm-key"),
+])  # fmt: skip
+def test_a_signing_key_the_engine_did_not_write_is_kept_and_its_repository_still_written(
+    distro: str, key: str, repository: str, state: str
+) -> None:
+    plan = decide(linux(distro, files={key: state}))
+    assert plan.refusal is None
+    assert not any(s.argv[-1] == key for s in plan.steps)
+    assert any(s.argv[-1] == repository and s.guard == "ours" for s in plan.steps)
+    assert rt.plan_lines(plan)[0].startswith(f"# kept: {key} (")
+    assert "checked against the key it holds" in rt.plan_lines(plan)[0]
+
+
+@pytest.mark.parametrize(("distro", "path", "over"), [
+    pytest.param("debian", rt.APT_KEY, {}, id="apt-key"),
+    pytest.param("fedora", rt.RPM_KEY, {}, id="rpm-key"),
+    pytest.param("debian", rt.APT_SOURCE, {}, id="apt-source"),
+    pytest.param("fedora", rt.RPM_REPO, {}, id="dnf-repository"),
+    pytest.param("debian", rt.PROXY_DROPIN, {"docker_cli": True, "docker": "stopped",
+                                              "proxy": {"HTTPS_PROXY": "http://p:3128"}},
+                 id="proxy-drop-in"),
+])  # fmt: skip
+def test_a_dangling_link_where_the_engine_writes_stops_before_anything(
+    distro: str, path: str, over: dict[str, Any]
+) -> None:
+    plan = decide(linux(distro, files={path: "dangling"}, **over))
+    assert plan.refusal is not None and not plan.steps
+    assert plan.refusal[0].startswith(f"{path} is a symbolic link to a file that does not exist")
+    assert f"sudo rm {path}" in plan.refusal[1]
+
+
+def test_the_engines_own_files_are_rewritten_guarded() -> None:
+    plan = decide(linux("debian", files={rt.APT_SOURCE: "ours", rt.PROXY_DROPIN: "absent"}))
+    assert plan.kept == () and any(s.argv[-1] == rt.APT_SOURCE and s.guard == "ours"
+                                   for s in plan.steps)  # fmt: skip
+
+
+def test_a_foreign_proxy_drop_in_is_kept_and_the_plan_says_so() -> None:
+    plan = decide(linux("debian", docker_cli=True, docker="stopped",
+                        proxy={"HTTPS_PROXY": "http://p:3128"},
+                        files={rt.PROXY_DROPIN: "link"}))  # fmt: skip
+    assert plan.refusal is None
+    assert any(line.startswith(f"# kept: {rt.PROXY_DROPIN} (a symbolic link)") for line in rt.plan_lines(plan))
+    assert any(line.startswith(f"sudo -n test -L {rt.PROXY_DROPIN}") for line in rt.plan_lines(plan))
 
 
 def test_an_unknown_distribution_is_refused_with_the_manual_remedy() -> None:
@@ -243,8 +353,11 @@ def test_plan_lines_show_sudo_the_compare_and_the_download_check() -> None:
     assert lines[0].startswith("sudo -v")
     assert any(line.startswith("download https://download.docker.com/linux/debian/gpg") and
                rt.DOCKER_APT_KEY_FPR in line for line in lines)  # fmt: skip
-    assert any(line.startswith("sudo -n cmp -s '<staged file>' /etc/apt/keyrings/docker.asc")
-               for line in lines)  # fmt: skip
+    key = "/etc/apt/keyrings/docker.asc"
+    at = lines.index(f"sudo -n test -L {key}    # a symbolic link is left as it is")
+    assert lines[at + 2].startswith(f"sudo -n cmp -s - {key}    # unchanged")
+    assert lines[at + 3].startswith(f"sudo -n install -m 0644 /dev/stdin {key}.tracebloc-new    #")
+    assert lines[at + 4].startswith(f"sudo -n mv -f {key}.tracebloc-new {key}    # put in place")
     assert any(line.startswith("sudo -n systemctl start docker") for line in lines)
 
 

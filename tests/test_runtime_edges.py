@@ -170,3 +170,33 @@ def test_a_free_package_lock_is_not_waited_for(tmp_path: Path) -> None:
                                                         timeout=600))  # fmt: skip
     assert said == []
     assert len(logged(tmp_path)) == 1
+
+
+# --- what the Linux decision reads: dpkg's architecture, whose files are there ---------------
+
+
+def test_apts_architecture_is_dpkgs_own_answer(tmp_path: Path) -> None:
+    from installer.edges.runtime_linux import dpkg_arch
+
+    make_executable(tmp_path / "bin" / "dpkg", "import sys\nprint('armhf' if sys.argv[1:] == "
+                    "['--print-architecture'] else 'bad')\n")  # fmt: skip
+    env = {"PATH": str(tmp_path / "bin")}
+    assert dpkg_arch(env, frozenset({"apt-get"}), timeout=10) == "armhf"
+    assert dpkg_arch(env, frozenset({"dnf"}), timeout=10) == ""  # not an apt machine: not asked
+    assert dpkg_arch({"PATH": str(tmp_path / "none")}, frozenset({"apt-get"}), timeout=10) == ""
+
+
+def test_each_file_the_engine_may_write_is_read_as_it_is_never_through_a_link(tmp_path: Path) -> None:
+    from installer.edges.runtime_linux import file_state
+
+    ours = tmp_path / "ours"
+    ours.write_text(f"{rt.MARKER}\n[Service]\n", encoding="utf-8")
+    theirs = tmp_path / "theirs"
+    theirs.write_text("deb https://mirror.corp.example/docker bookworm stable\n", encoding="utf-8")
+    (tmp_path / "link").symlink_to(ours)  # a link to a marked file is still not the engine's
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert [file_state(str(tmp_path / name)) for name in
+            ("absent", "ours", "theirs", "link", "dangling")] == \
+        ["absent", "ours", "foreign", "link", "dangling"]  # fmt: skip
+    (tmp_path / "folder").mkdir()
+    assert file_state(str(tmp_path / "folder")) == "foreign"

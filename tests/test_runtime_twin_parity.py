@@ -140,7 +140,7 @@ def engine_effects(cluster: FakeCluster, backend: BackendServer, command: str,
 DOCKER_CE = "package docker-ce docker-ce-cli containerd.io"
 APT_REPO = {"write /etc/apt/keyrings/docker.asc", "write /etc/apt/sources.list.d/docker.list",
             "package ca-certificates"}  # fmt: skip
-RPM_REPO = {"write /etc/yum.repos.d/docker-ce.repo"}
+RPM_REPO = {"write /etc/yum.repos.d/docker-ce.repo", "write /etc/pki/rpm-gpg/docker-ce.asc"}
 # Every root call both sides make and the engine's extras the twin has not, by scenario:
 # (only the twin, only the engine). Each is in MIGRATION.md's deliberate differences.
 SCENARIOS = {

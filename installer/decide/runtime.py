@@ -33,6 +33,16 @@ MARKER = "# Managed by tracebloc installer"
 # The first line of a drop-in the engine (or the bash twin, `(#244)`) wrote: a file is the
 # engine's to rewrite or remove only when a line is exactly this (grep -xE, Python re alike).
 MARKER_LINE = r"# Managed by tracebloc installer( \(#244\))?"
+APT_SOURCE = "/etc/apt/sources.list.d/docker.list"
+# Docker's documented deb822 source: apt refuses two sources of one repository whose
+# signed-by differ, so either one kept means the engine writes neither.
+APT_SOURCE_DEB822 = "/etc/apt/sources.list.d/docker.sources"
+APT_KEY = "/etc/apt/keyrings/docker.asc"
+RPM_REPO = "/etc/yum.repos.d/docker-ce.repo"
+# The engine's copy of Docker's rpm signing key, the one key the engine's repository file
+# names (gpgkey=file://…), so dnf trusts no key fetched at install time.
+RPM_KEY_DIR = "/etc/pki/rpm-gpg"
+RPM_KEY = f"{RPM_KEY_DIR}/docker-ce.asc"
 NEW_SUFFIX = ".tracebloc-new"  # not *.conf: systemd never reads a half-written one
 KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
@@ -46,6 +56,9 @@ APT_OPTS = ("-o", "DPkg::Lock::Timeout=600")
 # the key downloaded from download.docker.com is installed only when its fingerprint is
 # this one, so a key swapped in transit is never trusted by apt.
 DOCKER_APT_KEY_FPR = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88"
+# Docker's rpm signing key ("Docker Release (CE rpm)", https://docs.docker.com/engine/install/fedora/):
+# another key than apt's, checked the same way before dnf is pointed at it.
+DOCKER_RPM_KEY_FPR = "060A61C51B558A7F742B77AAC52FEB6B621E9F35"
 DOCKER_DOWNLOAD = "https://download.docker.com/linux"
 # Docker's dnf repository definitions; dnf checks each package against the repository's
 # gpgkey (gpgcheck=1 in the file).
@@ -68,7 +81,11 @@ class Facts:
     in_docker_group: bool | None = None  # in /etc/group (not necessarily this process)
     os_release: Mapping[str, str] = field(default_factory=dict)
     tools: frozenset[str] = frozenset()  # which of apt-get, dnf, yum, zypper, pacman, systemctl, fuser, … exist
-    arch: str = "amd64"  # dpkg-style: amd64 | arm64
+    arch: str = "x86_64"  # the engine's name (decide/arch.py): x86_64 | arm64
+    dpkg_arch: str = ""  # what `dpkg --print-architecture` answered, when it could be asked
+    # The files the engine may write, as this user saw them (edges/runtime_linux.file_state):
+    # path -> absent | ours | foreign | link | dangling | unreadable; a path not read is unknown.
+    files: Mapping[str, str] = field(default_factory=dict)
     proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
     ca_pem: str = ""  # the certificates of TRACEBLOC_CA_BUNDLE, read as the person (decide/pem)
     boot_enabled: str = ""  # `systemctl is-enabled docker` as this user: "enabled", "disabled", "" unknown
@@ -108,7 +125,8 @@ class Step:
     # "changed:<path>": only when a guarded step before it wrote or removed <path>
     # "ours": argv[-1] is written (or removed) only when it is absent (for a write) or holds
     # MARKER_LINE; anything else is left as it is, with a warning. A write goes to
-    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place.
+    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place. A guarded
+    # "fetch" reading STDIN writes the checked key re-armored after `content` (MARKER).
     guard: str = ""
 
 
@@ -140,6 +158,7 @@ class RuntimePlan:
     grant_user: str = ""  # who is added to the docker group (group access without re-login)
     notes: tuple[str, ...] = ()
     as_root: bool = False  # the engine runs as root: no sudo in front
+    kept: tuple[str, ...] = ()  # an administrator's files used as they are, one line each
 
     @property
     def privileged(self) -> bool:
@@ -161,6 +180,11 @@ def parse_os_release(text: str) -> dict[str, str]:
         if re.fullmatch(r"[A-Z0-9_]+", key):
             out[key] = words[0] if words else ""
     return out
+
+
+def is_ours(text: str) -> bool:
+    """A file's text holds the engine's marker line (the guard's grep -qxE, in Python)."""
+    return any(re.fullmatch(MARKER_LINE, line) for line in text.splitlines())
 
 
 def distro(os_release: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
@@ -243,7 +267,7 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
     """Every command the runtime step runs, as `plan` shows it and the install confirms
     it: root ones with their `sudo -n`, the compare before a file is put in place, the
     checks downloads get."""
-    lines: list[str] = []
+    lines: list[str] = [f"# kept: {line}" for line in plan.kept]
     for step in plan.steps:
         if step.kind == "prime":
             lines.append(f"{shlex.join(step.argv)}    # {step.why}")
@@ -283,11 +307,13 @@ def discard(new: str, root: bool) -> Step:
 def guard_lines(step: Step, as_root: bool) -> list[str]:
     """How `plan` shows a guarded step: the check, then what runs when it passes."""
     dest = step.argv[-1]
+    link = Step(("test", "-L", dest), "", root=step.root)
     check = Step(guard_probe(dest), "", root=step.root)
     optional = " [a failure is a warning]" if step.optional else ""
-    out = [f"{shown(check, as_root)}    # only tracebloc's own file"
-           + (" (or none yet)" if step.kind == "stage" else "") + ": anything else is left as it is"]
-    if step.kind != "stage":
+    out = [f"{shown(link, as_root)}    # a symbolic link is left as it is",
+           f"{shown(check, as_root)}    # only tracebloc's own file"
+           + (" (or none yet)" if step.kind in ("stage", "fetch") else "") + ": anything else is left as it is"]
+    if step.kind not in ("stage", "fetch"):
         return out + [f"{shown(step, as_root)}    # {step.why}{optional}"]
     new = dest + NEW_SUFFIX
     probe = Step(("cmp", "-s", compare_source(step), dest), "", root=step.root)

@@ -4,34 +4,44 @@
 
 Where the twin ran get.docker.com (an unsigned script downloaded and run as root), the
 engine uses Docker's signed package repository instead: apt with Docker's signing key,
-installed only when its fingerprint is the published one; dnf with Docker's .repo file
-(packages checked against its gpgkey). Distributions the twin served from their own
+installed only when its fingerprint is the published one; dnf with Docker's repository
+written by the engine (packages checked against Docker's key). Distributions the twin served from their own
 packages (Amazon Linux, Arch, openSUSE) are served the same way.
 """
 
 from __future__ import annotations
 
+from installer.decide.arch import apt_arch
 from installer.decide.runtime import (
     APT_ENV,
+    APT_KEY,
     APT_LOCKS,
     APT_OPTS,
+    APT_SOURCE,
+    APT_SOURCE_DEB822,
     CA_DIR,
     CA_DROPIN,
     DOCKER_APT_KEY_FPR,
     DOCKER_DOWNLOAD,
     DOCKER_GROUP,
+    DOCKER_RPM_KEY_FPR,
     DOCKER_RPM_REPOS,
     DROPIN_DIR,
     KERNEL_MODULES,
     LOCK_WAIT_S,
+    MARKER,
     MODULES_FILE,
     PACKAGE_TIMEOUT_S,
     PREPARE_HOST,
     PRIVILEGED,
     PROXY_DROPIN,
     RHEL_REBUILDS,
+    RPM_KEY,
+    RPM_KEY_DIR,
+    RPM_REPO,
     STAGED,
     START_WAIT_S,
+    STDIN,
     Facts,
     RuntimePlan,
     Step,
@@ -60,6 +70,7 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
     if grant == "root":
         grant = ""
     install: tuple[Step, ...] = ()
+    kept: list[str] = []
     reason = "docker-stopped"
     if not facts.docker_cli:
         reason = "docker-missing"
@@ -71,8 +82,30 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
                 "install Docker Engine (https://docs.docker.com/engine/install/), then run "
                 "the installer again"))  # fmt: skip
         install = found
+        source = admins_file(facts, *repository_files(facts))
+        if source is not None and source[1] == "dangling":
+            return RuntimePlan(PRIVILEGED, "dangling-link", refusal=dangling(
+                source[0], "the package repository Docker should be installed from"))  # fmt: skip
+        if source is not None:
+            kept.append(f"{source[0]} ({described(source[1])}): Docker is installed from the "
+                        "repository it names")  # fmt: skip
+        key = None if source is not None else admins_file(facts, *key_files(facts))
+        if key is not None and key[1] == "dangling":
+            return RuntimePlan(PRIVILEGED, "dangling-link", refusal=dangling(
+                key[0], "Docker's signing key"))  # fmt: skip
+        if key is not None:
+            kept.append(f"{key[0]} ({described(key[1])}): Docker's packages are checked "
+                        "against the key it holds")  # fmt: skip
     elif facts.docker == "stopped" and "permission denied" in facts.docker_reason.lower():
         reason = "no-socket-access"
+    for path in written_dropins(facts):
+        mine = admins_file(facts, path)
+        if mine is not None and mine[1] == "dangling":
+            return RuntimePlan(PRIVILEGED, "dangling-link", refusal=dangling(
+                path, "the settings Docker's daemon should use"))  # fmt: skip
+        if mine is not None:
+            kept.append(f"{path} ({described(mine[1])}): Docker's daemon keeps its settings; "
+                        "tracebloc's are not written")  # fmt: skip
     steps: list[Step] = [*sudo_prime(facts), *install]
     # A Docker the engine installs or starts is enabled at boot (scripts/lib/cluster.sh's
     # ensure_cluster_autostart did both): a rebooted machine brings the client back.
@@ -111,7 +144,59 @@ def decide_linux(facts: Facts, *, mode: str, target_user: str) -> RuntimePlan:
         notes = ("no user was named (TB_PREPARE_USER): nobody was added to the docker group; "
                  "add one with: sudo usermod -aG docker <user>",)  # fmt: skip
     return RuntimePlan(PRIVILEGED, reason, tuple(map(streamed, steps)),
-                       grant_user=grant if needs_grant else "", notes=notes)  # fmt: skip
+                       grant_user=grant if needs_grant else "", notes=notes,
+                       kept=tuple(kept))  # fmt: skip
+
+
+def admins_file(facts: Facts, *paths: str) -> tuple[str, str] | None:
+    """(path, state) of the first of `paths` that is there and not the engine's own: a file
+    without its marker line, or a symbolic link (followed by nobody: dangling or not, a link
+    is an administrator's choice of where the content lives)."""
+    return next(((p, facts.files[p]) for p in paths
+                 if facts.files.get(p) in ("foreign", "link", "dangling")), None)  # fmt: skip
+
+
+def described(state: str) -> str:
+    return "a symbolic link" if state == "link" else "not written by tracebloc"
+
+
+def dangling(path: str, what: str) -> tuple[str, str]:
+    return (f"{path} is a symbolic link to a file that does not exist; tracebloc does not "
+            "replace a file it did not write",
+            f"remove the link (sudo rm {path}) for tracebloc to write its own, or point it at "
+            f"{what}, then run again")  # fmt: skip
+
+
+def repository_files(facts: Facts) -> tuple[str, ...]:
+    """Where the package manager this machine installs Docker with reads Docker's
+    repository from (none for a distribution's own docker package)."""
+    steps = install_steps(facts) or ()
+    if any(s.argv[:1] == ("fuser",) for s in steps):
+        return (APT_SOURCE, APT_SOURCE_DEB822)
+    if any("docker-ce" in s.argv and s.argv[0] in ("dnf", "yum") for s in steps):
+        return (RPM_REPO,)
+    return ()
+
+
+def key_files(facts: Facts) -> tuple[str, ...]:
+    """The signing key the engine's repository file names (the package manager's)."""
+    files = repository_files(facts)
+    return (APT_KEY,) if APT_SOURCE in files else (RPM_KEY,) if RPM_REPO in files else ()
+
+
+def key_step(dest: str, url: str, fpr: str) -> Step:
+    """Docker's signing key: downloaded as you, installed only with its published
+    fingerprint, marked as the engine's, read by root on stdin and put in place in one
+    rename; a key file the engine did not write is kept (the guard)."""
+    return Step(("install", "-m", "0644", STDIN, dest), f"Docker's signing key (fingerprint "
+                f"{fpr} checked)", kind="fetch", url=url, check=f"openpgp:{fpr}",
+                content=MARKER, guard="ours")  # fmt: skip
+
+
+def written_dropins(facts: Facts) -> tuple[str, ...]:
+    """The daemon's drop-ins this run writes (a removal of the engine's own is no write)."""
+    return ((PROXY_DROPIN,) if proxy_dropin(facts.proxy) is not None else ()) + (
+        (CA_DROPIN,) if facts.ca_pem else ())
 
 
 def package_manager(tools: frozenset[str]) -> str:
@@ -133,7 +218,7 @@ def install_steps(facts: Facts) -> tuple[Step, ...] | None:
         return (Step(("pacman", "-S", "--noconfirm", "docker"), why, timeout=PACKAGE_TIMEOUT_S),)
     if pm == "zypper":
         return (Step(("zypper", "install", "-y", "docker"), why, timeout=PACKAGE_TIMEOUT_S),)
-    if pm == "apt-get" and family & {"debian", "ubuntu"}:
+    if pm == "apt-get" and family & {"debian", "ubuntu"} and apt_arch(facts.arch, facts.dpkg_arch):
         return apt_steps(facts)
     if pm in ("dnf", "yum") and family & {"fedora", "rhel", "centos", *RHEL_REBUILDS}:
         return rpm_steps(facts, pm)
@@ -146,25 +231,40 @@ def apt_steps(facts: Facts) -> tuple[Step, ...]:
     base = "ubuntu" if ubuntu else "debian"
     codename = (facts.os_release.get("UBUNTU_CODENAME") if ubuntu else "") or \
         facts.os_release.get("VERSION_CODENAME", "")  # fmt: skip
-    key = "/etc/apt/keyrings/docker.asc"
-    source = (f"deb [arch={facts.arch} signed-by={key}] {DOCKER_DOWNLOAD}/{base} "
-              f"{codename or 'stable'} stable\n")  # fmt: skip
+    source = (f"{MARKER}\ndeb [arch={apt_arch(facts.arch, facts.dpkg_arch)} signed-by={APT_KEY}] "
+              f"{DOCKER_DOWNLOAD}/{base} {codename or 'stable'} stable\n")  # fmt: skip
     install = (*APT_ENV, "apt-get", "install", "-y", "-q", *APT_OPTS,
                "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold")
+    # An administrator's Docker source is used as it is: neither it nor the key it names
+    # is replaced (decide_linux says so in the plan).
+    repository = () if admins_file(facts, APT_SOURCE, APT_SOURCE_DEB822) else (
+        Step(("install", "-m", "0755", "-d", "/etc/apt/keyrings"), "a directory for apt keys"),
+        *(() if admins_file(facts, APT_KEY) else (
+            key_step(APT_KEY, f"{DOCKER_DOWNLOAD}/{base}/gpg", DOCKER_APT_KEY_FPR),)),
+        Step(("install", "-m", "0644", STAGED, APT_SOURCE), "Docker's apt repository",
+             kind="stage", content=source, guard="ours"),  # fmt: skip
+    )
     return (
         Step(("fuser", *APT_LOCKS), "wait for background system updates to release the "
              "package lock", kind="wait-lock", timeout=LOCK_WAIT_S),  # fmt: skip
         Step(("apt-get", "update", "-qq", *APT_OPTS), "refresh the package index", timeout=300),
         Step((*install, "ca-certificates"), "certificates apt needs for https", timeout=300),
-        Step(("install", "-m", "0755", "-d", "/etc/apt/keyrings"), "a directory for apt keys"),
-        Step(("install", "-m", "0644", STAGED, key), "Docker's signing key (fingerprint "
-             f"{DOCKER_APT_KEY_FPR} checked)", kind="fetch", url=f"{DOCKER_DOWNLOAD}/{base}/gpg",
-             check=f"openpgp:{DOCKER_APT_KEY_FPR}"),  # fmt: skip
-        Step(("install", "-m", "0644", STAGED, "/etc/apt/sources.list.d/docker.list"),
-             "Docker's apt repository", kind="stage", content=source),  # fmt: skip
+        *repository,
         Step(("apt-get", "update", "-qq", *APT_OPTS), "read Docker's repository", timeout=300),
         Step((*install, *DOCKER_CE), "install Docker", timeout=PACKAGE_TIMEOUT_S),
     )
+
+
+def rpm_repository(repo: str) -> str:
+    """Docker's stable repository as the engine writes it (Docker's own docker-ce.repo, its
+    stable section): pinned here, so no download or mirror decides what dnf trusts —
+    https only, every package checked against Docker's key, the copy whose fingerprint the
+    engine checked (RPM_KEY), never one dnf fetches itself. `$releasever` and `$basearch`
+    are dnf's to fill in (dnf's own architecture names)."""
+    base = f"{DOCKER_DOWNLOAD}/{repo}"
+    return (f"{MARKER}\n[docker-ce-stable]\nname=Docker CE Stable - $basearch\n"
+            f"baseurl={base}/$releasever/$basearch/stable\nenabled=1\ngpgcheck=1\n"
+            f"gpgkey=file://{RPM_KEY}\n")  # fmt: skip
 
 
 def rpm_steps(facts: Facts, pm: str) -> tuple[Step, ...]:
@@ -173,11 +273,16 @@ def rpm_steps(facts: Facts, pm: str) -> tuple[Step, ...]:
                                            else "centos")  # fmt: skip
     if ident == "rhel":
         repo = "rhel"
-    url = f"{DOCKER_DOWNLOAD}/{repo}/docker-ce.repo"
+    repository = () if admins_file(facts, RPM_REPO) else (
+        *(() if admins_file(facts, RPM_KEY) else (
+            Step(("install", "-m", "0755", "-d", RPM_KEY_DIR), "a directory for rpm keys"),
+            key_step(RPM_KEY, f"{DOCKER_DOWNLOAD}/{repo}/gpg", DOCKER_RPM_KEY_FPR))),
+        Step(("install", "-m", "0644", STAGED, RPM_REPO), "Docker's package repository "
+             "(https, packages checked against Docker's key)", kind="stage",
+             content=rpm_repository(repo), guard="ours"),  # fmt: skip
+    )
     return (
-        Step(("install", "-m", "0644", STAGED, "/etc/yum.repos.d/docker-ce.repo"),
-             "Docker's package repository (packages checked against its gpgkey)", kind="fetch",
-             url=url),  # fmt: skip
+        *repository,
         Step((pm, "-y", "-q", "install", *DOCKER_CE), "install Docker", timeout=PACKAGE_TIMEOUT_S),
     )
 
@@ -224,7 +329,7 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
                  "the corporate CA (TRACEBLOC_CA_BUNDLE's certificates, as you read them), "
                  "for Docker's image pulls only", kind="stage", content=facts.ca_pem),
             Step(("install", "-m", "0644", STAGED, CA_DROPIN), "Docker trusts it",
-                 kind="stage", content=ca_dropin()),  # fmt: skip
+                 kind="stage", content=ca_dropin(), guard="ours"),  # fmt: skip
         ]
     return (*steps, *_reload())
 

@@ -15,6 +15,7 @@ import plistlib
 import shlex
 from collections.abc import Mapping
 
+from installer.decide.arch import go_arch
 from installer.decide.runtime import PRIVILEGED, STAGED, Facts, RuntimePlan, Step, sudo_prime
 
 DMG_URL = "https://desktop.docker.com/mac/main/{arch}/Docker.dmg"
@@ -120,8 +121,7 @@ def decide_macos(facts: Facts) -> RuntimePlan:
         steps += [Step(colima_start_args(facts), "start colima", root=False,
                        timeout=BREW_TIMEOUT_S), wait]  # fmt: skip
         return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
-    arch = "arm64" if facts.arch == "arm64" else "amd64"
-    url = DMG_URL.format(arch=arch)
+    url = DMG_URL.format(arch=go_arch(facts.arch) or "amd64")
     steps += [
         Step(("hdiutil", "attach", STAGED, "-nobrowse", "-quiet", "-mountpoint",
               "/Volumes/Docker"), "open Docker Desktop's disk image (SHA-256 checked)",

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from installer.decide.arch import engine_arch
 from installer.decide.locality import Locality
 from installer.decide.locality import where as decide_where
 from installer.decide.model import Gpu, KubeTarget, NodeRead
@@ -67,8 +68,7 @@ def single_node(where: Locality, nodes: NodeRead, storage_mode: str) -> tuple[st
 def node_arch(nodes: NodeRead, machine_arch: str) -> tuple[str, str]:
     """(arch, where it was read) for the MySQL engine: the schedulable nodes' labels, or
     this machine when no node says (the rule before nodes were read)."""
-    _norm = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
-    labelled = sorted({_norm.get(n.arch, n.arch) for n in nodes.nodes
+    labelled = sorted({engine_arch(n.arch) for n in nodes.nodes
                        if n.schedulable and n.arch}) if nodes.readable else []  # fmt: skip
     if not labelled:
         return machine_arch, "this machine"

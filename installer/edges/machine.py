@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+from installer.decide.arch import engine_arch
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.printable import shown
 
@@ -37,15 +38,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_ARCH = {
-    "x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64",
-    "aarch64": "arm64", "arm64": "arm64", "armv8": "arm64", "armv8l": "arm64",
-}  # fmt: skip
-
-
 def arch_name(machine: str) -> str:
     """Normalise `platform.machine()`: the values differ across OSes for the same CPU."""
-    return _ARCH.get(machine.strip().lower(), machine.strip().lower() or "unknown")
+    return engine_arch(machine)
 
 
 def is_wsl(os_: str, env: Mapping[str, str], osrelease: str | None) -> bool:

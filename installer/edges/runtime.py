@@ -9,6 +9,7 @@ SHA-256) before anything uses them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -118,6 +119,8 @@ def execute(plan: RuntimePlan, runner: Runner, *,
 def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
          fetch: Callable[[str, str], None]) -> None:  # fmt: skip
     argv = step.argv
+    if step.kind == "fetch" and STDIN in argv:  # a key: checked, then what root reads on stdin
+        step = _fetched_key(step, index, run, fetch)
     if step.kind == "prime":
         _prime(run, step)
         return
@@ -337,8 +340,9 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
     if kind == "openpgp":
         found = openpgp.fingerprint(data)
         if found != expected.upper():
-            raise RuntimeFailed(f"the key from {step.url} has fingerprint {found or 'none'}, "
-                                f"not Docker's published {expected}: it was not installed",
+            said = f"has fingerprint {found}" if found else "is not one OpenPGP key alone"
+            raise RuntimeFailed(f"the key from {step.url} {said}, not Docker's published "
+                                f"{expected} only: it was not installed",
                                 "check the network path to download.docker.com (a proxy "
                                 "rewriting it?), then run again")  # fmt: skip
     elif kind == "sha256-from":
@@ -354,6 +358,21 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
             raise RuntimeFailed(f"{name} from {step.url} does not match Docker's published "
                                 "checksum (or none could be read): it was not installed",
                                 "check the network path to desktop.docker.com, then run again")
+
+
+def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str], None]) -> Step:
+    """A key step reading STDIN: downloaded as you and checked, then a "stage" step whose
+    content is the key re-armored after its first line (the step's content: the engine's
+    marker), which is what root reads on stdin."""
+    if not step.check.startswith("openpgp:"):
+        raise RuntimeFailed(f"{step.url}: only a checked key is handed to root this way",
+                            "this is a bug in the installer: report it")  # fmt: skip
+    path = run.staged(f"{index}-{os.path.basename(step.argv[-1]) or 'file'}")
+    fetch(step.url, path)
+    _check(step, path, fetch, run)
+    with open(path, "rb") as handle:
+        return dataclasses.replace(step, kind="stage",
+                                   content=openpgp.marked(handle.read(), step.content))  # fmt: skip
 
 
 def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:

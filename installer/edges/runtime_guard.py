@@ -31,7 +31,15 @@ R = TypeVar("R", bound=Runner)
 
 
 def state(run: Runner, step: Step, path: str) -> str:
-    """ours | foreign | absent | unreadable, read as the step runs (root through sudo)."""
+    """ours | foreign | link | absent | unreadable, read as the step runs (root through
+    sudo). A symbolic link is never the engine's, dangling or not: grep follows it, and a
+    rename would replace the link, not what it points at."""
+    link = Step(("test", "-L", path), "is it a symbolic link", root=step.root)
+    seen_link = run.answer(link, link.argv, timeout=30)
+    if isinstance(seen_link, NoAnswer):
+        return "unreadable"
+    if seen_link.rc == 0:
+        return "link"
     probe = Step(guard_probe(path), "is it tracebloc's own", root=step.root)
     answer = run.answer(probe, probe.argv, timeout=30)
     if isinstance(answer, NoAnswer):
@@ -57,11 +65,11 @@ def guarded(run: R, step: Step, argv: tuple[str, ...], _run: Callable[[R, Step, 
 
     dest = argv[-1]
     found = state(run, step, dest)
-    if found in ("foreign", "unreadable"):
-        run.warn(f"{dest} was not written by tracebloc"
+    if found in ("foreign", "unreadable", "link"):
+        run.warn(f"{dest} " + ("is a symbolic link" if found == "link" else "was not written by tracebloc")
                  + (" (it could not be read)" if found == "unreadable" else "")
                  + f": left as it is, so it is not {'rewritten' if step.kind == 'stage' else 'removed'}; "
-                 "check that it says what Docker's daemon should use")  # fmt: skip
+                 "check that it says what Docker should use")  # fmt: skip
         return
     if step.kind != "stage":  # a removal
         if found == "absent":

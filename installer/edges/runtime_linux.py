@@ -12,7 +12,18 @@ from collections.abc import Mapping
 from installer.decide.drift import DockerRead
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import MachineFacts
-from installer.decide.runtime import Facts, parse_os_release
+from installer.decide.runtime import (
+    APT_KEY,
+    APT_SOURCE,
+    APT_SOURCE_DEB822,
+    CA_DROPIN,
+    PROXY_DROPIN,
+    RPM_KEY,
+    RPM_REPO,
+    Facts,
+    is_ours,
+    parse_os_release,
+)
 from installer.decide.settings import RuntimeGiven
 from installer.decide.yesno import flag
 from installer.edges import call, proc
@@ -23,6 +34,10 @@ TOOLS = ("apt-get", "dnf", "yum", "zypper", "pacman", "systemctl", "fuser", "sg"
 # Tests only: run the decision as this user instead of the real one (the suite runs as
 # root). Honoured only together with the twin's TB_OS_RELEASE_FILE seam, and announced.
 TEST_USER = "TB_TEST_RUNTIME_USER"  # NAME:UID
+# Tests only, with the test user: the files below are read under this directory (the fake
+# root tools' scratch root) instead of /.
+TEST_SYSROOT = "TB_TEST_SYSROOT"
+OWNED = (APT_SOURCE, APT_SOURCE_DEB822, APT_KEY, RPM_REPO, RPM_KEY, PROXY_DROPIN, CA_DROPIN)
 
 
 def os_release_path(env: Mapping[str, str]) -> str:
@@ -82,6 +97,40 @@ def in_group(user: str, group: str) -> bool | None:
         return None
 
 
+def file_state(path: str) -> str:
+    """absent | ours | foreign | link | dangling | unreadable, as this user sees `path`
+    (lstat: a link is reported as one, never followed into "absent")."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return "unreadable"
+    if stat.S_ISLNK(info.st_mode):
+        return "link" if os.path.exists(path) else "dangling"
+    if not stat.S_ISREG(info.st_mode):
+        return "foreign"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return "ours" if is_ours(handle.read(65536)) else "foreign"
+    except OSError:
+        return "unreadable"  # a root-only file: the guard reads it through sudo as it runs
+
+
+def owned_files(env: Mapping[str, str]) -> dict[str, str]:
+    root = env.get(TEST_SYSROOT, "").strip() if test_user(env) is not None else ""
+    return {path: file_state(root + path) for path in OWNED}
+
+
+def dpkg_arch(env: Mapping[str, str], tools: frozenset[str], timeout: float) -> str:
+    """`dpkg --print-architecture` on an apt machine ("" when it cannot be asked)."""
+    dpkg = proc.find_on_path("dpkg", env, "linux") if "apt-get" in tools else None
+    if dpkg is None:
+        return ""
+    result = call.answer(dpkg, ["--print-architecture"], timeout=timeout, env=env)
+    return "" if isinstance(result, call.NoAnswer) or result.rc != 0 else result.stdout.strip()
+
+
 def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
     """root | nopw | pw | none, as the twin's `_probe_privilege` (`sudo -n true` changes
     nothing)."""
@@ -117,6 +166,7 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
     pretend = test_user(env)
     if pretend is not None:
         user, uid = pretend
+    tools = present_tools(env)
     return Facts(
         os="linux", docker=info.state, docker_reason=info.reason,
         docker_cli=proc.find_on_path("docker", env, "linux") is not None
@@ -124,7 +174,8 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         uid=uid, user=user, sudo_user=env.get("SUDO_USER", "").strip(),
         sudo=sudo_posture(env, uid, timeout),
         in_docker_group=in_group(user, "docker") if user else None,
-        os_release=read_os_release(env), tools=present_tools(env), arch=machine.arch,
+        os_release=read_os_release(env), tools=tools, arch=machine.arch,
+        dpkg_arch=dpkg_arch(env, tools, timeout), files=owned_files(env),
         proxy=dict(given.proxy),
         ca_pem=read_ca_bundle(given.ca_bundle) if given.ca_bundle else "",
         boot_enabled=boot_enabled(env, timeout), no_autostart=flag(env, "TRACEBLOC_NO_AUTOSTART"),

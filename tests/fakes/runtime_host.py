@@ -14,10 +14,12 @@ tests read the files the engine put under /etc and their permissions.
 from __future__ import annotations
 
 import json
+import platform
 import shutil
 import sys
 from pathlib import Path
 
+from installer.decide.runtime import parse_os_release
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.executables import make_executable
 
@@ -53,6 +55,11 @@ DOCKER_CE_APT = ["env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a", 
                  "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600", "-o",
                  "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
                  "docker-ce", "docker-ce-cli", "containerd.io"]  # fmt: skip
+# dpkg's architecture names (dpkg-architecture -L, the common ones) and this machine's.
+DPKG_ARCHES = ("amd64", "arm64", "armel", "armhf", "i386", "mips64el", "ppc64el", "riscv64",
+               "s390x", "loong64")
+MACHINE_DPKG_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64",
+                     "amd64": "amd64"}.get(platform.machine().lower(), platform.machine().lower())
 STARTED, GRANTED, INSTALLED = "docker-started", "docker-granted", "docker-installed"
 
 SUDO = '''import json, os, sys
@@ -125,8 +132,9 @@ if tool == "grep":
     except OSError:
         sys.exit(2)
     sys.exit(0 if any(re.fullmatch(argv[-2], line) for line in lines) else 1)
-if tool == "test":
-    sys.exit(0 if os.path.exists(at(argv[-1])) else 1)
+if tool == "test":  # -L: a link, dangling or not; -e: exists, a link followed
+    path = at(argv[-1])
+    sys.exit(0 if (os.path.islink(path) if argv[0] == "-L" else os.path.exists(path)) else 1)
 if tool == "rm":
     try:
         os.unlink(at(argv[-1]))
@@ -137,6 +145,104 @@ if tool == "mv":
     os.replace(at(argv[-2]), at(argv[-1]))
     sys.exit(0)
 sys.exit(98)
+'''
+
+# apt-get as strict as the real one where the engine's source line decides: `install` of
+# Docker's packages finds no candidate unless a source under `sysroot` serves this machine's
+# dpkg architecture (an unknown name in [arch=...] is ignored by apt), for this release's
+# codename, component `stable`, with its signed-by keyring present. Then the scripted answer.
+APT_GET = '''import glob, json, os, sys
+sys.path.insert(0, {fakes!r})
+import fake_tool
+log, root, codename, machine = {log!r}, {root!r}, {codename!r}, {machine!r}
+KNOWN = {known!r}
+argv = sys.argv[1:]
+
+def entries():
+    for name in sorted(glob.glob(root + "/etc/apt/sources.list.d/*.list")):
+        for line in open(name, encoding="utf-8").read().splitlines():
+            words = line.split("#", 1)[0].split()
+            if not words or words[0] != "deb":
+                continue
+            options = {{}}
+            if words[1].startswith("["):
+                end = next(i for i, w in enumerate(words) if w.endswith("]"))
+                for option in " ".join(words[1:end + 1]).strip("[]").split():
+                    key, _, value = option.partition("=")
+                    options[key] = value
+                words = [words[0], *words[end + 1:]]
+            yield options, words[1], words[2], words[3:]
+    for name in sorted(glob.glob(root + "/etc/apt/sources.list.d/*.sources")):
+        fields = dict(line.split(":", 1) for line in open(name, encoding="utf-8").read().splitlines()
+                      if ":" in line and not line.startswith("#"))
+        fields = {{k.strip().lower(): v.strip() for k, v in fields.items()}}
+        options = {{"signed-by": fields.get("signed-by", "")}}
+        if "architectures" in fields:
+            options["arch"] = ",".join(fields["architectures"].split())
+        for suite in fields.get("suites", "").split():
+            yield options, fields.get("uris", ""), suite, fields.get("components", "").split()
+
+def candidate():
+    for options, uri, suite, components in entries():
+        arches = [a for a in options.get("arch", machine).split(",") if a in KNOWN]
+        key = options.get("signed-by", "")
+        if machine in arches and suite == codename and "stable" in components and \\
+                uri.startswith(("https://", "http://")) and (not key or os.path.isfile(root + key)):
+            return True
+    return False
+
+if "install" in argv and "docker-ce" in argv and not candidate():
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps({{"tool": "apt-get", "argv": argv, "pid": os.getpid(), "env": {{}},
+                              "env_names": []}}) + "\\n")
+    sys.stderr.write("E: Package 'docker-ce' has no installation candidate\\n")
+    sys.exit(100)
+sys.exit(fake_tool.main("apt-get", {scenario!r}, log))
+'''
+
+# dnf as strict as the real one where a repository file decides: `install docker-ce` finds
+# no match unless a .repo file under `sysroot` has an enabled section with a baseurl (dnf
+# fills in $releasever and $basearch itself); with gpgcheck=1 a gpgkey=file:// that is no
+# armored key under `sysroot` fails the signature check. Then the scripted answer.
+DNF = '''import configparser, glob, json, os, sys
+sys.path.insert(0, {fakes!r})
+import fake_tool
+log, root, tool = {log!r}, {root!r}, os.path.basename(sys.argv[0])
+argv = sys.argv[1:]
+
+def served():
+    for name in sorted(glob.glob(root + "/etc/yum.repos.d/*.repo")):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(name, encoding="utf-8")
+        except configparser.Error:
+            continue
+        for section in parser.sections():
+            if parser[section].get("enabled", "1") == "1" and parser[section].get("baseurl", ""):
+                return section, parser[section]
+    return None
+
+def key_ok(repo):
+    if repo[1].get("gpgcheck", "1") != "1":
+        return True
+    key = repo[1].get("gpgkey", "")
+    if not key.startswith("file:///"):
+        return True  # fetched by dnf itself over the network
+    try:
+        text = open(root + key[len("file://"):], encoding="utf-8").read()
+    except OSError:
+        return False
+    return "-----BEGIN PGP PUBLIC KEY BLOCK-----" in text
+
+repo = served() if "install" in argv and "docker-ce" in argv else ("", {{}})
+if repo is None or not key_ok(repo):
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps({{"tool": tool, "argv": argv, "pid": os.getpid(), "env": {{}},
+                              "env_names": []}}) + "\\n")
+    sys.stderr.write("Error: Unable to find a match: docker-ce docker-ce-cli containerd.io\\n"
+                     if repo is None else "Error: GPG check FAILED (the repository's key file)\\n")
+    sys.exit(1)
+sys.exit(fake_tool.main(tool, {scenario!r}, log))
 '''
 
 SG = '''import json, os, subprocess, sys
@@ -178,6 +284,16 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
         make_executable(cluster.bin / tool, ETC_TOOL.format(log=log, root=str(sysroot(cluster))))
     for tool in ("systemctl", "usermod", "modprobe", "cmp", PACKAGE_MANAGER[distro]):
         cluster.install(tool)
+    if PACKAGE_MANAGER[distro] == "apt-get":
+        named = parse_os_release(OS_RELEASES[distro])
+        make_executable(cluster.bin / "apt-get", APT_GET.format(
+            fakes=str(Path(__file__).parent), log=log, root=str(sysroot(cluster)),
+            codename=named.get("UBUNTU_CODENAME") or named.get("VERSION_CODENAME", ""),
+            machine=MACHINE_DPKG_ARCH, known=DPKG_ARCHES, scenario=str(cluster.scenario_path)))
+    if PACKAGE_MANAGER[distro] == "dnf" and distro != "amzn2023":  # Amazon's docker is its own
+        make_executable(cluster.bin / "dnf", DNF.format(
+            fakes=str(Path(__file__).parent), log=log, root=str(sysroot(cluster)),
+            scenario=str(cluster.scenario_path)))
     for tool in ("systemctl", "modprobe", PACKAGE_MANAGER[distro]):
         cluster.on(tool, stdout="")
     cluster.on("cmp", rc=1)  # nothing in place yet
@@ -222,9 +338,11 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
         (mirror / base / "gpg").write_bytes(TEST_KEY.read_bytes())
     for repo in ("fedora", "rhel", "centos"):
         (mirror / repo).mkdir(parents=True, exist_ok=True)
+        (mirror / repo / "gpg").write_bytes(TEST_KEY.read_bytes())
         (mirror / repo / "docker-ce.repo").write_text(f"[docker-ce-stable]\nname={repo}\n"
                                                       "gpgcheck=1\n", encoding="utf-8")  # fmt: skip
     return {"TB_OS_RELEASE_FILE": str(release), "TB_TEST_RUNTIME_USER": f"{USER}:{UID}",
+            "TB_TEST_SYSROOT": str(sysroot(cluster)),
             "USER": USER, "TRACEBLOC_TOOLS_MIRROR": str(cluster.root / "mirror"),
             "TB_TEST_DOCKER_APT_KEY_FPR": TEST_KEY_FPR}
 

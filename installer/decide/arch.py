@@ -1,0 +1,48 @@
+"""Each tool's name for a CPU architecture, decided here and nowhere else. Pure.
+
+The engine's own name (`MachineFacts.arch`, the pinned tools' platform keys such as
+`linux-x86_64`) is `x86_64` or `arm64`. Every tool spells the same CPU its own way, and a
+name a tool does not know is not an error there but silently nothing: apt ignores a
+`[arch=x86_64]` source (no install candidate). dnf's name (`$basearch`, `aarch64`) is left
+to dnf: the engine's repository file says `$basearch` and dnf substitutes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# platform.machine() on Linux, macOS and Windows, and kubernetes.io/arch labels (Go's names).
+_ENGINE = {
+    "x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64",
+    "aarch64": "arm64", "arm64": "arm64", "armv8": "arm64", "armv8l": "arm64",
+}  # fmt: skip
+# dpkg's names (dpkg-architecture -L), for a machine without dpkg to ask.
+_DPKG = {
+    "x86_64": "amd64", "arm64": "arm64", "armv7l": "armhf", "armv6l": "armel",
+    "i386": "i386", "i686": "i386", "ppc64le": "ppc64el", "s390x": "s390x",
+    "riscv64": "riscv64", "loongarch64": "loong64", "mips64": "mips64el",
+}  # fmt: skip
+# Go's GOARCH: Kubernetes, helm, k3d and Docker name their downloads with it.
+_GO = {"x86_64": "amd64", "arm64": "arm64"}
+_DPKG_WORD = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+def engine_arch(raw: str) -> str:
+    """The engine's name for `platform.machine()` or a node's kubernetes.io/arch label."""
+    word = raw.strip().lower()
+    return _ENGINE.get(word, word or "unknown")
+
+
+def apt_arch(arch: str, dpkg_says: str = "") -> str:
+    """apt's name for this machine: what `dpkg --print-architecture` answered when it could
+    be asked (a multiarch or armhf userland on a 64-bit kernel is dpkg's to say), else the
+    mapping. Empty when neither knows: no apt source is written for a guess."""
+    said = dpkg_says.strip()
+    if _DPKG_WORD.fullmatch(said):
+        return said
+    return _DPKG.get(engine_arch(arch), "")
+
+
+def go_arch(arch: str) -> str:
+    """The download name (`…/linux/amd64/kubectl`, `k3d-linux-arm64`, Docker.dmg's path)."""
+    return _GO.get(engine_arch(arch), "")
