@@ -171,7 +171,9 @@ DIFFERENCES = {
     "proxy-set": (SIGNED["apt"][0], SIGNED["apt"][1] | {"systemctl try-restart docker"}),
     "prepare-host": SIGNED["apt"], "fedora": SIGNED["rpm"], "rhel-9": SIGNED["rpm"],
     "rocky-9": SIGNED["rebuild"],
-    "stale-proxy-dropin": (set(), {"systemctl try-restart docker"}),
+    # A Docker the engine starts is enabled at boot too (scripts/lib/cluster.sh did it there).
+    "stopped": (set(), {"systemctl enable docker"}),
+    "stale-proxy-dropin": (set(), {"systemctl try-restart docker", "systemctl enable docker"}),
 }
 STALE = "# Managed by tracebloc installer (#244)\n[Service]\nEnvironment=\"HTTP_PROXY=http://gone:3128\"\n"
 
