@@ -206,3 +206,13 @@ def test_a_urls_password_is_masked_whether_or_not_it_is_known(text: str, shown: 
 def test_a_remedys_url_template_is_not_masked_but_a_known_password_so_spelled_is() -> None:
     assert Redactor()("use http://user:password@host:port") == "use http://user:password@host:port"
     assert Redactor(["password"])("http://u:password@proxy:3128") == f"http://u:{MASK}@proxy:3128"
+
+
+@pytest.mark.parametrize("text", [
+    "server https://admin:password@10.0.0.5:6443",  # a kubeconfig's real, weak password
+    "server https://admin:Pass@cluster.local:6443",
+    "https://user:password@10.0.0.5:6443",  # the template's words, a real host
+])  # fmt: skip
+def test_a_weak_password_that_reads_like_a_placeholder_is_still_masked(text: str) -> None:
+    shown = Redactor()(text)
+    assert "assword@" not in shown and "Pass@" not in shown and MASK in shown

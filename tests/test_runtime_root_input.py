@@ -361,3 +361,20 @@ def test_the_certificates_kept_are_the_bundles_own_bytes(tmp_path: Path) -> None
         pem.certificates(b"no pem here")
     with pytest.raises(pem.NotCertificates):
         pem.certificates(first.encode() + b"-----BEGIN EC PRIVATE KEY-----\nMAA=\n-----END EC PRIVATE KEY-----\n")
+
+
+def test_a_proxy_variable_that_is_not_utf8_stops_prepare_host_in_one_line(
+    cluster: FakeCluster,
+) -> None:
+    """A byte that is not UTF-8 (`$'http://u:p\\xff@proxy'`, Python's surrogate escape) has
+    no place in a unit file (systemd ignores such an assignment) and cannot even be encoded
+    for root's stdin: bad input, one line, before anything."""
+    env = linux_host(cluster, "debian")
+    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE,
+                         HTTPS_PROXY="http://u:p\udcff@proxy.corp:3128", **env)  # fmt: skip
+
+    assert result.returncode == 2, result.stderr
+    assert "HTTPS_PROXY" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    one_clear_line(result.stderr)
+    assert root_calls(cluster) == []
+    assert not (sysroot(cluster) / "etc").exists()

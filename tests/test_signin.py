@@ -3,6 +3,7 @@ fake `tracebloc` executable that plays the CLI's contract (tests/fakes/tracebloc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -540,3 +541,30 @@ def test_the_k3d_cluster_is_named_for_the_remedy_only_when_it_is_on_this_machine
 
     assert setting.cluster_name == named
     assert setting.kube_flags == ("--context", "k3d-tracebloc")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="directory descriptors are POSIX")
+def test_the_signin_directory_swapped_for_a_link_while_it_is_emptied_leads_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Between the look at `.tracebloc-signin` and its listing, it becomes a link to the
+    person's documents: none of their files is removed."""
+    data, documents = tmp_path / "data", tmp_path / "documents"
+    (data / tbcli.SIGNIN_DIR).mkdir(parents=True)
+    (data / tbcli.SIGNIN_DIR / "client-credential.env").write_text("stale\n")
+    documents.mkdir()
+    (documents / "thesis.tex").write_text("mine\n")
+    real_scandir = os.scandir
+
+    def swapped(target: Any = ".") -> Any:
+        private = data / tbcli.SIGNIN_DIR
+        if not private.is_symlink():
+            os.rename(private, data / "aside")
+            os.symlink(documents, private)
+        return real_scandir(target)
+
+    monkeypatch.setattr(tbcli.os, "scandir", swapped)
+    with contextlib.suppress(InstallerError), tbcli.credential_file(str(data)):
+        pass
+    monkeypatch.undo()
+    assert (documents / "thesis.tex").read_text() == "mine\n"

@@ -85,6 +85,32 @@ def test_unchanged_content_is_not_rewritten_and_makes_no_bak(tmp_path: Path) -> 
     assert mode(path) == 0o600
 
 
+@POSIX_MODES
+def test_a_values_file_swapped_for_a_link_after_the_check_never_has_its_target_chmodded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Between the link check and the tightening of an unchanged file, `values.yaml` becomes
+    a link to another file with the same bytes: that file keeps its mode."""
+    from installer.edges import valuesfile
+
+    path, other = tmp_path / "values.yaml", tmp_path / "shared-notes.yaml"
+    path.write_bytes(NEW)
+    other.write_bytes(NEW)
+    other.chmod(0o644)
+    real_read = valuesfile._read_existing
+
+    def swapped(target: str) -> bytes | None:
+        data = real_read(target)
+        os.remove(target)
+        os.symlink(other, target)
+        return data
+
+    monkeypatch.setattr(valuesfile, "_read_existing", swapped)
+    with pytest.raises(InstallerError, match="symbolic link|owner-only"):
+        write_values(str(path), NEW, env={}, os_="linux")
+    assert mode(other) == 0o644
+
+
 def _replace_failing_on(call: int) -> Any:
     """A fresh os.replace stand-in per test: the `call`-th rename hits a full disk."""
 

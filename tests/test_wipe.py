@@ -304,3 +304,43 @@ def test_the_next_install_removes_a_killed_wipes_trash_and_never_offers_it(
     assert installed.returncode == 0, installed.stderr
     assert not trash.exists()
     assert (release / "logs" / "keep.log").read_text() == "kept"
+
+
+_BIND_MOUNTED = r"""
+import os, subprocess, sys
+from pathlib import Path
+from installer.edges import datadir
+home = Path(sys.argv[1])
+data, db, projects = home / ".tracebloc", home / ".tracebloc" / "tracebloc" / "mysql", home / "projects"
+(db / "schema0").mkdir(parents=True)
+(db / "schema0" / "t0.ibd").write_bytes(b"row\n")
+(db / "mnt").mkdir()
+projects.mkdir()
+(projects / "thesis.tex").write_bytes(b"mine\n")
+subprocess.run(["mount", "--bind", str(projects), str(db / "mnt")], check=True)
+survivors = datadir.wipe(datadir.shown(str(data), datadir.leftovers(str(data))))
+print("kept" if (projects / "thesis.tex").exists() else "lost", survivors)
+"""
+
+
+@POSIX_ONLY
+def test_a_mount_inside_the_database_is_not_crossed_by_the_wipe(tmp_path: Path) -> None:
+    """A directory mounted inside the data (a bind mount of the person's projects) is
+    another file system: the wipe deletes the database's own files and keeps it, like
+    `rm -rf --one-file-system`, reporting the database as not wholly removed."""
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux) for a private mount namespace")
+    argv = ["unshare", "--mount", "--propagation", "private"]
+    if os.geteuid() != 0:
+        argv[1:1] = ["--map-root-user"]
+    probe = subprocess.run([*argv, "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.decode().strip()}")
+    done = subprocess.run([*argv, sys.executable, "-c", _BIND_MOUNTED, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("kept"), done.stdout
+    assert "mysql" in done.stdout  # not wholly removed: said so

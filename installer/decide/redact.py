@@ -275,13 +275,14 @@ class Redactor:
         return any(_carries(parts, secret) for secret in self._secrets)
 
 
-# A remedy's template (`http://user:password@host:port`) names no password: it stays. A
-# real password spelled so is still masked when it is known (a proxy's, from the environment).
-_PLACEHOLDERS = ("", "password", "<password>", "$password", "${password}", "pass", MASK)
+# A remedy's template (`http://user:password@host:port`, `http://[user:password@]host`)
+# names no password: it stays, but only as the whole template (the words `user:password`
+# before the word `host`); a real URL's weak password (`admin:password@10.0.0.5`) is masked.
+_TEMPLATE = re.compile(r"://\[?user:password@\]?host\b")
 
 
 def _masked_password(match: re.Match[str]) -> str:
-    if match["password"].lower() in _PLACEHOLDERS:
+    if match["password"] in ("", MASK) or _TEMPLATE.match(match.string, match.start()):
         return match.group()
     return match["head"] + MASK + "@"
 

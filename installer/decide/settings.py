@@ -328,8 +328,9 @@ def runtime_given(env: Mapping[str, str]) -> RuntimeGiven:
 # What no value written into a root-owned file may hold: C0 controls (line feed, carriage
 # return, NUL, tab, …), DEL, C1 (NEL among them) and the Unicode line and paragraph
 # separators. A line break in a drop-in's value would start a line of its own (an
-# `ExecStartPre=` systemd runs as root), so such a value is refused, never escaped.
-_NOT_IN_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# `ExecStartPre=` systemd runs as root), so such a value is refused, never escaped. A byte
+# that is not UTF-8 (a lone surrogate, Python's escape for it) cannot be written either.
+_NOT_IN_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def one_line(name: str, value: str) -> str:
@@ -338,10 +339,12 @@ def one_line(name: str, value: str) -> str:
     found = _NOT_IN_ONE_LINE.search(value)
     if found is None:
         return value
-    raise BadInput(f"{name} holds a control character (U+{ord(found.group()):04X}, a line "
-                   f"break or similar, at character {found.start() + 1}): it is not written "
-                   "into the system's files",
-                   f"set {name} again on one line, without control characters")  # fmt: skip
+    code = ord(found.group())
+    what = (f"a byte that is not UTF-8 (0x{code - 0xDC00:02X}" if 0xD800 <= code <= 0xDFFF
+            else f"a control character (U+{code:04X}, a line break or similar")  # fmt: skip
+    raise BadInput(f"{name} holds {what}, at character {found.start() + 1}): it is not "
+                   "written into the system's files",
+                   f"set {name} again on one line, in UTF-8, without control characters")  # fmt: skip
 
 
 def prepare_user(env: Mapping[str, str]) -> str:

@@ -207,13 +207,24 @@ def _opened(top: int, relative: str) -> Iterator[int | None]:
         os.close(fd)
 
 
+def _mount(fd: int) -> tuple[int, str]:
+    """Which mount the directory `fd` is on: its device, and on Linux the mount id
+    (/proc/self/fdinfo), since a bind mount of the same file system has the same device."""
+    mnt_id = ""
+    with contextlib.suppress(OSError), open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as info:
+        mnt_id = next((line.split()[1] for line in info if line.startswith("mnt_id:")), "")
+    return os.fstat(fd).st_dev, mnt_id
+
+
 def _remove_tree(parent: int, name: str) -> bool:
     """Delete the directory `name` in `parent` and everything below it, through directory
     descriptors, never following a link (a link is removed as itself). True when gone; the
-    first thing that cannot be removed stops it."""
+    first thing that cannot be removed stops it, and so does a directory on another file
+    system (a mount inside the data, the person's own files: never crossed)."""
     stack: list[tuple[int, str]] = []
     try:
         stack.append((os.open(name, _DIR_FLAGS, dir_fd=parent), name))
+        mount = _mount(stack[0][0])
         while stack:
             fd = stack[-1][0]
             deeper = None
@@ -221,6 +232,9 @@ def _remove_tree(parent: int, name: str) -> bool:
                 for entry in listing:
                     if entry.is_dir(follow_symlinks=False):
                         deeper = (os.open(entry.name, _DIR_FLAGS, dir_fd=fd), entry.name)
+                        if _mount(deeper[0]) != mount:
+                            os.close(deeper[0])
+                            return False
                         break
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(entry.name, dir_fd=fd)

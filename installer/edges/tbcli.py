@@ -131,12 +131,32 @@ def _remove_private(private: str) -> None:
     if not stat.S_ISDIR(found.st_mode) or os.path.islink(private):
         _remove(private)
         return
-    with os.scandir(private) as listing:
-        for entry in listing:
-            if not entry.is_dir(follow_symlinks=False):
-                _remove(entry.path)
+    if os.name == "nt" or os.unlink not in os.supports_dir_fd:
+        with os.scandir(private) as listing:
+            for entry in listing:
+                if not entry.is_dir(follow_symlinks=False):
+                    _remove(entry.path)
+    else:  # through the directory opened without following a link: one swapped in since
+        _empty_by_fd(private)  # the look is never listed or emptied
     with contextlib.suppress(OSError):  # not empty (the CLI made a directory): kept
         os.rmdir(private)
+
+
+def _empty_by_fd(private: str) -> None:
+    """Remove the files in `private`, listed and unlinked through its descriptor."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(private, flags)
+    except OSError:
+        return  # a link or gone now: nothing of it is removed
+    try:
+        with os.scandir(fd) as listing:
+            for entry in listing:
+                if not entry.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def read_credential(path: str) -> signin.Minted:

@@ -11,6 +11,7 @@ import getpass
 import os
 import re
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -146,7 +147,7 @@ def restrict(path: str, *, env: Mapping[str, str], os_: str) -> None:
     """Owner-only access: mode 0600 on POSIX, an ACL granting only the current user on
     Windows (inheritance removed, so the folder's grants to others do not apply)."""
     if os_ != "windows":
-        os.chmod(path, 0o600)
+        _chmod_itself(path)
         return
     user = env.get("USERNAME") or getpass.getuser()
     domain = env.get("USERDOMAIN")
@@ -160,6 +161,24 @@ def restrict(path: str, *, env: Mapping[str, str], os_: str) -> None:
             f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
             "nothing was written; check the folder's permissions",
         )
+
+
+def _chmod_itself(path: str) -> None:
+    """Mode 0600 on `path` itself, never on what a link put there meanwhile points at (the
+    link check ran before the file was read; O_NOFOLLOW holds at the chmod)."""
+    if sys.platform == "win32":  # a POSIX mode asked for on Windows (tests): no fchmod there
+        os.chmod(path, 0o600)
+        return
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        why = "it is a symbolic link" if os.path.islink(path) else exc.strerror or str(exc)
+        raise _failure(path, f"cannot make it owner-only: {why}") from None
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _fsync_directory(directory: str, os_: str) -> None:
