@@ -25,12 +25,25 @@ class Outcome:
     unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
 
 
-def summary(outcome: Outcome, log_path: str | None) -> str:
+def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
+            status: str = "tracebloc-installer status", ingest: bool = False) -> str:  # fmt: skip
+    """The end of the run. `full`: everything seen (--verbose, a pipe, the log); else the
+    few lines a person at a terminal reads. `status` is the command to paste, as it runs
+    here; `ingest`: the tracebloc CLI is on this machine, so its data step is shown."""
     if outcome.unchanged:
         return outcome.unchanged
     training = outcome.training
-    who = training_words(training)
     kube = outcome.kube
+    ingest = ingest and not any("tracebloc data ingest" in note for note in outcome.notes)
+    if not full:
+        where = kube.context if kube is not None and kube.readable else "the cluster"
+        lines = ["The tracebloc client is installed and connected (every workload ready).",
+                 f"  cluster:   {where}, namespace {outcome.namespace}",
+                 f"  values:    {outcome.values_path}"]  # fmt: skip
+        lines += [f"  log:       {log_path}"] if log_path else []
+        lines += [f"  note: {note}" for note in outcome.notes]
+        return "\n".join(lines + next_steps(status, ingest))
+    who = training_words(training)
     lines = [
         "The tracebloc client is installed and connected.",
         f"  connected:      {CONNECTED_SIGNAL}",
@@ -45,7 +58,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
-    lines += next_steps()
+    lines += next_steps(status, ingest)
     return "\n".join(lines)
 
 
@@ -60,14 +73,14 @@ WEB_APP = "https://ai.tracebloc.io"
 CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
 
 
-def next_steps() -> list[str]:
-    return [
-        "next:",
-        f"  the client appears in the tracebloc web app: {WEB_APP}",
-        "  check it later:  tracebloc-installer status",
-        "  then ingest your data with the tracebloc CLI (`tracebloc data ingest`); get it "
-        f"from {CLI_RELEASES}",
-    ]
+def next_steps(status: str = "tracebloc-installer status", ingest: bool = False) -> list[str]:
+    """Each line works as printed: the data step only where the tracebloc CLI is."""
+    data = ("  tracebloc data ingest    add your data with the tracebloc CLI" if ingest else
+            f"  add your data with the tracebloc CLI, from {CLI_RELEASES}")  # fmt: skip
+    return ["next:",
+            f"  {status}    check on the client",
+            f"  {WEB_APP}    the client appears in the tracebloc web app",
+            data]  # fmt: skip
 
 
 def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:

@@ -100,9 +100,16 @@ class Ui:
         # characters of it are on the current line.
         self._spinning: tuple[str, float] | None = None
         self._drawn = 0
+        self._columns = env.get("COLUMNS", "")
         self._width = _width(stream)
         self._last_progress = ""
         self._step_title = ""
+
+    def columns(self) -> int:
+        """The terminal's width now: COLUMNS when set (as shutil reads it), else the
+        stream's terminal, else 80."""
+        given = self._columns.strip()
+        return int(given) if given.isdigit() and int(given) > 0 else _width(self.stream)
 
     # --- steps -------------------------------------------------------------------------
 
@@ -210,6 +217,10 @@ class Ui:
 
     def info(self, text: str) -> None:
         self._message("info", "", text)
+
+    def detail(self, text: str) -> None:
+        """For the log (and --verbose's console) only: the run's screen stays short."""
+        log.info("detail: %s", self._clean(text))
 
     def ok(self, text: str) -> None:
         self._message("ok", self._paint(self.glyphs.ok, _GREEN) + " " if self.fancy else "", text)

@@ -133,3 +133,9 @@ class Pty:
 
     def screen(self) -> str:
         return self.seen.decode("utf-8", errors="replace")
+
+
+def unwrapped(text: str) -> str:
+    """`text` with every run of whitespace one space: lines wrapped to the terminal's width
+    read as they were before wrapping."""
+    return " ".join(text.split())
