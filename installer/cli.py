@@ -300,7 +300,8 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))
     # A person at a terminal reads the few lines; --verbose and a pipe keep everything.
     full = args.verbose or not is_terminal(sys.stdout)
-    text = summary(outcome, shown_log, full=full, status=status, ingest=ingest)
+    text = summary(outcome, shown_log, full=full, status=status, ingest=ingest,
+                   width=ui.columns(), home=os.path.expanduser("~"))  # fmt: skip
     # The install is done whatever happens to stdout: its exit code says so.
     output.emit(args.json, document, text, redactor)
     return 0

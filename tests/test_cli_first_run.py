@@ -57,7 +57,7 @@ def test_a_fresh_laptop_is_asked_once_before_the_cluster_is_created(
         code = term.wait(timeout=90)
         screen = term.screen()
 
-    assert "create the local Kubernetes cluster tracebloc" in brief and "answer d" in brief
+    assert "create local cluster tracebloc in Docker" in brief and "answer d" in brief
     # Every change outside the engine's directory is listed at `d`, in order.
     steps = ["k3d cluster create tracebloc", "docker update --restart unless-stopped",
              "k3d kubeconfig merge tracebloc", "helm repo add tracebloc",

@@ -5,6 +5,7 @@ when there is nobody to ask and no --yes. `agree` asks every y/N question of the
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -44,23 +45,26 @@ def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
             "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
 
 
+def shown_path(path: str) -> str:
+    return question.shown_path(path, os.path.expanduser("~"))
+
+
 def local_context(local: Local, cfg: PlanConfig, said: str = "") -> question.Context:
     s = local.settings
     name = s.name if s is not None else "tracebloc"
-    where = {"create": f"{name}, new, on this machine",
-             "start": f"{name}, on this machine (stopped now)"}.get(local.action or "",
-                                                                   f"{name}, on this machine")  # fmt: skip
-    return question.Context(where, cfg.probe.namespace, cfg.probe.release, cfg.host_data_dir,
-                            more=[f"old data:  {said}"] if said else [])  # fmt: skip
+    where = {"create": f"{name} (new, local)", "start": f"{name} (local, stopped now)"}.get(
+        local.action or "", f"{name} (local)")  # fmt: skip
+    return question.Context(where, cfg.probe.namespace, cfg.probe.release,
+                            shown_path(cfg.host_data_dir), more=[f"old data:  {said}"] if said else [])  # fmt: skip
 
 
 def target_context(plan: Plan) -> question.Context:
     kube, probe, verdict = plan.kube, plan.cfg.probe, plan.verdict
-    where = (f"kube context {kube.context} ({kube.server or 'server unknown'})"
+    where = (f"{kube.context} ({kube.server or 'server unknown'})"
              if kube is not None and kube.readable else "the current kube context")  # fmt: skip
     upgrade = verdict is not None and verdict.action.startswith("upgrade")
-    return question.Context(where, probe.namespace, probe.release, plan.cfg.host_data_dir,
-                            upgrade=upgrade, more=[f"training:  {plan.facts.training.size}"])  # fmt: skip
+    return question.Context(where, probe.namespace, probe.release,
+                            shown_path(plan.cfg.host_data_dir), upgrade=upgrade, more=[f"training:  {plan.facts.training.size}"])  # fmt: skip
 
 
 def leftover_lines(said: str) -> list[str]:

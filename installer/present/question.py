@@ -29,28 +29,36 @@ class Context:
     more: Sequence[str] = ()  # a few more "label: text" facts (training size, earlier data)
 
 
+def shown_path(path: str, home: str) -> str:
+    """A path under the home directory as `~/…`, as a person reads and types it."""
+    home = home.rstrip("/\\")
+    inside = len(home) > 1 and path.startswith(home) and path[len(home):][:1] in ("/", "\\")
+    return "~" + path[len(home):] if inside else path
+
+
 def _sudo(change: Change) -> bool:
     return change.argv[:1] == ("sudo",) or change.why.startswith("as administrator")
 
 
-def _said(change: Change, ctx: Context) -> str:
+def _said(change: Change, ctx: Context, switches: bool) -> str:
     """One change in plain words; "" for one folded into another's line."""
     argv = change.argv
     words = argv[:3]
     name = argv[3] if len(argv) > 3 else ""
+    then = "; kubectl switches to it" if switches else ""
     if words == ("k3d", "cluster", "create"):
-        return f"create the local Kubernetes cluster {name} (k3d, in Docker)"
+        return f"create local cluster {name} in Docker (k3d){then}"
     if words == ("k3d", "cluster", "start"):
-        return f"start the stopped local cluster {name}"
+        return f"start the stopped local cluster {name}{then}"
     if words == ("k3d", "kubeconfig", "merge"):
-        return "make it your current kube context"
+        return "" if switches else "make it kubectl's current context"
     if argv[:2] in (("docker", "update"), ("docker", "exec")) or argv[:3] == ("helm", "repo", "add"):
         return ""  # part of the cluster's or the release's line; listed in the details
     if argv[:3] == ("helm", "upgrade", "--install"):
         verb = "upgrade" if ctx.upgrade else "install"
-        return f"{verb} the tracebloc client with helm in namespace {ctx.namespace}"
+        return f"{verb} the tracebloc client with helm into namespace {ctx.namespace}"
     if argv[:3] == ("kubectl", "config", "set-context"):
-        return f"make {ctx.namespace} kubectl's default namespace"
+        return ""  # said on the namespace's line
     return change.why
 
 
@@ -63,25 +71,38 @@ def fit(line: str, width: int) -> str:
 def summary(found: Sequence[Change], ctx: Context, width: int) -> list[str]:
     plain = [c for c in found if not _sudo(c)]
     root = [c for c in found if _sudo(c)]
+    made = {c.argv[:3] for c in plain}
+    switches = ("k3d", "kubeconfig", "merge") in made and bool(
+        made & {("k3d", "cluster", "create"), ("k3d", "cluster", "start")})  # fmt: skip
     said: list[str] = []
     for change in plain:
-        words = _said(change, ctx)
+        words = _said(change, ctx, switches)
         if words and words not in said:
             said.append(words)
     lines = ["tracebloc-installer will:", *(f"  - {words}" for words in said)]
+    release = "" if ctx.release == ctx.namespace else f", release {ctx.release}"
+    default = (" (kubectl's default)"
+               if ("kubectl", "config", "set-context") in made else "")  # fmt: skip
+    lines.append(f"  cluster: {ctx.cluster}    namespace: {ctx.namespace}{release}{default}")
     if root:
         first = root[0].why.removeprefix("as administrator: ")
         more = f" and {len(root) - 1} more" if len(root) > 1 else ""
-        lines.append(f"  sudo:      {len(root)} step{'s' if len(root) > 1 else ''} as "
-                     f"administrator: {first}{more}")  # fmt: skip
+        lines += [f"  sudo: {len(root)} step{'s' if len(root) > 1 else ''} as administrator: "
+                  f"{first}{more}", f"  data: {ctx.data_dir}"]  # fmt: skip
     else:
-        lines.append("  sudo:      not needed")
-    lines += [f"  cluster:   {ctx.cluster}",
-              f"  namespace: {ctx.namespace} (release {ctx.release})",
-              f"  data:      {ctx.data_dir}",
-              *(f"  {fact}" for fact in ctx.more),
-              f"  commands:  answer d to see each one, or run `{PROG} plan`"]  # fmt: skip
-    return [fit(line, width) for line in lines]
+        lines.append(f"  sudo: not needed    data: {ctx.data_dir}")
+    lines += [f"  {fact}" for fact in ctx.more]
+    lines.append(f"  every command: answer d, or `{PROG} plan`, or --verbose")
+    return [row for line in lines for row in rows(line, width)]
+
+
+def rows(line: str, width: int) -> list[str]:
+    """Two rows at most for a line that does not fit (a long path), cut after that."""
+    room = max(width - 1, 20)
+    if len(line) <= room:
+        return [line]
+    wrapped = textwrap.wrap(line, room, subsequent_indent="    ", break_on_hyphens=False)
+    return wrapped[:1] + [fit(" ".join(wrapped[1:]) if len(wrapped) > 1 else "", width)]
 
 
 def details(found: Sequence[Change], fetched: Sequence[str], heading: Sequence[str],

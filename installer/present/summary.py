@@ -9,6 +9,7 @@ from typing import Any
 from installer.decide.model import KubeTarget, Resolution
 from installer.edges.valuesfile import Written
 from installer.present.provenance import training_words
+from installer.present.question import rows, shown_path
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,12 @@ class Outcome:
 
 
 def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
-            status: str = "tracebloc-installer status", ingest: bool = False) -> str:  # fmt: skip
+            status: str = "tracebloc-installer status", ingest: bool = False,
+            width: int = 80, home: str = "") -> str:  # fmt: skip
     """The end of the run. `full`: everything seen (--verbose, a pipe, the log); else the
-    few lines a person at a terminal reads. `status` is the command to paste, as it runs
-    here; `ingest`: the tracebloc CLI is on this machine, so its data step is shown."""
+    few lines a person at a terminal `width` wide reads. `status` is the command to paste,
+    as it runs here; `ingest`: the tracebloc CLI is on this machine, so its data step is
+    shown, else where to get it."""
     if outcome.unchanged:
         return outcome.unchanged
     training = outcome.training
@@ -37,12 +40,14 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
     ingest = ingest and not any("tracebloc data ingest" in note for note in outcome.notes)
     if not full:
         where = kube.context if kube is not None and kube.readable else "the cluster"
-        lines = ["The tracebloc client is installed and connected (every workload ready).",
+        files = [shown_path(outcome.values_path, home)]
+        files += [shown_path(log_path, home)] if log_path else []
+        lines = [f"The tracebloc client is connected; it appears at {WEB_APP}",
                  f"  cluster:   {where}, namespace {outcome.namespace}",
-                 f"  values:    {outcome.values_path}"]  # fmt: skip
-        lines += [f"  log:       {log_path}"] if log_path else []
+                 f"  files:     {', '.join(files)}"]  # fmt: skip
         lines += [f"  note: {note}" for note in outcome.notes]
-        return "\n".join(lines + next_steps(status, ingest))
+        lines += next_steps(status, ingest, short=True)
+        return "\n".join(row for line in lines for row in rows(line, width))
     who = training_words(training)
     lines = [
         "The tracebloc client is installed and connected.",
@@ -73,10 +78,13 @@ WEB_APP = "https://ai.tracebloc.io"
 CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
 
 
-def next_steps(status: str = "tracebloc-installer status", ingest: bool = False) -> list[str]:
+def next_steps(status: str = "tracebloc-installer status", ingest: bool = False,
+               short: bool = False) -> list[str]:  # fmt: skip
     """Each line works as printed: the data step only where the tracebloc CLI is."""
     data = ("  tracebloc data ingest    add your data with the tracebloc CLI" if ingest else
-            f"  add your data with the tracebloc CLI, from {CLI_RELEASES}")  # fmt: skip
+            f"  add your data with the tracebloc CLI; get it from {CLI_RELEASES}")  # fmt: skip
+    if short:
+        return ["next:", f"  {status}    is it healthy?", data]
     return ["next:",
             f"  {status}    check on the client",
             f"  {WEB_APP}    the client appears in the tracebloc web app",

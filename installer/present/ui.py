@@ -18,6 +18,7 @@ import datetime
 import logging
 import os
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -236,7 +237,13 @@ class Ui:
         log.info("%s: %s", kind, text)
         lines = text.split("\n")
         if self.fancy:
-            self._line(prefix + "\n".join(lines))
+            # Wrapped to the terminal's width, one column spare: no row wider than it.
+            room = max(self.columns() - 1, 20)
+            first = (prefix + lines[0]) if lines else prefix
+            fitted = [row for line in [first, *lines[1:]]
+                      for row in (textwrap.wrap(line, room, subsequent_indent="  ",
+                                                break_on_hyphens=False) or [""])]  # fmt: skip
+            self._line("\n".join(fitted))
         else:
             stamp = _clock()
             self._line("\n".join(f"{stamp} {prefix}{line}" for line in lines))
