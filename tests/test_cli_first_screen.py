@@ -64,7 +64,7 @@ def run(term: Pty, answer: str) -> tuple[int, str]:
 
 
 def test_a_bare_laptop_is_asked_in_a_few_rows_and_installs_in_25(
-    laptop: World, backend: BackendServer
+    laptop: World, backend: BackendServer  # noqa: F811 - the fixture
 ) -> None:
     cluster = laptop.cluster
     env = on_a_terminal(cluster.env(**laptop.env(**env_for(backend))))
@@ -122,7 +122,7 @@ def test_an_existing_cluster_is_asked_in_a_few_rows_naming_its_context(
 
 
 def test_d_at_the_question_shows_every_command_within_the_width_and_asks_again(
-    laptop: World, backend: BackendServer
+    laptop: World, backend: BackendServer  # noqa: F811 - the fixture
 ) -> None:
     cluster = laptop.cluster
     env = on_a_terminal(cluster.env(**laptop.env(**env_for(backend))))
