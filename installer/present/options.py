@@ -40,7 +40,7 @@ exit codes: 0 done, 1 failed or the cluster cannot be reached, 2 bad input,
 log: HOST_DATA_DIR/install.log, every command install ran (secrets masked)
 """
 
-SUB_EPILOG = f"global options, examples, exit codes: {PROG} --help"
+SUB_EPILOG = f"see {PROG} --help for the global options, examples and exit codes"
 
 # Options every command takes before or after its name (`-n team-a status`): the ones that
 # take a value, and the flags. cli moves those given before the command to after it.
