@@ -297,9 +297,11 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     shown_log = log_path if handler is not None else None
     document = {"ok": True, "exit": 0, **install_json(outcome, shown_log)}
     status, ingest = _next_commands(args, env, outcome.namespace)
-    log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))
-    # A person at a terminal reads the few lines; --verbose and a pipe keep everything.
+    # A person at a terminal reads the few lines (the log keeps everything); --verbose and
+    # a pipe print everything.
     full = args.verbose or not is_terminal(sys.stdout)
+    if not full:
+        log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))
     text = summary(outcome, shown_log, full=full, status=status, ingest=ingest,
                    width=ui.columns(), home=os.path.expanduser("~"))  # fmt: skip
     # The install is done whatever happens to stdout: its exit code says so.
@@ -310,11 +312,10 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
 def _next_commands(args: argparse.Namespace, env: Mapping[str, str],
                    namespace: str) -> tuple[str, bool]:  # fmt: skip
     """`status` as it can be pasted here (this program by the name it answers to on PATH,
-    else by its path; the cluster and namespace of this run), and whether the tracebloc
-    CLI's `data ingest` can run here."""
+    else by its path; the cluster and namespace of this run), and whether `tracebloc data
+    ingest` can run as printed (the tracebloc CLI on PATH)."""
     import shutil
 
-    from installer.commands.tools import resolve_tool
     from installer.decide import shellquote
 
     path = env.get("PATH", os.defpath)
@@ -327,11 +328,8 @@ def _next_commands(args: argparse.Namespace, env: Mapping[str, str],
     flags = ["--kubeconfig", args.kubeconfig] if getattr(args, "kubeconfig", None) else []
     flags += ["--context", args.context] if getattr(args, "context", None) else []
     flags += ["-n", namespace] if namespace != "tracebloc" else []
-    try:
-        cli = resolve_tool("tracebloc", env)
-        ingest = bool(cli.ready and cli.path and shutil.which("tracebloc", path=path))
-    except InstallerError:
-        ingest = False
+    # On PATH, as printed; never run to find out (a run that did not sign in runs no CLI).
+    ingest = shutil.which("tracebloc", path=path) is not None
     return shellquote.join([*program, "status", *flags]), ingest
 
 

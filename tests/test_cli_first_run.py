@@ -57,7 +57,6 @@ def test_a_fresh_laptop_is_asked_once_before_the_cluster_is_created(
         code = term.wait(timeout=90)
         screen = term.screen()
 
-    assert "create local cluster tracebloc in Docker" in brief and "answer d" in brief
     # Every change outside the engine's directory is listed at `d`, in order.
     steps = ["k3d cluster create tracebloc", "docker update --restart unless-stopped",
              "k3d kubeconfig merge tracebloc", "helm repo add tracebloc",
@@ -67,7 +66,7 @@ def test_a_fresh_laptop_is_asked_once_before_the_cluster_is_created(
     assert "creates namespace tracebloc if absent" in shown
     # One question (asked again after `d`), and the list is not shown again after it.
     assert "Proceed?" not in screen and screen.count("[y/N]") == 2
-    assert screen.count("k3d cluster create tracebloc") == 1
+    assert "k3d cluster create tracebloc" not in screen[screen.rindex("[y/N]"):]
     if installs:
         assert code == 0, screen
         assert ["k3d", "cluster", "create"] == changed_machine(cluster)[0][:3]

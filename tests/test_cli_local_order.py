@@ -260,4 +260,4 @@ def test_declining_after_choosing_another_directory_names_where_the_log_and_lock
     assert code == 1, screen
     assert (first / "install.log").exists()
     assert not elsewhere.exists() or not any(elsewhere.iterdir())
-    assert f"only the engine's own files in {first} (its log and lock)" in screen, screen
+    assert f"Nothing was changed. Only the engine's own log and lock in {first} were" in screen, screen

@@ -91,14 +91,18 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
     directory, in order, with its argv, and asks again. The full list is always in the log
     (and on the console under --verbose), which under --yes is the record. `shown_before`:
     asked already (the local cluster's path), so the list is not shown again."""
-    log.info("about to change:\n%s", "\n".join(question.details(found, fetched, heading, 10**6)))
-    if not shown_before:
-        # A person at the question, or watching a terminal: the few lines. Under --yes in
-        # a pipe or CI log, the record: every change with its argv.
-        if context is not None and (interactive or ui.fancy):
-            ui.info("\n".join(question.summary(found, context, ui.columns())))
+    # Fitted to a terminal a person watches; elsewhere (a pipe, CI, TB_PLAIN) each line
+    # whole, every change with its argv: the record.
+    width = ui.columns() if ui.fancy else 10**6
+    if shown_before:
+        log.info("about to change:\n%s", "\n".join(question.details(found, fetched, heading, 10**6)))
+    else:
+        if context is not None and ui.fancy:
+            ui.info("\n".join(question.summary(found, context, width)))
+            log.info("about to change:\n%s",
+                     "\n".join(question.details(found, fetched, heading, 10**6)))  # fmt: skip
         else:
-            ui.info("\n".join(question.details(found, fetched, heading, ui.columns())))
+            ui.info("\n".join(question.details(found, fetched, heading, width)))
     for note in notes:
         ui.info(f"notice: {note}")
     if not interactive:
@@ -109,7 +113,7 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
         return
 
     def show_details() -> None:
-        ui.info("\n".join(question.details(found, fetched, heading, ui.columns())))
+        ui.info("\n".join(question.details(found, fetched, heading, width)))
 
     if not agree(terminal.ask, "Install?", details=show_details):
         kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""

@@ -96,13 +96,17 @@ def summary(found: Sequence[Change], ctx: Context, width: int) -> list[str]:
     return [row for line in lines for row in rows(line, width)]
 
 
-def rows(line: str, width: int) -> list[str]:
-    """Two rows at most for a line that does not fit (a long path), cut after that."""
+def rows(line: str, width: int, *, limit: int = 2) -> list[str]:
+    """`limit` rows at most for a line that does not fit (a long path), cut after that."""
     room = max(width - 1, 20)
     if len(line) <= room:
         return [line]
-    wrapped = textwrap.wrap(line, room, subsequent_indent="    ", break_on_hyphens=False)
-    return wrapped[:1] + [fit(" ".join(wrapped[1:]) if len(wrapped) > 1 else "", width)]
+    # A path or URL longer than a row is never broken inside: it is there to be copied.
+    wrapped = textwrap.wrap(line, room, subsequent_indent="    ", break_on_hyphens=False,
+                            break_long_words=False)  # fmt: skip
+    if len(wrapped) <= limit:
+        return wrapped
+    return wrapped[: limit - 1] + [fit(" ".join(wrapped[limit - 1:]), width)]
 
 
 def details(found: Sequence[Change], fetched: Sequence[str], heading: Sequence[str],

@@ -45,9 +45,14 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
         lines = [f"The tracebloc client is connected; it appears at {WEB_APP}",
                  f"  cluster:   {where}, namespace {outcome.namespace}",
                  f"  files:     {', '.join(files)}"]  # fmt: skip
-        lines += [f"  note: {note}" for note in outcome.notes]
-        lines += next_steps(status, ingest, short=True)
-        return "\n".join(row for line in lines for row in rows(line, width))
+        shown = [row for line in lines for row in rows(line, width)]
+        # A note is never cut: it may be the one line that puts the CLI on PATH.
+        shown += [row for note in outcome.notes for row in rows(f"  note: {note}", width,
+                                                                 limit=10)]  # fmt: skip
+        data_said = any("tracebloc data ingest" in note for note in outcome.notes)
+        steps = next_steps(status, ingest, short=True)
+        shown += [row for line in (steps[:-1] if data_said else steps) for row in rows(line, width)]
+        return "\n".join(shown)
     who = training_words(training)
     lines = [
         "The tracebloc client is installed and connected.",
