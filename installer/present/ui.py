@@ -220,8 +220,12 @@ class Ui:
         self._message("info", "", text)
 
     def detail(self, text: str) -> None:
-        """For the log (and --verbose's console) only: the run's screen stays short."""
-        log.info("detail: %s", self._clean(text))
+        """A line for the record: shown where nobody watches a terminal (a pipe, CI), else
+        only in the log (and on --verbose's console), so the run's screen stays short."""
+        if self.fancy:
+            log.info("detail: %s", self._clean(text))
+        else:
+            self.info(text)
 
     def ok(self, text: str) -> None:
         self._message("ok", self._paint(self.glyphs.ok, _GREEN) + " " if self.fancy else "", text)
