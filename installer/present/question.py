@@ -85,9 +85,11 @@ def summary(found: Sequence[Change], ctx: Context, width: int) -> list[str]:
                if ("kubectl", "config", "set-context") in made else "")  # fmt: skip
     lines.append(f"  cluster: {ctx.cluster}    namespace: {ctx.namespace}{release}{default}")
     if root:
-        first = root[0].why.removeprefix("as administrator: ")
+        # sudo on Linux and macOS; one elevation prompt on Windows (said in its `why`).
+        label = "sudo" if any(c.argv[:1] == ("sudo",) for c in root) else "administrator"
+        first = root[0].why.removeprefix("as administrator: ").removeprefix("as administrator ")
         more = f" and {len(root) - 1} more" if len(root) > 1 else ""
-        lines += [f"  sudo: {len(root)} step{'s' if len(root) > 1 else ''} as administrator: "
+        lines += [f"  {label}: {len(root)} step{'s' if len(root) > 1 else ''} as administrator: "
                   f"{first}{more}", f"  data: {ctx.data_dir}"]  # fmt: skip
     else:
         lines.append(f"  sudo: not needed    data: {ctx.data_dir}")

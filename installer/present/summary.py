@@ -42,7 +42,7 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
         where = kube.context if kube is not None and kube.readable else "the cluster"
         files = [shown_path(outcome.values_path, home)]
         files += [shown_path(log_path, home)] if log_path else []
-        lines = [f"The tracebloc client is connected; it appears at {WEB_APP}",
+        lines = [f"The tracebloc client is installed and connected: {WEB_APP}",
                  f"  cluster:   {where}, namespace {outcome.namespace}",
                  f"  files:     {', '.join(files)}"]  # fmt: skip
         shown = [row for line in lines for row in rows(line, width)]
