@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from installer import __version__
 from installer.decide import printable
-from installer.decide.errors import InstallerError
+from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.edges import lifetime
@@ -55,11 +55,11 @@ DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`)
 
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> surface.Parser:
     parser = surface.Parser(
         prog=surface.PROG,
-        description="Install the tracebloc client: probe, size, render and apply its Helm "
-        "release. Options given without a command mean `install`.",
+        description="Install the tracebloc client and its Kubernetes release; options given\n"
+        "without a command mean `install`.",
         epilog=surface.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -67,22 +67,34 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     for command in COMMANDS:
         sub = commands.add_parser(command.name, help=command.help, description=command.help,
-                                  epilog=surface.EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                  epilog=surface.SUB_EPILOG)  # fmt: skip
         surface.common(sub, command.cluster)
         command.options(sub)
+        parser.commands[command.name] = sub
     return parser
 
 
 def with_default_command(argv: Sequence[str]) -> list[str]:
-    """`tracebloc-installer --yes` is `install --yes`; `-V`/`--version` is `version`."""
+    """`tracebloc-installer --yes` is `install --yes`; `-V`/`--version` is `version`; global
+    options before the command move after it (`-n team-a status` is `status -n team-a`).
+    A word that names no command is refused here, with the closest one."""
     argv = list(argv)
     if not argv:
         return [DEFAULT_COMMAND]
     if argv[0] in ("-V", "--version"):
         return ["version", *argv[1:]]
-    if argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
-        return [DEFAULT_COMMAND, *argv]
-    return argv
+    lead, rest = surface.hoisted(argv)
+    if not rest or rest[0] == "--":
+        return [DEFAULT_COMMAND, *lead, *rest]
+    if rest[0] in ("-h", "--help"):
+        return [DEFAULT_COMMAND, *lead, *rest] if lead else rest
+    if rest[0].startswith("-"):
+        return [DEFAULT_COMMAND, *lead, *rest]
+    names = [c.name for c in COMMANDS]
+    if rest[0] not in names:
+        raise BadInput(f"unknown command {rest[0]!r}{surface.suggestion(rest[0], names)} "
+                       f"(see {surface.PROG} --help)", "")  # fmt: skip
+    return [rest[0], *lead, *rest[1:]]
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
@@ -107,7 +119,7 @@ def _stdin_is_terminal() -> bool:
 
 
 def _main(argv: list[str], env: dict[str, str]) -> int:
-    as_json = "--json" in argv  # known before parsing: a bad flag answers in JSON too
+    as_json = surface.wants_json(argv)  # known before parsing: a bad flag answers in JSON too
     redactor = Redactor()
     from installer.decide.variables import notices, translate_argv
 
@@ -118,10 +130,12 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     env.update(old.env)
     for note in old.notes + notices(env):
         output.stderr(f"note: {printable.shown(note)}\n")
-    argv = with_default_command(old.argv)
-    command = argv[0] if argv else ""
+    command = ""
     try:
+        argv = with_default_command(old.argv)
+        command = argv[0] if argv else ""
         args = build_parser().parse_args(argv)  # --help exits here, before any import
+        args.json = args.json or args.output == "json"
         args.from_flags = old.given_by  # HOST_DATA_DIR ← --data-dir: errors name the flag
         from installer.config import env_secrets
         from installer.edges.frozen import prepare_children
@@ -132,6 +146,8 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         runner = next(c.run for c in COMMANDS if c.name == args.command)
         return runner(args, env, redactor)
     except InstallerError as exc:
+        if getattr(exc, "declined", False):  # a no at the question is an answer, not an error
+            return _declined(as_json, exc.exit_code, redactor(exc.message))
         data = output.redact_all(getattr(exc, "data", None) or {}, redactor)  # e.g. the network report
         return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
@@ -183,6 +199,14 @@ def _failed(as_json: bool, code: int, message: str, remedy: str,
             document["remedy"] = remedy
         document.update(data or {})
         output.write_stdout(json.dumps(document, indent=2) + "\n")
+    return code
+
+
+def _declined(as_json: bool, code: int, detail: str) -> int:
+    output.stderr(f"Nothing was changed. {printable.shown(detail)}\n")
+    if as_json:
+        output.write_stdout(json.dumps({"ok": False, "exit": code, "declined": True,
+                                        "reason": "Nothing was changed. " + detail}, indent=2) + "\n")  # fmt: skip
     return code
 
 
@@ -276,9 +300,41 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
             handler.close()
     shown_log = log_path if handler is not None else None
     document = {"ok": True, "exit": 0, **install_json(outcome, shown_log)}
+    status, ingest = _next_commands(args, env, outcome.namespace)
+    # A person at a terminal reads the few lines (the log keeps everything); --verbose and
+    # a pipe print everything.
+    full = args.verbose or not is_terminal(sys.stdout)
+    if not full:
+        log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))
+    text = summary(outcome, shown_log, full=full, status=status, ingest=ingest,
+                   width=ui.columns(), home=os.path.expanduser("~"))  # fmt: skip
     # The install is done whatever happens to stdout: its exit code says so.
-    output.emit(args.json, document, summary(outcome, shown_log), redactor)
+    output.emit(args.json, document, text, redactor)
     return 0
+
+
+def _next_commands(args: argparse.Namespace, env: Mapping[str, str],
+                   namespace: str) -> tuple[str, bool]:  # fmt: skip
+    """`status` as it can be pasted here (this program by the name it answers to on PATH,
+    else by its path; the cluster and namespace of this run), and whether `tracebloc data
+    ingest` can run as printed (the tracebloc CLI on PATH)."""
+    import shutil
+
+    from installer.decide import shellquote
+
+    path = env.get("PATH", os.defpath)
+    if shutil.which(surface.PROG, path=path):
+        program = [surface.PROG]
+    elif getattr(sys, "frozen", False):
+        program = [sys.executable]
+    else:
+        program = [sys.executable, "-m", "installer"]
+    flags = ["--kubeconfig", args.kubeconfig] if getattr(args, "kubeconfig", None) else []
+    flags += ["--context", args.context] if getattr(args, "context", None) else []
+    flags += ["-n", namespace] if namespace != "tracebloc" else []
+    # On PATH, as printed; never run to find out (a run that did not sign in runs no CLI).
+    ingest = shutil.which("tracebloc", path=path) is not None
+    return shellquote.join([*program, "status", *flags]), ingest
 
 
 def run_status(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -329,6 +385,38 @@ def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redac
 
 
 
+def run_help(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    """`help` and `help COMMAND`: the same text as `--help` and `COMMAND --help`."""
+    parser = build_parser()
+    if args.topic is None:
+        parser.print_help()
+        return 0
+    sub = parser.commands.get(args.topic)
+    if sub is None:
+        raise BadInput(f"unknown command {args.topic!r}"
+                       f"{surface.suggestion(args.topic, parser.commands)} "
+                       f"(see {surface.PROG} --help)", "")  # fmt: skip
+    sub.print_help()
+    return 0
+
+
+def completion_words(parser: surface.Parser) -> dict[str, list[str]]:
+    """What may follow each command, and ("") what may come first: present/completion.py."""
+    names = list(parser.commands)
+    words: dict[str, list[str]] = {"": [*names, *surface.GLOBAL_VALUED, *surface.GLOBAL_FLAGS,
+                                        "--help", "--version"]}  # fmt: skip
+    for name, sub in parser.commands.items():
+        values = {"completion": list(surface.SHELLS), "help": names}.get(name, [])
+        words[name] = [*values, *sub.option_words()]
+    return words
+
+
+def run_completion(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
+    from installer.present.completion import script
+
+    return 0 if output.write_stdout(script(args.shell, completion_words(build_parser()))) else 1
+
+
 def _run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.prepare import run_prepare_host
 
@@ -340,23 +428,27 @@ def _run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: R
 
 
 COMMANDS: list[surface.Command] = [
-    surface.Command("install", "install or upgrade the client (the default: what a bare run does)",
+    surface.Command("install", "install or upgrade the client (what a bare run does)",
             run_install, surface.install_options),  # fmt: skip
-    surface.Command("plan", "show what install would do, decided the same way; change nothing",
+    surface.Command("plan", "what install would do, with every command; changes nothing",
             run_plan, surface.plan_options),  # fmt: skip
     surface.Command("probe", "read the machine and cluster; change nothing", run_probe),
     surface.Command("version", "print the version, build commit and date", run_version, cluster=False),
-    surface.Command("tools", "show where kubectl, helm and k3d come from; --download-to fills a mirror",
+    surface.Command("tools", "where kubectl, helm and k3d come from; --download-to fills a mirror",
             run_tools, surface.tools_options),  # fmt: skip
-    surface.Command("status", "is the client healthy? exit 0 when it is, 1 when not; change nothing",
+    surface.Command("status", "is the client healthy? exit 0 when it is, 1 when not",
             run_status),  # fmt: skip
     surface.Command("diagnose", "write one support bundle (secrets masked) and print its path",
             run_diagnose),  # fmt: skip
-    surface.Command("uninstall", "remove the client's release; keeps its data unless --delete-data",
+    surface.Command("uninstall", "remove the client's release (its data too: --delete-data)",
             run_uninstall, surface.uninstall_options),  # fmt: skip
-    surface.Command("prepare-host", "administrators: install, start and enable Docker and grant "
-            "TB_PREPARE_USER the docker group; nothing else", _run_prepare_host,
+    surface.Command("prepare-host", "administrators: install and start Docker, grant "
+            "TB_PREPARE_USER the docker group", _run_prepare_host,
             surface.prepare_host_options, cluster=False),  # fmt: skip
+    surface.Command("completion", "print a completion script: bash, zsh, fish or powershell",
+            run_completion, surface.completion_options, cluster=False),  # fmt: skip
+    surface.Command("help", "show the help of a command (help install)", run_help,
+            surface.help_options, cluster=False),  # fmt: skip
 ]
 
 

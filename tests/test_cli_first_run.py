@@ -19,6 +19,7 @@ from tests.fakes.localcluster import (
     docker_stopped,
     machine_without_cluster,
 )
+from tests.fakes.terminal import unwrapped
 from tests.test_cli_install import env_for, fresh, mutations
 
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
@@ -47,27 +48,32 @@ def test_a_fresh_laptop_is_asked_once_before_the_cluster_is_created(
     env = cluster.env(**env_for(backend))
     with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
         term.expect("Install? [y/N]")
-        shown = term.screen()
+        brief = term.screen()
+        term.send("d")  # the details: every change with its argv, then the question again
+        term.expect("Install? [y/N]")
+        shown = unwrapped(term.screen()[len(brief):])
         assert changed_machine(cluster) == [] and mutations(cluster) == []
         term.send(answer)
         code = term.wait(timeout=90)
         screen = term.screen()
 
-    # Every change outside the engine's directory is listed before the question, in order.
+    # Every change outside the engine's directory is listed at `d`, in order.
     steps = ["k3d cluster create tracebloc", "docker update --restart unless-stopped",
              "k3d kubeconfig merge tracebloc", "helm repo add tracebloc",
              "helm upgrade --install tracebloc", "kubectl config set-context --current"]  # fmt: skip
     at = [shown.find(step) for step in steps]
     assert -1 not in at and at == sorted(at), shown
     assert "creates namespace tracebloc if absent" in shown
-    assert "Proceed?" not in screen and screen.count("[y/N]") == 1  # one question
+    # One question (asked again after `d`), and the list is not shown again after it.
+    assert "Proceed?" not in screen and screen.count("[y/N]") == 2
+    assert "k3d cluster create tracebloc" not in screen[screen.rindex("[y/N]"):]
     if installs:
         assert code == 0, screen
         assert ["k3d", "cluster", "create"] == changed_machine(cluster)[0][:3]
     else:
         assert code == 1, screen
         assert changed_machine(cluster) == [] and mutations(cluster) == []
-        assert "not confirmed: none of the changes above was made" in screen
+        assert "Nothing was changed." in screen and "error:" not in screen
         assert not (cluster.home / ".tracebloc" / "tracebloc").exists()  # no release dirs
 
 

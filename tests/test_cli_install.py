@@ -608,7 +608,7 @@ def test_progress_on_a_terminal(cluster: FakeCluster, backend: BackendServer,
         screen = term.screen()
 
     assert code == 0, screen
-    assert "The tracebloc client is installed and connected." in screen
+    assert "The tracebloc client is installed and connected" in screen
     timestamped = [line for line in screen.splitlines()
                    if line[:1] == "[" and line[3:4] == ":" and "Installing" in line]  # fmt: skip
     if fancy:

@@ -20,6 +20,7 @@ from tests.fakes.localcluster import (
     kubeconfig_of_k3d,
     machine_without_cluster,
 )
+from tests.fakes.terminal import unwrapped
 from tests.test_cli_first_run import changed_machine
 from tests.test_cli_install import env_for, fresh, mutations
 
@@ -160,11 +161,13 @@ def test_leftover_data_is_decided_before_the_plan_and_wiped_only_after_the_go_ah
 
     with Pty.spawn(["install"], env=cluster.env(**env_for(backend)), cwd=cluster.root) as term:
         term.expect("Choice [r/w/n/a]: ")
-        assert "Install? [y/N]" not in term.screen() and "about to change" not in term.screen()
+        assert "Install? [y/N]" not in term.screen() and "will:" not in term.screen()
         term.send(choice)
         if choice == "n":
             term.expect("New data directory: ")
             term.send(str(elsewhere))
+        term.expect("Install? [y/N]")
+        term.send("d")  # the details, then the question again
         term.expect("Install? [y/N]")
         shown = term.screen()
         assert changed_machine(cluster) == [] and old.exists()  # a choice, not the go-ahead
@@ -172,9 +175,9 @@ def test_leftover_data_is_decided_before_the_plan_and_wiped_only_after_the_go_ah
         code = term.wait(timeout=90)
         screen = term.screen()
 
-    plan = shown[shown.index("about to change"):]
+    plan = unwrapped(shown[shown.index("changes, in order"):])
     assert f"-v {data}:/tracebloc@all" in plan, plan
-    assert screen.count("[y/N]") == 1 and screen.count("Choice [r/w/n/a]") == 1
+    assert screen.count("[y/N]") == 2 and screen.count("Choice [r/w/n/a]") == 1
     if answer == "n":
         assert code == 1, screen
         assert old.exists() and changed_machine(cluster) == [] and mutations(cluster) == []
@@ -257,4 +260,4 @@ def test_declining_after_choosing_another_directory_names_where_the_log_and_lock
     assert code == 1, screen
     assert (first / "install.log").exists()
     assert not elsewhere.exists() or not any(elsewhere.iterdir())
-    assert f"only the engine's own files in {first} (its log and lock)" in screen, screen
+    assert f"Nothing was changed. Only the engine's own log and lock in {first} were" in screen, screen

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from installer.commands import credentials
 from installer.commands.credentials import (
     MAX_TRIES,
     Credentials,
@@ -177,7 +178,10 @@ def test_prompt_without_a_previous_install() -> None:
     terminal = ScriptedTerminal("client-1", "pw-1")
     backend = Backend()
     assert run(terminal=terminal, backend=backend) == Credentials("client-1", "pw-1", "prompt")
-    assert terminal.prompts == [("ask", "Client ID: "), ("secret", "Client password: ")]
+    # The first question says in one line where the pair is found.
+    assert terminal.prompts == [("ask", f"{credentials.WHERE}\nClient ID: "),
+                                ("secret", "Client password: ")]  # fmt: skip
+    assert len(credentials.WHERE) < 80 and "https://ai.tracebloc.io" in credentials.WHERE
     assert backend.calls == [("client-1", "pw-1")]
 
 

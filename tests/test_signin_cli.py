@@ -80,7 +80,7 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     assert MINTED_PASSWORD not in shown and MINTED_PASSWORD not in log
     assert "tracebloc client create: exit 0" in log
     if not piped:  # the summary is stdout: under `curl | sh` that is not the terminal
-        assert f"tracebloc data ingest` (the CLI: {cli.path})" in shown
+        assert f"tracebloc data ingest` (the CLI: {cli.path})" in " ".join(shown.split())
 
 
 def test_yes_with_no_terminal_stops_with_exit_2_naming_the_unattended_variables(

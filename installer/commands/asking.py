@@ -4,8 +4,11 @@ when there is nobody to ask and no --yes. `agree` asks every y/N question of the
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from installer.commands import credentials
 from installer.decide import yesno
@@ -13,13 +16,21 @@ from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localstate import Local
 from installer.decide.model import os_name
 from installer.decide.settings import PlanConfig
-from installer.present import changes
+from installer.present import question
 from installer.present.changes import Change
 from installer.present.ui import Ui
 
+if TYPE_CHECKING:
+    from installer.commands.plan import Plan
+
+log = logging.getLogger(__name__)
+
 
 class Declined(InstallerError):
-    """The operator answered no at the one question: none of the listed changes was made."""
+    """The operator answered no at the one question: none of the listed changes was made.
+    An answer, not a failure: cli says so without `error:`, with the documented exit 1."""
+
+    declined = True
 
 
 def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
@@ -32,6 +43,28 @@ def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
             "  training size:  decided from the new cluster's nodes once it is up"
             if local.action == "create" else
             "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
+
+
+def shown_path(path: str) -> str:
+    return question.shown_path(path, os.path.expanduser("~"))
+
+
+def local_context(local: Local, cfg: PlanConfig, said: str = "") -> question.Context:
+    s = local.settings
+    name = s.name if s is not None else "tracebloc"
+    where = {"create": f"{name} (new, local)", "start": f"{name} (local, stopped now)"}.get(
+        local.action or "", f"{name} (local)")  # fmt: skip
+    return question.Context(where, cfg.probe.namespace, cfg.probe.release,
+                            shown_path(cfg.host_data_dir), more=[f"old data:  {said}"] if said else [])  # fmt: skip
+
+
+def target_context(plan: Plan) -> question.Context:
+    kube, probe, verdict = plan.kube, plan.cfg.probe, plan.verdict
+    where = (f"{kube.context} ({kube.server or 'server unknown'})"
+             if kube is not None and kube.readable else "the current kube context")  # fmt: skip
+    upgrade = verdict is not None and verdict.action.startswith("upgrade")
+    return question.Context(where, probe.namespace, probe.release,
+                            shown_path(plan.cfg.host_data_dir), upgrade=upgrade, more=[f"training:  {plan.facts.training.size}"])  # fmt: skip
 
 
 def leftover_lines(said: str) -> list[str]:
@@ -51,11 +84,25 @@ def terminal_or_refuse(interactive: bool) -> None:
 
 
 def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interactive: bool,
-             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = ()) -> None:  # fmt: skip
-    """The one question, before the first change: every change outside the engine's data
-    directory, in order, with its argv. Under --yes the same lines are the record."""
-    lines = list(heading) + ["changes, in order:", *changes.text(found, fetched)]
-    ui.info("about to change:\n" + "\n".join(lines))
+             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = (),
+             context: question.Context | None = None, shown_before: bool = False) -> None:  # fmt: skip
+    """The one question, before the first change: a few plain lines about the changes
+    (present/question.py); `d` at the question shows every one outside the engine's data
+    directory, in order, with its argv, and asks again. The full list is always in the log
+    (and on the console under --verbose), which under --yes is the record. `shown_before`:
+    asked already (the local cluster's path), so the list is not shown again."""
+    # Fitted to a terminal a person watches; elsewhere (a pipe, CI, TB_PLAIN) each line
+    # whole, every change with its argv: the record.
+    width = ui.columns() if ui.fancy else 10**6
+    if shown_before:
+        log.info("about to change:\n%s", "\n".join(question.details(found, fetched, heading, 10**6)))
+    else:
+        if context is not None and ui.fancy:
+            ui.info("\n".join(question.summary(found, context, width)))
+            log.info("about to change:\n%s",
+                     "\n".join(question.details(found, fetched, heading, 10**6)))  # fmt: skip
+        else:
+            ui.info("\n".join(question.details(found, fetched, heading, width)))
     for note in notes:
         ui.info(f"notice: {note}")
     if not interactive:
@@ -64,20 +111,27 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
     if terminal is None:  # checked before credentials; the terminal went away since
         terminal_or_refuse(interactive)
         return
-    if not agree(terminal.ask, "Install?"):
+
+    def show_details() -> None:
+        ui.info("\n".join(question.details(found, fetched, heading, width)))
+
+    if not agree(terminal.ask, "Install?", details=show_details):
         kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
-        raise Declined(f"not confirmed: none of the changes above was made; only the "
-                       f"engine's own files in {data_dir} (its log and lock) were "
-                       f"written{kept}", "run again and answer y, or use --yes to skip "
-                       "the question")  # fmt: skip
+        raise Declined(f"Only the engine's own log and lock in {data_dir} were "
+                       f"written{kept}.")  # fmt: skip
 
 
-def agree(ask: Callable[[str], str], question: str, *, default: bool = False) -> bool:
-    """Every y/N question: asked as `question [y/N] ` (`[Y/n] ` when the default is yes), the
+def agree(ask: Callable[[str], str], prompt: str, *, default: bool = False,
+          details: Callable[[], None] | None = None) -> bool:  # fmt: skip
+    """Every y/N question: asked as `prompt [y/N] ` (`[Y/n] ` when the default is yes), the
     answer read by decide/yesno.answer. The end of input or a terminal that cannot be read
-    is never a yes, whatever the default: nobody agreed."""
-    try:
-        typed = ask(f"{question} [{'Y/n' if default else 'y/N'}] ")
-    except (EOFError, OSError):
-        return False
-    return yesno.answer(typed, default=default)
+    is never a yes, whatever the default: nobody agreed. With `details`, `d` (or
+    `details`) calls it and asks again."""
+    while True:
+        try:
+            typed = ask(f"{prompt} [{'Y/n' if default else 'y/N'}] ")
+        except (EOFError, OSError):
+            return False
+        if details is None or typed.strip().lower() not in ("d", "details"):
+            return yesno.answer(typed, default=default)
+        details()

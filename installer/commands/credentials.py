@@ -150,6 +150,10 @@ def _not_rejected(result: Check, creds: Credentials, say: Callable[[str], None])
             "continuing with them")  # fmt: skip
 
 
+# Asked for without a tracebloc CLI to sign in with: where the person finds the pair.
+WHERE = "Client ID and password: on your client's page at https://ai.tracebloc.io"
+
+
 def _prompt(
     terminal: Terminal,
     previous_id: str | None,
@@ -160,7 +164,8 @@ def _prompt(
     default_id, saved_password = previous_id, previous_password
     for attempt in range(1, MAX_TRIES + 1):
         shown = f" [{default_id}]" if default_id else ""
-        client_id = _answer(terminal.ask, f"Client ID{shown}: ", default_id, strip=True)
+        where = WHERE + "\n" if attempt == 1 and not default_id else ""
+        client_id = _answer(terminal.ask, f"{where}Client ID{shown}: ", default_id, strip=True)
         # The saved password belongs to the saved id: offered for that id only.
         keep = saved_password if client_id == previous_id else None
         hint = " (press Enter to keep the saved one)" if keep else ""

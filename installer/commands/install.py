@@ -39,7 +39,14 @@ from installer.commands import (
     signin,
     wait,
 )
-from installer.commands.asking import ask_once, leftover_lines, local_heading, terminal_or_refuse
+from installer.commands.asking import (
+    ask_once,
+    leftover_lines,
+    local_context,
+    local_heading,
+    target_context,
+    terminal_or_refuse,
+)
 from installer.commands.emulation import check_amd64
 from installer.commands.gate import (
     check_network,
@@ -191,7 +198,7 @@ def wait_for_metrics(
     if settings.metrics_wait_s <= 0:
         return
     if cluster.metrics is True:
-        ui.info("the metrics API is available")
+        ui.detail("the metrics API is available")
         return
     # Not Available, not registered yet (a fresh cluster, #553 upstream) or unreadable: all
     # are waited out within the bound, never taken for "absent".
@@ -199,7 +206,7 @@ def wait_for_metrics(
         seen = apply.wait_for_metrics(tools, cfg.probe.conn, settings.metrics_wait_s)
         if not seen.endswith("is available"):
             step.warn()
-    ui.info(seen)
+    (ui.detail if seen.endswith("is available") else ui.info)(seen)
 
 
 def point_context(cfg: PlanConfig, tools: apply.Tools, settings: InstallSettings,
@@ -310,12 +317,13 @@ def _install(
             refused = judge.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
-        approved = steps(minted_later(cfg) if signs_in else cfg, env, local=local,
+        listed = minted_later(cfg) if signs_in else cfg
+        approved = steps(listed, env, local=local,
                          set_context_namespace=settings.set_context_namespace,
                          links=links)  # fmt: skip
         ask_once(approved, fetched, ui, interactive=interactive, data_dir=written_in,
-                 heading=local_heading(local, minted_later(cfg) if signs_in else cfg)
-                 + leftover_lines(kept.said))  # fmt: skip
+                 heading=local_heading(local, listed) + leftover_lines(kept.said),
+                 context=local_context(local, listed, kept.said))  # fmt: skip
         cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
@@ -351,7 +359,8 @@ def _install(
     # the steps were in it, and the sizing read now is shown, not asked about again.
     ask_once(planned, [] if local.managed else fetched, ui,
              interactive=interactive and not local.managed, data_dir=cfg.host_data_dir,
-             heading=target_lines(plan), notes=plan.notes)  # fmt: skip
+             heading=target_lines(plan), notes=plan.notes, context=target_context(plan),
+             shown_before=local.managed)  # fmt: skip
     # --- from here on, things change ---
     if local.managed:  # the pods run in this Mac's Docker only on the engine's own cluster
         check_amd64(env, redactor, ui, os_=os_, arch=plan.facts.machine.arch, mysql=plan.mysql)

@@ -192,7 +192,7 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
         ui.warn(f"could not anchor the kubeconfig's server address to 127.0.0.1: {exc}")
     else:
         if fixed:
-            ui.info(f"kubeconfig: {s.context} now reaches the API at {fixed}")
+            ui.detail(f"kubeconfig: {s.context} now reaches the API at {fixed}")
     context = kubeconfig.read_context(env, os_)
     if context.context != s.context:
         raise InstallerError(

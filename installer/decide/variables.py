@@ -182,6 +182,53 @@ FLAGS: tuple[Upstream, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Setting:
+    """A variable the engine (or its bootstrap script) reads that the scripts did not."""
+
+    name: str
+    note: str  # what it does, in a few words
+
+
+ENGINE_SETTINGS: tuple[Setting, ...] = (
+    Setting("TB_SET_CONTEXT_NAMESPACE", "`0`: leave the kube context's default namespace as it "
+            "is (`--keep-context-namespace`)"),  # fmt: skip
+    Setting("TB_PROBE_TIMEOUT_S", "deadline of each read of the cluster, seconds"),
+    Setting("TRACEBLOC_BACKEND_URL", "the backend the credentials are checked against"),
+    Setting("TRACEBLOC_CLI", "the `tracebloc` CLI used for browser sign-in"),
+    Setting("TRACEBLOC_KUBECTL", "the `kubectl` binary to use"),
+    Setting("TRACEBLOC_HELM", "the `helm` binary to use"),
+    Setting("TRACEBLOC_K3D", "the `k3d` binary to use (local cluster)"),
+    Setting("TRACEBLOC_DOCKER", "the `docker` binary to use (local cluster)"),
+    Setting("TRACEBLOC_NVIDIA_SMI", "the `nvidia-smi` used to find a GPU"),
+    Setting("TRACEBLOC_ICACLS", "Windows: the `icacls` used to narrow file permissions"),
+    Setting("TRACEBLOC_TOOLS_DIR", "where the pinned kubectl, helm, k3d and CLI are kept"),
+    Setting("TRACEBLOC_TOOLS_MIRROR", "where the pinned tools are downloaded from (no internet)"),
+    Setting("TRACEBLOC_DOWNLOAD_TIMEOUT_S", "deadline of each tool download, seconds"),
+    Setting("TRACEBLOC_DAILY_USER", "Windows: the account granted docker-users (`--daily-user`)"),
+    Setting("TRACEBLOC_NO_REBOOT", "Windows: never reboot (`--no-reboot`)"),
+    Setting("TRACEBLOC_RESUME", "Windows: continue the host preparation after a reboot"),
+    Setting("TRACEBLOC_INSTALLER_VERSION", "install.sh/install.ps1: the release to install"),
+    Setting("TRACEBLOC_INSTALLER_INSTALL_DIR", "install.sh/install.ps1: where the binary goes"),
+    Setting("TRACEBLOC_INSTALLER_DOWNLOAD_URL", "install.sh/install.ps1: a mirror of the releases"),
+    Setting("TRACEBLOC_INSTALLER_NO_RUN", "install.sh/install.ps1: `1`: install, do not run"),
+    Setting("CI", "set by CI systems: plain output"),
+    Setting("TERM", "`dumb`: plain output"),
+    Setting("COLUMNS", "the terminal's width the output fits"),
+    Setting("SHELL", "the shell the PATH line after a sign-in is written for"),
+    Setting("TZ", "the time zone a sign-in's location is derived from"),
+    Setting("SUDO_USER", "set by sudo: whose home the data directory is in"),
+    Setting("HOME", "the default data directory's base (Linux, macOS)"),
+    Setting("USERPROFILE", "the default data directory's base (Windows)"),
+    Setting("LOCALAPPDATA", "Windows: the default tools directory's base"),
+    Setting("PATH", "where the tools are looked for when not named"),
+)
+
+# Read by the engine but not settings: its own tests' seams and what it passes to a child.
+NOT_SETTINGS = ("PF_CRITICALS", "TB_OS_RELEASE_FILE", "TRACEBLOC_CLIENT_ADOPTED",
+                "TRACEBLOC_INSTALLER")  # fmt: skip
+
+
 def by_name(name: str) -> Upstream | None:
     return next((v for v in VARIABLES if v.name == name), None)
 

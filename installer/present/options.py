@@ -5,7 +5,8 @@ whose usage errors are the engine's own (BadInput: one line, exit 2, JSON under 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -16,47 +17,105 @@ from installer.present import output
 PROG = "tracebloc-installer"
 
 
+# The top level's help only: each command's help points here instead of repeating it.
 EPILOG = """\
-examples:
-  tracebloc-installer                     install, asking for what is missing and before
-                                          changing anything
-  tracebloc-installer --yes               install without questions (automation;
-                                          credentials from the environment)
-  tracebloc-installer plan                what install would do, decided the same way;
-                                          changes nothing
-  tracebloc-installer plan --values-out values.yaml --json
-  tracebloc-installer --context prod-eu -n team-a --yes
-  tracebloc-installer probe --json        the machine, the cluster and the sizing
-  tracebloc-installer version --json
+global options, before or after COMMAND (as with kubectl): -n/--namespace NS,
+  --context NAME, --kubeconfig FILE, --json (or -o json), -v/--verbose
 
-main environment variables (all of them: MIGRATION.md):
-  TRACEBLOC_CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD
-                                the client's credentials (else asked on the terminal)
+examples:
+  tracebloc-installer                  install, asking once before any change
+  tracebloc-installer --yes            install without questions (automation)
+  tracebloc-installer plan             what install would do, every command
+  tracebloc-installer -n team-a status is the client in team-a healthy?
+  tracebloc-installer help install     the options of one command
+
+main environment variables (all of them: docs/settings.md):
+  TRACEBLOC_CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD   the client's credentials
   TRACEBLOC_TRAINING_RESOURCES  the training size, e.g. cpu=4,memory=16Gi
   TB_NAMESPACE                  namespace and release name (default: tracebloc)
   HOST_DATA_DIR                 values file and log (default: ~/.tracebloc)
-  KUBECONFIG                    the kubeconfig kubectl and helm read
-  HTTPS_PROXY, NO_PROXY         a proxy between you and the cluster or backend
-  TB_SET_CONTEXT_NAMESPACE=0    leave the kube context's default namespace alone
-  TRACEBLOC_KUBECTL, TRACEBLOC_HELM   the tool binaries to use
 
-exit codes:
-  0    done (probe/plan: answered)
-  1    failed, or the cluster cannot be reached; the message says what to do next
-  2    bad input: a flag or variable that cannot be used as given (named in the message)
-  3    refused to protect what is installed (another client, or something unreadable)
-  130  interrupted
-
-log: install appends every command it runs, secrets masked, to HOST_DATA_DIR/install.log
-(default ~/.tracebloc/install.log; %USERPROFILE%\\.tracebloc\\install.log on Windows).
+exit codes: 0 done, 1 failed or the cluster cannot be reached, 2 bad input,
+  3 refused to protect what is installed, 130 interrupted
+log: HOST_DATA_DIR/install.log, every command install ran (secrets masked)
 """
+
+SUB_EPILOG = f"see {PROG} --help for the global options, examples and exit codes"
+
+# Options every command takes before or after its name (`-n team-a status`): the ones that
+# take a value, and the flags. cli moves those given before the command to after it.
+GLOBAL_VALUED = ("-n", "--namespace", "--context", "--kubeconfig", "-o", "--output")
+GLOBAL_FLAGS = ("--json", "-v", "--verbose")
+
+
+def hoisted(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The global options at the front of `argv`, and what follows them."""
+    lead: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        name = arg.split("=", 1)[0]
+        if name in GLOBAL_VALUED and "=" not in arg:
+            lead += argv[index:index + 2]
+            index += 2
+        elif name in GLOBAL_VALUED or name in GLOBAL_FLAGS:
+            lead.append(arg)
+            index += 1
+        elif arg[:2] in ("-n", "-o") and len(arg) > 2 and not arg.startswith("--"):
+            lead.append(arg)  # -nteam-a, -ojson
+            index += 1
+        else:
+            break
+    return lead, list(argv[index:])
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """--json or -o json anywhere before `--`: known before parsing, so a bad flag answers
+    in JSON too."""
+    words = list(argv[:argv.index("--")] if "--" in argv else argv)
+    pairs = zip(words, [*words[1:], ""], strict=True)
+    return any(w == "--json" or w in ("-ojson", "--output=json", "-o=json")
+               or (w in ("-o", "--output") and nxt == "json") for w, nxt in pairs)  # fmt: skip
+
+
+def suggestion(word: str, known: Iterable[str]) -> str:
+    """ "; did you mean X?" for what `word` abbreviates (never taken for it: all of them,
+    when several), else the closest of `known`, else nothing."""
+    known = [k for k in known if k not in ("-h", "--help")]
+    longer = [k for k in known if k.startswith(word) and len(word) > 2]
+    close = longer or difflib.get_close_matches(word, known, n=1, cutoff=0.7)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage errors are BadInput: one line, exit 2, and JSON under --json like any other."""
+    """Usage errors are BadInput: one line, exit 2, and JSON under --json like any other.
+    No option is taken from a prefix of its name: `--delete-c` is not `--delete-cluster`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, Parser] = {}  # the subcommands' parsers, by name
 
     def error(self, message: str) -> NoReturn:
-        raise BadInput(f"{message}", f"see {self.prog} --help")
+        raise BadInput(f"{message} (see {self.prog} --help)", "")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:  # fmt: skip
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            owner = self.commands.get(getattr(parsed, "command", "") or "", self)
+            owner.unknown(extra[0])
+        return parsed
+
+    def unknown(self, word: str) -> NoReturn:
+        if word.startswith("-"):
+            name = word.split("=", 1)[0]
+            raise BadInput(f"unknown option {name} for {self.prog}"
+                           f"{suggestion(name, self.option_words())} (see {self.prog} --help)", "")  # fmt: skip
+        raise BadInput(f"unexpected argument {word!r} for {self.prog} (see {self.prog} --help)", "")
+
+    def option_words(self) -> list[str]:
+        return [s for action in self._actions for s in action.option_strings]
 
     def print_help(self, file: Any = None) -> None:
         """Help goes where every answer goes (argparse would drop a failed write and exit
@@ -93,17 +152,22 @@ def install_options(parser: argparse.ArgumentParser) -> None:
                         help="keep data an earlier client left there (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
     parser.add_argument("--wipe-data", action="store_true", dest="_wipe_data",
                         help="delete data an earlier client left there (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
+    parser.add_argument("--force", "--reinstall", action="store_true", dest="_force",
+                        help="re-apply even when nothing would change "
+                        "(TRACEBLOC_FORCE_REINSTALL=1)")  # fmt: skip
 
 
 def common(parser: argparse.ArgumentParser, cluster: bool) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document to stdout")
+    parser.add_argument("-o", "--output", choices=["json"], metavar="json",
+                        help="-o json is --json (as kubectl's)")  # fmt: skip
+    parser.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
     if not cluster:
         return
-    parser.add_argument("--namespace", "-n", help="namespace and release name (default: "
+    parser.add_argument("--namespace", "-n", metavar="NS", help="namespace and release name (default: "
                         "TB_NAMESPACE, else tracebloc)")  # fmt: skip
-    parser.add_argument("--kubeconfig", help="kubeconfig file for kubectl and helm")
-    parser.add_argument("--context", help="kubeconfig context for kubectl and helm")
-    parser.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
+    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file for kubectl and helm")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context for kubectl and helm")
 
 
 def uninstall_options(sub: argparse.ArgumentParser) -> None:
@@ -128,9 +192,19 @@ def tools_options(sub: argparse.ArgumentParser) -> None:
 
 
 def prepare_host_options(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
     sub.add_argument("--yes", "-y", action="store_true",
                      help="accepted; prepare-host never asks (the administrator's sudo is the consent)")
+
+
+SHELLS = ("bash", "zsh", "fish", "powershell")
+
+
+def completion_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("shell", choices=SHELLS, help="the shell to complete in")
+
+
+def help_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("topic", nargs="?", metavar="COMMAND", help="the command to explain")
 
 
 # One row of the command table (cli.COMMANDS): its name, its help, what runs it, its options.
@@ -143,4 +217,4 @@ class Command:
     help: str
     run: Runner
     options: Callable[[argparse.ArgumentParser], None] = lambda parser: None
-    cluster: bool = True  # takes --namespace, --kubeconfig, --context, --verbose
+    cluster: bool = True  # takes --namespace, --kubeconfig, --context

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import TextIO
 
-from installer.present.ui import ASCII, UNICODE, _can_encode, _clock
+from installer.present.ui import ASCII, UNICODE, _can_encode, _clock, _width
 
 REDRAW_S = 0.1
 BAR = 24
@@ -58,7 +58,7 @@ class Progress:
             seconds = max(time.monotonic() - self._started, 1e-3)
             rate = f"{size_text(self._done / seconds)}/s"
             if self.fancy:
-                self._write("\r" + " " * self._width + "\r")
+                self._write("\r" + " " * min(self._width, max(_width(self.stream) - 1, 1)) + "\r")
             if ok:
                 mark = f"{self._glyph_ok} " if self.fancy else f"{_clock()} "
                 self._line(f"{mark}downloaded {self.label}: {size_text(self._done)} in "
@@ -77,7 +77,10 @@ class Progress:
                     f"{done * 100 // total:3d}% {rate}")  # fmt: skip
         else:
             text = f"{self.label} {size_text(done)} {rate}"
-        self._write("\r" + text + " " * max(self._width - len(text), 0))
+        # Measured at each redraw, one column spare: a line that wraps cannot be redrawn.
+        room = max(_width(self.stream) - 1, 1)
+        text = text[:room]
+        self._write("\r" + text + " " * max(min(self._width, room) - len(text), 0))
         self._width = len(text)
 
     def _line(self, text: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from installer.decide.model import KubeTarget, Resolution
 from installer.edges.valuesfile import Written
 from installer.present.provenance import training_words
+from installer.present.question import rows, shown_path
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,37 @@ class Outcome:
     after_reboot: str = ""  # the local cluster: what brings the client back (decide/reboot.py)
 
 
-def summary(outcome: Outcome, log_path: str | None) -> str:
+def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
+            status: str = "tracebloc-installer status", ingest: bool = False,
+            width: int = 80, home: str = "") -> str:  # fmt: skip
+    """The end of the run. `full`: everything seen (--verbose, a pipe, the log); else the
+    few lines a person at a terminal `width` wide reads. `status` is the command to paste,
+    as it runs here; `ingest`: the tracebloc CLI is on this machine, so its data step is
+    shown, else where to get it."""
     if outcome.unchanged:
         notes = [f"  note: {note}" for note in outcome.notes]
         return "\n".join(filter(None, (outcome.unchanged, *notes, outcome.after_reboot)))
     training = outcome.training
-    who = training_words(training)
     kube = outcome.kube
+    ingest = ingest and not any("tracebloc data ingest" in note for note in outcome.notes)
+    if not full:
+        where = kube.context if kube is not None and kube.readable else "the cluster"
+        files = [shown_path(outcome.values_path, home)]
+        files += [shown_path(log_path, home)] if log_path else []
+        lines = [f"The tracebloc client is installed and connected: {WEB_APP}",
+                 f"  cluster:   {where}, namespace {outcome.namespace}",
+                 f"  files:     {', '.join(files)}"]  # fmt: skip
+        shown = [row for line in lines for row in rows(line, width)]
+        # A note is never cut: it may be the one line that puts the CLI on PATH.
+        shown += [row for note in outcome.notes for row in rows(f"  note: {note}", width,
+                                                                 limit=10)]  # fmt: skip
+        data_said = any("tracebloc data ingest" in note for note in outcome.notes)
+        steps = next_steps(status, ingest, short=True)
+        shown += [row for line in (steps[:-1] if data_said else steps) for row in rows(line, width)]
+        if outcome.after_reboot:  # hospital machines reboot for patches: never cut
+            shown += rows(outcome.after_reboot, width, limit=10)
+        return "\n".join(shown)
+    who = training_words(training)
     lines = [
         "The tracebloc client is installed and connected.",
         f"  connected:      {CONNECTED_SIGNAL}",
@@ -47,7 +72,7 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
-    lines += next_steps()
+    lines += next_steps(status, ingest)
     if outcome.after_reboot:
         lines.append(outcome.after_reboot)
     return "\n".join(lines)
@@ -64,14 +89,17 @@ WEB_APP = "https://ai.tracebloc.io"
 CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
 
 
-def next_steps() -> list[str]:
-    return [
-        "next:",
-        f"  the client appears in the tracebloc web app: {WEB_APP}",
-        "  check it later:  tracebloc-installer status",
-        "  then ingest your data with the tracebloc CLI (`tracebloc data ingest`); get it "
-        f"from {CLI_RELEASES}",
-    ]
+def next_steps(status: str = "tracebloc-installer status", ingest: bool = False,
+               short: bool = False) -> list[str]:  # fmt: skip
+    """Each line works as printed: the data step only where the tracebloc CLI is."""
+    data = ("  tracebloc data ingest    add your data with the tracebloc CLI" if ingest else
+            f"  add your data with the tracebloc CLI; get it from {CLI_RELEASES}")  # fmt: skip
+    if short:
+        return ["next:", f"  {status}    is it healthy?", data]
+    return ["next:",
+            f"  {status}    check on the client",
+            f"  {WEB_APP}    the client appears in the tracebloc web app",
+            data]  # fmt: skip
 
 
 def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:

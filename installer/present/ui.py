@@ -18,6 +18,7 @@ import datetime
 import logging
 import os
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -100,9 +101,16 @@ class Ui:
         # characters of it are on the current line.
         self._spinning: tuple[str, float] | None = None
         self._drawn = 0
+        self._columns = env.get("COLUMNS", "")
         self._width = _width(stream)
         self._last_progress = ""
         self._step_title = ""
+
+    def columns(self) -> int:
+        """The terminal's width now: COLUMNS when set (as shutil reads it), else the
+        stream's terminal, else 80."""
+        given = self._columns.strip()
+        return int(given) if given.isdigit() and int(given) > 0 else _width(self.stream)
 
     # --- steps -------------------------------------------------------------------------
 
@@ -211,6 +219,14 @@ class Ui:
     def info(self, text: str) -> None:
         self._message("info", "", text)
 
+    def detail(self, text: str) -> None:
+        """A line for the record: shown where nobody watches a terminal (a pipe, CI), else
+        only in the log (and on --verbose's console), so the run's screen stays short."""
+        if self.fancy:
+            log.info("detail: %s", self._clean(text))
+        else:
+            self.info(text)
+
     def ok(self, text: str) -> None:
         self._message("ok", self._paint(self.glyphs.ok, _GREEN) + " " if self.fancy else "", text)
 
@@ -225,7 +241,13 @@ class Ui:
         log.info("%s: %s", kind, text)
         lines = text.split("\n")
         if self.fancy:
-            self._line(prefix + "\n".join(lines))
+            # Wrapped to the terminal's width, one column spare: no row wider than it.
+            room = max(self.columns() - 1, 20)
+            first = (prefix + lines[0]) if lines else prefix
+            fitted = [row for line in [first, *lines[1:]]
+                      for row in (textwrap.wrap(line, room, subsequent_indent="  ",
+                                                break_on_hyphens=False) or [""])]  # fmt: skip
+            self._line("\n".join(fitted))
         else:
             stamp = _clock()
             self._line("\n".join(f"{stamp} {prefix}{line}" for line in lines))

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.fakes.cluster import installer_command
@@ -40,13 +42,21 @@ class Pty:
         cwd: object,
         env: Mapping[str, str] | None = None,
         stdio_log: Path | None = None,
+        columns: int | None = None,
     ) -> Pty:
-        """Start `argv` on a new pty; `close()` it when done."""
+        """Start `argv` on a new pty; `close()` it when done. `columns`: the terminal's
+        width from the start (rows: 40), as a window of that size has."""
         import pty
 
         pid, fd = pty.fork()
         if pid == 0:  # the child: exec at once, nothing else (the parent has threads)
             try:
+                if columns is not None:
+                    import fcntl
+                    import struct
+                    import termios
+
+                    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
                 if stdio_log is not None:
                     os.dup2(0, 10)  # keeps the terminal open, as the user's shell does
                     null = os.open(os.devnull, os.O_RDWR)
@@ -62,9 +72,10 @@ class Pty:
 
     @classmethod
     @contextlib.contextmanager
-    def spawn(cls, args: Sequence[str], *, env: Mapping[str, str], cwd: object) -> Iterator[Pty]:
+    def spawn(cls, args: Sequence[str], *, env: Mapping[str, str], cwd: object,
+              columns: int | None = None) -> Iterator[Pty]:  # fmt: skip
         """The CLI (source or frozen binary) with `args`, all its stdio on the terminal."""
-        term = cls.start([*installer_command(), *args], cwd=cwd, env=env)
+        term = cls.start([*installer_command(), *args], cwd=cwd, env=env, columns=columns)
         try:
             yield term
         finally:
@@ -133,3 +144,50 @@ class Pty:
 
     def screen(self) -> str:
         return self.seen.decode("utf-8", errors="replace")
+
+
+def unwrapped(text: str) -> str:
+    """`text` with every run of whitespace one space: lines wrapped to the terminal's width
+    read as they were before wrapping."""
+    return " ".join(text.split())
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What a terminal `columns` wide keeps of the output: its rows, and how many times a
+    line reached the right edge and wrapped."""
+
+    rows: list[str]
+    wrapped: int
+
+
+def rows(screen: str, columns: int = 80) -> Rows:
+    """Replay `screen` as a terminal does: colours dropped, `\\r` back to the row's start
+    (a spinner redraws in place), a line longer than the width wrapped onto the next row."""
+    out: list[str] = []
+    line: list[str] = []
+    col = wrapped = 0
+    for ch in _ESCAPE.sub("", screen):
+        if ch == "\n":
+            out.append("".join(line).rstrip())
+            line, col = [], 0
+        elif ch == "\r":
+            col = 0
+        elif ch == "\b":
+            col = max(col - 1, 0)
+        else:
+            if col >= columns:
+                out.append("".join(line).rstrip())
+                line, col = [], 0
+                wrapped += 1
+            if col < len(line):
+                line[col] = ch
+            else:
+                line.append(ch)
+            col += 1
+    if "".join(line).strip():
+        out.append("".join(line).rstrip())
+    return Rows(out, wrapped)
