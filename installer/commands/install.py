@@ -233,7 +233,7 @@ def _install(
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True, seen=read.docker,
-                                host=read.windows)  # fmt: skip
+                                host=read.windows, host_gpu=read.gpu)  # fmt: skip
     fetched = changes.downloads({**chosen, **local.choices})
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
@@ -338,7 +338,7 @@ def _install(
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
     adopt_device_plugin(plan, tools, release, namespace, conn, ui)
     notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note
-              or "NVIDIA container toolkit" in note]  # fmt: skip
+              or note in local.gpu_notes]  # fmt: skip
     wait_for_metrics(cfg, ui, tools, cluster, settings)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
+from installer.decide import gpucluster
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
     DockerRead,
@@ -24,7 +25,7 @@ from installer.decide.drift import (
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
-from installer.decide.model import KubeTarget, MachineFacts
+from installer.decide.model import Gpu, KubeTarget, MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
@@ -110,9 +111,11 @@ def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
 
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
            machine: MachineFacts, os_: str, *, fetch: bool = False,
-           seen: DockerRead | None = None, host: HostPlan | None = None) -> Local:  # fmt: skip
-    """`seen`, `host`: the `docker info` and the Windows host plan the network preflight
-    read moments before (commands/netneeds.py), used instead of reading them again."""
+           seen: DockerRead | None = None, host: HostPlan | None = None,
+           host_gpu: Gpu | None = None) -> Local:  # fmt: skip
+    """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
+    machine's GPU the network preflight read moments before (commands/netneeds.py), used
+    instead of reading them again."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -181,11 +184,24 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         found = tuple(drift(s, inspected))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
-    local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
-                  drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems), k3d_choice=chosen)  # fmt: skip
+    fit = gpucluster.decide(s, host_nvidia=_host_nvidia(env, os_, timeout, host_gpu),
+                            docker_nvidia=info.nvidia, action=action, inspected=inspected,
+                            nodes=cluster.nodes)  # fmt: skip
+    local = Local(fit.settings, decision, machine, docker=info, cluster=cluster,
+                  inspected=inspected, drift=found, action=action, gpu=fit.access,
+                  leftovers=left, problems=tuple(problems), k3d_choice=chosen,
+                  gpu_notes=fit.notes, gpu_reason=fit.reason)  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
+
+
+def _host_nvidia(env: Mapping[str, str], os_: str, timeout: float, seen: Gpu | None) -> bool:
+    """nvidia-smi lists a GPU here (read only once Docker answers: a cluster is decided)."""
+    if seen is None:
+        from installer.edges.gpu import detect_gpu
+
+        seen = detect_gpu(env, os_, timeout=timeout)
+    return seen.vendor == "nvidia"
 
 
 def _unused() -> lc.Settings:

@@ -39,6 +39,7 @@ class DockerRead:
     runtimes: tuple[str, ...] = ()
     operating_system: str = ""
     reason: str = ""
+    default_runtime: str = ""  # `DefaultRuntime`: what a container gets without --runtime
 
     @property
     def nvidia(self) -> bool:
@@ -85,6 +86,7 @@ class Container:
     image: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     host_ips: tuple[str, ...] = ()  # of its published ports
+    gpus: bool = False  # created with --gpus (a `gpu` device request)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,9 @@ class Local:
     inspected: Inspected | None = None
     drift: tuple[Drift, ...] = ()
     action: str | None = None
-    gpu: bool = False
+    gpu: bool = False  # the cluster has (or is created with) access to this machine's GPU
+    gpu_notes: tuple[str, ...] = ()  # why not, or its shape for one GPU (decide/gpucluster.py)
+    gpu_reason: str = ""  # why the pods get no GPU although this machine has one
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)

@@ -1,0 +1,61 @@
+"""A GPU workstation, as a process against fakes: `nvidia-smi`, Docker's runtimes and the
+k3d cluster as they would be on a machine with one NVIDIA card. The cluster is sized for
+one card, and the values request `nvidia.com/gpu` only where the cluster can give it.
+
+Only fakes here: no GPU, driver or NVIDIA container toolkit exists on the test machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.backend_server import BackendServer
+from tests.fakes.cluster import FakeCluster
+from tests.fakes.localcluster import docker_running, existing, machine_without_cluster
+from tests.test_cli_install import env_for, fresh, values_file
+
+GPU_LINE = "GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n"
+
+
+def with_gpu(cluster: FakeCluster) -> FakeCluster:
+    cluster.install("nvidia-smi")
+    cluster.on("nvidia-smi", "-L", stdout=GPU_LINE)
+    return cluster
+
+
+@pytest.mark.parametrize(("gpus", "agents", "requested", "said"), [
+    pytest.param(False, 1, False, "created without GPU access", id="cpu-only-cluster-exists"),
+    pytest.param(True, 0, True, "", id="gpu-cluster-exists"),
+    pytest.param(True, 1, True, "each advertises the same physical GPU", id="gpu-cluster-two-nodes"),
+])  # fmt: skip
+def test_an_existing_cluster_gets_gpu_values_only_when_it_was_made_with_the_gpu(
+    cluster: FakeCluster, backend: BackendServer, gpus: bool, agents: int, requested: bool,
+    said: str,
+) -> None:  # fmt: skip
+    with_gpu(existing(docker_running(machine_without_cluster(fresh(cluster)),
+                                     runtimes=("nvidia", "runc")), "running", gpus=gpus,
+                      agents=agents))  # fmt: skip
+
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    values = values_file(cluster).read_text(encoding="utf-8")
+    assert ("nvidia.com/gpu=1" in values) is requested, values
+    if said:
+        assert said in result.stdout
+        assert "k3d cluster delete tracebloc" in result.stdout  # the way to recreate it, shown
+    # Never deleted or recreated by the install itself: it may hold a person's work.
+    assert not [e for e in cluster.call_log() if e["tool"] == "k3d"
+                and e["argv"][:2] == ["cluster", "delete"]]  # fmt: skip
+
+
+def test_plan_says_a_cpu_only_cluster_stays_on_cpu_and_how_to_recreate_it(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    with_gpu(existing(docker_running(machine_without_cluster(fresh(cluster)),
+                                     runtimes=("nvidia", "runc")), "running"))  # fmt: skip
+
+    result = cluster.run("plan", **env_for(backend))
+
+    assert result.returncode == 0, result.stderr
+    assert "created without GPU access" in result.stdout
+    assert "nvidia.com/gpu=1" not in result.stdout
