@@ -6,11 +6,15 @@ Only fakes here: no GPU, driver or NVIDIA container toolkit exists on the test m
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
-from tests.fakes.localcluster import docker_running, existing, machine_without_cluster
+from tests.fakes.localcluster import creatable, docker_running, existing, machine_without_cluster
+from tests.fakes.runtime_host import STARTED, linux_host
 from tests.test_cli_install import env_for, fresh, values_file
 
 GPU_LINE = "GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n"
@@ -59,3 +63,27 @@ def test_plan_says_a_cpu_only_cluster_stays_on_cpu_and_how_to_recreate_it(
     assert result.returncode == 0, result.stderr
     assert "created without GPU access" in result.stdout
     assert "nvidia.com/gpu=1" not in result.stdout
+
+
+RUNNING_NVIDIA = json.dumps({"MemTotal": 16 * 2**30, "NCPU": 8, "OperatingSystem": "Ubuntu",
+                             "Runtimes": {"nvidia": {}, "runc": {}}, "DefaultRuntime": "nvidia",
+                             "ServerErrors": None})  # fmt: skip
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
+def test_the_gpu_is_decided_after_docker_starts_so_cluster_and_values_agree(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "ubuntu", docker="stopped", sudo="nopw")
+    with_gpu(cluster)
+    # Docker was stopped when the run began: its runtimes are known only once it answers.
+    cluster.on("docker", "info", stdout=RUNNING_NVIDIA, after=STARTED)
+
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    create = next(e["argv"] for e in cluster.call_log()
+                  if e["tool"] == "k3d" and e["argv"][:2] == ["cluster", "create"])  # fmt: skip
+    values = values_file(cluster).read_text(encoding="utf-8")
+    assert "--gpus=all" in create and "nvidia.com/gpu=1" in values, values

@@ -294,7 +294,9 @@ def _install(
                         local=local)  # fmt: skip
         ask_once(planned, fetched, ui, interactive=interactive, data_dir=written_in,
                  heading=local_heading(local, cfg) + leftover_lines(kept.said))  # fmt: skip
-        cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
+        # The survey the cluster was made from: when Docker was set up first, it was read
+        # again once Docker answered, and the GPU the values request is decided from that.
+        cfg, local = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
         if early is None:

@@ -273,15 +273,17 @@ def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: U
 
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
              ui: Ui, *, interactive: bool, os_: str, kubectl: Tool,
-             chosen: leftover.Choice | None = None) -> PlanConfig:  # fmt: skip
+             chosen: leftover.Choice | None = None) -> tuple[PlanConfig, Local]:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
-    the config (the data directory may have changed at the leftover question). Called
+    the config (the data directory may have changed at the leftover question) and the
+    survey the cluster was made from: when Docker was set up first, the one read once it
+    answered (its runtimes, and so the GPU, are known only then). Called
     after `blockers`, `leftover_choice` (`chosen`) and the one question
     (commands/install.py)."""
     s = local.settings
     if s is None or not local.managed:
-        return cfg
+        return cfg, local
     if local.windows is not None:  # WSL2 and Docker Desktop first, as the plan said
         from installer.commands import winhost
 
@@ -338,7 +340,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
     k3dcluster.merge(s, env, ui, run, os_)
     k3dcluster.wait_for_api(s, env, ui, redactor, kubectl)
-    return cfg
+    return cfg, local
 
 
 
