@@ -14,7 +14,7 @@ import pytest
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
 from tests.fakes.localcluster import creatable, docker_running, existing, machine_without_cluster
-from tests.fakes.runtime_host import STARTED, linux_host
+from tests.fakes.runtime_host import STARTED, linux_host, root_calls
 from tests.test_cli_install import env_for, fresh, values_file
 
 GPU_LINE = "GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n"
@@ -77,8 +77,13 @@ def test_the_gpu_is_decided_after_docker_starts_so_cluster_and_values_agree(
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="stopped", sudo="nopw")
     with_gpu(cluster)
+    cluster.install("nvidia-ctk")  # NVIDIA's toolkit is installed
+    cluster.on("nvidia-ctk", "--version", stdout="NVIDIA Container Toolkit CLI version 1.17.8\n")
     # Docker was stopped when the run began: its runtimes are known only once it answers.
     cluster.on("docker", "info", stdout=RUNNING_NVIDIA, after=STARTED)
+    cluster.on("docker", "info", "--format", "{{.DefaultRuntime}}", stdout="nvidia\n",
+               after=STARTED)  # fmt: skip
+    cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54.14  Driver Version: 550\n")
 
     result = cluster.run("install", "--yes", **env_for(backend, **env))
 
@@ -87,3 +92,5 @@ def test_the_gpu_is_decided_after_docker_starts_so_cluster_and_values_agree(
                   if e["tool"] == "k3d" and e["argv"][:2] == ["cluster", "create"])  # fmt: skip
     values = values_file(cluster).read_text(encoding="utf-8")
     assert "--gpus=all" in create and "nvidia.com/gpu=1" in values, values
+    # The default runtime was read again once Docker answered: already nvidia, no restart.
+    assert ["systemctl", "restart", "docker"] not in root_calls(cluster)

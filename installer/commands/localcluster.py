@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
 from installer.decide import gpucluster
+from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
 from installer.decide.drift import (
     DockerRead,
@@ -27,6 +28,7 @@ from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
 from installer.decide.model import Gpu, KubeTarget, MachineFacts
 from installer.decide.redact import Redactor
+from installer.decide.runtime import RuntimePlan
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
@@ -112,10 +114,11 @@ def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
            machine: MachineFacts, os_: str, *, fetch: bool = False,
            seen: DockerRead | None = None, host: HostPlan | None = None,
-           host_gpu: Gpu | None = None) -> Local:  # fmt: skip
+           host_gpu: Gpu | None = None, gpu_checked: gh.Checked | None = None) -> Local:  # fmt: skip
     """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
     machine's GPU the network preflight read moments before (commands/netneeds.py), used
-    instead of reading them again."""
+    instead of reading them again. `gpu_checked`: the GPU steps ran (no GPU steps are
+    planned again) and what their Docker-level check saw."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -149,7 +152,13 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         # hold a cluster whose data this is: decided once it answers).
         earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
             if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
-        return Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier)
+        gpu_plan = None
+        if os_ == "linux" and gpu_checked is None:
+            primed = any(step.kind == "prime" for step in plan.steps)
+            gpu_plan = _gpu_plan(env, info, machine, timeout, creating=True, primed=primed)
+        return Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier,
+                     gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
+                     gpu_notes=gpu_plan.notes if gpu_plan else ())  # fmt: skip
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -184,15 +193,60 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         found = tuple(drift(s, inspected))
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
-    fit = gpucluster.decide(s, host_nvidia=_host_nvidia(env, os_, timeout, host_gpu),
-                            docker_nvidia=info.nvidia, action=action, inspected=inspected,
-                            nodes=cluster.nodes)  # fmt: skip
+    host_nvidia, docker_nvidia = _host_nvidia(env, os_, timeout, host_gpu), info.nvidia
+    gpu_plan = None
+    if os_ == "linux" and gpu_checked is None:
+        gpu_plan = _gpu_plan(env, info, machine, timeout, creating=action == CREATE,
+                             primed=False)  # fmt: skip
+        if gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
+            # The plan's steps make the GPU usable by Docker: the cluster is planned for it.
+            host_nvidia = host_nvidia or gpu_plan.reason == "gpu-driver-missing"
+            docker_nvidia = docker_nvidia or any(st.kind == gh.DEFAULT_RUNTIME
+                                                 for st in gpu_plan.steps)  # fmt: skip
+    fit = gpucluster.decide(s, host_nvidia=host_nvidia, docker_nvidia=docker_nvidia,
+                            action=action, inspected=inspected, nodes=cluster.nodes,
+                            check_failed=gpu_checked.failed if gpu_checked else "")  # fmt: skip
+    gpu_notes = (*(gpu_plan.notes if gpu_plan else ()), *fit.notes)
     local = Local(fit.settings, decision, machine, docker=info, cluster=cluster,
                   inspected=inspected, drift=found, action=action, gpu=fit.access,
                   leftovers=left, problems=tuple(problems), k3d_choice=chosen,
-                  gpu_notes=fit.notes, gpu_reason=fit.reason)  # fmt: skip
+                  gpu_notes=gpu_notes, gpu_reason=fit.reason,
+                  gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None)  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
+
+
+def _gpu_plan(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, timeout: float,
+              *, creating: bool, primed: bool) -> RuntimePlan | None:  # fmt: skip
+    """Linux: the steps that make this machine's NVIDIA GPU usable by Docker (reads only);
+    None without an NVIDIA GPU. The runtime's facts are read only when there is one."""
+    from installer.commands import runtime
+    from installer.edges import gpuhost
+
+    facts = gpuhost.read_facts(env, info, timeout=timeout)
+    if not facts.hardware:
+        return None
+    machine_facts = runtime.read_facts(env, "linux", info, machine, timeout)
+    plan = gh.decide(facts, machine_facts, creating=creating, primed=primed)
+    if plan is None:
+        return None
+    plan = runtime.test_key(plan, env, NVIDIA_TEST_KEY)
+    return dataclasses.replace(plan, as_root=runtime.as_root(env))
+
+
+NVIDIA_TEST_KEY = "TB_TEST_NVIDIA_KEY_FPR"  # tests only: a test key stands in for NVIDIA's
+
+
+def gpu_steps(local: Local, env: Mapping[str, str], redactor: Redactor, ui: Ui,
+              timeout: float) -> gh.Checked:  # fmt: skip
+    """The GPU steps the plan listed, after the question (and after Docker's own)."""
+    from installer.edges import gpuhost
+
+    plan = local.gpu_host
+    if plan is None or not plan.steps:
+        return gh.Checked(ran=False)
+    with ui.step("Setting up this machine's NVIDIA GPU for Docker"):
+        return gpuhost.carry_out(plan, env, redactor, ui.info, ui.warn, timeout=timeout)
 
 
 def _host_nvidia(env: Mapping[str, str], os_: str, timeout: float, seen: Gpu | None) -> bool:
@@ -306,13 +360,20 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         from installer.commands import runtime
 
         runtime.carry_out(local.runtime, env, redactor, ui)
-        again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
+        checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked)
         if again.runtime is not None:
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
         blockers(again, ui)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
+    if local.gpu_host is not None:  # the GPU made usable by Docker first, as the plan said
+        checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked)
+        blockers(again, ui)
+        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
+                        kubectl=kubectl, chosen=chosen)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         if chosen is None:  # Docker was set up first: no survey before the plan could look

@@ -63,8 +63,11 @@ def _k3d_url(choice: ToolChoice | None) -> tuple[str, ...]:
 
 
 def combine(k3d: ToolChoice | None, runtime: RuntimePlan | None, env: Mapping[str, str],
-            nvidia: bool, windows: HostPlan | None = None) -> Needs:  # fmt: skip
-    hosts = [*network.runtime_urls(runtime, fetch_mirror(env)), *winhost_urls(windows)]
+            nvidia: bool, windows: HostPlan | None = None,
+            gpu_host: RuntimePlan | None = None) -> Needs:  # fmt: skip
+    """`gpu_host`: the GPU steps (NVIDIA's key and repository are fetch steps too)."""
+    hosts = [*network.runtime_urls(runtime, fetch_mirror(env)), *winhost_urls(windows),
+             *network.runtime_urls(gpu_host, fetch_mirror(env))]  # fmt: skip
     return Needs(_k3d_url(k3d), tuple(hosts), nvidia)
 
 
@@ -79,7 +82,7 @@ def from_plan(plan: Any, env: Mapping[str, str]) -> Needs:
     k3d = local.k3d_choice
     if k3d is None:  # the survey stopped at Docker: k3d is resolved after it, as install does
         k3d = _resolve_k3d(env)
-    return combine(k3d, local.runtime, env, nvidia, local.windows)
+    return combine(k3d, local.runtime, env, nvidia, local.windows, local.gpu_host)
 
 
 def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, os_: str) -> Needs:

@@ -35,11 +35,19 @@ def node_count(names: tuple[str, ...]) -> int:
 
 
 def decide(s: Settings, *, host_nvidia: bool, docker_nvidia: bool, action: str | None,
-           inspected: Inspected | None, nodes: tuple[str, ...] = ()) -> GpuCluster:  # fmt: skip
-    """`host_nvidia`: nvidia-smi listed a GPU; `docker_nvidia`: Docker has the NVIDIA
-    runtime (both read after Docker answers); `action`: create, start or adopt."""
+           inspected: Inspected | None, nodes: tuple[str, ...] = (),
+           check_failed: str = "") -> GpuCluster:  # fmt: skip
+    """`host_nvidia`: nvidia-smi lists a GPU (or will, once the planned GPU steps ran);
+    `docker_nvidia`: Docker has the NVIDIA runtime (or will); `action`: create, start or
+    adopt; `check_failed`: why Docker could not run a GPU container, when it could not."""
     if not host_nvidia:
         return GpuCluster(False, s)
+    if check_failed and action == CREATE:
+        return GpuCluster(False, s, (
+            f"Docker could not give a container this machine's GPU ({check_failed}), so the "
+            "local cluster is created for CPU and the client requests no GPU; check `docker "
+            "run --rm --gpus all nvidia/cuda:12.3.1-base-ubuntu22.04 nvidia-smi`, then run "
+            "the installer again",), "Docker's GPU check failed")  # fmt: skip
     if not docker_nvidia:
         return GpuCluster(False, s, (
             "this machine has an NVIDIA GPU, but Docker has no NVIDIA runtime, so the local "

@@ -33,6 +33,7 @@ class Local:
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
     runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
+    gpu_host: RuntimePlan | None = None  # then this machine's NVIDIA GPU for Docker (decide/gpuhost.py)
     windows: HostPlan | None = None  # Windows: WSL2 and Docker Desktop first (commands/winhost.py)
 
     @property

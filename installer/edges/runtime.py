@@ -294,10 +294,11 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
     if kind == "openpgp":
         found = openpgp.fingerprint(data)
         if found != expected.upper():
+            host = urlsplit(step.url).hostname or step.url
             raise RuntimeFailed(f"the key from {step.url} has fingerprint {found or 'none'}, "
-                                f"not Docker's published {expected}: it was not installed",
-                                "check the network path to download.docker.com (a proxy "
-                                "rewriting it?), then run again")  # fmt: skip
+                                f"not the published {expected}: it was not installed",
+                                f"check the network path to {host} (a proxy rewriting it?), "
+                                "then run again")  # fmt: skip
     elif kind == "sha256-from":
         sums = run.staged("checksums.txt")
         fetch(expected, sums)
