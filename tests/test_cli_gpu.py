@@ -13,6 +13,7 @@ import pytest
 
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
+from tests.fakes.gpu_host import advertises
 from tests.fakes.localcluster import creatable, docker_running, existing, machine_without_cluster
 from tests.fakes.runtime_host import STARTED, linux_host, root_calls
 from tests.test_cli_install import env_for, fresh, values_file
@@ -23,7 +24,7 @@ GPU_LINE = "GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n"
 def with_gpu(cluster: FakeCluster) -> FakeCluster:
     cluster.install("nvidia-smi")
     cluster.on("nvidia-smi", "-L", stdout=GPU_LINE)
-    return cluster
+    return advertises(cluster)  # once the chart's device plugin runs
 
 
 @pytest.mark.parametrize(("gpus", "agents", "requested", "said"), [

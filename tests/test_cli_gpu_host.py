@@ -15,7 +15,7 @@ import pytest
 
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
-from tests.fakes.gpu_host import gpu_machine
+from tests.fakes.gpu_host import advertises, gpu_machine
 from tests.fakes.localcluster import creatable, machine_without_cluster
 from tests.fakes.runtime_host import linux_host, root_calls, sysroot
 from tests.test_cli_install import env_for, fresh, values_file
@@ -32,7 +32,9 @@ RESTART = ["systemctl", "restart", "docker"]
 def workstation(cluster: FakeCluster, **gpu: bool) -> dict[str, str]:
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="running")
-    return {**env, **gpu_machine(cluster, **gpu)}
+    env = {**env, **gpu_machine(cluster, **gpu)}
+    advertises(cluster)  # the chart's device plugin advertises the card after helm
+    return env
 
 
 def calls(cluster: FakeCluster, tool: str) -> list[list[str]]:
@@ -191,3 +193,32 @@ def test_plan_lists_every_gpu_step_and_runs_none(cluster: FakeCluster) -> None:
     assert [e["argv"] for e in cluster.call_log() if e["tool"] == "sudo"] == [["-n", "true"]]
     assert not (sysroot(cluster) / "etc").exists()
     assert not gpu_check_ran(cluster)
+
+
+def test_the_gpu_is_verified_on_the_node_and_the_summary_gives_the_smoke_test(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    env = workstation(cluster)
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    assert "GPU:            verified (1 nvidia.com/gpu advertised)" in result.stdout
+    assert "GPU test:       kubectl run gpu-test --rm -it" in result.stdout
+    assert ["rollout", "status", "daemonset/nvidia-device-plugin-daemonset", "-n",
+            "kube-system", "--timeout=120s"] in [a[:6] for a in calls(cluster, "kubectl")]
+
+
+def test_a_node_that_never_advertises_the_gpu_gets_cpu_values_and_says_why(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    env = workstation(cluster)
+    advertises(cluster, 0, rollout_rc=1)
+    result = cluster.run("install", "--yes", **env_for(backend, TB_GPU_WAIT_S="1", **env))
+
+    assert result.returncode == 0, result.stderr
+    assert "GPU:            not verified: no node advertised nvidia.com/gpu" in result.stdout
+    assert "did not roll out" in result.stdout
+    # The release was applied again without the GPU request: nothing stays Pending on it.
+    upgrades = [a for a in calls(cluster, "helm") if a[:2] == ["upgrade", "--install"]]
+    assert len(upgrades) == 2
+    assert "nvidia.com/gpu" not in values_file(cluster).read_text(encoding="utf-8")

@@ -15,6 +15,7 @@ import pytest
 
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
+from tests.fakes.gpu_host import advertises
 from tests.fakes.localcluster import (
     GIB,
     creatable,
@@ -215,6 +216,10 @@ def test_the_nvidia_runtime_adds_gpus_to_one_node_only_with_a_gpu_here(
     if gpu:
         cluster.install("nvidia-smi")
         cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
+        cluster.install("nvidia-ctk")
+        cluster.on("nvidia-ctk", "--version", stdout="NVIDIA Container Toolkit CLI 1.17.8\n")
+        cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54  Driver Version: 550\n")
+        advertises(cluster)
     result = install(cluster, backend, AGENTS="2")
 
     assert result.returncode == 0, result.stderr

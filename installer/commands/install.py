@@ -29,7 +29,16 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, k3dcluster, localcluster, reads, settled, signin, wait
+from installer.commands import (
+    credentials,
+    gpuverify,
+    k3dcluster,
+    localcluster,
+    reads,
+    settled,
+    signin,
+    wait,
+)
 from installer.commands.asking import ask_once, leftover_lines, local_heading, terminal_or_refuse
 from installer.commands.emulation import check_amd64
 from installer.commands.gate import (
@@ -228,6 +237,7 @@ def _install(
 ) -> Outcome:
     notes: list[str] = []
     os_ = os_name(sys.platform)
+    gpu_wait_s = gpuverify.wait_s(env)  # bad input stops the run here, before any change
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
@@ -345,6 +355,7 @@ def _install(
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
                               conn)  # fmt: skip
+    gpu_seen = verify_gpu(cfg, env, ui, tools, plan, settings, os_, gpu_wait_s)
     # The kube context is pointed while the first readiness poll is out: a local edit of
     # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
     # killed mid-write: the wait ending (or failing) waits for it.
@@ -360,8 +371,39 @@ def _install(
         pointing.shutdown(wait=True)
     context_done = context_f.result()
     notes += signin.cli_notes(env) if signs_in else []
+    if gpu_seen is not None and not gpu_seen.verified:
+        notes.append(f"no node advertised the GPU, so the client was installed for CPU (jobs "
+                     f"would stay Pending on a GPU no node offers): {gpu_seen.reason}; once "
+                     f"`kubectl get nodes -o jsonpath='{{..allocatable}}'` lists "
+                     f"{gpuverify.RESOURCE[gpu_seen.vendor]}, run the installer again")  # fmt: skip
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes), cluster.target, context_done, ready.workloads)  # fmt: skip
+                   tuple(notes), cluster.target, context_done, ready.workloads,
+                   gpu=gpu_seen.line() if gpu_seen else "",
+                   gpu_test=gpuverify.smoke_test(gpu_seen.vendor)
+                   if gpu_seen and gpu_seen.verified else "")  # fmt: skip
+
+
+def verify_gpu(cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, plan: Plan,
+               settings: InstallSettings, os_: str,
+               wait_s: float) -> gpuverify.GpuSeen | None:  # fmt: skip
+    """When the values request a GPU: verified on the nodes, or the release re-applied for
+    CPU (the values never keep requesting a GPU no node advertises)."""
+    vendor = plan.gpu.vendor
+    if vendor not in gpuverify.RESOURCE or plan.data is None:
+        return None
+    conn = cfg.probe.conn
+    with ui.step(f"Verifying the GPU: {gpuverify.RESOURCE[vendor]} on the nodes") as step:
+        seen = gpuverify.verify(tools, conn, vendor, chart_plugin=plan.site.gpu.chart_plugin,
+                                nodes_s=wait_s)  # fmt: skip
+        if not seen.verified:
+            step.warn()
+    if seen.verified:
+        return seen
+    write_values(cfg.values_path, gpuverify.cpu_values(plan, seen.reason), env=env, os_=os_)
+    with ui.step("Re-applying the client for CPU (no node advertises the GPU)"):
+        apply.upgrade_install(tools, plan.argv, cfg.probe.release, cfg.probe.namespace,
+                              settings.helm_timeout_s, conn)  # fmt: skip
+    return seen
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,

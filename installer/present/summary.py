@@ -23,6 +23,8 @@ class Outcome:
     context_namespace: str = ""  # what was done to the kube context's default namespace
     workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
     unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
+    gpu: str = ""  # "verified (N …)" or "not verified: why" (commands/gpuverify.py)
+    gpu_test: str = ""  # the smoke-test command: one pod asking for one GPU
 
 
 def summary(outcome: Outcome, log_path: str | None) -> str:
@@ -42,6 +44,10 @@ def summary(outcome: Outcome, log_path: str | None) -> str:
         f"  context namespace: {outcome.context_namespace}",
     ]
     lines += [f"  ready:          {w}" for w in outcome.workloads]
+    if outcome.gpu:
+        lines.append(f"  GPU:            {outcome.gpu}")
+    if outcome.gpu_test:
+        lines.append(f"  GPU test:       {outcome.gpu_test}")
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
@@ -87,6 +93,7 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "connected": True,
         "connected_signal": CONNECTED_SIGNAL,
         "workloads": list(outcome.workloads),
+        "gpu": {"said": outcome.gpu, "test": outcome.gpu_test} if outcome.gpu else None,
         "action": "nothing-to-change" if outcome.unchanged else "applied",
         "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",
                  "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}"},

@@ -67,3 +67,20 @@ def gpu_machine(cluster: FakeCluster, *, hardware: bool = True, driver: bool = T
     mirror.mkdir(parents=True, exist_ok=True)
     (mirror / "gpgkey").write_bytes(Path(TEST_KEY).read_bytes())
     return {"TB_TEST_NVIDIA_KEY_FPR": TEST_KEY_FPR}
+
+
+UPGRADED = "helm-upgraded"
+
+
+def advertises(cluster: FakeCluster, count: int = 1, *, rollout_rc: int = 0) -> FakeCluster:
+    """After `helm upgrade` the chart's device plugin rolls out (`rollout_rc`) and the node
+    advertises `count` nvidia.com/gpu (0: never)."""
+    from tests.fakes.cluster import node
+
+    cluster.on("helm", "upgrade", "--install", stdout="Release has been upgraded.\n",
+               mark=UPGRADED)  # fmt: skip
+    cluster.on("kubectl", "rollout", "status", rc=rollout_rc,
+               stdout="daemon set \"nvidia-device-plugin-daemonset\" successfully rolled out\n")
+    cluster.on("kubectl", "get", "daemonsets", stdout='{"kind": "List", "items": []}')
+    gpus = {"nvidia.com/gpu": str(count)} if count else None
+    return cluster.nodes(node("laptop", "8", "16Gi", gpus=gpus), after=UPGRADED)

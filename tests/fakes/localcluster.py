@@ -34,7 +34,8 @@ def machine_without_cluster(cluster: FakeCluster) -> FakeCluster:
 def docker_running(cluster: FakeCluster, *, memory_gib: float = 16, cpus: int = 8,
                    runtimes: tuple[str, ...] = ("runc",)) -> FakeCluster:  # fmt: skip
     info = {"MemTotal": int(memory_gib * GIB), "NCPU": cpus, "OperatingSystem": "Ubuntu",
-            "Runtimes": {r: {} for r in runtimes}, "ServerErrors": None}  # fmt: skip
+            "Runtimes": {r: {} for r in runtimes}, "ServerErrors": None,
+            "DefaultRuntime": "nvidia" if "nvidia" in runtimes else "runc"}  # fmt: skip
     cluster.on("docker", "info", stdout=json.dumps(info))
     cluster.on("docker", "update", stdout="ok\n")
     return cluster
