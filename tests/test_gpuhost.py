@@ -130,3 +130,25 @@ def test_a_failed_docker_check_creates_for_cpu() -> None:
     fit = gpucluster.decide(settings({}), host_nvidia=True, docker_nvidia=True, action=CREATE,
                             inspected=None, check_failed="could not select device driver")  # fmt: skip
     assert not fit.access and "could not select device driver" in fit.notes[0]
+
+
+def test_the_network_preflight_adds_nvidias_repository_only_when_the_toolkit_is_missing(
+    tmp_path: object,
+) -> None:
+    from pathlib import Path
+
+    from installer.commands.netneeds import toolkit_urls
+    from installer.decide.model import Gpu
+
+    bin_dir = Path(str(tmp_path))
+    env = {"PATH": str(bin_dir)}
+    nvidia = Gpu("nvidia")
+    assert toolkit_urls(env, "linux", nvidia) == (
+        "https://nvidia.github.io/libnvidia-container/gpgkey",
+        "https://nvidia.github.io/libnvidia-container/stable/")
+    assert toolkit_urls(env, "linux", Gpu(None)) == ()
+    assert toolkit_urls(env, "darwin", nvidia) == ()
+    ctk = bin_dir / "nvidia-ctk"
+    ctk.write_text("#!/bin/sh\n", encoding="utf-8")
+    ctk.chmod(0o755)
+    assert toolkit_urls(env, "linux", nvidia) == ()
