@@ -84,6 +84,13 @@ def test_driver_without_toolkit_installs_it_from_nvidias_signed_repository(
     create = create_call(cluster)
     assert "--gpus=all" in create and create[create.index("--agents") + 1] == "0"
     assert "nvidia.com/gpu=1" in values_file(cluster).read_text(encoding="utf-8")
+    # Every GPU step was in the list of changes shown before the first of them ran.
+    said = result.stdout + result.stderr
+    listed = said[:said.index("Setting up this machine's NVIDIA GPU for Docker")]
+    for step in ("nvidia-container-toolkit.list", "apt-get install -y -q -o "
+                 "DPkg::Lock::Timeout=600 nvidia-container-toolkit", " ".join(CONFIGURE),
+                 " ".join(RESTART), "docker run --rm --gpus all"):  # fmt: skip
+        assert step in listed[listed.index("changes, in order:"):], step
 
 
 def test_a_key_that_is_not_nvidias_is_never_installed(
