@@ -194,6 +194,13 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     else:
         left = tuple(datadir.leftovers(cfg.host_data_dir)) if s.leftover_guard else ()
     host_nvidia, docker_nvidia = _host_nvidia(env, os_, timeout, host_gpu), info.nvidia
+    windows_note: tuple[str, ...] = ()
+    if os_ == "windows" and host_nvidia:
+        # Docker Desktop's stock k3s nodes cannot hand the card to pods: the scripts built a
+        # CUDA node image for that, which the engine does not (MIGRATION.md, GPU machines).
+        host_nvidia, windows_note = False, (
+            "this machine has an NVIDIA GPU, but on Windows the local cluster is created for "
+            "CPU (its nodes would need a CUDA node image, which the installer does not build)",)
     gpu_plan = None
     if os_ == "linux" and gpu_checked is None:
         gpu_plan = _gpu_plan(env, info, machine, timeout, creating=action == CREATE,
@@ -206,7 +213,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     fit = gpucluster.decide(s, host_nvidia=host_nvidia, docker_nvidia=docker_nvidia,
                             action=action, inspected=inspected, nodes=cluster.nodes,
                             check_failed=gpu_checked.failed if gpu_checked else "")  # fmt: skip
-    gpu_notes = (*(gpu_plan.notes if gpu_plan else ()), *fit.notes)
+    gpu_notes = (*windows_note, *(gpu_plan.notes if gpu_plan else ()), *fit.notes)
     local = Local(fit.settings, decision, machine, docker=info, cluster=cluster,
                   inspected=inspected, drift=found, action=action, gpu=fit.access,
                   leftovers=left, problems=tuple(problems), k3d_choice=chosen,
