@@ -49,10 +49,6 @@ CHECK_IMAGE = "nvidia/cuda:12.3.1-base-ubuntu22.04"
 CHECK_ARGV = ("docker", "run", "--rm", "--gpus", "all", "-e", "NVIDIA_DISABLE_REQUIRE=1",
               CHECK_IMAGE, "nvidia-smi")  # fmt: skip
 CHECK_TIMEOUT_S = 300.0  # a first run pulls the image
-SMOKE_TEST = ("kubectl run gpu-test --rm -it --restart=Never --image=" + CHECK_IMAGE
-              + " --overrides='{\"spec\":{\"containers\":[{\"name\":\"gpu-test\",\"image\":\""
-              + CHECK_IMAGE + "\",\"command\":[\"nvidia-smi\"],\"resources\":{\"limits\":"
-              "{\"nvidia.com/gpu\":\"1\"}}}]}}'")  # fmt: skip
 
 # The step kinds edges/gpuhost.py carries out itself (the rest are the runtime's own).
 DEFAULT_RUNTIME = "gpu-default"  # nvidia-ctk runtime configure, unless nvidia is the default
@@ -61,7 +57,6 @@ REBOOT = "gpu-reboot"  # nvidia-smi after the driver: no GPU listed is the reboo
 CHECK = "gpu-check"  # docker run --gpus all: failure means a CPU cluster, said
 # A plan with one of these reasons has no steps: the install is for CPU, and says why.
 CPU_REASONS = ("gpu-no-driver", "gpu-no-toolkit", "gpu-no-sudo")
-
 
 @dataclass(frozen=True)
 class GpuFacts:
