@@ -204,7 +204,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     gpu_plan = None
     if os_ == "linux" and gpu_checked is None:
         gpu_plan = _gpu_plan(env, info, machine, timeout, creating=action == CREATE,
-                             primed=False)  # fmt: skip
+                             primed=False, gpu=host_gpu)  # fmt: skip
         if gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
             # The plan's steps make the GPU usable by Docker: the cluster is planned for it.
             host_nvidia = host_nvidia or gpu_plan.reason == "gpu-driver-missing"
@@ -224,13 +224,13 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
 
 
 def _gpu_plan(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, timeout: float,
-              *, creating: bool, primed: bool) -> RuntimePlan | None:  # fmt: skip
+              *, creating: bool, primed: bool, gpu: Gpu | None = None) -> RuntimePlan | None:  # fmt: skip
     """Linux: the steps that make this machine's NVIDIA GPU usable by Docker (reads only);
     None without an NVIDIA GPU. The runtime's facts are read only when there is one."""
     from installer.commands import runtime
     from installer.edges import gpuhost
 
-    facts = gpuhost.read_facts(env, info, timeout=timeout)
+    facts = gpuhost.read_facts(env, info, timeout=timeout, gpu=gpu)
     if not facts.hardware:
         return None
     machine_facts = runtime.read_facts(env, "linux", info, machine, timeout)
@@ -377,7 +377,11 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
     if local.gpu_host is not None:  # the GPU made usable by Docker first, as the plan said
         checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
-        again = survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked)
+        # Only the Docker-level check ran: Docker and the driver are as they were read.
+        same = all(step.kind == gh.CHECK for step in local.gpu_host.steps)
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked,
+                       seen=local.docker if same else None,
+                       host_gpu=Gpu("nvidia") if same else None)  # fmt: skip
         blockers(again, ui)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen)  # fmt: skip

@@ -111,18 +111,21 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
             plan = runtime.survey(env, os_, info, machine, timeout=timeout)
     gpu = detect_gpu(env, os_, timeout=timeout)
     needs = combine(_resolve_k3d(env), plan, env, gpu.vendor == "nvidia", host)
-    needs = dataclasses.replace(needs, runtime=needs.runtime + toolkit_urls(env, os_, gpu))
+    needs = dataclasses.replace(needs, runtime=needs.runtime + toolkit_urls(env, os_, gpu, info))
     return dataclasses.replace(needs, docker=info, windows=host, gpu=gpu)
 
 
-def toolkit_urls(env: Mapping[str, str], os_: str, gpu: Gpu) -> tuple[str, ...]:
+def toolkit_urls(env: Mapping[str, str], os_: str, gpu: Gpu,
+                 info: DockerRead | None = None) -> tuple[str, ...]:  # fmt: skip
     """NVIDIA's repository, when the GPU steps will install its container toolkit (an
-    NVIDIA GPU listed on Linux and no nvidia-ctk): the key from it (or the mirror), and apt
-    or dnf read the packages from it in any case."""
+    NVIDIA GPU listed on Linux, no nvidia-ctk, Docker not defaulting to the NVIDIA runtime):
+    the key from it (or the mirror), and apt or dnf read the packages from it in any case."""
     from installer.decide.gpuhost import NVIDIA_REPO
     from installer.edges import proc
 
     if os_ != "linux" or gpu.vendor != "nvidia" or proc.find_on_path("nvidia-ctk", env, "linux"):
+        return ()
+    if info is not None and info.nvidia and info.default_runtime == "nvidia":
         return ()
     mirror = fetch_mirror(env)
     key = (f"{NVIDIA_REPO}/gpgkey",) if mirror is None else ((mirror,) if mirror else ())

@@ -13,6 +13,7 @@ from contextlib import nullcontext
 from installer.decide import gpuhost as gh
 from installer.decide.drift import DockerRead
 from installer.decide.errors import InstallerError, ToolNotFound
+from installer.decide.model import Gpu
 from installer.decide.redact import Redactor
 from installer.decide.runtime import RuntimePlan, Step
 from installer.decide.winhost import REBOOT_EXIT
@@ -41,10 +42,12 @@ def _read_ok(name: str, args: list[str], env: Mapping[str, str], timeout: float)
 
 
 def read_facts(env: Mapping[str, str], info: DockerRead, *, timeout: float,
-               proc_version: str = PROC_VERSION) -> gh.GpuFacts:  # fmt: skip
-    """nvidia-smi first (a driver that lists the GPU); without it, lspci naming NVIDIA (the
-    scripts' "GPU without its driver"); then nvidia-ctk and Docker's default runtime."""
-    driver = detect_gpu(env, "linux", timeout=timeout).vendor == "nvidia"
+               gpu: Gpu | None = None, proc_version: str = PROC_VERSION) -> gh.GpuFacts:  # fmt: skip
+    """nvidia-smi first (a driver that lists the GPU; `gpu`: what it said moments ago);
+    without it, lspci naming NVIDIA (the scripts' "GPU without its driver"); then nvidia-ctk
+    and Docker's default runtime."""
+    seen = gpu if gpu is not None else detect_gpu(env, "linux", timeout=timeout)
+    driver = seen.vendor == "nvidia"
     hardware = driver
     if not driver:
         listed = _read_ok("lspci", [], env, timeout)
@@ -52,8 +55,11 @@ def read_facts(env: Mapping[str, str], info: DockerRead, *, timeout: float,
     if not hardware:
         return gh.GpuFacts(False)
     wsl = wsl_kernel(proc_version)
-    toolkit = _read_ok("nvidia-ctk", ["--version"], env, timeout) is not None
     default = info.default_runtime if info.state == "running" else None
+    # Docker already defaulting to the NVIDIA runtime has the toolkit (an older one may lack
+    # nvidia-ctk); otherwise nvidia-ctk is what sets that default.
+    toolkit = (default == "nvidia" and info.nvidia) or \
+        _read_ok("nvidia-ctk", ["--version"], env, timeout) is not None  # fmt: skip
     return gh.GpuFacts(True, driver=driver, toolkit=toolkit, default_runtime=default, wsl=wsl)
 
 
