@@ -13,6 +13,7 @@ import pytest
 
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
+from tests.fakes.gpu_host import advertises
 from tests.fakes.localcluster import (
     creatable,
     docker_running,
@@ -176,14 +177,18 @@ def test_a_yes_no_variable_with_a_typo_is_exit_2_naming_it(
     assert changed_machine(cluster) == [] and mutations(cluster) == []
 
 
-@pytest.mark.parametrize("runtimes", [pytest.param(("runc",), id="no-nvidia-runtime"),
-                                      pytest.param(("nvidia", "runc"), id="nvidia-runtime")])  # fmt: skip
+# Docker without the NVIDIA runtime is set up by the GPU steps: tests/test_cli_gpu_host.py.
+@pytest.mark.parametrize("runtimes", [pytest.param(("nvidia", "runc"), id="nvidia-runtime")])
 def test_a_gpu_is_requested_only_where_the_local_cluster_can_give_one(
     cluster: FakeCluster, backend: BackendServer, runtimes: tuple[str, ...]
 ) -> None:
     creatable(docker_running(machine_without_cluster(fresh(cluster)), runtimes=runtimes))
     cluster.install("nvidia-smi")
     cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
+    cluster.install("nvidia-ctk")
+    cluster.on("nvidia-ctk", "--version", stdout="NVIDIA Container Toolkit CLI version 1.17.8\n")
+    cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54  Driver Version: 550.54\n")
+    advertises(cluster)
 
     result = cluster.run("install", "--yes", **env_for(backend))
 

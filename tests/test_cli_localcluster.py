@@ -15,6 +15,7 @@ import pytest
 
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster
+from tests.fakes.gpu_host import advertises
 from tests.fakes.localcluster import (
     GIB,
     creatable,
@@ -205,14 +206,30 @@ def test_two_installs_of_the_local_cluster_are_one_at_a_time(
                 c[2] in ("create", "start", "delete")]  # fmt: skip
 
 
-def test_the_nvidia_runtime_adds_gpus(cluster: FakeCluster, backend: BackendServer) -> None:
+@pytest.mark.parametrize("gpu", [pytest.param(True, id="gpu-listed"),
+                                 pytest.param(False, id="runtime-without-a-gpu")])  # fmt: skip
+def test_the_nvidia_runtime_adds_gpus_to_one_node_only_with_a_gpu_here(
+    cluster: FakeCluster, backend: BackendServer, gpu: bool
+) -> None:
     creatable(docker_running(machine_without_cluster(fresh(cluster)),
                              runtimes=("nvidia", "runc")))  # fmt: skip
-    result = install(cluster, backend)
+    if gpu:
+        cluster.install("nvidia-smi")
+        cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
+        cluster.install("nvidia-ctk")
+        cluster.on("nvidia-ctk", "--version", stdout="NVIDIA Container Toolkit CLI 1.17.8\n")
+        cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54  Driver Version: 550\n")
+        advertises(cluster)
+    result = install(cluster, backend, AGENTS="2")
 
     assert result.returncode == 0, result.stderr
     create = next(c for c in local_calls(cluster) if c[1:3] == ["cluster", "create"])
-    assert create[create.index("rancher/k3s:v1.29.4-k3s1") + 1] == "--gpus=all"
+    # One physical card is advertised once: a GPU cluster is one server and no agents.
+    assert (create[create.index("--agents") + 1] == "0") is gpu
+    assert ("--gpus=all" in create) is gpu
+    assert create[create.index("--servers") + 1] == "1"
+    update = next(c for c in local_calls(cluster) if c[:2] == ["docker", "update"])
+    assert any("agent" in name for name in update) is not gpu
 
 
 def test_proxy_and_ca_are_carried_into_the_nodes(

@@ -112,6 +112,7 @@ def test_install_reads_docker_info_and_the_gpu_once(
     """The network preflight needs `docker info` to know whether Docker will be installed,
     and the GPU to know whether NVIDIA's registry is; the local-cluster survey and the
     cluster reads use those reads instead of asking Docker and nvidia-smi again."""
+    from tests.fakes.gpu_host import advertises
     from tests.fakes.runtime_host import linux_host
 
     creatable(machine_without_cluster(fresh(cluster)))
@@ -121,6 +122,8 @@ def test_install_reads_docker_info_and_the_gpu_once(
     env = derived(cluster, public, backend_site, registry, guard, tmp_path,
                   **linux_host(cluster, "ubuntu", docker="running"))  # fmt: skip
     docker_running(cluster, runtimes=("nvidia", "runc"))  # the cluster can be given the GPU
+    cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54  Driver Version: 550.54\n")
+    advertises(cluster)  # after helm the node advertises the card (the GPU is verified)
     result = cluster.run("install", "--yes", **env)
 
     assert result.returncode == 0, result.stderr

@@ -166,6 +166,11 @@ def test_install_adopts_the_orphaned_plugin_before_helm(cluster: FakeCluster,
     cluster.on("kubectl", "annotate", stdout="daemonset annotated\n")
     cluster.install("nvidia-smi")
     cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
+    # Once the release owns the plugin, the node advertises the card (the GPU is verified).
+    cluster.on("helm", "upgrade", "--install", stdout="upgraded\n", mark="upgraded")
+    cluster.on("kubectl", "rollout", "status", stdout="rolled out\n")
+    cluster.nodes(node("k3d-tb-server-0", "8", "16Gi", gpus={"nvidia.com/gpu": "1"}),
+                  after="upgraded")  # fmt: skip
     result = cluster.run("install", "--yes", TRACEBLOC_CLIENT_ID="client-7f3a", TRACEBLOC_CLIENT_PASSWORD="S3cret-pw",
                          TRACEBLOC_BACKEND_URL=backend.url, TRACEBLOC_SKIP_PREFLIGHT="1",
                          TB_METRICS_WAIT_S="0", TB_PLAIN="1")  # fmt: skip
@@ -179,3 +184,4 @@ def test_install_adopts_the_orphaned_plugin_before_helm(cluster: FakeCluster,
     assert written["env"]["RUNTIME_CLASS_NAME"] == "nvidia"
     assert written["env"]["SINGLE_NODE"] == "true"
     assert written["gpu"] == {"devicePlugin": {"enabled": True, "vendor": "nvidia"}}
+    assert "GPU:            verified (1 nvidia.com/gpu advertised)" in result.stdout

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from installer.commands import (
     credentials,
+    gpuverify,
     k3dcluster,
     localcluster,
     reads,
@@ -253,12 +254,13 @@ def _install(
     notes: list[str] = []
     approved: list[Change] = []  # the local path's list, agreed to before the cluster is up
     os_ = os_name(sys.platform)
+    gpu_wait_s = gpuverify.wait_s(env)  # bad input stops the run here, before any change
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True, seen=read.docker,
-                                host=read.windows)  # fmt: skip
+                                host=read.windows, host_gpu=read.gpu)  # fmt: skip
     fetched = changes.downloads({**chosen, **local.choices})
     links = shellpath.links({**chosen, **local.choices}, env, os_)
     machine = local.machine
@@ -324,7 +326,9 @@ def _install(
         ask_once(approved, fetched, ui, interactive=interactive, data_dir=written_in,
                  heading=local_heading(local, listed) + leftover_lines(kept.said),
                  context=local_context(local, listed, kept.said))  # fmt: skip
-        cfg = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
+        # The survey the cluster was made from: when Docker was set up first, it was read
+        # again once Docker answered, and the GPU the values request is decided from that.
+        cfg, local = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
                                     os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
         if early is None:
@@ -374,11 +378,12 @@ def _install(
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
     adopt_device_plugin(plan, tools, release, namespace, conn, ui)
     notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note
-              or "NVIDIA container toolkit" in note]  # fmt: skip
+              or note in local.gpu_notes]  # fmt: skip
     wait_for_metrics(cfg, ui, tools, cluster, settings)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
                               conn)  # fmt: skip
+    gpu_seen = verify_gpu(cfg, env, ui, tools, plan, settings, os_, gpu_wait_s)
     # The kube context is pointed while the first readiness poll is out: a local edit of
     # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
     # killed mid-write: the wait ending (or failing) waits for it.
@@ -396,8 +401,16 @@ def _install(
     notes += shellpath.make(links, env, ui)
     notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
     notes += remember(cfg, env, os_, plan, cluster)
+    if gpu_seen is not None and not gpu_seen.verified:
+        notes.append(f"no node advertised the GPU, so the client was installed for CPU (jobs "
+                     f"would stay Pending on a GPU no node offers): {gpu_seen.reason}; once "
+                     f"`kubectl get nodes -o jsonpath='{{..allocatable}}'` lists "
+                     f"{gpuverify.RESOURCE[gpu_seen.vendor]}, run the installer again")  # fmt: skip
     return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
                    tuple(notes), cluster.target, context_done, ready.workloads,
+                   gpu=gpu_seen.line() if gpu_seen else "",
+                   gpu_test=gpuverify.smoke_test(gpu_seen.vendor)
+                   if gpu_seen and gpu_seen.verified else "",
                    after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout))  # fmt: skip
 
 
@@ -419,6 +432,29 @@ def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
     except InstallerError as exc:
         return [f"the install record could not be written: {exc.message}"]
     return []
+
+
+def verify_gpu(cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, plan: Plan,
+               settings: InstallSettings, os_: str,
+               wait_s: float) -> gpuverify.GpuSeen | None:  # fmt: skip
+    """When the values request a GPU: verified on the nodes, or the release re-applied for
+    CPU (the values never keep requesting a GPU no node advertises)."""
+    vendor = plan.gpu.vendor
+    if vendor not in gpuverify.RESOURCE or plan.data is None:
+        return None
+    conn = cfg.probe.conn
+    with ui.step(f"Verifying the GPU: {gpuverify.RESOURCE[vendor]} on the nodes") as step:
+        seen = gpuverify.verify(tools, conn, vendor, chart_plugin=plan.site.gpu.chart_plugin,
+                                nodes_s=wait_s)  # fmt: skip
+        if not seen.verified:
+            step.warn()
+    if seen.verified:
+        return seen
+    write_values(cfg.values_path, gpuverify.cpu_values(plan, seen.reason), env=env, os_=os_)
+    with ui.step("Re-applying the client for CPU (no node advertises the GPU)"):
+        apply.upgrade_install(tools, plan.argv, cfg.probe.release, cfg.probe.namespace,
+                              settings.helm_timeout_s, conn)  # fmt: skip
+    return seen
 
 
 def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,

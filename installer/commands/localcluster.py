@@ -13,8 +13,9 @@ from collections.abc import Mapping
 
 from installer.commands import credentials, k3dcluster, leftover
 from installer.commands.gate import recheck_docker_budget
+from installer.decide import gpucluster, remedy
+from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
-from installer.decide import remedy
 from installer.decide.drift import (
     DockerRead,
     Drift,
@@ -27,8 +28,9 @@ from installer.decide.drift import (
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localcluster import ClusterRead
 from installer.decide.localstate import ADOPT, CREATE, START, Local
-from installer.decide.model import KubeTarget, MachineFacts, os_name
+from installer.decide.model import Gpu, KubeTarget, MachineFacts, os_name
 from installer.decide.redact import Redactor
+from installer.decide.runtime import RuntimePlan
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
@@ -114,9 +116,12 @@ def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
 
 def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
            machine: MachineFacts, os_: str, *, fetch: bool = False,
-           seen: DockerRead | None = None, host: HostPlan | None = None) -> Local:  # fmt: skip
-    """`seen`, `host`: the `docker info` and the Windows host plan the network preflight
-    read moments before (commands/netneeds.py), used instead of reading them again."""
+           seen: DockerRead | None = None, host: HostPlan | None = None,
+           host_gpu: Gpu | None = None, gpu_checked: gh.Checked | None = None) -> Local:  # fmt: skip
+    """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
+    machine's GPU the network preflight read moments before (commands/netneeds.py), used
+    instead of reading them again. `gpu_checked`: the GPU steps ran (no GPU steps are
+    planned again) and what their Docker-level check saw."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -150,13 +155,25 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         # hold a cluster whose data this is: decided once it answers).
         earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
             if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
+        gpu_plan = None
+        if os_ == "linux" and gpu_checked is None:
+            primed = any(step.kind == "prime" for step in plan.steps)
+            gpu_plan = _gpu_plan(env, info, machine, timeout, creating=True, primed=primed)
         # The cluster's own steps are listed before the question too, as they will be: a
         # new Docker holds no cluster; a stopped one holds ours when the kubeconfig still
         # names it. bring_up stops if Docker, once it answers, shows another state.
         known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
         predicted = START if info.state != "missing" and known else CREATE
-        local = Local(s, decision, machine, docker=info, runtime=plan, leftovers=earlier,
-                      action=predicted)  # fmt: skip
+        shape = s
+        if predicted == CREATE and gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
+            # The GPU steps make Docker's GPU usable: the cluster listed is the GPU one.
+            shape = gpucluster.decide(s, host_nvidia=True, action=CREATE, inspected=None,
+                                      docker_nvidia=any(st.kind == gh.DEFAULT_RUNTIME
+                                                        for st in gpu_plan.steps)).settings  # fmt: skip
+        local = Local(shape, decision, machine, docker=info, runtime=plan, leftovers=earlier,
+                      action=predicted,
+                      gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
+                      gpu_notes=gpu_plan.notes if gpu_plan else ())  # fmt: skip
         return dataclasses.replace(local, commands=commands_for(
             local, cfg.host_data_dir, env, os_, cfg.probe.release))  # fmt: skip
     machine = budget_machine(machine, info)
@@ -204,12 +221,77 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
             problems.append(lc.port_taken(os_))
     from installer.commands.runtime import tier0_autostart
 
-    local = Local(s, decision, machine, docker=info, cluster=cluster, inspected=inspected,
-                  drift=found, action=action, gpu=info.nvidia, leftovers=left,
-                  problems=tuple(problems), k3d_choice=chosen,
+    host_nvidia, docker_nvidia = _host_nvidia(env, os_, timeout, host_gpu), info.nvidia
+    windows_note: tuple[str, ...] = ()
+    if os_ == "windows" and host_nvidia:
+        # Docker Desktop's stock k3s nodes cannot hand the card to pods: the scripts built a
+        # CUDA node image for that, which the engine does not (MIGRATION.md, GPU machines).
+        host_nvidia, windows_note = False, (
+            "this machine has an NVIDIA GPU, but on Windows the local cluster is created for "
+            "CPU (its nodes would need a CUDA node image, which the installer does not build)",)
+    gpu_plan = None
+    if os_ == "linux" and gpu_checked is None:
+        gpu_plan = _gpu_plan(env, info, machine, timeout, creating=action == CREATE,
+                             primed=False, gpu=host_gpu)  # fmt: skip
+        if gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
+            # The plan's steps make the GPU usable by Docker: the cluster is planned for it.
+            host_nvidia = host_nvidia or gpu_plan.reason == "gpu-driver-missing"
+            docker_nvidia = docker_nvidia or any(st.kind == gh.DEFAULT_RUNTIME
+                                                 for st in gpu_plan.steps)  # fmt: skip
+    fit = gpucluster.decide(s, host_nvidia=host_nvidia, docker_nvidia=docker_nvidia,
+                            action=action, inspected=inspected, nodes=cluster.nodes,
+                            check_failed=gpu_checked.failed if gpu_checked else "")  # fmt: skip
+    gpu_notes = (*windows_note, *(gpu_plan.notes if gpu_plan else ()), *fit.notes)
+    local = Local(fit.settings, decision, machine, docker=info, cluster=cluster,
+                  inspected=inspected, drift=found, action=action, gpu=fit.access,
+                  leftovers=left, problems=tuple(problems), k3d_choice=chosen,
+                  gpu_notes=gpu_notes, gpu_reason=fit.reason,
+                  gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
                   boot=tier0_autostart(env, os_, info))  # fmt: skip
     return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
                                                             cfg.probe.release))  # fmt: skip
+
+
+def _gpu_plan(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, timeout: float,
+              *, creating: bool, primed: bool, gpu: Gpu | None = None) -> RuntimePlan | None:  # fmt: skip
+    """Linux: the steps that make this machine's NVIDIA GPU usable by Docker (reads only);
+    None without an NVIDIA GPU. The runtime's facts are read only when there is one."""
+    from installer.commands import runtime
+    from installer.edges import gpuhost
+
+    facts = gpuhost.read_facts(env, info, timeout=timeout, gpu=gpu)
+    if not facts.hardware:
+        return None
+    machine_facts = runtime.read_facts(env, "linux", info, machine, timeout)
+    plan = gh.decide(facts, machine_facts, creating=creating, primed=primed)
+    if plan is None:
+        return None
+    plan = runtime.test_key(plan, env, NVIDIA_TEST_KEY)
+    return dataclasses.replace(plan, as_root=runtime.as_root(env))
+
+
+NVIDIA_TEST_KEY = "TB_TEST_NVIDIA_KEY_FPR"  # tests only: a test key stands in for NVIDIA's
+
+
+def gpu_steps(local: Local, env: Mapping[str, str], redactor: Redactor, ui: Ui,
+              timeout: float) -> gh.Checked:  # fmt: skip
+    """The GPU steps the plan listed, after the question (and after Docker's own)."""
+    from installer.edges import gpuhost
+
+    plan = local.gpu_host
+    if plan is None or not plan.steps:
+        return gh.Checked(ran=False)
+    with ui.step("Setting up this machine's NVIDIA GPU for Docker"):
+        return gpuhost.carry_out(plan, env, redactor, ui.info, ui.warn, timeout=timeout)
+
+
+def _host_nvidia(env: Mapping[str, str], os_: str, timeout: float, seen: Gpu | None) -> bool:
+    """nvidia-smi lists a GPU here (read only once Docker answers: a cluster is decided)."""
+    if seen is None:
+        from installer.edges.gpu import detect_gpu
+
+        seen = detect_gpu(env, os_, timeout=timeout)
+    return seen.vendor == "nvidia"
 
 
 def _unused() -> lc.Settings:
@@ -292,15 +374,17 @@ def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: U
 
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
              ui: Ui, *, interactive: bool, os_: str, kubectl: Tool,
-             chosen: leftover.Choice | None = None) -> PlanConfig:  # fmt: skip
+             chosen: leftover.Choice | None = None) -> tuple[PlanConfig, Local]:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
-    the config (the data directory may have changed at the leftover question). Called
+    the config (the data directory may have changed at the leftover question) and the
+    survey the cluster was made from: when Docker was set up first, the one read once it
+    answered (its runtimes, and so the GPU, are known only then). Called
     after `blockers`, `leftover_choice` (`chosen`) and the one question
     (commands/install.py)."""
     s = local.settings
     if s is None or not local.managed:
-        return cfg
+        return cfg, local
     if local.windows is not None:  # WSL2 and Docker Desktop first, as the plan said
         from installer.commands import winhost
 
@@ -324,9 +408,10 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         from installer.commands import runtime
 
         runtime.carry_out(local.runtime, env, redactor, ui)
+        checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
         # The runtime plan held the autostart: none again from the survey that follows.
-        again = dataclasses.replace(survey(cfg, env, redactor, local.machine, os_, fetch=True),
-                                    boot=())  # fmt: skip
+        again = dataclasses.replace(survey(cfg, env, redactor, local.machine, os_, fetch=True,
+                                           gpu_checked=checked), boot=())  # fmt: skip
         if again.runtime is not None:
             raise InstallerError("Docker still does not answer after it was set up",
                                  "check `docker info`, then run the installer again")  # fmt: skip
@@ -341,6 +426,16 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         recheck_docker_budget(cfg, ui, again.machine)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
+    if local.gpu_host is not None:  # the GPU made usable by Docker first, as the plan said
+        checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
+        # Only the Docker-level check ran: Docker and the driver are as they were read.
+        same = all(step.kind == gh.CHECK for step in local.gpu_host.steps)
+        again = survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked,
+                       seen=local.docker if same else None,
+                       host_gpu=Gpu("nvidia") if same else None)  # fmt: skip
+        blockers(again, ui)
+        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
+                        kubectl=kubectl, chosen=chosen)  # fmt: skip
     run = k3dcluster.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         if chosen is None:  # Docker was set up first: no survey before the plan could look
@@ -372,7 +467,7 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         from installer.commands import runtime
 
         runtime.carry_out_boot(local.boot, env, redactor, ui)
-    return cfg
+    return cfg, local
 
 
 

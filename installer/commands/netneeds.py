@@ -63,8 +63,11 @@ def _k3d_url(choice: ToolChoice | None) -> tuple[str, ...]:
 
 
 def combine(k3d: ToolChoice | None, runtime: RuntimePlan | None, env: Mapping[str, str],
-            nvidia: bool, windows: HostPlan | None = None) -> Needs:  # fmt: skip
-    hosts = [*network.runtime_urls(runtime, fetch_mirror(env)), *winhost_urls(windows)]
+            nvidia: bool, windows: HostPlan | None = None,
+            gpu_host: RuntimePlan | None = None) -> Needs:  # fmt: skip
+    """`gpu_host`: the GPU steps (NVIDIA's key and repository are fetch steps too)."""
+    hosts = [*network.runtime_urls(runtime, fetch_mirror(env)), *winhost_urls(windows),
+             *network.runtime_urls(gpu_host, fetch_mirror(env))]  # fmt: skip
     return Needs(_k3d_url(k3d), tuple(hosts), nvidia)
 
 
@@ -79,7 +82,7 @@ def from_plan(plan: Any, env: Mapping[str, str]) -> Needs:
     k3d = local.k3d_choice
     if k3d is None:  # the survey stopped at Docker: k3d is resolved after it, as install does
         k3d = _resolve_k3d(env)
-    return combine(k3d, local.runtime, env, nvidia, local.windows)
+    return combine(k3d, local.runtime, env, nvidia, local.windows, local.gpu_host)
 
 
 def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, os_: str) -> Needs:
@@ -108,7 +111,25 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
             plan = runtime.survey(env, os_, info, machine, timeout=timeout)
     gpu = detect_gpu(env, os_, timeout=timeout)
     needs = combine(_resolve_k3d(env), plan, env, gpu.vendor == "nvidia", host)
+    needs = dataclasses.replace(needs, runtime=needs.runtime + toolkit_urls(env, os_, gpu, info))
     return dataclasses.replace(needs, docker=info, windows=host, gpu=gpu)
+
+
+def toolkit_urls(env: Mapping[str, str], os_: str, gpu: Gpu,
+                 info: DockerRead | None = None) -> tuple[str, ...]:  # fmt: skip
+    """NVIDIA's repository, when the GPU steps will install its container toolkit (an
+    NVIDIA GPU listed on Linux, no nvidia-ctk, Docker not defaulting to the NVIDIA runtime):
+    the key from it (or the mirror), and apt or dnf read the packages from it in any case."""
+    from installer.decide.gpuhost import NVIDIA_REPO
+    from installer.edges import proc
+
+    if os_ != "linux" or gpu.vendor != "nvidia" or proc.find_on_path("nvidia-ctk", env, "linux"):
+        return ()
+    if info is not None and info.nvidia and info.default_runtime == "nvidia":
+        return ()
+    mirror = fetch_mirror(env)
+    key = (f"{NVIDIA_REPO}/gpgkey",) if mirror is None else ((mirror,) if mirror else ())
+    return (*key, f"{NVIDIA_REPO}/stable/")
 
 
 def _windows_plan(env: Mapping[str, str], min_mem_gib: float) -> HostPlan | None:

@@ -98,12 +98,17 @@ def make_plan(
         facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
                        sizing_only=False)  # fmt: skip
     notes = list(cfg.probe.notes)
-    if local is not None and local.docker is not None:
-        # The engine's k3d cluster: a GPU only where Docker can give it one.
-        from installer.decide.localcluster import cluster_gpu
-
-        gpu, gpu_note = cluster_gpu(gpu, managed=local.managed, nvidia_runtime=local.gpu)
-        notes += [gpu_note] if gpu_note else []
+    if local is not None and local.managed and local.docker is not None:
+        # The engine's k3d cluster: a GPU only where the cluster has (or is made with) it.
+        notes += list(local.gpu_notes)
+        if gpu.vendor == "amd":
+            # k3d passes no AMD device (/dev/kfd, /dev/dri) to its nodes, nor did the scripts'.
+            notes.append("this machine has an AMD GPU, but the local k3d cluster cannot give it "
+                         "to pods: the client installs for CPU (an AMD GPU is used on a "
+                         "cluster whose nodes advertise amd.com/gpu)")  # fmt: skip
+            gpu = Gpu(None, reason="the local cluster has no AMD GPU access")
+        elif gpu.vendor == "nvidia" and not local.gpu:
+            gpu = Gpu(None, reason=local.gpu_reason or "the local cluster has no GPU access")
     notes += [f"{name} had pasted terminal control characters; they were removed"
               for name in cfg.cleaned]  # fmt: skip
     argv = [

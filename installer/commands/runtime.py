@@ -104,7 +104,13 @@ def _test_key(plan: rt.RuntimePlan, env: Mapping[str, str]) -> rt.RuntimePlan:
     """Tests only: the apt signing key's expected fingerprint replaced (a test key stands
     in for Docker's), honoured only with the test user seam and a TRACEBLOC_TOOLS_MIRROR
     directory on this machine, as TB_TEST_TOOLS_MANIFEST is."""
-    fpr = env.get(TEST_KEY, "").strip().upper()
+    return test_key(plan, env, TEST_KEY)
+
+
+def test_key(plan: rt.RuntimePlan, env: Mapping[str, str], variable: str) -> rt.RuntimePlan:
+    """Every OpenPGP check of `plan` expects `variable`'s fingerprint instead (Docker's
+    TB_TEST_DOCKER_APT_KEY_FPR, NVIDIA's TB_TEST_NVIDIA_KEY_FPR), under the same conditions."""
+    fpr = env.get(variable, "").strip().upper()
     if not fpr:
         return plan
     from installer.edges.runtime_linux import test_user
@@ -112,7 +118,7 @@ def _test_key(plan: rt.RuntimePlan, env: Mapping[str, str]) -> rt.RuntimePlan:
 
     mirror = parse_mirror(env)
     if test_user(env) is None or mirror is None or mirror.kind != "dir":
-        raise BadInput(f"{TEST_KEY} is for tests only",
+        raise BadInput(f"{variable} is for tests only",
                              "unset it (it needs the test seams and a local mirror)")
     steps = tuple(dataclasses.replace(s, check=f"openpgp:{fpr}") if s.check.startswith("openpgp:")
                   else s for s in plan.steps)  # fmt: skip

@@ -41,6 +41,7 @@ class DockerRead:
     operating_system: str = ""
     reason: str = ""
     root_dir: str = ""  # DockerRootDir: where images and containers land (inside the VM off Linux)
+    default_runtime: str = ""  # `DefaultRuntime`: what a container gets without --runtime
 
     @property
     def nvidia(self) -> bool:
@@ -87,6 +88,7 @@ class Container:
     image: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     host_ips: tuple[str, ...] = ()  # of its published ports
+    gpus: bool = False  # created with --gpus (a `gpu` device request)
 
 
 @dataclass(frozen=True)

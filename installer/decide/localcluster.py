@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from installer.decide import locality
-from installer.decide.model import Connection, Gpu, KubeTarget, NodeRead
+from installer.decide.model import Connection, KubeTarget, NodeRead
 from installer.decide.settings import (
     MAX_WAIT_S,
     PROXY_VARIABLES,
@@ -329,18 +329,3 @@ def port_taken(os_: str) -> tuple[str, str]:
             f"stop what holds it (`{find}` shows it; `k3d cluster list` when it is another "
             "k3d cluster), then run the installer again")  # fmt: skip
 
-
-TOOLKIT_URL = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
-
-
-def cluster_gpu(host: Gpu, *, managed: bool, nvidia_runtime: bool) -> tuple[Gpu, str | None]:
-    """The GPU the engine's own k3d cluster can give its pods: the host's NVIDIA GPU only
-    when Docker has the NVIDIA runtime (then the cluster is created with --gpus=all). A host
-    GPU without it is a CPU install, with a note saying how to enable the GPU."""
-    if not managed or host.vendor != "nvidia" or nvidia_runtime:
-        return host, None
-    note = ("this machine has an NVIDIA GPU, but Docker has no NVIDIA runtime, so the local "
-            "cluster gets no GPU and the client installs for CPU; to use the GPU, install the "
-            f"NVIDIA container toolkit ({TOOLKIT_URL}), restart Docker, and run the installer "
-            "again")  # fmt: skip
-    return Gpu(None, reason="the local cluster has no GPU access (no NVIDIA runtime in Docker)"), note

@@ -25,12 +25,15 @@ class Local:
     inspected: Inspected | None = None
     drift: tuple[Drift, ...] = ()
     action: str | None = None
-    gpu: bool = False
+    gpu: bool = False  # the cluster has (or is created with) access to this machine's GPU
+    gpu_notes: tuple[str, ...] = ()  # why not, or its shape for one GPU (decide/gpucluster.py)
+    gpu_reason: str = ""  # why the pods get no GPU although this machine has one
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
     runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
+    gpu_host: RuntimePlan | None = None  # then this machine's NVIDIA GPU for Docker (decide/gpuhost.py)
     windows: HostPlan | None = None  # Windows: WSL2 and Docker Desktop first (commands/winhost.py)
     boot: tuple[Step, ...] = ()  # Docker answers already: its autostart, as this user (commands/runtime.py)
 

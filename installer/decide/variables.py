@@ -92,7 +92,8 @@ VARIABLES: tuple[Upstream, ...] = (
     # --- the local cluster (created or adopted on this machine) ---------------------------
     Upstream("CLUSTER_NAME", H, "name of the local k3d cluster", by=LOCAL_CLUSTER),
     Upstream("SERVERS", H, "server nodes of the local cluster", by=LOCAL_CLUSTER),
-    Upstream("AGENTS", H, "agent nodes of the local cluster", by=LOCAL_CLUSTER),
+    Upstream("AGENTS", H, "agent nodes of the local cluster (none when it is created with a "
+             "GPU)", by=LOCAL_CLUSTER),
     Upstream("TB_LEFTOVER_ACTION", H, "`reuse` or `wipe` data a previous install left",
              by=LOCAL_CLUSTER),  # fmt: skip
     Upstream("TRACEBLOC_SKIP_LEFTOVER_GUARD", H, "do not stop for leftover data",
@@ -128,9 +129,9 @@ VARIABLES: tuple[Upstream, ...] = (
              "up to date and healthy (a healthy re-run otherwise changes nothing)",
              twins="bash"),  # fmt: skip
     Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
-    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "the engine installs no drivers, so on Linux "
-             "it never asks for a reboot (on Windows TRACEBLOC_NO_REBOOT skips its prompt)",
-             twins="bash"),  # fmt: skip
+    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "after the NVIDIA driver the engine never asks "
+             "`Reboot now?` on Linux: it stops with exit 2 and says to reboot and run it again "
+             "(what the variable made the bash scripts do)", twins="bash"),  # fmt: skip
     Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture; "
              "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
              "emulation is checked, with no skip"),  # fmt: skip

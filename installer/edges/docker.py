@@ -61,6 +61,7 @@ def parse_info(rc: int, out: str, err: str) -> DockerRead:
         runtimes=tuple(sorted(runtimes)) if isinstance(runtimes, dict) else (),
         operating_system=str(doc.get("OperatingSystem") or ""),
         root_dir=str(doc.get("DockerRootDir") or ""),
+        default_runtime=str(doc.get("DefaultRuntime") or ""),
     )
 
 
@@ -105,10 +106,21 @@ def _container(item: dict[str, Any]) -> Container:
         for binding in bindings if isinstance(binding, dict)
     )  # fmt: skip
     labels = _dict(config.get("Labels"))
+    requests = _dict(item.get("HostConfig")).get("DeviceRequests")
     return Container(
         env_names=frozenset(str(e).split("=", 1)[0] for e in env),
         mounts=frozenset(str(_dict(m).get("Destination") or "") for m in mounts),
         image=str(config.get("Image") or ""),
         labels={str(k): str(v) for k, v in labels.items()},
         host_ips=host_ips,
+        gpus=_asks_gpu(requests),
     )
+
+
+def _asks_gpu(requests: Any) -> bool:
+    """`--gpus` on the container: a device request with the `gpu` capability."""
+    if not isinstance(requests, list):
+        return False
+    return any(isinstance(r, dict) and any(isinstance(c, list) and "gpu" in c
+                                           for c in r.get("Capabilities") or [])
+               for r in requests)  # fmt: skip

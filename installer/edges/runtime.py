@@ -340,11 +340,12 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
     if kind == "openpgp":
         found = openpgp.fingerprint(data)
         if found != expected.upper():
+            host = urlsplit(step.url).hostname or step.url
             said = f"has fingerprint {found}" if found else "is not one OpenPGP key alone"
-            raise RuntimeFailed(f"the key from {step.url} {said}, not Docker's published "
+            raise RuntimeFailed(f"the key from {step.url} {said}, not the published "
                                 f"{expected} only: it was not installed",
-                                "check the network path to download.docker.com (a proxy "
-                                "rewriting it?), then run again")  # fmt: skip
+                                f"check the network path to {host} (a proxy rewriting it?), "
+                                "then run again")  # fmt: skip
     elif kind == "sha256-from":
         sums = run.staged("checksums.txt")
         fetch(expected, sums)

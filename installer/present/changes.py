@@ -55,10 +55,11 @@ def host_changes(local: Local) -> list[Change]:
     """The container runtime's steps (Linux, macOS: decide/runtime.py) or the Windows host's
     (decide/winhost.py), before the cluster's: each privileged one says so."""
     out: list[Change] = []
-    if local.runtime is not None:
-        as_root = local.runtime.as_root
-        for step in local.runtime.steps:
-            prefix = ("sudo", "-n") if step.root and not as_root else ()
+    for plan in (local.runtime, local.gpu_host):  # Docker first, then the GPU for Docker
+        if plan is None:
+            continue
+        for step in plan.steps:
+            prefix = ("sudo", "-n") if step.root and not plan.as_root else ()
             out.append(Change((*prefix, *step.argv),
                               ("as administrator: " if step.root else "") + step.why))  # fmt: skip
     for step in local.boot:

@@ -240,6 +240,9 @@ def local_json(plan: Plan) -> dict[str, Any] | None:
             "tier": local.runtime.tier, "reason": local.runtime.reason,
             "commands": runtime_lines(local.runtime),
             "grant_user": local.runtime.grant_user or None},
+        "gpu_host": None if local.gpu_host is None else {
+            "reason": local.gpu_host.reason, "commands": runtime_lines(local.gpu_host)},
+        "gpu_notes": list(local.gpu_notes),
     }  # fmt: skip
 
 
@@ -265,6 +268,10 @@ def local_text(plan: Plan) -> list[str]:
         lines.append(f"  docker: {local.runtime.reason}: set up first (after the confirmation), "
                      "root commands through sudo:")  # fmt: skip
         lines += [f"    {line}" for line in runtime_lines(local.runtime)]
+    if local.gpu_host is not None and local.gpu_host.steps:
+        lines.append(f"  gpu: {local.gpu_host.reason}: this machine's NVIDIA GPU set up for "
+                     "Docker (after the confirmation), root commands through sudo:")  # fmt: skip
+        lines += [f"    {line}" for line in runtime_lines(local.gpu_host)]
     lines += [f"  {d.level}: {d.message}" for d in local.drift]
     if local.leftovers:
         lines.append(f"  earlier data: {leftover_choice(local, plan.cfg.host_data_dir)}")

@@ -25,6 +25,8 @@ class Outcome:
     workloads: tuple[str, ...] = ()  # each ready, as the wait last saw it
     unchanged: str = ""  # a healthy re-run: the one line saying nothing was changed
     after_reboot: str = ""  # the local cluster: what brings the client back (decide/reboot.py)
+    gpu: str = ""  # "verified (N …)" or "not verified: why" (commands/gpuverify.py)
+    gpu_test: str = ""  # the smoke-test command: one pod asking for one GPU
 
 
 def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
@@ -69,6 +71,10 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
         f"  context namespace: {outcome.context_namespace}",
     ]
     lines += [f"  ready:          {w}" for w in outcome.workloads]
+    if outcome.gpu:
+        lines.append(f"  GPU:            {outcome.gpu}")
+    if outcome.gpu_test:
+        lines.append(f"  GPU test:       {outcome.gpu_test}")
     if log_path:
         lines.append(f"  log file:       {log_path}")
     lines += [f"  note: {note}" for note in outcome.notes]
@@ -119,6 +125,7 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "connected": True,
         "connected_signal": CONNECTED_SIGNAL,
         "workloads": list(outcome.workloads),
+        "gpu": {"said": outcome.gpu, "test": outcome.gpu_test} if outcome.gpu else None,
         "action": "nothing-to-change" if outcome.unchanged else "applied",
         "after_reboot": outcome.after_reboot or None,
         "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",

@@ -34,7 +34,8 @@ def machine_without_cluster(cluster: FakeCluster) -> FakeCluster:
 def docker_running(cluster: FakeCluster, *, memory_gib: float = 16, cpus: int = 8,
                    runtimes: tuple[str, ...] = ("runc",)) -> FakeCluster:  # fmt: skip
     info = {"MemTotal": int(memory_gib * GIB), "NCPU": cpus, "OperatingSystem": "Ubuntu",
-            "Runtimes": {r: {} for r in runtimes}, "ServerErrors": None}  # fmt: skip
+            "Runtimes": {r: {} for r in runtimes}, "ServerErrors": None,
+            "DefaultRuntime": "nvidia" if "nvidia" in runtimes else "runc"}  # fmt: skip
     cluster.on("docker", "info", stdout=json.dumps(info))
     cluster.on("docker", "update", stdout="ok\n")
     return cluster
@@ -74,12 +75,16 @@ def creatable(cluster: FakeCluster, **create: Any) -> FakeCluster:
 
 def existing(cluster: FakeCluster, state: str, *, env: tuple[str, ...] = ("PATH",),
              mounts: tuple[str, ...] = ("/tracebloc",), image: str = "rancher/k3s:v1.29.4-k3s1",
-             lb_ip: str = "127.0.0.1") -> FakeCluster:  # fmt: skip
-    cluster.on("k3d", "cluster", "list", stdout=listed(state))
+             lb_ip: str = "127.0.0.1", gpus: bool = False, agents: int = 1) -> FakeCluster:  # fmt: skip
+    """`gpus`: created with --gpus=all (docker inspect's device request)."""
+    cluster.on("k3d", "cluster", "list", stdout=listed(state, agents=agents))
     cluster.on("k3d", "cluster", "start", stdout="started\n")
     server = {"Name": f"/k3d-{NAME}-server-0",
               "Config": {"Env": [f"{e}=x" for e in env], "Image": image, "Labels": {}},
               "Mounts": [{"Destination": m} for m in mounts]}  # fmt: skip
+    if gpus:
+        server["HostConfig"] = {"DeviceRequests": [{"Driver": "", "Count": -1,
+                                                    "Capabilities": [["gpu"]]}]}  # fmt: skip
     lb = {"Name": f"/k3d-{NAME}-serverlb", "Config": {},
           "NetworkSettings": {"Ports": {"6443/tcp": [{"HostIp": lb_ip, "HostPort": "6550"}]}}}  # fmt: skip
     cluster.on("docker", "inspect", stdout=json.dumps([server, lb]))
