@@ -241,11 +241,11 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer.commands import dryrun
+    from installer.commands import plan as plan_command
 
     settings = _settings(args, env, redactor)
     assert settings.plan is not None and settings.install is not None  # built for plan
-    return dryrun.run_plan(args, settings.plan, settings.install, env, redactor)
+    return plan_command.run_plan(args, settings.plan, settings.install, env, redactor)
 
 
 

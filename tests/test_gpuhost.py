@@ -10,7 +10,7 @@ from installer.decide import gpucluster
 from installer.decide import gpuhost as gh
 from installer.decide.drift import Container, Inspected
 from installer.decide.localcluster import settings
-from installer.decide.localstate import ADOPT, CREATE
+from installer.decide.localcluster_state import ADOPT, CREATE
 from installer.decide.runtime import Facts, parse_os_release
 from tests.fakes.runtime_host import OS_RELEASES
 
@@ -137,7 +137,7 @@ def test_the_network_preflight_adds_nvidias_repository_only_when_the_toolkit_is_
 ) -> None:
     from pathlib import Path
 
-    from installer.commands.netneeds import toolkit_urls
+    from installer.commands.network_hosts import toolkit_urls
     from installer.decide.model import Gpu
 
     bin_dir = Path(str(tmp_path))

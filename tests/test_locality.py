@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from installer.decide import localcluster as lc
-from installer.decide import locality, reach, site
+from installer.decide import locality, placement, reachability
 from installer.decide.model import Connection, KubeTarget, NodeRead, exec_command
 from installer.edges.kubeconfig import read_context
 from installer.edges.kubectl import parse_nodes, parse_target
@@ -102,12 +102,12 @@ def test_preflight_single_node_and_the_local_cluster_give_the_same_verdict(
     kube: KubeTarget, read: NodeRead | None, mode: str, local: bool | None
 ) -> None:
     # Preflight checks this machine's floors unless the cluster is shown to be elsewhere.
-    assert reach.is_local(kube, read, storage_mode=mode) is (local is not False)
+    assert reachability.is_local(kube, read, storage_mode=mode) is (local is not False)
     # SINGLE_NODE: written only when the cluster is shown to be here.
     seen = read if read is not None else NodeRead(False, reason="not read")
-    where = site.locality(kube, seen, mode)
+    where = placement.locality(kube, seen, mode)
     assert where.local is local
-    assert site.single_node(where, seen, mode)[0] == ("true" if local else None)
+    assert placement.single_node(where, seen, mode)[0] == ("true" if local else None)
     # The local-cluster path: hostPath directories are made here only when it is here ...
     assert lc.host_dirs_here(False, kube, read, mode) is (local is True)
     # ... and the engine's own k3d context is its cluster only when it is here.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from installer.commands import netneeds
+from installer.commands import network_hosts
 from installer.decide import network
 from installer.decide import winhost as wh
 from installer.decide.winhostnet import winhost_urls
@@ -54,7 +54,7 @@ def test_a_usable_docker_desktop_lists_none_of_them() -> None:
                               temp_dir=r"C:\Temp"), wh.Options())  # fmt: skip
     assert plan.tier == 0 and plan.steps == ()
     assert winhost_urls(plan) == []
-    needs = netneeds.combine(None, None, {}, False, plan)
+    needs = network_hosts.combine(None, None, {}, False, plan)
     assert needs.runtime == ()
 
 
@@ -65,10 +65,10 @@ def test_an_unread_machine_or_no_plan_reaches_nothing() -> None:
 
 
 def test_the_windows_hosts_join_the_derivation_the_runtime_hosts_use() -> None:
-    """netneeds.combine (what `plan` and `install` feed the preflight) carries the Windows
+    """network_hosts.combine (what `plan` and `install` feed the preflight) carries the Windows
     plan's hosts as runtime hosts, labelled, public (a certificate not from a public CA on
     them is TLS inspection)."""
-    needs = netneeds.combine(None, None, {}, False, wh.plan_host(facts(), wh.Options()))
+    needs = network_hosts.combine(None, None, {}, False, wh.plan_host(facts(), wh.Options()))
     found = network.endpoints("https://api.tracebloc.io/", chart_repo=None, mirror="m.example",
                               runtime=needs.runtime)  # fmt: skip
     runtime = [e for e in found if e.kind is network.Kind.RUNTIME]

@@ -160,7 +160,7 @@ def test_a_new_clusters_api_that_never_answers_is_looked_at_once_with_no_wait(
     import io
     import json
 
-    from installer.commands import k3dcluster
+    from installer.commands import localcluster_create
     from installer.decide import localcluster as lc
     from installer.decide.errors import InstallerError
     from installer.decide.redact import Redactor
@@ -175,6 +175,6 @@ def test_a_new_clusters_api_that_never_answers_is_looked_at_once_with_no_wait(
     env = {"PATH": str(tmp_path)}
     s = dataclasses.replace(lc.settings({}), api_wait_s=0)
     with pytest.raises(InstallerError, match="its API did not answer within 0s"):
-        k3dcluster.wait_for_api(s, env, Ui(io.StringIO(), env={}, redactor=Redactor()),
+        localcluster_create.wait_for_api(s, env, Ui(io.StringIO(), env={}, redactor=Redactor()),
                                 Redactor(), proc.find_tool("kubectl", env))  # fmt: skip
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [lc.api_wait_args()]

@@ -6,7 +6,7 @@ import pytest
 
 from installer.decide.model import KubeTarget, NodeRead
 from installer.decide.preflight import check_cluster
-from installer.decide.reach import is_local, unreachable
+from installer.decide.reachability import is_local, unreachable
 from installer.decide.settings import Thresholds
 from installer.edges.kubectl import parse_node
 from tests.fakes.cluster import node

@@ -22,10 +22,10 @@ import yaml
 
 from installer.config import plan_config, probe_config
 from installer.decide.model import Gpu, KubeTarget, NodeRead, ReleaseRead, ReleaseState
+from installer.decide.placement import Plugins, Site, locality, plan_gpu, single_node
 from installer.decide.redact import MASK
 from installer.decide.render import missing_credentials, redacted, to_yaml, values_document
 from installer.decide.resolve import decide_mysql, resolve_training
-from installer.decide.site import Plugins, Site, locality, plan_gpu, single_node
 from installer.edges.kubectl import parse_nodes
 from tests.fakes.cluster import node, nodes_json
 

@@ -1,5 +1,5 @@
 """The amd64-emulation check the twin runs on Apple Silicon before the cluster needs it
-(commands/emulation.py): the decision, the exact argv, and what each answer of a fake
+(commands/amd64_emulation.py): the decision, the exact argv, and what each answer of a fake
 `docker` (a real executable on PATH that logs its argv) makes of the install."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from installer.commands.emulation import check_amd64
+from installer.commands.amd64_emulation import check_amd64
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
 from installer.decide.runtime_macos import amd64_verdict

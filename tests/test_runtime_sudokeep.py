@@ -1,4 +1,4 @@
-"""The sudo keepalive (edges/sudokeep.py) against a fake `sudo` on PATH that logs each call:
+"""The sudo keepalive (edges/sudo_keepalive.py) against a fake `sudo` on PATH that logs each call:
 refreshed without a prompt while the flow runs, stopped when it ends or when sudo says no."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from installer.edges.sudokeep import keepalive
+from installer.edges.sudo_keepalive import keepalive
 from tests.fakes.executables import make_executable
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="sudo")

@@ -528,7 +528,7 @@ def test_the_k3d_cluster_is_named_for_the_remedy_only_when_it_is_on_this_machine
     """The sign-in's "k3d cluster delete <name>" choice is offered for a k3d context the
     locality decision shows to be here, never from the context's prefix alone."""
     from installer.config import plan_config, probe_config
-    from installer.decide.clusterread import ClusterRead
+    from installer.decide.cluster_reads import ClusterRead
     from installer.decide.model import Gpu, KubeTarget, NodeRead
 
     env = {"HOME": "/nonexistent-home"}

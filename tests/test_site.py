@@ -10,7 +10,7 @@ import yaml
 
 from installer.decide.locality import Locality
 from installer.decide.model import Gpu, KubeTarget, NodeRead
-from installer.decide.site import (
+from installer.decide.placement import (
     Plugins,
     PluginSet,
     locality,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from installer.commands import credentials
 from installer.decide import yesno
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.localstate import Local
+from installer.decide.localcluster_state import Local
 from installer.decide.model import os_name
 from installer.decide.settings import PlanConfig
 from installer.present import question
@@ -21,7 +21,7 @@ from installer.present.changes import Change
 from installer.present.ui import Ui
 
 if TYPE_CHECKING:
-    from installer.commands.plan import Plan
+    from installer.commands.install_plan import Plan
 
 log = logging.getLogger(__name__)
 

@@ -121,7 +121,7 @@ def collect(
         if plan_cfg is None:
             add("plan.json", _json({"error": plan_error}))
             return
-        from installer.commands.plan import make_plan
+        from installer.commands.install_plan import make_plan
         from installer.present import report
 
         status = state.get("status")

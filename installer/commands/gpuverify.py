@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from installer.commands.plan import Plan
+from installer.commands.install_plan import Plan
 from installer.decide.errors import InstallerError
 from installer.decide.gpuhost import CHECK_IMAGE
 from installer.decide.model import Connection, Gpu, NodeRead
+from installer.decide.placement import GpuPlan, plugin_name
 from installer.decide.render import to_yaml, values_document
 from installer.decide.settings import MAX_WAIT_S, env_number
-from installer.decide.site import GpuPlan, plugin_name
 from installer.edges import kubectl, poll
 from installer.edges.apply import Tools
 

@@ -1,10 +1,10 @@
 """`install`: execute the plan, safely, on a machine that may already run a client.
 
 The steps, in order, all under the install lock (edges/lock.py). First what changes nothing:
-the network preflight (commands/gate.py) → the tools (verified downloads into the engine's
+the network preflight (commands/install_checks.py) → the tools (verified downloads into the engine's
 cache may happen here) → the local k3d cluster survey (and the container runtime or Windows
 host steps it needs) → one overlapped read of the cluster → nothing to change? stop here
-(commands/settled.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
+(commands/already_installed.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
 credentials (or a browser sign-in) → the guard's verdict and the plan → the one question,
 listing every change with its argv (commands/asking.py). A refusal the guard can reach
 without credentials stops the run before they are asked for. On the engine's own local
@@ -30,16 +30,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from installer.commands import (
+    already_installed,
+    cluster_reads,
     credentials,
     gpuverify,
-    k3dcluster,
     localcluster,
-    reads,
-    settled,
+    localcluster_create,
     shellpath,
     signin,
     wait,
 )
+from installer.commands.amd64_emulation import check_amd64
 from installer.commands.asking import (
     ask_once,
     leftover_lines,
@@ -48,23 +49,22 @@ from installer.commands.asking import (
     target_context,
     terminal_or_refuse,
 )
-from installer.commands.emulation import check_amd64
-from installer.commands.gate import (
+from installer.commands.install_checks import (
     check_network,
     guard_before_credentials,
     obtain_credentials,
     run_preflight,
     signin_wanted,
 )
-from installer.commands.leftover import clear_trash
-from installer.commands.peek import guard_unmerged, with_merge_hint
-from installer.commands.plan import Plan, chart_version, make_plan
+from installer.commands.install_plan import Plan, chart_version, make_plan
+from installer.commands.leftover_data import clear_trash
+from installer.commands.localcluster_preview import guard_unmerged, with_merge_hint
 from installer.commands.reboot import after_reboot
 from installer.commands.steps import hold_to, minted_later, steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings
-from installer.decide import judge
-from installer.decide.clusterread import ClusterRead
-from installer.decide.localstate import Local
+from installer.decide import install_verdict
+from installer.decide.cluster_reads import ClusterRead
+from installer.decide.localcluster_state import Local
 from installer.decide.model import Connection, Gpu, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import (
@@ -112,13 +112,13 @@ def read_cluster(
     """Every read at once; an unreachable cluster or an unreadable release list stops the
     run here, before credentials are asked for or sent (neither depends on who we are)."""
     with ui.step("Reading the cluster") as step:
-        cluster = reads.read_cluster(
+        cluster = cluster_reads.read_cluster(
             cfg, env, tools.redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
             os_=os_name(sys.platform), repos=cfg.chart_is_default,
             metrics=settings.metrics_wait_s > 0, gpu=gpu)  # fmt: skip
         if not cluster.listing.readable:
             step.fail()
-            early = judge.judge(cfg, cluster, None)
+            early = install_verdict.judge(cfg, cluster, None)
             if early.error is not None:
                 raise early.error
         if cluster.repos_error is not None:
@@ -135,8 +135,8 @@ def read_cluster(
 
 
 
-def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> judge.Verdict:
-    verdict = judge.judge(cfg, cluster, cfg.client_id)
+def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> install_verdict.Verdict:
+    verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
     if verdict.error is not None:
         raise verdict.error
     if verdict.action == "upgrade-elsewhere":
@@ -150,7 +150,7 @@ def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> judge.Verdic
 
 
 
-def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: judge.Verdict) -> list[str]:
+def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: install_verdict.Verdict) -> list[str]:
     if verdict.recovery is None:
         return []
     release, namespace = cfg.probe.release, cfg.probe.namespace
@@ -174,10 +174,10 @@ def settle(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, tools: apply.Tools,
     cluster: ClusterRead, machine: MachineFacts, local: Local,
     chosen: Mapping[str, ToolChoice], settings: InstallSettings,
-) -> tuple[settled.Settled, Outcome | None]:  # fmt: skip
+) -> tuple[already_installed.Settled, Outcome | None]:  # fmt: skip
     """Right after the read, before any question, sign-in or change: a healthy, up-to-date
     client is left as it is (the Outcome); otherwise the run goes on, saying why."""
-    found = settled.check(cfg, env, redactor, cluster, tools=tools, machine=machine, local=local,
+    found = already_installed.check(cfg, env, redactor, cluster, tools=tools, machine=machine, local=local,
                           choices=chosen, force=settings.force)  # fmt: skip
     if found.said:
         ui.info(f"re-applying: {found.said}")
@@ -286,7 +286,7 @@ def _install(
         # One that runs and is already the current context is read first, as it is.
         early = None
         if localcluster.readable_as_it_is(local, env, os_):
-            early = reads.read_cluster(
+            early = cluster_reads.read_cluster(
                 cfg, env, redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl, os_=os_,
                 repos=cfg.chart_is_default, metrics=settings.metrics_wait_s > 0,
                 gpu=read.gpu)  # fmt: skip
@@ -316,7 +316,7 @@ def _install(
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
             seen = early if early is not None else unmerged  # read as it is, before the question
-            refused = judge.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
+            refused = install_verdict.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
         listed = minted_later(cfg) if signs_in else cfg
@@ -342,11 +342,11 @@ def _install(
     # A sign-in may have named the namespace: that release is locked too (a no-op otherwise).
     held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release))
     verdict = decide_target(cfg, cluster, ui)
-    cfg = judge.moved(cfg, verdict)
+    cfg = install_verdict.moved(cfg, verdict)
     if verdict.target is not None and verdict.target.moved:  # that release is locked too
         held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace,
                                    cfg.probe.release))  # fmt: skip
-    plan = make_plan(cfg, env, redactor, release=judge.release_for_sizing(cfg, cluster, verdict),
+    plan = make_plan(cfg, env, redactor, release=install_verdict.release_for_sizing(cfg, cluster, verdict),
                      machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
                      tool_choices=chosen, kube=cluster.target)  # fmt: skip
     plan = dataclasses.replace(plan, verdict=verdict, kube=cluster.target,
@@ -371,7 +371,7 @@ def _install(
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-    k3dcluster.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target,
+    localcluster_create.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target,
                             cluster.nodes)
     written = None
     if plan.data is not None:

@@ -11,8 +11,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-from installer.commands import credentials, k3dcluster, leftover
-from installer.commands.gate import recheck_docker_budget
+from installer.commands import credentials, leftover_data, localcluster_create
+from installer.commands.install_checks import recheck_docker_budget
 from installer.decide import gpucluster, remedy
 from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
@@ -27,7 +27,7 @@ from installer.decide.drift import (
 )
 from installer.decide.errors import BadInput, InstallerError, ToolNotFound
 from installer.decide.localcluster import ClusterRead
-from installer.decide.localstate import ADOPT, CREATE, START, Local
+from installer.decide.localcluster_state import ADOPT, CREATE, START, Local
 from installer.decide.model import Gpu, KubeTarget, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.runtime import RuntimePlan
@@ -45,7 +45,7 @@ def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, 
     """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
     Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
     blocker that stops the install before anything changes. `host`: the plan the network
-    preflight already read (commands/netneeds.py), else it is read here."""
+    preflight already read (commands/network_hosts.py), else it is read here."""
     from installer.commands import winhost
 
     if host is None:
@@ -80,8 +80,8 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
         return ()
     out: list[tuple[str, ...]] = []
     if local.action == CREATE:
-        files = k3dcluster.files_for(s, data_dir, env, os_ == "windows")
-        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=k3dcluster.ca_path(s))
+        files = localcluster_create.files_for(s, data_dir, env, os_ == "windows")
+        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=localcluster_create.ca_path(s))
         out.append(("k3d", *args))
         nodes = lc.node_names(s)
     else:
@@ -93,7 +93,7 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
         out.append(("docker", *lc.restart_args(nodes)))
     out.append(("k3d", *lc.merge_args(s)))
     if os_ == "windows" and s.storage_mode == "hostpath":
-        out.append(("docker", *k3dcluster.exec_args(s, release)))
+        out.append(("docker", *localcluster_create.exec_args(s, release)))
     return tuple(out)
 
 
@@ -119,7 +119,7 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
            seen: DockerRead | None = None, host: HostPlan | None = None,
            host_gpu: Gpu | None = None, gpu_checked: gh.Checked | None = None) -> Local:  # fmt: skip
     """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
-    machine's GPU the network preflight read moments before (commands/netneeds.py), used
+    machine's GPU the network preflight read moments before (commands/network_hosts.py), used
     instead of reading them again. `gpu_checked`: the GPU steps ran (no GPU steps are
     planned again) and what their Docker-level check saw."""
     conn = cfg.probe.conn
@@ -358,14 +358,14 @@ def blockers(local: Local, ui: Ui) -> None:
 
 
 def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
-                    interactive: bool, os_: str) -> tuple[Local, leftover.Choice]:  # fmt: skip
+                    interactive: bool, os_: str) -> tuple[Local, leftover_data.Choice]:  # fmt: skip
     """Before the plan is shown: what to do with an earlier client's data (a choice, not
     the go-ahead). Another directory chosen is the cluster's `-v` mount, so the commands
     the plan lists are built again for it; a wipe waits for the go-ahead (bring_up)."""
     new = local.action == CREATE or (local.runtime is not None and bool(local.leftovers))
     if local.settings is None or not local.managed or not new:
-        return local, leftover.Choice(cfg)
-    chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        return local, leftover_data.Choice(cfg)
+    chosen = leftover_data.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
     if chosen.cfg.host_data_dir != cfg.host_data_dir:
         local = dataclasses.replace(local, commands=commands_for(
             local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release))  # fmt: skip
@@ -374,7 +374,7 @@ def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: U
 
 def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
              ui: Ui, *, interactive: bool, os_: str, kubectl: Tool,
-             chosen: leftover.Choice | None = None) -> tuple[PlanConfig, Local]:  # fmt: skip
+             chosen: leftover_data.Choice | None = None) -> tuple[PlanConfig, Local]:  # fmt: skip
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
     the config (the data directory may have changed at the leftover question) and the
@@ -436,12 +436,12 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         blockers(again, ui)
         return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
                         kubectl=kubectl, chosen=chosen)  # fmt: skip
-    run = k3dcluster.Runner(env, redactor, os_, local.k3d)
+    run = localcluster_create.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         if chosen is None:  # Docker was set up first: no survey before the plan could look
-            chosen = leftover.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
-        cfg = leftover.carry_out(chosen, ui)
-        k3dcluster.create(local, cfg, env, ui, run, os_)
+            chosen = leftover_data.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
+        cfg = leftover_data.carry_out(chosen, ui)
+        localcluster_create.create(local, cfg, env, ui, run, os_)
     elif local.action == START:
         with ui.step(f"Starting the local cluster {s.name}"):
             result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")
@@ -461,8 +461,8 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                         f"`k3d cluster start {s.name}`")  # fmt: skip
         except InstallerError as exc:
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
-    k3dcluster.merge(s, env, ui, run, os_)
-    k3dcluster.wait_for_api(s, env, ui, redactor, kubectl)
+    localcluster_create.merge(s, env, ui, run, os_)
+    localcluster_create.wait_for_api(s, env, ui, redactor, kubectl)
     if local.boot:
         from installer.commands import runtime
 

@@ -24,7 +24,7 @@ from installer.present.ui import Ui
 def tool_urls(choices: Mapping[str, ToolChoice] | None) -> list[str]:
     """The URLs of the tools install cannot do without (kubectl, helm) that will be
     downloaded; a tool found anywhere is not. k3d (the local-cluster path's) comes from
-    commands/netneeds.py."""
+    commands/network_hosts.py."""
     return [c.url for name, c in (choices or {}).items()
             if name in REQUIRED and c.source == "download" and c.url]  # fmt: skip
 
@@ -39,7 +39,7 @@ def check(
 ) -> network.Report:
     """Probe every needed host (all at once, bounded) and judge the answers.
     `tools`: the download URLs of the tools that will be fetched; `runtime`: the hosts of
-    the container runtime's install (commands/netneeds.py: none unless it will be
+    the container runtime's install (commands/network_hosts.py: none unless it will be
     installed); `nvidia`: the chart's NVIDIA device plugin image will be pulled."""
     if cfg.preflight_skipped:
         return network.skipped_report()

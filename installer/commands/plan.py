@@ -1,180 +1,177 @@
-"""`plan`: everything `install` will do, computed without changing anything.
+"""`plan`: install's reads and decisions, in install's order, with nothing changed.
 
-Reads (the probe, GPU detection, the existing values file and data directory) happen here;
-the decisions are the pure functions of resolve and render.
+Kept apart from commands/install_plan.py (the plan itself, which install builds too): the no-op
+check and helm's dry run plan with make_plan, so they are called from here, not from it.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
-import logging
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from installer.commands import credentials
-from installer.commands.probe import Facts, concurrently, gather
-from installer.decide import judge
+from installer.commands import already_installed, cluster_reads
+from installer.commands.helm_dry_run import foresee
+from installer.commands.install_plan import Plan, chart_version, make_plan, with_saved_credentials
+from installer.commands.probe import find_tools
+from installer.decide import install_verdict
 from installer.decide.errors import BadInput
-from installer.decide.model import Gpu, KubeTarget, MachineFacts, NodeRead, ReleaseRead, os_name
+from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.decide.render import to_yaml, values_document
-from installer.decide.resolve import decide_mysql, mysql_tag
-from installer.decide.settings import PlanConfig
-from installer.decide.site import Site, node_arch
-from installer.decide.tooling import ToolChoice
-from installer.edges import helm
-from installer.edges.gpu import detect_gpu
-from installer.edges.valuesfile import load_yaml
-
-if TYPE_CHECKING:
-    from installer.decide.localstate import Local
-    from installer.present.changes import Change
+from installer.decide.settings import InstallSettings, PlanConfig
+from installer.edges.machine import read_machine
+from installer.present import output
 
 
-@dataclass(frozen=True)
-class Plan:
-    cfg: PlanConfig
-    facts: Facts
-    gpu: Gpu
-    mysql: str
-    mysql_reason: str
-    values: dict[str, Any]
-    data: bytes | None  # the exact bytes install writes; None when the caller's file is used
-    argv: list[str]
-    notes: list[str] = field(default_factory=list)
-    local: Local | None = None  # the local k3d cluster step, when the engine considered one
-    site: Site = field(default_factory=Site)
-    # What `plan` adds for the operator (install shows the same before it changes anything).
-    verdict: judge.Verdict | None = None
-    kube: KubeTarget | None = None
-    set_context_namespace: bool = True
-    chart_version: str = ""
-    changes: tuple[Change, ...] = ()  # every change install makes, in order (present/changes.py)
-
-
-def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None,
-                variable: str | None = None) -> None:  # fmt: skip
-    """`variable`: the flag or variable to name when the data directory is refused."""
-    # No --chart and not the default: the chart is TRACEBLOC_CHART_PATH, as config read it.
-    if not chart_flag and not cfg.chart_is_default and not os.path.isdir(cfg.chart):
-        raise BadInput(f"TRACEBLOC_CHART_PATH={cfg.chart!r} is not a chart directory")
-    if cfg.values_given and not os.path.lexists(cfg.values_path):
-        raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} does not exist")
-    if cfg.values_given and not os.path.isfile(cfg.values_path):
-        raise BadInput(f"TRACEBLOC_VALUES_FILE={cfg.values_path!r} is not a regular file")
-    # Before anything changes, and in plan too: plan refuses what install would refuse.
-    from installer.edges import hostdirs
-
-    for warning in hostdirs.check(env, os_name(sys.platform), cfg.host_data_dir,
-                                  cfg.host_dataset_dir, cfg.storage_mode, variable=variable):  # fmt: skip
-        logging.getLogger("installer").warning("%s", warning)
-
-
-def make_plan(
-    cfg: PlanConfig,
-    env: Mapping[str, str],
-    redactor: Redactor | None = None,
-    release: ReleaseRead | None = None,
-    machine: MachineFacts | None = None,
-    local: Local | None = None,
-    tool_choices: Mapping[str, ToolChoice] | None = None,
-    nodes: NodeRead | None = None,
-    gpu: Gpu | None = None,
-    kube: KubeTarget | None = None,
+def plan_install(
+    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
 ) -> Plan:
-    """Reads passed in (`release`, `machine`, `nodes`, `gpu`) are used as they are."""
+    """`plan`: install's reads and decisions, in install's order, with nothing changed."""
+    from installer.commands.localcluster import blocker, readable_as_it_is, survey
+    from installer.commands.localcluster_preview import read_unmerged, with_merge_hint
+    from installer.decide.localcluster_state import CREATE, START
+
     os_ = os_name(sys.platform)
-    machine = local.machine if local is not None else machine
-    if gpu is None:
-        with concurrently(1) as pool:
-            gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-            facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
-                           sizing_only=False)  # fmt: skip
-            gpu = gpu_future.result()
+    machine = read_machine(env)
+    tools, choices, problems = find_tools(env, machine, cfg.probe.timeout)
+    local = survey(cfg, env, redactor, machine, os_)
+    cluster = cluster_reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
+                                 kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
+    cfg = with_saved_credentials(cfg, redactor)
+    from installer.commands.credentials import open_terminal
+
+    blocked = blocker(local, terminal=open_terminal(os_) is not None)
+    name = local.settings.name if local.settings is not None else "tracebloc"
+    if problems:
+        # install stops before reading anything (exit 1): an answer for plan, not a refusal.
+        verdict = install_verdict.Verdict("missing-tools", "; ".join(problems.values()))
+    elif blocked is not None:
+        # Docker missing or stopped, no k3d, a drifted cluster: install stops with this
+        # before it asks anything, and so does plan (same message, remedy and exit code).
+        verdict = install_verdict.Verdict("blocked", blocked.message, error=blocked)
+    elif local.managed and local.action == CREATE:
+        # No such cluster yet: nothing is installed in it, so the guard has nothing to judge.
+        verdict = install_verdict.Verdict("install", f"the local cluster {name} does not exist yet: "
+                                "nothing is installed in it for the guard to judge; install "
+                                "creates it after the question")  # fmt: skip
+    elif local.managed and not readable_as_it_is(local, env, os_) and (unmerged := read_unmerged(
+            local, cfg, env, redactor, os_, helm_tool=tools["helm"],
+            kubectl_tool=tools["kubectl"])) is not None:  # fmt: skip
+        # Running, not in the kube context yet: read through k3d's own kubeconfig (a read).
+        cluster = unmerged
+        verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
+        if verdict.error is not None:
+            with_merge_hint(verdict.error, local)
+    elif local.managed and not readable_as_it_is(local, env, os_):
+        # Stopped, or not in the kube context yet: it can only be read after a change
+        # (start, merge), so install judges it then, after the question; plan cannot.
+        why = ("is stopped" if local.action == START else
+               "runs but the kube context does not name it yet") if local.action else \
+            "waits for Docker to be set up"  # fmt: skip
+        verdict = install_verdict.Verdict("judged-once-up", f"the local cluster {name} {why}: what is "
+                                "installed in it is read and judged by install once it is up, "
+                                "after the question")  # fmt: skip
+    elif fetch := [name for name, tool in tools.items() if tool is None]:
+        # install downloads them before its first read: what it will find is not known yet,
+        # so plan neither promises an install nor refuses one.
+        verdict = install_verdict.Verdict("fetch-tools-first", f"{' and '.join(fetch)} to be downloaded "
+                                "first; install reads what is installed after that and "
+                                "decides from that read")  # fmt: skip
     else:
-        facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
-                       sizing_only=False)  # fmt: skip
-    notes = list(cfg.probe.notes)
-    if local is not None and local.managed and local.docker is not None:
-        # The engine's k3d cluster: a GPU only where the cluster has (or is made with) it.
-        notes += list(local.gpu_notes)
-        if gpu.vendor == "amd":
-            # k3d passes no AMD device (/dev/kfd, /dev/dri) to its nodes, nor did the scripts'.
-            notes.append("this machine has an AMD GPU, but the local k3d cluster cannot give it "
-                         "to pods: the client installs for CPU (an AMD GPU is used on a "
-                         "cluster whose nodes advertise amd.com/gpu)")  # fmt: skip
-            gpu = Gpu(None, reason="the local cluster has no AMD GPU access")
-        elif gpu.vendor == "nvidia" and not local.gpu:
-            gpu = Gpu(None, reason=local.gpu_reason or "the local cluster has no GPU access")
-    notes += [f"{name} had pasted terminal control characters; they were removed"
-              for name in cfg.cleaned]  # fmt: skip
-    argv = [
-        "helm",
-        *helm.upgrade_install_args(
-            cfg.probe.release, cfg.chart, cfg.probe.namespace, cfg.values_path, cfg.probe.conn
-        ),
-    ]
-    if cfg.values_given:
-        values = load_yaml(cfg.values_path, required=True) or {}
-        return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",
-                    "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes,
-                    local)  # fmt: skip
+        verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
+        verdict = already_installed.for_plan(cfg, env, redactor, cluster, verdict, helm_tool=tools["helm"],
+                                   kubectl_tool=tools["kubectl"], machine=machine, local=local,
+                                   choices=choices, force=settings.force)  # fmt: skip
+    release = install_verdict.release_for_sizing(cfg, cluster, verdict)
+    plan = make_plan(install_verdict.moved(cfg, verdict), env, redactor, release=release,
+                     machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
+                     tool_choices=choices, kube=cluster.target)  # fmt: skip
+    from installer.commands.signin import plan_note
+    from installer.commands.steps import minted_later, steps
 
-    from installer.commands.site import decide_site
+    sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
+    plan = dataclasses.replace(
+        plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
+        set_context_namespace=settings.set_context_namespace,
+        notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
+    plan = foresee(plan, tools["helm"], env, redactor)
+    from installer.commands import shellpath
 
-    site = decide_site(cfg, env, facts, gpu, redactor,
-                       target=kube or KubeTarget(False, reason="not read"))  # fmt: skip
-    gpu = site.gpu.gpu
-    notes += list(site.notes)
-    file_tag = None
-    if cfg.mysql_engine == "auto":
-        file_tag = mysql_tag(load_yaml(cfg.values_path, required=False))
-    data_present = any(_non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
-                       for parts in (("mysql",), (cfg.probe.namespace, "mysql")))  # fmt: skip
-    arch, arch_from = node_arch(facts.nodes, facts.machine.arch)
-    mysql, why = decide_mysql(cfg.mysql_engine, arch, file_tag, facts.release,
-                              data_present)  # fmt: skip
-    if arch_from != "this machine" and why.startswith("fresh install"):
-        why += " (the nodes' kubernetes.io/arch)"
-    values = values_document(cfg, facts.training, facts.nodes, gpu, mysql, site)
-    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, local,
-                site)  # fmt: skip
+    # A sign-in install would run names the namespace: the list says so in its place.
+    found = steps(minted_later(plan.cfg) if sign_in else plan.cfg, env,
+                  set_context_namespace=settings.set_context_namespace, local=local,
+                  verdict=plan.verdict, plan=plan,
+                  links=shellpath.links({**choices, **local.choices}, env, os_))  # fmt: skip
+    return dataclasses.replace(plan, changes=tuple(found))
 
 
+def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSettings,
+             env: Mapping[str, str], redactor: Redactor) -> int:
+    """`plan`'s whole answer, from the validated settings: the values file written when
+    asked for, the verdict, the network preflight; the exit code install would have."""
+    from installer.edges.valuesfile import write_values
+    from installer.present import netreport, report
+
+    if args.values_out and cfg.values_given:
+        raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
+                       "install would write no values file")  # fmt: skip
+    if args.values_out:
+        directory = os.path.dirname(os.path.abspath(os.path.expanduser(args.values_out)))
+        if not os.path.isdir(directory):
+            raise BadInput(f"--values-out {args.values_out!r}: the directory {directory} "
+                           "does not exist", "create it first, or name a file in an "
+                           "existing directory")  # fmt: skip
+    plan = plan_install(cfg, env, redactor, settings)
+    written = None
+    if args.values_out and plan.data is not None:
+        written = write_values(os.path.expanduser(args.values_out), plan.data, env=env,
+                               os_=plan.facts.machine.os)  # fmt: skip
+    net_code, net_lines, net_json = plan_network(cfg, env, plan)
+    if net_code:
+        # install's network preflight comes first and stops the run there: that stop is
+        # the run's verdict, whatever the cluster would have said.
+        from installer.commands.network import NetworkStop
+
+        stop = NetworkStop(net_json)
+        plan = dataclasses.replace(plan, verdict=install_verdict.Verdict(
+            "network-stop", stop.message, error=stop))  # fmt: skip
+    document = report.plan_json(plan)
+    document["network"] = netreport.as_json(net_json)
+    text = report.plan_text(plan)
+    if written is not None:
+        document["values_out"] = {"path": written.path, "changed": written.changed,
+                                  "backup": written.backup}  # fmt: skip
+        text += f"\nvalues written to {written.path}" + (
+            f" (previous kept as {written.backup})" if written.backup else ""
+        )
+    stops = plan.verdict is not None and plan.verdict.action in STOPS
+    code = plan.verdict.exit_code if plan.verdict and stops else 0
+    text = "\n".join([text, *net_lines])
+    document["ok"], document["exit"] = code == 0, code
+    if not output.emit(args.json, document, text, redactor):
+        return 1
+    if plan.verdict and plan.verdict.action in ("blocked", "network-stop") and plan.verdict.error:
+        error = plan.verdict.error  # the line install stops with, on stderr as install says it
+        output.fail(redactor(error.message), redactor(error.remedy))
+    return code
 
 
-def _non_empty_dir(path: str) -> bool:
-    try:
-        with os.scandir(path) as entries:
-            return any(True for _ in entries)
-    except OSError:
-        return False
+def plan_network(cfg: PlanConfig, env: Mapping[str, str],
+                 plan: Any) -> tuple[int, list[str], Any]:  # fmt: skip
+    """install's network preflight, shown by plan (commands/network.py): 1 on a stop, the
+    lines, and the report."""
+    from installer.commands import network
+    from installer.commands.network_hosts import from_plan
+    from installer.present import netreport
+
+    needs = from_plan(plan, env)
+    found = network.check(cfg, env, tools=[*network.tool_urls(plan.facts.tools), *needs.tools],
+                          runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
+    return (1 if found.stop else 0), netreport.text_lines(found), found
 
 
-def with_saved_credentials(cfg: PlanConfig, redactor: Redactor | None) -> PlanConfig:
-    """Without credentials in the environment, the pair in the previous values file: what
-    `install --yes` would install with, so `plan --values-out` writes the same bytes."""
-    if cfg.values_given or cfg.client_id or cfg.client_password:
-        return cfg
-    previous = load_yaml(cfg.values_path, required=False)
-    client_id, password = credentials.previous_credentials(
-        previous if isinstance(previous, dict) else None)  # fmt: skip
-    if not (client_id and password):
-        return cfg
-    if redactor is not None:
-        redactor.add(password)
-    return dataclasses.replace(cfg, client_id=client_id, client_password=password)
-
-
-def chart_version(chart: str) -> str:
-    """The version a chart directory declares; a repository chart: the newest it holds."""
-    if not os.path.isdir(chart):
-        return "the newest in the repository"
-    document = load_yaml(os.path.join(chart, "Chart.yaml"), required=False)
-    version = document.get("version") if isinstance(document, dict) else None
-    return str(version) if version is not None else "unknown (Chart.yaml has no version)"
-
-
+# The verdicts install stops with before it asks anything: plan exits with their code.
+STOPS = ("refused", "blocked", "network-stop")

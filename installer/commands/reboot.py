@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from installer.decide import reboot
 from installer.decide.errors import InstallerError
-from installer.decide.localstate import Local
+from installer.decide.localcluster_state import Local
 from installer.decide.tooling import ToolChoice
 from installer.decide.yesno import flag
 

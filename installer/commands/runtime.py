@@ -185,7 +185,7 @@ def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, 
     rest = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.kind != "prime"))
     from contextlib import nullcontext
 
-    from installer.edges.sudokeep import keepalive
+    from installer.edges.sudo_keepalive import keepalive
 
     # The password was asked for: its ticket is kept fresh until the last root step.
     kept = keepalive(env) if primes and not plan.as_root else nullcontext()

@@ -137,7 +137,7 @@ def build(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor, 
 
 def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor,
                 probe: ProbeConfig, where: Paths, os_: str) -> Settings:  # fmt: skip
-    from installer.commands.plan import check_paths
+    from installer.commands.install_plan import check_paths
     from installer.config import install_settings, plan_config
     from installer.edges import backend, trust
 

@@ -25,7 +25,7 @@ from installer.edges import tbcli
 
 if TYPE_CHECKING:
     from installer.commands.credentials import Terminal
-    from installer.decide.clusterread import ClusterRead
+    from installer.decide.cluster_reads import ClusterRead
     from installer.decide.model import ListRead
     from installer.decide.settings import PlanConfig
 

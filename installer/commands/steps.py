@@ -18,9 +18,9 @@ from installer.present.changes import Change, changes
 MINTED = "<namespace-named-by-the-sign-in>"
 
 if TYPE_CHECKING:
-    from installer.commands.plan import Plan
-    from installer.decide.judge import Verdict
-    from installer.decide.localstate import Local
+    from installer.commands.install_plan import Plan
+    from installer.decide.install_verdict import Verdict
+    from installer.decide.localcluster_state import Local
 
 
 def steps(cfg: PlanConfig, env: Mapping[str, str], *, set_context_namespace: bool,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from installer.decide.drift import Inspected, recreate_remedy
 from installer.decide.localcluster import Settings
-from installer.decide.localstate import CREATE
+from installer.decide.localcluster_state import CREATE
 
 TOOLKIT_URL = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 

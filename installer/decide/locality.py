@@ -1,7 +1,7 @@
 """Is this cluster on this machine? The one answer, from one table of evidence. Pure.
 
 Preflight (whose floors apply: this machine's or the nodes'), `env.SINGLE_NODE` and the GPU
-(decide/site.py), the local cluster (decide/localcluster.py: whether the engine's own k3d
+(decide/placement.py), the local cluster (decide/localcluster.py: whether the engine's own k3d
 context is its cluster, and whether the hostPath directories are made here) and uninstall's
 `--delete-cluster` all ask `where()`, and act on its verdict: True (local), False (remote)
 or None (unknown, with the evidence that left it open). Unknown stays unknown: each caller

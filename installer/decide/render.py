@@ -14,9 +14,9 @@ from typing import Any
 import yaml
 
 from installer.decide.model import Gpu, NodeRead, Resolution
+from installer.decide.placement import Site
 from installer.decide.redact import MASK
 from installer.decide.settings import PlanConfig
-from installer.decide.site import Site
 
 # Where each secret sits in the document, for redaction.
 SECRET_PATHS = (
@@ -35,7 +35,7 @@ def values_document(
     mysql: str,
     site: Site | None = None,
 ) -> dict[str, Any]:
-    """`site` holds what the cluster showed (decide/site.py); without it nothing is claimed
+    """`site` holds what the cluster showed (decide/placement.py); without it nothing is claimed
     about the site, and `gpu` alone decides the GPU request with the chart's plugin on."""
     site = site or Site()
     plugin = site.gpu.chart_plugin if site.gpu.vendor else bool(gpu.vendor)

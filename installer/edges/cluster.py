@@ -13,8 +13,8 @@ from typing import Any
 
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
+from installer.decide.placement import Plugins, PluginSet
 from installer.decide.redact import Redactor
-from installer.decide.site import Plugins, PluginSet
 from installer.decide.tooling import Tool
 from installer.edges import call, childio, proc
 

@@ -94,7 +94,7 @@ def carry_out(plan: RuntimePlan, env: Mapping[str, str], redactor: Redactor,
               timeout: float) -> gh.Checked:  # fmt: skip
     """Every GPU step in order; raises at the first required one that fails, and
     GpuRebootPending when the driver needs a reboot. Returns what the GPU check saw."""
-    from installer.edges.sudokeep import keepalive
+    from installer.edges.sudo_keepalive import keepalive
 
     primes = any(s.kind == "prime" for s in plan.steps)
     kept = keepalive(env) if primes and not plan.as_root else nullcontext()

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from installer.decide import remedy
 from installer.decide.model import Connection
-from installer.decide.site import PluginSet
+from installer.decide.placement import PluginSet
 from installer.edges import helm
 from installer.edges.cluster import adopt_args
 
 if TYPE_CHECKING:
-    from installer.decide.localstate import Local
+    from installer.decide.localcluster_state import Local
     from installer.decide.tooling import ToolChoice
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from installer.decide.localstate import leftover_said
+from installer.decide.localcluster_state import leftover_said
 from installer.decide.model import (
     NodeRead,
     ReleaseRead,
@@ -24,9 +24,9 @@ from installer.present.tools import choice_json, choice_text
 
 if TYPE_CHECKING:
     # Only `plan` needs rendering (and YAML): `probe` imports neither.
-    from installer.commands.plan import Plan
+    from installer.commands.install_plan import Plan
     from installer.commands.probe import Facts
-    from installer.decide.localstate import Local
+    from installer.decide.localcluster_state import Local
 
 
 def cluster_json(nodes: NodeRead, anchor: str | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from installer.decide.model import Provenance, Resolution, Source
 
 if TYPE_CHECKING:
-    from installer.commands.plan import Plan
+    from installer.commands.install_plan import Plan
 
 KEEP_CONTEXT_FLAG = "--keep-context-namespace"
 KEEP_CONTEXT_VAR = "TB_SET_CONTEXT_NAMESPACE"

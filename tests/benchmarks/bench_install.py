@@ -120,7 +120,7 @@ def critical_path(latencies: list[float], repeat: int) -> None:
 def probe_imports() -> list[str]:
     code = ("import sys\nfrom installer import cli\ncli.main(['probe', '--json'])\n"
             "bad = sorted(m for m in sys.modules if m == 'yaml' or m.startswith('yaml.')"
-            " or m in ('installer.decide.render', 'installer.commands.plan'))\n"
+            " or m in ('installer.decide.render', 'installer.commands.install_plan'))\n"
             "sys.stderr.write('IMPORTED ' + ' '.join(bad) + '\\n')\n")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-imports-") as tmp:
         cluster = FakeCluster(Path(tmp))

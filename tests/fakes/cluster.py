@@ -162,7 +162,7 @@ class FakeCluster:
         for tool, version in FAKE_VERSIONS.items():
             self.version(tool, version)  # k3d too: a downloaded fake k3d answers
         # On an Apple Silicon Mac the engine proves amd64 emulation before the MySQL 5.7 image
-        # (commands/emulation.py): a Mac with emulation on answers it; tests of a broken one
+        # (commands/amd64_emulation.py): a Mac with emulation on answers it; tests of a broken one
         # script their own answer (the latest rule wins).
         self.on("docker", "run", "--rm", "--platform", "linux/amd64")
 

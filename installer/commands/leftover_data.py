@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 
 from installer.commands import credentials
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.localstate import leftover_said
+from installer.decide.localcluster_state import leftover_said
 from installer.decide.settings import PlanConfig
 from installer.edges import datadir
 from installer.present.ui import Ui
 
 if TYPE_CHECKING:
-    from installer.decide.localstate import Local
+    from installer.decide.localcluster_state import Local
 
 CHOICES = {"r": "reuse", "reuse": "reuse", "k": "reuse", "keep": "reuse", "w": "wipe",
            "wipe": "wipe", "n": "new", "new": "new"}  # fmt: skip

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from installer.commands import credentials, netneeds, network, signin
+from installer.commands import credentials, network, network_hosts, signin
 from installer.commands.tools import REQUIRED, this_settings
-from installer.decide import judge, preflight, reach
-from installer.decide.clusterread import ClusterRead
+from installer.decide import install_verdict, preflight, reachability
+from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, os_name
 from installer.decide.redact import Redactor
@@ -39,7 +39,7 @@ def run_preflight(
                 "and the network checks")  # fmt: skip
         return
     limits = cfg.thresholds
-    if cluster is not None and not reach.is_local(cluster.target, cluster.nodes,
+    if cluster is not None and not reachability.is_local(cluster.target, cluster.nodes,
                                                   storage_mode=cfg.storage_mode):
         ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
                 "not this machine, are checked against the floors")  # fmt: skip
@@ -75,17 +75,17 @@ def _report(findings: list[preflight.Finding], ui: Ui,
 
 def check_network(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
-) -> tuple[dict[str, ToolChoice] | None, netneeds.Needs]:
+) -> tuple[dict[str, ToolChoice] | None, network_hosts.Needs]:
     """The network preflight (commands/network.py): a stop raises before the tools are
     downloaded, credentials asked for or anything changed. Returns the tool resolutions it
     read (which tools will be downloaded decides which hosts are needed), None if skipped,
     and what it read of the local cluster's machine (`docker info`, the Windows host plan:
     the survey uses them instead of reading them again)."""
     if cfg.preflight_skipped:
-        return None, netneeds.Needs()
+        return None, network_hosts.Needs()
     choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
                           timeout=cfg.probe.timeout)  # fmt: skip
-    needs = netneeds.before_gate(cfg, env, machine, os_name(sys.platform))
+    needs = network_hosts.before_gate(cfg, env, machine, os_name(sys.platform))
     network.gate(cfg, env, ui, tools=[*network.tool_urls(choices), *needs.tools],
                  runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
     return choices, needs
@@ -186,7 +186,7 @@ def guard_before_credentials(cfg: PlanConfig, env: Mapping[str, str], cluster: C
     if signin_wanted(cfg, env) and signin.can_sign_in(
             env, credentials.open_terminal(os_name(sys.platform))):  # fmt: skip
         return
-    refused = judge.before_credentials(cfg, cluster, known_client_id(cfg, env,
+    refused = install_verdict.before_credentials(cfg, cluster, known_client_id(cfg, env,
                                                                      interactive=interactive))
     if refused is not None and refused.error is not None:
         raise refused.error

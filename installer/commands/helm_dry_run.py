@@ -18,8 +18,8 @@ import sys
 import tempfile
 from collections.abc import Mapping
 
-from installer.commands.plan import Plan
-from installer.decide import judge, remedy
+from installer.commands.install_plan import Plan
+from installer.decide import install_verdict, remedy
 from installer.decide.errors import InstallerError
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
@@ -81,13 +81,13 @@ def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str],
     if exists:
         fix += f"\nto inspect: {remedy.helm(['status', probe.release], conn, probe.namespace)}"
     error = InstallerError(f"helm refuses to {verdict.action.split('-')[0]} the chart: {said}", fix)
-    refused = judge.Verdict("refused", error.message, error, verdict.target, None,
+    refused = install_verdict.Verdict("refused", error.message, error, verdict.target, None,
                             verdict.status, verdict.installed_chart,
                             dry_run=f"refused: {said}")  # fmt: skip
     return dataclasses.replace(plan, verdict=refused)
 
 
-def _with(plan: Plan, verdict: judge.Verdict, said: str) -> Plan:
+def _with(plan: Plan, verdict: install_verdict.Verdict, said: str) -> Plan:
     return dataclasses.replace(plan, verdict=dataclasses.replace(verdict, dry_run=said))
 
 

@@ -31,7 +31,7 @@ from installer.decide.winhost import HostPlan
 from installer.decide.winhostnet import winhost_urls
 
 if TYPE_CHECKING:
-    from installer.decide.localstate import Local
+    from installer.decide.localcluster_state import Local
 
 
 @dataclass(frozen=True)

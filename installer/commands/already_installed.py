@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from installer.commands.plan import Plan, chart_version, make_plan, with_saved_credentials
+from installer.commands.install_plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import concurrently
-from installer.decide import judge, noop
-from installer.decide.clusterread import ClusterRead
+from installer.decide import install_verdict, noop
+from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import MachineFacts, ReleaseState
 from installer.decide.readiness import health_problems, ready_lines
@@ -32,7 +32,7 @@ from installer.edges import apply, workloads
 from installer.edges.valuesfile import read_regular
 
 if TYPE_CHECKING:
-    from installer.decide.localstate import Local
+    from installer.decide.localcluster_state import Local
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def check(
     """The credentials compared are the ones the run would use without asking: the
     environment's, else the previous values file's (what Enter keeps at the prompt)."""
     guess = with_saved_credentials(cfg, redactor)
-    verdict = judge.judge(guess, cluster, guess.client_id)
+    verdict = install_verdict.judge(guess, cluster, guess.client_id)
     first = noop.release_settled(force=force, action=verdict.action, recovery=verdict.recovery,
                                  status=verdict.status)  # fmt: skip
     if first is not None:
@@ -138,7 +138,7 @@ def for_plan(
     env: Mapping[str, str],
     redactor: Redactor,
     cluster: ClusterRead,
-    verdict: judge.Verdict,
+    verdict: install_verdict.Verdict,
     *,
     helm_tool: Tool | None,
     kubectl_tool: Tool | None,
@@ -146,7 +146,7 @@ def for_plan(
     local: Local | None,
     choices: Mapping[str, ToolChoice] | None,
     force: bool,
-) -> judge.Verdict:
+) -> install_verdict.Verdict:
     """`plan`'s verdict: install's own check, so plan says `nothing-to-change` exactly when
     install would change nothing."""
     if verdict.action != "upgrade":

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from installer.decide import guard, reach, remedy
-from installer.decide.clusterread import ClusterRead
+from installer.decide import guard, reachability, remedy
+from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError, Refused
 from installer.decide.model import ReleaseRead, ReleaseState
 from installer.decide.recovery import manual_commands, recovery_for
@@ -32,7 +32,7 @@ class Verdict:
     recovery: str | None = None  # "rollback" / "uninstall" before the upgrade
     status: str | None = None  # the target release's state, when it exists
     installed_chart: str | None = None  # the target's chart as `helm list` shows it
-    dry_run: str | None = None  # plan only: what helm's server-side dry run said (foresee.py)
+    dry_run: str | None = None  # plan only: what helm's server-side dry run said (helm_dry_run.py)
 
     @property
     def exit_code(self) -> int:
@@ -55,7 +55,7 @@ def unreachable_error(cfg: PlanConfig, cluster: ClusterRead) -> Unreachable:
 def judge(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdict:
     probe = cfg.probe
     listing = cluster.listing
-    if not listing.readable and reach.unreachable(listing.reason, cluster.nodes):
+    if not listing.readable and reachability.unreachable(listing.reason, cluster.nodes):
         cut_off = unreachable_error(cfg, cluster)
         return Verdict("unreachable", cut_off.message, cut_off)
     try:

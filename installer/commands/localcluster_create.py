@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from installer.decide import localcluster as lc
 from installer.decide.errors import BadInput, InstallerError, ToolTimeout
-from installer.decide.localstate import Local
+from installer.decide.localcluster_state import Local
 from installer.decide.model import KubeTarget, NodeRead
 from installer.decide.redact import Redactor
 from installer.decide.render import to_yaml

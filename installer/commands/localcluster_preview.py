@@ -13,11 +13,11 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 
-from installer.commands import reads
+from installer.commands import cluster_reads
 from installer.decide import localcluster as lc
-from installer.decide.clusterread import ClusterRead
+from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError
-from installer.decide.localstate import ADOPT, Local
+from installer.decide.localcluster_state import ADOPT, Local
 from installer.decide.model import Gpu
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
@@ -48,7 +48,7 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
         kubeconfig.anchor(seen, os_, s.context)
         if kubeconfig.read_context(seen, os_).context != s.context:
             return None
-        cluster = reads.read_cluster(cfg, seen, redactor, helm_tool=helm_tool,
+        cluster = cluster_reads.read_cluster(cfg, seen, redactor, helm_tool=helm_tool,
                                      kubectl_tool=kubectl_tool, os_=os_, gpu=gpu)  # fmt: skip
     except (OSError, ValueError, InstallerError):
         return None
@@ -60,9 +60,9 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
 def guard_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
                    os_: str, *, helm_tool: Tool | None, kubectl_tool: Tool | None,
                    interactive: bool, gpu: Gpu | None = None) -> ClusterRead | None:  # fmt: skip
-    """The read above and the guard's refusal from it, before credentials (gate.py); the
+    """The read above and the guard's refusal from it, before credentials (install_checks.py); the
     remedy says how to reach the cluster, which the kubeconfig does not name yet."""
-    from installer.commands.gate import guard_before_credentials
+    from installer.commands.install_checks import guard_before_credentials
 
     cluster = read_unmerged(local, cfg, env, redactor, os_, helm_tool=helm_tool,
                             kubectl_tool=kubectl_tool, gpu=gpu)  # fmt: skip

@@ -1,4 +1,4 @@
-"""Read what the site decisions need and decide them (decide/site.py).
+"""Read what the site decisions need and decide them (decide/placement.py).
 
 The kubeconfig view is always read (it is local); the RuntimeClass and the device plugins
 only when a GPU is in play, at the same time.
@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 
 from installer.commands.probe import Facts, concurrently
-from installer.decide import site
+from installer.decide import placement
 from installer.decide.model import Gpu, KubeTarget, ReleaseState
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
@@ -31,18 +31,18 @@ def decide_site(
     redactor: Redactor | None = None,
     *,
     target: KubeTarget,
-) -> site.Site:
+) -> placement.Site:
     """`target`: the kubeconfig's context and API server as plan's and install's overlapped
     reads already saw them (never read a second time)."""
     choice = facts.tools.get("kubectl")  # resolved once, by gather
     kubectl = choice.tool() if choice is not None and choice.ready else None
     conn, timeout = cfg.probe.conn, cfg.probe.timeout
-    where = site.locality(target, facts.nodes, cfg.storage_mode)
-    env_single, top_single = site.single_node(where, facts.nodes, cfg.storage_mode)
+    where = placement.locality(target, facts.nodes, cfg.storage_mode)
+    env_single, top_single = placement.single_node(where, facts.nodes, cfg.storage_mode)
 
-    vendor, _ = site.gpu_vendor(facts.nodes, where, host_gpu)
+    vendor, _ = placement.gpu_vendor(facts.nodes, where, host_gpu)
     runtime_class: bool | None = None
-    plugins: site.Plugins | None = None
+    plugins: placement.Plugins | None = None
     if vendor is not None:
         with concurrently(2) as pool:
             runtime_future = pool.submit(cluster.read_runtime_class, kubectl, "nvidia", conn,
@@ -51,20 +51,20 @@ def decide_site(
                                          env=env, redactor=redactor)  # fmt: skip
             runtime_class, plugins = runtime_future.result(), plugins_future.result()
     values = facts.release.values if facts.release.state is ReleaseState.PRESENT else {}
-    gpu = site.plan_gpu(facts.nodes, where, host_gpu, runtime_class, plugins, values,
+    gpu = placement.plan_gpu(facts.nodes, where, host_gpu, runtime_class, plugins, values,
                         cfg.probe.release, cfg.probe.namespace)  # fmt: skip
 
     notes: list[str] = []
     dataset = None
     ids = None
     if cfg.host_dataset_dir:
-        dataset = site.DATASET_MOUNT
+        dataset = placement.DATASET_MOUNT
         # The twins wrote the uid/gid with the dataset mount, so the ingestion Job writes
         # there as this user (a root_squash NFS export refuses root).
         ids = host_ids()
         if where.local is False:
             notes.append(f"HOST_DATASET_DIR is a directory on this machine, but {where.evidence}: "
                          f"the dataset volume points at {dataset} on the nodes")  # fmt: skip
-    return site.Site(single_node_env=env_single, single_node=top_single, gpu=gpu,
+    return placement.Site(single_node_env=env_single, single_node=top_single, gpu=gpu,
                      dataset_path=dataset, host_ids=ids, where=where,
                      notes=tuple(notes) + gpu.notes)  # fmt: skip

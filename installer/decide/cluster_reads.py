@@ -1,4 +1,4 @@
-"""What the overlapped reads of `plan` and `install` found, as data (commands/reads.py reads it)."""
+"""What the overlapped reads of `plan` and `install` found, as data (commands/cluster_reads.py reads it)."""
 
 from __future__ import annotations
 

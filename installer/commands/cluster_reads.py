@@ -16,7 +16,7 @@ from concurrent.futures import Future
 from typing import TypeVar
 
 from installer.commands.probe import concurrently
-from installer.decide.clusterread import ClusterRead, Key, StatusRead
+from installer.decide.cluster_reads import ClusterRead, Key, StatusRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import Gpu, ListRead, ReleaseRead
 from installer.decide.redact import Redactor
@@ -55,7 +55,7 @@ def read_cluster(
     replaces the size decision only, and the site decisions (one host, GPU, the MySQL
     engine's arch) still come from the nodes; the releases are read for the guard and for
     what they carry. (`probe` with an override reads nothing: probe.gather.) `gpu`: this
-    machine's GPU as already read this run (netneeds.before_gate), not read again."""
+    machine's GPU as already read this run (network_hosts.before_gate), not read again."""
     probe = cfg.probe
     conn, timeout = probe.conn, probe.timeout
     tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
