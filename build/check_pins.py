@@ -36,10 +36,14 @@ def problems(document: dict[str, Any]) -> list[str]:
         for platform, entry in sorted(platforms.items()):
             sha = entry.get("sha256", "") if isinstance(entry, dict) else ""
             if not _HEX64.fullmatch(str(sha)):
-                found.append(f"{name} {tool.get('version', '?')} {platform}: sha256 {sha or 'missing'}")
+                found.append(
+                    f"{name} {tool.get('version', '?')} {platform}: sha256 {sha or 'missing'}"
+                )
             elif name == "tracebloc" and COSIGNED not in str(entry.get("cross_check", "")):
-                found.append(f"{name} {tool.get('version', '?')} {platform}: not cross-checked "
-                             f"with cosign ({entry.get('cross_check', 'missing')})")
+                found.append(
+                    f"{name} {tool.get('version', '?')} {platform}: not cross-checked "
+                    f"with cosign ({entry.get('cross_check', 'missing')})"
+                )
     return found
 
 
@@ -55,8 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     for line in found:
         print(f"check_pins: not pinned: {line}", file=sys.stderr)
     if found:
-        print(f"check_pins: refusing to publish: {len(found)} entr{'y' if len(found) == 1 else 'ies'} "
-              f"of {path} not pinned (run build/pin_tools.py where the network is)", file=sys.stderr)
+        print(
+            f"check_pins: refusing to publish: {len(found)} entr{'y' if len(found) == 1 else 'ies'} "
+            f"of {path} not pinned (run build/pin_tools.py where the network is)",
+            file=sys.stderr,
+        )
         return 1
     print(f"check_pins: every tool in {path} is pinned")
     return 0

@@ -38,8 +38,11 @@ def archive_entries(binary: Path) -> dict[str, str]:
     viewer = Path(sys.executable).with_name("pyi-archive_viewer")
     result = subprocess.run(
         [str(viewer), "--list", "--recursive", str(binary)],
-        capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     entries = {}
     for line in result.stdout.splitlines():
         fields = [field.strip() for field in line.split(",")]
@@ -54,16 +57,23 @@ def explain(a: Path, b: Path) -> None:
     one, two = a.read_bytes(), b.read_bytes()
     print(f"sizes {len(one)} and {len(two)}; first difference at byte {first_difference(one, two)}")
     left, right = archive_entries(a), archive_entries(b)
-    changed = sorted(name for name in left.keys() | right.keys() if left.get(name) != right.get(name))
-    print("archive members that differ (name: first / second):" if changed else
-          "every archive member has the same size in both: the difference is in content")  # fmt: skip
+    changed = sorted(
+        name for name in left.keys() | right.keys() if left.get(name) != right.get(name)
+    )
+    print(
+        "archive members that differ (name: first / second):"
+        if changed
+        else "every archive member has the same size in both: the difference is in content"
+    )
     for name in changed[:30]:
         print(f"  {name}: {left.get(name, 'absent')} / {right.get(name, 'absent')}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--keep", type=Path, help="build under DIR and keep it (default: a temp dir)")
+    parser.add_argument(
+        "--keep", type=Path, help="build under DIR and keep it (default: a temp dir)"
+    )
     parser.add_argument("--against", type=Path, help="compare one new build with this binary")
     args = parser.parse_args(argv)
     if args.against is not None and not args.against.is_file():
@@ -72,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         root = (args.keep or Path(tmp)).resolve()
         runs = ("second",) if args.against else ("first", "second")
         binaries = [args.against.resolve()] if args.against else []
-        binaries += [freeze.freeze(dist=root / run / "dist", work=root / run / "work")
-                     for run in runs]  # fmt: skip
+        binaries += [
+            freeze.freeze(dist=root / run / "dist", work=root / run / "work") for run in runs
+        ]
         digests = [sums.digest(binary) for binary in binaries]
         for binary, hexdigest in zip(binaries, digests, strict=True):
             print(f"{hexdigest}  {binary}")

@@ -202,10 +202,20 @@ def verify_bytes(public_pem: str, data: bytes, signature: bytes) -> bool:
         openssl = shutil.which("openssl")
         assert openssl is not None
         result = subprocess.run(
-            [openssl, "dgst", "-sha256", "-verify", str(paths["key.pem"]),
-             "-signature", str(paths["sig"]), str(paths["data"])],
-            capture_output=True, timeout=120, check=False,
-        )  # fmt: skip
+            [
+                openssl,
+                "dgst",
+                "-sha256",
+                "-verify",
+                str(paths["key.pem"]),
+                "-signature",
+                str(paths["sig"]),
+                str(paths["data"]),
+            ],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
         return result.returncode == 0
 
 
@@ -231,8 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     new = commands.add_parser("new", help="make a key pair and pin its public half")
-    new.add_argument("--private-key", type=Path, required=True,
-                     help="where the private key goes (outside the repository)")  # fmt: skip
+    new.add_argument(
+        "--private-key",
+        type=Path,
+        required=True,
+        help="where the private key goes (outside the repository)",
+    )
     pinning = commands.add_parser("pin", help="pin a PEM public key in the scripts")
     pinning.add_argument("public_key", type=Path)
     commands.add_parser("check", help="the pinned copies agree")

@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     command = [sys.executable, "-m", "pytest", *map(str, files), *args[1:]]
     # One worker per core, as the README's test command; the real-cluster suite on one.
     if importlib.util.find_spec("xdist") is not None and not any(
-            a == "-n" or a.startswith("-n") for a in args[1:]):  # fmt: skip
+        a == "-n" or a.startswith("-n") for a in args[1:]
+    ):
         command += ["-n", "auto", "--dist", "loadgroup"]
     rc = subprocess.run(command, cwd=REPO, env=env, check=False).returncode
     if rc == 5:

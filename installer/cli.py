@@ -41,20 +41,6 @@ log = logging.getLogger("installer")
 DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def build_parser() -> surface.Parser:
     parser = surface.Parser(
         prog=surface.PROG,
@@ -66,8 +52,9 @@ def build_parser() -> surface.Parser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=surface.Parser)
     commands.required = True
     for command in COMMANDS:
-        sub = commands.add_parser(command.name, help=command.help, description=command.help,
-                                  epilog=surface.SUB_EPILOG)  # fmt: skip
+        sub = commands.add_parser(
+            command.name, help=command.help, description=command.help, epilog=surface.SUB_EPILOG
+        )
         surface.common(sub, command.cluster)
         command.options(sub)
         parser.commands[command.name] = sub
@@ -92,8 +79,11 @@ def with_default_command(argv: Sequence[str]) -> list[str]:
         return [DEFAULT_COMMAND, *lead, *rest]
     names = [c.name for c in COMMANDS]
     if rest[0] not in names:
-        raise BadInput(f"unknown command {rest[0]!r}{surface.suggestion(rest[0], names)} "
-                       f"(see {surface.PROG} --help)", "")  # fmt: skip
+        raise BadInput(
+            f"unknown command {rest[0]!r}{surface.suggestion(rest[0], names)} "
+            f"(see {surface.PROG} --help)",
+            "",
+        )
     return [rest[0], *lead, *rest[1:]]
 
 
@@ -148,7 +138,9 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     except InstallerError as exc:
         if getattr(exc, "declined", False):  # a no at the question is an answer, not an error
             return _declined(as_json, exc.exit_code, redactor(exc.message))
-        data = output.redact_all(getattr(exc, "data", None) or {}, redactor)  # e.g. the network report
+        data = output.redact_all(
+            getattr(exc, "data", None) or {}, redactor
+        )  # e.g. the network report
         return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
         # The child that was running has already been stopped by proc (asked first, for
@@ -160,15 +152,26 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         # Raised on the way out of an interruption that came first: it is that interruption
         # (and says what it left behind, when it knows).
         stop = _interruption(exc)
-        signum = lifetime.stopped_by() if stop is None else (
-            stop.signum if isinstance(stop, lifetime.Terminated) else signal.SIGINT)  # fmt: skip
+        signum = (
+            lifetime.stopped_by()
+            if stop is None
+            else (stop.signum if isinstance(stop, lifetime.Terminated) else signal.SIGINT)
+        )
         if signum is not None:
             log.debug("after the interruption", exc_info=True)
-            return _stopped(as_json, command, None if signum == signal.SIGINT else signum,
-                            getattr(stop, "remedy", ""))  # fmt: skip
+            return _stopped(
+                as_json,
+                command,
+                None if signum == signal.SIGINT else signum,
+                getattr(stop, "remedy", ""),
+            )
         log.debug("internal error", exc_info=True)
-        return _failed(as_json, 1, f"internal error: {redactor(repr(exc))}",
-                       "please report this; run again with --verbose for details")  # fmt: skip
+        return _failed(
+            as_json,
+            1,
+            f"internal error: {redactor(repr(exc))}",
+            "please report this; run again with --verbose for details",
+        )
 
 
 def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
@@ -190,8 +193,9 @@ def _stopped(as_json: bool, command: str, signum: int | None, said: str) -> int:
     return _failed(as_json, code, word, said or (RESUME if command == "install" else ""))
 
 
-def _failed(as_json: bool, code: int, message: str, remedy: str,
-            data: dict[str, Any] | None = None) -> int:  # fmt: skip
+def _failed(
+    as_json: bool, code: int, message: str, remedy: str, data: dict[str, Any] | None = None
+) -> int:
     output.fail(message, remedy)
     if as_json:
         document: dict[str, Any] = {"ok": False, "exit": code, "reason": message}
@@ -205,14 +209,22 @@ def _failed(as_json: bool, code: int, message: str, remedy: str,
 def _declined(as_json: bool, code: int, detail: str) -> int:
     output.stderr(f"Nothing was changed. {printable.shown(detail)}\n")
     if as_json:
-        output.write_stdout(json.dumps({"ok": False, "exit": code, "declined": True,
-                                        "reason": "Nothing was changed. " + detail}, indent=2) + "\n")  # fmt: skip
+        output.write_stdout(
+            json.dumps(
+                {
+                    "ok": False,
+                    "exit": code,
+                    "declined": True,
+                    "reason": "Nothing was changed. " + detail,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return code
 
 
 # --- the commands ------------------------------------------------------------------------
-
-
 
 
 def _settings(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> Settings:
@@ -237,7 +249,11 @@ def run_probe(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
     from installer.present import report
 
     facts = gather(_settings(args, env, redactor).probe, env, redactor)
-    return 0 if output.emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor) else 1
+    return (
+        0
+        if output.emit(args.json, report.probe_json(facts), report.probe_text(facts), redactor)
+        else 1
+    )
 
 
 def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -248,16 +264,16 @@ def run_plan(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
     return plan_command.run_plan(args, settings.plan, settings.install, env, redactor)
 
 
-
-
 def run_tools(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
     from installer.commands.tools import run_command
 
     return run_command(args, env, redactor)
 
 
-RESUME = ("the values file is intact; run tracebloc-installer again to resume "
-          "(it recovers a half-finished helm release first)")  # fmt: skip
+RESUME = (
+    "the values file is intact; run tracebloc-installer again to resume "
+    "(it recovers a half-finished helm release first)"
+)
 
 
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -272,9 +288,19 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     cfg, settings = built.plan, built.install
     # Before the log opens and before anything else: the data directory must take files.
     check_writable(cfg.host_data_dir, env, os_name(sys.platform), built.paths.data_dir_source)
-    check_files(cfg.values_path, [os.path.join(cfg.host_data_dir, cfg.probe.release)] + [
-        path for path, _ in release_dirs(cfg.host_data_dir, cfg.host_dataset_dir,
-                                         cfg.probe.release, windows=os_name(sys.platform) == "windows")])  # fmt: skip
+    check_files(
+        cfg.values_path,
+        [os.path.join(cfg.host_data_dir, cfg.probe.release)]
+        + [
+            path
+            for path, _ in release_dirs(
+                cfg.host_data_dir,
+                cfg.host_dataset_dir,
+                cfg.probe.release,
+                windows=os_name(sys.platform) == "windows",
+            )
+        ],
+    )
     lifetime.stop_cleanly_on_termination()
     # The spinner only when a person watches both streams (stdout piped to a file or `jq`
     # means a script is reading), and not under --verbose, whose log lines would garble it.
@@ -282,8 +308,11 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
     log_path = built.paths.log_file
     handler = output.log_to_file(log_path, redactor, ui)
-    log.info("tracebloc-installer %s: install (%s)", __version__,
-             "non-interactive" if args.yes else "interactive")  # fmt: skip
+    log.info(
+        "tracebloc-installer %s: install (%s)",
+        __version__,
+        "non-interactive" if args.yes else "interactive",
+    )
     try:
         outcome = install(cfg, env, redactor, ui, interactive=not args.yes, settings=settings)
     except InstallerError as exc:
@@ -306,15 +335,23 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     full = args.verbose or not is_terminal(sys.stdout)
     if not full:
         log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))
-    text = summary(outcome, shown_log, full=full, status=status, ingest=ingest,
-                   width=ui.columns(), home=os.path.expanduser("~"))  # fmt: skip
+    text = summary(
+        outcome,
+        shown_log,
+        full=full,
+        status=status,
+        ingest=ingest,
+        width=ui.columns(),
+        home=os.path.expanduser("~"),
+    )
     # The install is done whatever happens to stdout: its exit code says so.
     output.emit(args.json, document, text, redactor)
     return 0
 
 
-def _next_commands(args: argparse.Namespace, env: Mapping[str, str],
-                   namespace: str) -> tuple[str, bool]:  # fmt: skip
+def _next_commands(
+    args: argparse.Namespace, env: Mapping[str, str], namespace: str
+) -> tuple[str, bool]:
     """`status` as it can be pasted here (this program by the name it answers to on PATH,
     else by its path; the cluster and namespace of this run), and whether `tracebloc data
     ingest` can run as printed (the tracebloc CLI on PATH)."""
@@ -356,12 +393,15 @@ def run_diagnose(args: argparse.Namespace, env: dict[str, str], redactor: Redact
     if plan_cfg is not None:
         redactor.add(*plan_cfg.secrets)
     sys.stderr.write("collecting diagnostics (secrets are masked before anything is written) ...\n")
-    written = collect(probe_cfg, plan_cfg, reason, env, redactor,
-                      data_dir=built.paths.data_dir)  # fmt: skip
+    written = collect(probe_cfg, plan_cfg, reason, env, redactor, data_dir=built.paths.data_dir)
     text = f"support bundle written: {written.path}"
     text += "".join(f"\n  note: {note}" for note in written.notes)
-    output.emit(args.json, {"bundle": written.path, "files": list(written.files),
-                      "notes": list(written.notes)}, text, redactor)  # fmt: skip
+    output.emit(
+        args.json,
+        {"bundle": written.path, "files": list(written.files), "notes": list(written.notes)},
+        text,
+        redactor,
+    )
     return 0
 
 
@@ -376,13 +416,8 @@ def run_uninstall(args: argparse.Namespace, env: dict[str, str], redactor: Redac
     where = built.paths.data_dir
     with uninstall.locked(env, where, cfg, options):
         return uninstall_flow.confirm_and_remove(
-            args, cfg, tools, uninstall.survey(cfg, tools, where, options), options, redactor)
-
-
-
-
-
-
+            args, cfg, tools, uninstall.survey(cfg, tools, where, options), options, redactor
+        )
 
 
 def run_help(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -393,9 +428,12 @@ def run_help(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
         return 0
     sub = parser.commands.get(args.topic)
     if sub is None:
-        raise BadInput(f"unknown command {args.topic!r}"
-                       f"{surface.suggestion(args.topic, parser.commands)} "
-                       f"(see {surface.PROG} --help)", "")  # fmt: skip
+        raise BadInput(
+            f"unknown command {args.topic!r}"
+            f"{surface.suggestion(args.topic, parser.commands)} "
+            f"(see {surface.PROG} --help)",
+            "",
+        )
     sub.print_help()
     return 0
 
@@ -403,8 +441,9 @@ def run_help(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) 
 def completion_words(parser: surface.Parser) -> dict[str, list[str]]:
     """What may follow each command, and ("") what may come first: present/completion.py."""
     names = list(parser.commands)
-    words: dict[str, list[str]] = {"": [*names, *surface.GLOBAL_VALUED, *surface.GLOBAL_FLAGS,
-                                        "--help", "--version"]}  # fmt: skip
+    words: dict[str, list[str]] = {
+        "": [*names, *surface.GLOBAL_VALUED, *surface.GLOBAL_FLAGS, "--help", "--version"]
+    }
     for name, sub in parser.commands.items():
         values = {"completion": list(surface.SHELLS), "help": names}.get(name, [])
         words[name] = [*values, *sub.option_words()]
@@ -423,57 +462,61 @@ def _run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: R
     return run_prepare_host(args, env, redactor)
 
 
-
-
-
-
 COMMANDS: list[surface.Command] = [
-    surface.Command("install", "install or upgrade the client (what a bare run does)",
-            run_install, surface.install_options),  # fmt: skip
-    surface.Command("plan", "what install would do, with every command; changes nothing",
-            run_plan, surface.plan_options),  # fmt: skip
+    surface.Command(
+        "install",
+        "install or upgrade the client (what a bare run does)",
+        run_install,
+        surface.install_options,
+    ),
+    surface.Command(
+        "plan",
+        "what install would do, with every command; changes nothing",
+        run_plan,
+        surface.plan_options,
+    ),
     surface.Command("probe", "read the machine and cluster; change nothing", run_probe),
-    surface.Command("version", "print the version, build commit and date", run_version, cluster=False),
-    surface.Command("tools", "where kubectl, helm and k3d come from; --download-to fills a mirror",
-            run_tools, surface.tools_options),  # fmt: skip
-    surface.Command("status", "is the client healthy? exit 0 when it is, 1 when not",
-            run_status),  # fmt: skip
-    surface.Command("diagnose", "write one support bundle (secrets masked) and print its path",
-            run_diagnose),  # fmt: skip
-    surface.Command("uninstall", "remove the client's release (its data too: --delete-data)",
-            run_uninstall, surface.uninstall_options),  # fmt: skip
-    surface.Command("prepare-host", "administrators: install and start Docker, grant "
-            "TB_PREPARE_USER the docker group", _run_prepare_host,
-            surface.prepare_host_options, cluster=False),  # fmt: skip
-    surface.Command("completion", "print a completion script: bash, zsh, fish or powershell",
-            run_completion, surface.completion_options, cluster=False),  # fmt: skip
-    surface.Command("help", "show the help of a command (help install)", run_help,
-            surface.help_options, cluster=False),  # fmt: skip
+    surface.Command(
+        "version", "print the version, build commit and date", run_version, cluster=False
+    ),
+    surface.Command(
+        "tools",
+        "where kubectl, helm and k3d come from; --download-to fills a mirror",
+        run_tools,
+        surface.tools_options,
+    ),
+    surface.Command("status", "is the client healthy? exit 0 when it is, 1 when not", run_status),
+    surface.Command(
+        "diagnose", "write one support bundle (secrets masked) and print its path", run_diagnose
+    ),
+    surface.Command(
+        "uninstall",
+        "remove the client's release (its data too: --delete-data)",
+        run_uninstall,
+        surface.uninstall_options,
+    ),
+    surface.Command(
+        "prepare-host",
+        "administrators: install and start Docker, grant TB_PREPARE_USER the docker group",
+        _run_prepare_host,
+        surface.prepare_host_options,
+        cluster=False,
+    ),
+    surface.Command(
+        "completion",
+        "print a completion script: bash, zsh, fish or powershell",
+        run_completion,
+        surface.completion_options,
+        cluster=False,
+    ),
+    surface.Command(
+        "help",
+        "show the help of a command (help install)",
+        run_help,
+        surface.help_options,
+        cluster=False,
+    ),
 ]
 
 
 # --- plumbing ------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -61,8 +61,10 @@ def sanitise_namespace(raw: str) -> str:
 
 def validate_namespace(raw: str, source: str = "--namespace") -> str:
     """A name given on the command line is used as given or refused: never rewritten."""
-    rule = (f"a namespace (and release name) is 1 to {MAX_NAMESPACE} characters of a-z, 0-9 "
-            "and '-', starting and ending with a letter or digit")  # fmt: skip
+    rule = (
+        f"a namespace (and release name) is 1 to {MAX_NAMESPACE} characters of a-z, 0-9 "
+        "and '-', starting and ending with a letter or digit"
+    )
     if not raw:
         raise BadInput(f"{source} is empty", rule)
     if len(raw) > MAX_NAMESPACE:
@@ -76,17 +78,16 @@ def refuse_reserved(namespace: str, source: str) -> str:
     """Kubernetes' own namespaces and `default` hold other tenants' objects (and the
     uninstall deletes the namespace): never the client's, whoever named them."""
     if namespace in RESERVED_NAMESPACES:
-        raise BadInput(f"{source} {namespace!r} is a namespace the tracebloc client may not use "
-                       f"({', '.join(RESERVED_NAMESPACES)} belong to the cluster)",
-                       "choose another namespace, e.g. -n tracebloc")  # fmt: skip
+        raise BadInput(
+            f"{source} {namespace!r} is a namespace the tracebloc client may not use "
+            f"({', '.join(RESERVED_NAMESPACES)} belong to the cluster)",
+            "choose another namespace, e.g. -n tracebloc",
+        )
     return namespace
 
 
-
-
 def parse_timeout(env: Mapping[str, str]) -> float:
-    return env_number(env, "TB_PROBE_TIMEOUT_S", DEFAULT_TIMEOUT_S, zero_ok=False,
-                      most=MAX_WAIT_S)  # fmt: skip
+    return env_number(env, "TB_PROBE_TIMEOUT_S", DEFAULT_TIMEOUT_S, zero_ok=False, most=MAX_WAIT_S)
 
 
 def parse_override(raw: str | None) -> str | None:
@@ -115,8 +116,9 @@ def probe_config(
         raw_ns = env.get("TB_NAMESPACE") or DEFAULT_NAMESPACE
         chosen = refuse_reserved(sanitise_namespace(raw_ns), "TB_NAMESPACE")
         if chosen != raw_ns:
-            notes = (f"TB_NAMESPACE={raw_ns!r} is used as namespace {chosen!r} "
-                     "(made a DNS-1123 label)",)  # fmt: skip
+            notes = (
+                f"TB_NAMESPACE={raw_ns!r} is used as namespace {chosen!r} (made a DNS-1123 label)",
+            )
     return ProbeConfig(
         namespace=chosen,
         conn=Connection(kubeconfig=kubeconfig or None, context=context or None),
@@ -132,18 +134,22 @@ def probe_config(
 # keys, F-keys) and SS3 (`ESC O x`: arrows and F1-F4 in application mode). Never typed text.
 _ESCAPES = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]|\x1bO[ -~]")
 _C0 = re.compile("[\x00-\x1f]")
-CLIENT_ENVS = {"dev": "dev", "development": "dev", "stg": "stg", "staging": "stg",
-               "prod": "prod", "production": "prod"}  # fmt: skip
+CLIENT_ENVS = {
+    "dev": "dev",
+    "development": "dev",
+    "stg": "stg",
+    "staging": "stg",
+    "prod": "prod",
+    "production": "prod",
+}
 
 
-
-
-
-
-
-
-CREDENTIAL_VARIABLES = ("TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_PASSWORD",
-                        "TRACEBLOC_REGISTRY_USERNAME", "TRACEBLOC_REGISTRY_PASSWORD")  # fmt: skip
+CREDENTIAL_VARIABLES = (
+    "TRACEBLOC_CLIENT_ID",
+    "TRACEBLOC_CLIENT_PASSWORD",
+    "TRACEBLOC_REGISTRY_USERNAME",
+    "TRACEBLOC_REGISTRY_PASSWORD",
+)
 
 
 def check_text(env: Mapping[str, str], names: tuple[str, ...]) -> None:
@@ -156,8 +162,10 @@ def check_text(env: Mapping[str, str], names: tuple[str, ...]) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise BadInput(f"{name} is not valid UTF-8 text",
-                           f"set {name} again from a UTF-8 terminal (or locale)") from None
+            raise BadInput(
+                f"{name} is not valid UTF-8 text",
+                f"set {name} again from a UTF-8 terminal (or locale)",
+            ) from None
 
 
 def clean_credential(raw: str) -> str:
@@ -186,13 +194,10 @@ def parse_client_env(raw: str | None) -> str | None:
         return None
     value = CLIENT_ENVS.get(raw.strip().lower())
     if value is None:
-        raise BadInput(f"CLIENT_ENV={raw!r} is not one of dev, stg, prod "
-                       "(or development, staging, production)")  # fmt: skip
+        raise BadInput(
+            f"CLIENT_ENV={raw!r} is not one of dev, stg, prod (or development, staging, production)"
+        )
     return value
-
-
-
-
 
 
 def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
@@ -241,11 +246,16 @@ def parse_registry(env: Mapping[str, str]) -> Registry:
         raise BadInput(f"registry credentials are incomplete: {missing} is not set")
     if username is None:
         return Registry(mirror=mirror)
-    server = (env.get("TRACEBLOC_REGISTRY_SERVER", "").strip()
-              or (f"https://{mirror}" if mirror else DOCKER_HUB))  # fmt: skip
-    return Registry(mirror=mirror, username=clean_credential(username),
-                    password=clean_credential(password or ""), server=server,
-                    email=env.get("TRACEBLOC_REGISTRY_EMAIL", "").strip())  # fmt: skip
+    server = env.get("TRACEBLOC_REGISTRY_SERVER", "").strip() or (
+        f"https://{mirror}" if mirror else DOCKER_HUB
+    )
+    return Registry(
+        mirror=mirror,
+        username=clean_credential(username),
+        password=clean_credential(password or ""),
+        server=server,
+        email=env.get("TRACEBLOC_REGISTRY_EMAIL", "").strip(),
+    )
 
 
 def _choice(env: Mapping[str, str], name: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -277,10 +287,14 @@ def plan_config(
     raw_id, raw_password = env.get("TRACEBLOC_CLIENT_ID"), env.get("TRACEBLOC_CLIENT_PASSWORD")
     client_id = clean_credential(raw_id) if raw_id else None
     client_password = clean_credential(raw_password) if raw_password else None
-    cleaned = tuple(name for name, raw, value in (
-        ("TRACEBLOC_CLIENT_ID", raw_id, client_id),
-        ("TRACEBLOC_CLIENT_PASSWORD", raw_password, client_password),
-    ) if raw is not None and raw != value)  # fmt: skip
+    cleaned = tuple(
+        name
+        for name, raw, value in (
+            ("TRACEBLOC_CLIENT_ID", raw_id, client_id),
+            ("TRACEBLOC_CLIENT_PASSWORD", raw_password, client_password),
+        )
+        if raw is not None and raw != value
+    )
 
     chart_path = env.get("TRACEBLOC_CHART_PATH", "").strip()
     chart_ref = (chart or "").strip() or chart_path or None
@@ -310,24 +324,22 @@ def plan_config(
 # --- install-only settings ---------------------------------------------------------------
 
 
-
-
-
-
-
 def install_settings(env: Mapping[str, str], *, keep_context: bool = False) -> InstallSettings:
     """Every install-only setting, validated: `plan` calls this too, so it refuses what
     `install` refuses."""
-    minutes = env_number(env, "TB_HELM_TIMEOUT_MIN", DEFAULT_HELM_TIMEOUT_MIN, zero_ok=False,
-                         most=MAX_WAIT_S / 60)  # fmt: skip
+    minutes = env_number(
+        env, "TB_HELM_TIMEOUT_MIN", DEFAULT_HELM_TIMEOUT_MIN, zero_ok=False, most=MAX_WAIT_S / 60
+    )
     set_context = env_flag(env, "TB_SET_CONTEXT_NAMESPACE", True)
     return InstallSettings(
         helm_timeout_s=minutes * 60,
-        metrics_wait_s=env_number(env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S,
-                                  zero_ok=True, most=MAX_WAIT_S),  # fmt: skip
+        metrics_wait_s=env_number(
+            env, "TB_METRICS_WAIT_S", DEFAULT_METRICS_WAIT_S, zero_ok=True, most=MAX_WAIT_S
+        ),
         set_context_namespace=set_context and not keep_context,
-        ready_timeout_s=env_number(env, "READY_TIMEOUT", DEFAULT_READY_TIMEOUT_S, zero_ok=False,
-                                   most=MAX_WAIT_S),  # fmt: skip
+        ready_timeout_s=env_number(
+            env, "READY_TIMEOUT", DEFAULT_READY_TIMEOUT_S, zero_ok=False, most=MAX_WAIT_S
+        ),
         force=env_flag(env, "TRACEBLOC_FORCE_REINSTALL", False)
         or env_flag(env, "TB_FORCE_REINSTALL", False),
     )
@@ -340,9 +352,11 @@ def check_kubeconfig_variable(env: Mapping[str, str]) -> None:
     raw = env.get("KUBECONFIG", "")
     paths = [p for p in raw.split(os.pathsep) if p.strip()]
     if paths and not any(os.path.isfile(os.path.expanduser(p)) for p in paths):
-        raise BadInput(f"KUBECONFIG={raw!r} names no file that exists",
-                       "point KUBECONFIG at your kubeconfig file, or unset it (then "
-                       "~/.kube/config is used, or the local cluster is created)")  # fmt: skip
+        raise BadInput(
+            f"KUBECONFIG={raw!r} names no file that exists",
+            "point KUBECONFIG at your kubeconfig file, or unset it (then "
+            "~/.kube/config is used, or the local cluster is created)",
+        )
 
 
 def prepare_user(env: Mapping[str, str]) -> str:

@@ -67,8 +67,10 @@ def real_helm() -> str:
     helm = _real_helm()
     if helm is None:
         if os.environ.get("CI"):
-            pytest.fail("the real helm binary is required in CI: run tests/tools/fetch_helm.py "
-                        "(Linux) or put helm on PATH / in TRACEBLOC_TEST_HELM")
+            pytest.fail(
+                "the real helm binary is required in CI: run tests/tools/fetch_helm.py "
+                "(Linux) or put helm on PATH / in TRACEBLOC_TEST_HELM"
+            )
         pytest.skip("real helm not available: run python tests/tools/fetch_helm.py")
     return helm
 
@@ -99,8 +101,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # would write the real /etc. The places the engine writes are snapshotted when the session
 # starts (names, types, sizes, mtimes, link targets; bounded, unreadable ones skipped) and
 # compared when it ends: any change fails the run, naming the paths.
-ENGINE_ETC = ("/etc/modules-load.d", "/etc/systemd/system/docker.service.d",
-              "/etc/apt/sources.list.d", "/etc/apt/keyrings", "/etc/yum.repos.d", "/etc/docker")
+ENGINE_ETC = (
+    "/etc/modules-load.d",
+    "/etc/systemd/system/docker.service.d",
+    "/etc/apt/sources.list.d",
+    "/etc/apt/keyrings",
+    "/etc/yum.repos.d",
+    "/etc/docker",
+)
 ETC_LIMIT = 20000
 
 EtcState = dict[str, tuple[int, int, int, str]]
@@ -127,9 +135,11 @@ def etc_state(roots: tuple[str, ...] = ENGINE_ETC, limit: int = ETC_LIMIT) -> Et
 
 
 def etc_changes(before: EtcState, after: EtcState) -> list[str]:
-    return sorted([f"appeared: {p}" for p in after.keys() - before.keys()]
-                  + [f"removed: {p}" for p in before.keys() - after.keys()]
-                  + [f"changed: {p}" for p in before.keys() & after.keys() if before[p] != after[p]])  # fmt: skip
+    return sorted(
+        [f"appeared: {p}" for p in after.keys() - before.keys()]
+        + [f"removed: {p}" for p in before.keys() - after.keys()]
+        + [f"changed: {p}" for p in before.keys() & after.keys() if before[p] != after[p]]
+    )
 
 
 def watched() -> tuple[str, ...]:
@@ -151,9 +161,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     changes = etc_changes(_etc_at_start, etc_state(watched()))
     if not changes:
         return
-    said = ("the test run changed the machine's /etc where the engine writes (a test started "
-            "the engine without the seams of tests/fakes/runtime_host.py?):\n  "
-            + "\n  ".join(changes[:50]))  # fmt: skip
+    said = (
+        "the test run changed the machine's /etc where the engine writes (a test started "
+        "the engine without the seams of tests/fakes/runtime_host.py?):\n  "
+        + "\n  ".join(changes[:50])
+    )
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(said, red=True)

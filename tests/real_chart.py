@@ -29,14 +29,22 @@ from typing import Any
 # (file under templates/, text, replacement, times it must occur)
 EDITS_1_20 = [
     ("../Chart.yaml", 'kubeVersion: ">=1.24.0-0"', 'kubeVersion: ">=1.20.0-0"', 1),
-    ("auto-upgrade-cronjob.yaml", "apiVersion: batch/v1\nkind: CronJob",
-     "apiVersion: batch/v1beta1\nkind: CronJob", 1),
-    ("image-refresh-cronjob.yaml", "apiVersion: batch/v1\nkind: CronJob",
-     "apiVersion: batch/v1beta1\nkind: CronJob", 1),
+    (
+        "auto-upgrade-cronjob.yaml",
+        "apiVersion: batch/v1\nkind: CronJob",
+        "apiVersion: batch/v1beta1\nkind: CronJob",
+        1,
+    ),
+    (
+        "image-refresh-cronjob.yaml",
+        "apiVersion: batch/v1\nkind: CronJob",
+        "apiVersion: batch/v1beta1\nkind: CronJob",
+        1,
+    ),
     ("jobs-manager-pdb.yaml", "apiVersion: policy/v1\n", "apiVersion: policy/v1beta1\n", 1),
     ("mysql-pdb.yaml", "apiVersion: policy/v1\n", "apiVersion: policy/v1beta1\n", 1),
     ("mysql-service.yaml", "  - port: 3306\n", "  - port: 3306\n    protocol: TCP\n", 1),
-]  # fmt: skip
+]
 
 
 def adapt(source: Path, chart: Path) -> Path:
@@ -46,8 +54,10 @@ def adapt(source: Path, chart: Path) -> Path:
         path = chart / "templates" / name
         text = path.read_text(encoding="utf-8")
         found = text.count(old)
-        assert found == times, (f"the 1.20 edit of {name} expects {old!r} {times}x, found "
-                                f"{found}x: the vendored chart changed; update EDITS_1_20")  # fmt: skip
+        assert found == times, (
+            f"the 1.20 edit of {name} expects {old!r} {times}x, found "
+            f"{found}x: the vendored chart changed; update EDITS_1_20"
+        )
         path.write_text(text.replace(old, new), encoding="utf-8")
     return chart
 
@@ -55,14 +65,26 @@ def adapt(source: Path, chart: Path) -> Path:
 # --- the metrics API ---------------------------------------------------------------------
 
 METRICS_RESOURCES = {
-    "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "metrics.k8s.io/v1beta1",
+    "kind": "APIResourceList",
+    "apiVersion": "v1",
+    "groupVersion": "metrics.k8s.io/v1beta1",
     "resources": [
-        {"name": "nodes", "singularName": "", "namespaced": False, "kind": "NodeMetrics",
-         "verbs": ["get", "list"]},
-        {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics",
-         "verbs": ["get", "list"]},
+        {
+            "name": "nodes",
+            "singularName": "",
+            "namespaced": False,
+            "kind": "NodeMetrics",
+            "verbs": ["get", "list"],
+        },
+        {
+            "name": "pods",
+            "singularName": "",
+            "namespaced": True,
+            "kind": "PodMetrics",
+            "verbs": ["get", "list"],
+        },
     ],
-}  # fmt: skip
+}
 
 
 class _Metrics(http.server.BaseHTTPRequestHandler):
@@ -94,20 +116,40 @@ class MetricsEndpoint:
 
     def register(self, timeout: float = 60) -> None:
         objects = [
-            {"apiVersion": "v1", "kind": "Service",
-             "metadata": {"name": "metrics-loopback", "namespace": "default"},
-             "spec": {"type": "ExternalName", "externalName": "localhost",
-                      "ports": [{"port": self.port, "protocol": "TCP"}]}},
-            {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-             "metadata": {"name": "v1beta1.metrics.k8s.io"},
-             "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
-                      "groupPriorityMinimum": 100, "versionPriority": 100,
-                      "insecureSkipTLSVerify": True,
-                      "service": {"namespace": "default", "name": "metrics-loopback",
-                                  "port": self.port}}},
-        ]  # fmt: skip
-        self.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
-                                                           "items": objects}))  # fmt: skip
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "metrics-loopback", "namespace": "default"},
+                "spec": {
+                    "type": "ExternalName",
+                    "externalName": "localhost",
+                    "ports": [{"port": self.port, "protocol": "TCP"}],
+                },
+            },
+            {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": "v1beta1.metrics.k8s.io"},
+                "spec": {
+                    "group": "metrics.k8s.io",
+                    "version": "v1beta1",
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": 100,
+                    "insecureSkipTLSVerify": True,
+                    "service": {
+                        "namespace": "default",
+                        "name": "metrics-loopback",
+                        "port": self.port,
+                    },
+                },
+            },
+        ]
+        self.kubectl(
+            "apply",
+            "-f",
+            "-",
+            input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}),
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             got = self.kubectl("get", "apiservice", "v1beta1.metrics.k8s.io", "-o", "json")
@@ -126,6 +168,7 @@ class MetricsEndpoint:
 
 # --- the controllers the suite does not run ----------------------------------------------
 
+
 def stand_in(kubectl: Callable[..., subprocess.CompletedProcess[str]], namespace: str) -> list[str]:
     """One ready pod per Deployment that has none, then each Deployment behind its spec
     marked rolled out. Returns the Deployments marked."""
@@ -133,8 +176,12 @@ def stand_in(kubectl: Callable[..., subprocess.CompletedProcess[str]], namespace
     if listed.returncode != 0:
         return []  # the namespace is not there yet
     items = json.loads(listed.stdout)["items"]
-    owners = {ref["uid"] for item in items if item["kind"] == "Pod"
-              for ref in item["metadata"].get("ownerReferences", [])}  # fmt: skip
+    owners = {
+        ref["uid"]
+        for item in items
+        if item["kind"] == "Pod"
+        for ref in item["metadata"].get("ownerReferences", [])
+    }
     marked = []
     for item in (i for i in items if i["kind"] == "Deployment"):
         meta, spec = item["metadata"], item["spec"]
@@ -142,41 +189,81 @@ def stand_in(kubectl: Callable[..., subprocess.CompletedProcess[str]], namespace
             _ready_pod(kubectl, namespace, item)
         status = item.get("status", {})
         replicas = spec.get("replicas", 1)
-        if (status.get("observedGeneration") == meta["generation"]
-                and status.get("availableReplicas") == replicas):  # fmt: skip
+        if (
+            status.get("observedGeneration") == meta["generation"]
+            and status.get("availableReplicas") == replicas
+        ):
             continue
-        patch = {"status": {
-            "observedGeneration": meta["generation"], "replicas": replicas,
-            "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas,
-            "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
-                           {"type": "Progressing", "status": "True",
-                            "reason": "NewReplicaSetAvailable"}]}}  # fmt: skip
-        kubectl("-n", namespace, "patch", "deployment", meta["name"], "--subresource=status",
-                "--type=merge", "-p", json.dumps(patch))  # fmt: skip
+        patch = {
+            "status": {
+                "observedGeneration": meta["generation"],
+                "replicas": replicas,
+                "updatedReplicas": replicas,
+                "readyReplicas": replicas,
+                "availableReplicas": replicas,
+                "conditions": [
+                    {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+                    {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+                ],
+            }
+        }
+        kubectl(
+            "-n",
+            namespace,
+            "patch",
+            "deployment",
+            meta["name"],
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps(patch),
+        )
         marked.append(meta["name"])
     return marked
 
 
-def _ready_pod(kubectl: Callable[..., subprocess.CompletedProcess[str]], namespace: str,
-               deployment: dict[str, Any]) -> None:  # fmt: skip
+def _ready_pod(
+    kubectl: Callable[..., subprocess.CompletedProcess[str]],
+    namespace: str,
+    deployment: dict[str, Any],
+) -> None:
     meta, template = deployment["metadata"], deployment["spec"]["template"]
     claims = [v for v in template["spec"].get("volumes", []) if "persistentVolumeClaim" in v]
     container = template["spec"]["containers"][0]
     name = f"{meta['name']}-standin"
     pod = {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace,
-                     "labels": template["metadata"].get("labels", {}),
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
-                                          "name": meta["name"], "uid": meta["uid"]}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": template["metadata"].get("labels", {}),
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                }
+            ],
+        },
         # Never scheduled (no node name): without a kubelet, a pod bound to a node could
         # never finish being deleted.
-        "spec": {"serviceAccountName": "default", "automountServiceAccountToken": False,
-                 "volumes": claims,
-                 "containers": [{"name": container["name"], "image": container["image"],
-                                 "volumeMounts": [{"name": v["name"], "mountPath": f"/v/{v['name']}"}
-                                                  for v in claims]}]},
-    }  # fmt: skip
+        "spec": {
+            "serviceAccountName": "default",
+            "automountServiceAccountToken": False,
+            "volumes": claims,
+            "containers": [
+                {
+                    "name": container["name"],
+                    "image": container["image"],
+                    "volumeMounts": [
+                        {"name": v["name"], "mountPath": f"/v/{v['name']}"} for v in claims
+                    ],
+                }
+            ],
+        },
+    }
     deadline = time.monotonic() + 30
     while True:  # the serviceaccount controller makes `default` a moment after the namespace
         made = kubectl("create", "-f", "-", input=json.dumps(pod), check=False)
@@ -184,12 +271,34 @@ def _ready_pod(kubectl: Callable[..., subprocess.CompletedProcess[str]], namespa
             break
         assert time.monotonic() < deadline, made.stderr
         time.sleep(0.5)
-    status = {"status": {"phase": "Running",
-                         "conditions": [{"type": "Ready", "status": "True"},
-                                        {"type": "ContainersReady", "status": "True"}],
-                         "containerStatuses": [{"name": container["name"], "ready": True,
-                                                "restartCount": 0, "image": container["image"],
-                                                "imageID": "", "started": True,
-                                                "state": {"running": {}}}]}}  # fmt: skip
-    kubectl("-n", namespace, "patch", "pod", name, "--subresource=status", "--type=merge",
-            "-p", json.dumps(status))  # fmt: skip
+    status = {
+        "status": {
+            "phase": "Running",
+            "conditions": [
+                {"type": "Ready", "status": "True"},
+                {"type": "ContainersReady", "status": "True"},
+            ],
+            "containerStatuses": [
+                {
+                    "name": container["name"],
+                    "ready": True,
+                    "restartCount": 0,
+                    "image": container["image"],
+                    "imageID": "",
+                    "started": True,
+                    "state": {"running": {}},
+                }
+            ],
+        }
+    }
+    kubectl(
+        "-n",
+        namespace,
+        "patch",
+        "pod",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(status),
+    )

@@ -46,17 +46,57 @@ def make_pki(directory: Path) -> None:
     """A CA, a serving certificate for 127.0.0.1/localhost signed by it, and the
     service-account signing key pair (kube-apiserver 1.20 requires one)."""
     directory.mkdir(parents=True, exist_ok=True)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=real-cluster-test-ca", cwd=directory)  # fmt: skip
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
-            "-out", "server.csr", "-subj", "/CN=kube-apiserver", cwd=directory)  # fmt: skip
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-subj",
+        "/CN=real-cluster-test-ca",
+        cwd=directory,
+    )
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=kube-apiserver",
+        cwd=directory,
+    )
     (directory / "san.ext").write_text(
         "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\n"
         "extendedKeyUsage=serverAuth\n"
     )
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "server.crt",
-            cwd=directory)  # fmt: skip
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "server.crt",
+        cwd=directory,
+    )
     openssl("genrsa", "-out", "sa.key", "2048", cwd=directory)
     openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=directory)
 
@@ -98,8 +138,9 @@ class Process:
 def start_process(name: str, argv: list[str], root: Path) -> Process:
     log_path = root / f"{name}.log"
     log_file = log_path.open("ab")
-    popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file,
-                             stderr=subprocess.STDOUT, cwd=root)  # fmt: skip
+    popen = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, cwd=root
+    )
     return Process(name, popen, log_path, log_file)
 
 
@@ -132,38 +173,58 @@ class ControlPlane:
     def start_etcd(self) -> None:
         client, peer = free_port(), free_port()
         self.etcd_url = f"http://127.0.0.1:{client}"
-        etcd = start_process("etcd", [
-            str(self.binaries["etcd"]), "--name", "test",
-            "--data-dir", str(self.root / "etcd"),
-            "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
-            "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-            "--initial-cluster", f"test=http://127.0.0.1:{peer}",
-        ], self.root)  # fmt: skip
+        etcd = start_process(
+            "etcd",
+            [
+                str(self.binaries["etcd"]),
+                "--name",
+                "test",
+                "--data-dir",
+                str(self.root / "etcd"),
+                "--listen-client-urls",
+                self.etcd_url,
+                "--advertise-client-urls",
+                self.etcd_url,
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer}",
+                "--initial-cluster",
+                f"test=http://127.0.0.1:{peer}",
+            ],
+            self.root,
+        )
         self.processes.append(etcd)
         self._wait(etcd, lambda: _http_ok(f"{self.etcd_url}/health"))
 
     def start_apiserver(self, name: str) -> ApiServer:
         port = free_port()
         server = ApiServer(name, f"https://127.0.0.1:{port}", self)
-        process = start_process(name, [
-            str(self.binaries["kube-apiserver"]),
-            "--bind-address=127.0.0.1", f"--secure-port={port}", "--insecure-port=0",
-            "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-            f"--etcd-servers={self.etcd_url}",
-            f"--cert-dir={self.root / name}",
-            f"--tls-cert-file={self.pki / 'server.crt'}",
-            f"--tls-private-key-file={self.pki / 'server.key'}",
-            f"--client-ca-file={self.pki / 'ca.crt'}",
-            f"--token-auth-file={self.pki / 'tokens.csv'}",
-            "--authorization-mode=RBAC",
-            "--disable-admission-plugins=TaintNodesByCondition",
-            f"--service-account-key-file={self.pki / 'sa.pub'}",
-            f"--service-account-signing-key-file={self.pki / 'sa.key'}",
-            "--service-account-issuer=https://kubernetes.default.svc",
-            "--service-cluster-ip-range=10.96.0.0/24",
-            "--profiling=false",
-        ], self.root)  # fmt: skip
+        process = start_process(
+            name,
+            [
+                str(self.binaries["kube-apiserver"]),
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                "--insecure-port=0",
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                f"--etcd-servers={self.etcd_url}",
+                f"--cert-dir={self.root / name}",
+                f"--tls-cert-file={self.pki / 'server.crt'}",
+                f"--tls-private-key-file={self.pki / 'server.key'}",
+                f"--client-ca-file={self.pki / 'ca.crt'}",
+                f"--token-auth-file={self.pki / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                "--disable-admission-plugins=TaintNodesByCondition",
+                f"--service-account-key-file={self.pki / 'sa.pub'}",
+                f"--service-account-signing-key-file={self.pki / 'sa.key'}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--service-cluster-ip-range=10.96.0.0/24",
+                "--profiling=false",
+            ],
+            self.root,
+        )
         self.processes.append(process)
         server.process = process
         self.servers.append(server)
@@ -172,17 +233,23 @@ class ControlPlane:
         return server
 
     def start_controller_manager(self, server: ApiServer) -> None:
-        process = start_process("kube-controller-manager", [
-            str(self.binaries["kube-controller-manager"]),
-            f"--kubeconfig={server.kubeconfig}",
-            # The volume controllers bind a claim to its volume and keep a bound volume
-            # (pv-protection) or a claim a pod uses (pvc-protection) while in use, as a real
-            # cluster does; the serviceaccount controller makes each namespace's default.
-            "--controllers=namespace,garbagecollector,persistentvolume-binder,pv-protection,"
-            "pvc-protection,serviceaccount",
-            "--leader-elect=false", "--port=0", "--secure-port=0",
-            "--use-service-account-credentials=false",
-        ], self.root)  # fmt: skip
+        process = start_process(
+            "kube-controller-manager",
+            [
+                str(self.binaries["kube-controller-manager"]),
+                f"--kubeconfig={server.kubeconfig}",
+                # The volume controllers bind a claim to its volume and keep a bound volume
+                # (pv-protection) or a claim a pod uses (pvc-protection) while in use, as a real
+                # cluster does; the serviceaccount controller makes each namespace's default.
+                "--controllers=namespace,garbagecollector,persistentvolume-binder,pv-protection,"
+                "pvc-protection,serviceaccount",
+                "--leader-elect=false",
+                "--port=0",
+                "--secure-port=0",
+                "--use-service-account-credentials=false",
+            ],
+            self.root,
+        )
         self.processes.append(process)
         time.sleep(0.5)
         if not process.alive():
@@ -192,12 +259,15 @@ class ControlPlane:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if not process.alive():
-                raise RuntimeError(f"{process.name} exited {process.popen.returncode}:\n"
-                                   f"{process.log_tail()}")  # fmt: skip
+                raise RuntimeError(
+                    f"{process.name} exited {process.popen.returncode}:\n{process.log_tail()}"
+                )
             if ready():  # type: ignore[operator]
                 return
             time.sleep(0.25)
-        raise RuntimeError(f"{process.name} not ready in {READY_TIMEOUT_S:g}s:\n{process.log_tail()}")
+        raise RuntimeError(
+            f"{process.name} not ready in {READY_TIMEOUT_S:g}s:\n{process.log_tail()}"
+        )
 
     # --- stopping ---
 
@@ -208,7 +278,9 @@ class ControlPlane:
 
 
 def _http_ok(url: str, context: ssl.SSLContext | None = None, token: str = "") -> bool:
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    request = urllib.request.Request(
+        url, headers={"Authorization": f"Bearer {token}"} if token else {}
+    )
     try:
         with urllib.request.urlopen(request, timeout=2, context=context) as answer:
             return bool(answer.status == 200)
@@ -231,8 +303,9 @@ class ApiServer:
         context = ssl.create_default_context(cafile=str(self.plane.pki / "ca.crt"))
         return _http_ok(f"{self.url}/readyz", context, self.plane.token)
 
-    def kubeconfig_doc(self, *, cluster: str = "real", context: str = "real",
-                       namespace: str | None = None) -> dict[str, object]:  # fmt: skip
+    def kubeconfig_doc(
+        self, *, cluster: str = "real", context: str = "real", namespace: str | None = None
+    ) -> dict[str, object]:
         """A kubeconfig (JSON is YAML) for this server with the admin token."""
         ctx: dict[str, object] = {"cluster": cluster, "user": "admin"}
         if namespace:
@@ -240,12 +313,19 @@ class ApiServer:
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": cluster, "cluster": {
-                "server": self.url, "certificate-authority": str(self.plane.pki / "ca.crt")}}],
+            "clusters": [
+                {
+                    "name": cluster,
+                    "cluster": {
+                        "server": self.url,
+                        "certificate-authority": str(self.plane.pki / "ca.crt"),
+                    },
+                }
+            ],
             "users": [{"name": "admin", "user": {"token": self.plane.token}}],
             "contexts": [{"name": context, "context": ctx}],
             "current-context": context,
-        }  # fmt: skip
+        }
 
     def write_kubeconfig(self, path: Path) -> Path:
         path.write_text(json.dumps(self.kubeconfig_doc(), indent=2))

@@ -24,13 +24,22 @@ CONN = Connection(kubeconfig="/home/ana/.kube/config", context="prod-eu")
 
 def tools_for(cluster: FakeCluster) -> apply.Tools:
     env = cluster.env()
-    return apply.Tools(helm=proc.find_tool("helm", env), kubectl=proc.find_tool("kubectl", env),
-                       env=env, redactor=Redactor())  # fmt: skip
+    return apply.Tools(
+        helm=proc.find_tool("helm", env),
+        kubectl=proc.find_tool("kubectl", env),
+        env=env,
+        redactor=Redactor(),
+    )
 
 
 def apiservice(*conditions: tuple[str, str]) -> str:
-    return json.dumps({"kind": "APIService", "metadata": {"name": apply.METRICS_APISERVICE},
-                       "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]}})  # fmt: skip
+    return json.dumps(
+        {
+            "kind": "APIService",
+            "metadata": {"name": apply.METRICS_APISERVICE},
+            "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]},
+        }
+    )
 
 
 class FakeTime:
@@ -74,9 +83,20 @@ def test_release_status_reads_the_state(cluster: FakeCluster) -> None:
     cluster.status_of("tracebloc", "pending-upgrade")
 
     assert apply.release_status(tools_for(cluster), "tracebloc", "tb", CONN) == "pending-upgrade"
-    assert cluster.calls("helm") == [["status", "tracebloc", "-n", "tb", "-o", "json",
-                                      "--kubeconfig", "/home/ana/.kube/config",
-                                      "--kube-context", "prod-eu"]]  # fmt: skip
+    assert cluster.calls("helm") == [
+        [
+            "status",
+            "tracebloc",
+            "-n",
+            "tb",
+            "-o",
+            "json",
+            "--kubeconfig",
+            "/home/ana/.kube/config",
+            "--kube-context",
+            "prod-eu",
+        ]
+    ]
 
 
 def test_release_status_absent_is_none(cluster: FakeCluster) -> None:
@@ -85,7 +105,9 @@ def test_release_status_absent_is_none(cluster: FakeCluster) -> None:
     assert apply.release_status(tools_for(cluster), "tracebloc", "tb", Connection()) is None
 
 
-def test_release_status_unreadable_is_refused_with_the_manual_commands(cluster: FakeCluster) -> None:
+def test_release_status_unreadable_is_refused_with_the_manual_commands(
+    cluster: FakeCluster,
+) -> None:
     cluster.on("helm", "status", stderr="Error: Kubernetes cluster unreachable\n", rc=1)
 
     with pytest.raises(Refused) as caught:
@@ -124,8 +146,9 @@ def test_manual_commands_carry_the_runs_cluster_and_namespace() -> None:
     flags = "-n tb --kubeconfig '/home/ana/my kube/config' --kube-context prod-eu"
     for verb in ("status", "history", "rollback", "uninstall"):
         assert f"helm {verb} tracebloc {flags}" in said
-    assert ("tracebloc-installer --kubeconfig '/home/ana/my kube/config' --context prod-eu "
-            "-n tb") in said  # fmt: skip
+    assert (
+        "tracebloc-installer --kubeconfig '/home/ana/my kube/config' --context prod-eu -n tb"
+    ) in said
 
 
 # --- the chart repository -------------------------------------------------------------------
@@ -154,8 +177,9 @@ def test_missing_repo_is_added_and_needs_no_update(cluster: FakeCluster) -> None
 def test_a_repo_list_already_read_is_not_read_again(cluster: FakeCluster) -> None:
     cluster.on("helm", "repo", "update", stdout="Update Complete.\n")
 
-    done = apply.ensure_repo(tools_for(cluster), "tracebloc", REPO_URL, None,
-                             repos={"tracebloc": REPO_URL})  # fmt: skip
+    done = apply.ensure_repo(
+        tools_for(cluster), "tracebloc", REPO_URL, None, repos={"tracebloc": REPO_URL}
+    )
 
     assert done == "repo tracebloc already configured"
     assert cluster.calls("helm") == [["repo", "update", "tracebloc"]]
@@ -168,7 +192,9 @@ def test_missing_repo_is_added_with_the_ca_file(cluster: FakeCluster) -> None:
 
     apply.ensure_repo(tools_for(cluster), "tracebloc", REPO_URL, "/etc/corp-ca.pem")
 
-    assert ["repo", "add", "tracebloc", REPO_URL, "--ca-file", "/etc/corp-ca.pem"] in cluster.calls("helm")
+    assert ["repo", "add", "tracebloc", REPO_URL, "--ca-file", "/etc/corp-ca.pem"] in cluster.calls(
+        "helm"
+    )
 
 
 @pytest.mark.parametrize(
@@ -185,7 +211,10 @@ def test_present_repo_is_only_updated(cluster: FakeCluster, url: str) -> None:
     done = apply.ensure_repo(tools_for(cluster), "tracebloc", REPO_URL, None)
 
     assert done == "repo tracebloc already configured"
-    assert cluster.calls("helm") == [["repo", "list", "-o", "json"], ["repo", "update", "tracebloc"]]
+    assert cluster.calls("helm") == [
+        ["repo", "list", "-o", "json"],
+        ["repo", "update", "tracebloc"],
+    ]
 
 
 def test_present_repo_with_another_url_is_kept_and_said(cluster: FakeCluster) -> None:
@@ -196,14 +225,22 @@ def test_present_repo_with_another_url_is_kept_and_said(cluster: FakeCluster) ->
     done = apply.ensure_repo(tools_for(cluster), "tracebloc", REPO_URL, None)
 
     assert done == f"repo tracebloc is configured as {mirror} (kept)"
-    assert cluster.calls("helm") == [["repo", "list", "-o", "json"], ["repo", "update", "tracebloc"]]
+    assert cluster.calls("helm") == [
+        ["repo", "list", "-o", "json"],
+        ["repo", "update", "tracebloc"],
+    ]
 
 
 def test_repo_add_failing_names_the_proxy_and_ca_remedies(cluster: FakeCluster) -> None:
     cluster.on("helm", "repo", "list", stderr=NO_REPOS, rc=1)
-    cluster.on("helm", "repo", "add", rc=1,
-               stderr="Error: looks like the URL is not a valid chart repository: x509: "
-                      "certificate signed by unknown authority\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "repo",
+        "add",
+        rc=1,
+        stderr="Error: looks like the URL is not a valid chart repository: x509: "
+        "certificate signed by unknown authority\n",
+    )
 
     with pytest.raises(InstallerError) as caught:
         apply.ensure_repo(tools_for(cluster), "tracebloc", REPO_URL, None)
@@ -217,8 +254,13 @@ def test_repo_add_failing_names_the_proxy_and_ca_remedies(cluster: FakeCluster) 
 
 def test_repo_update_failing_is_an_error(cluster: FakeCluster) -> None:
     cluster.on("helm", "repo", "list", stdout=repos(("tracebloc", REPO_URL)))
-    cluster.on("helm", "repo", "update", rc=1,
-               stderr="Error: failed to fetch https://tracebloc.github.io/client/index.yaml\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "repo",
+        "update",
+        rc=1,
+        stderr="Error: failed to fetch https://tracebloc.github.io/client/index.yaml\n",
+    )
 
     with pytest.raises(InstallerError) as caught:
         apply.ensure_repo(tools_for(cluster), "tracebloc", REPO_URL, None)
@@ -249,9 +291,19 @@ def test_metrics_available_at_once_does_not_sleep(cluster: FakeCluster) -> None:
 
     assert said == "the metrics API is available"
     assert time.slept == []
-    assert cluster.calls("kubectl") == [["get", "apiservice", apply.METRICS_APISERVICE, "-o", "json",
-                                         "--kubeconfig", "/home/ana/.kube/config",
-                                         "--context", "prod-eu"]]  # fmt: skip
+    assert cluster.calls("kubectl") == [
+        [
+            "get",
+            "apiservice",
+            apply.METRICS_APISERVICE,
+            "-o",
+            "json",
+            "--kubeconfig",
+            "/home/ana/.kube/config",
+            "--context",
+            "prod-eu",
+        ]
+    ]
 
 
 @pytest.mark.parametrize(
@@ -267,15 +319,19 @@ def test_metrics_available_at_once_does_not_sleep(cluster: FakeCluster) -> None:
 def test_metrics_never_available_says_how_long_it_actually_waited(
     cluster: FakeCluster, seconds: float, slept: list[float]
 ) -> None:
-    cluster.on("kubectl", "get", "apiservice",
-               stdout=apiservice(("Available", "False"), ("Ready", "True")))  # fmt: skip
+    cluster.on(
+        "kubectl", "get", "apiservice", stdout=apiservice(("Available", "False"), ("Ready", "True"))
+    )
     time = FakeTime()
 
-    said = apply.wait_for_metrics(tools_for(cluster), Connection(), seconds, clock=time.clock,
-                                  sleep=time.sleep)  # fmt: skip
+    said = apply.wait_for_metrics(
+        tools_for(cluster), Connection(), seconds, clock=time.clock, sleep=time.sleep
+    )
 
-    assert said.startswith(f"the metrics API ({apply.METRICS_APISERVICE}) is registered but "
-                           f"not Available after {sum(slept):g}s of waiting; continuing")
+    assert said.startswith(
+        f"the metrics API ({apply.METRICS_APISERVICE}) is registered but "
+        f"not Available after {sum(slept):g}s of waiting; continuing"
+    )
     assert time.slept == slept
     assert len(cluster.calls("kubectl")) == len(slept) + 1
 
@@ -297,25 +353,38 @@ def test_metrics_becoming_available_stops_the_wait(cluster: FakeCluster) -> None
     assert len(cluster.calls("kubectl")) == 3
 
 
-NOT_FOUND = ('Error from server (NotFound): apiservices.apiregistration.k8s.io '
-             '"v1beta1.metrics.k8s.io" not found\n')  # fmt: skip
+NOT_FOUND = (
+    "Error from server (NotFound): apiservices.apiregistration.k8s.io "
+    '"v1beta1.metrics.k8s.io" not found\n'
+)
 
 
 @pytest.mark.parametrize(
     ("stdout", "stderr", "rc", "seen"),
     [
         pytest.param("", NOT_FOUND, 1, "is not registered", id="not-registered-yet"),
-        pytest.param("", "error: the server doesn't have a resource type \"apiservice\"\n", 1,
-                     "could not be read", id="no-such-resource"),
+        pytest.param(
+            "",
+            'error: the server doesn\'t have a resource type "apiservice"\n',
+            1,
+            "could not be read",
+            id="no-such-resource",
+        ),
         pytest.param("<html>proxy error</html>", "", 0, "could not be read", id="garbage-not-json"),
         pytest.param("[]", "", 0, "could not be read", id="json-list"),
         pytest.param('{"status": null}', "", 0, "could not be read", id="null-status"),
-        pytest.param('{"status": {"conditions": null}}', "", 0, "could not be read",
-                     id="null-conditions"),
-        pytest.param('{"status": {"conditions": ["Available"]}}', "", 0, "could not be read",
-                     id="condition-not-an-object"),
+        pytest.param(
+            '{"status": {"conditions": null}}', "", 0, "could not be read", id="null-conditions"
+        ),
+        pytest.param(
+            '{"status": {"conditions": ["Available"]}}',
+            "",
+            0,
+            "could not be read",
+            id="condition-not-an-object",
+        ),
     ],
-)  # fmt: skip
+)
 def test_metrics_not_registered_or_unreadable_is_waited_out_to_the_bound(
     cluster: FakeCluster, stdout: str, stderr: str, rc: int, seen: str
 ) -> None:
@@ -323,8 +392,9 @@ def test_metrics_not_registered_or_unreadable_is_waited_out_to_the_bound(
     cluster.on("kubectl", "get", "apiservice", stdout=stdout, stderr=stderr, rc=rc)
     time = FakeTime()
 
-    said = apply.wait_for_metrics(tools_for(cluster), Connection(), 12, clock=time.clock,
-                                  sleep=time.sleep)  # fmt: skip
+    said = apply.wait_for_metrics(
+        tools_for(cluster), Connection(), 12, clock=time.clock, sleep=time.sleep
+    )
 
     assert f"{seen}" in said and "after 12s of waiting; continuing" in said
     assert time.slept == [apply.METRICS_POLL_S] * 2 + [12 - 2 * apply.METRICS_POLL_S]
@@ -341,8 +411,9 @@ def test_metrics_registering_late_then_available_ends_the_wait(cluster: FakeClus
         time.sleep(seconds)
         cluster.on("kubectl", "get", "apiservice", stdout=next(answers))
 
-    said = apply.wait_for_metrics(tools_for(cluster), Connection(), 120, clock=time.clock,
-                                  sleep=sleep)  # fmt: skip
+    said = apply.wait_for_metrics(
+        tools_for(cluster), Connection(), 120, clock=time.clock, sleep=sleep
+    )
 
     assert said == "the metrics API is available"
     assert len(cluster.calls("kubectl")) == 3
@@ -368,12 +439,23 @@ def test_metrics_available_reads_the_available_condition(
 
 # --- the install itself ---------------------------------------------------------------------
 
-ARGV = ["helm", "upgrade", "--install", "tracebloc", "tracebloc/client", "--namespace", "tb",
-        "--create-namespace", "--cleanup-on-fail", "--values", "/home/ana/.tracebloc/values.yaml"]  # fmt: skip
+ARGV = [
+    "helm",
+    "upgrade",
+    "--install",
+    "tracebloc",
+    "tracebloc/client",
+    "--namespace",
+    "tb",
+    "--create-namespace",
+    "--cleanup-on-fail",
+    "--values",
+    "/home/ana/.tracebloc/values.yaml",
+]
 
 
 def test_upgrade_install_runs_the_planned_argv(cluster: FakeCluster) -> None:
-    cluster.on("helm", "upgrade", "--install", stdout="Release \"tracebloc\" has been upgraded.\n")
+    cluster.on("helm", "upgrade", "--install", stdout='Release "tracebloc" has been upgraded.\n')
 
     result = apply.upgrade_install(tools_for(cluster), ARGV, "tracebloc", "tb", 600)
 
@@ -381,10 +463,17 @@ def test_upgrade_install_runs_the_planned_argv(cluster: FakeCluster) -> None:
     assert cluster.calls("helm") == [ARGV[1:]]
 
 
-def test_upgrade_install_failing_shows_the_tail_and_the_unwedge_commands(cluster: FakeCluster) -> None:
+def test_upgrade_install_failing_shows_the_tail_and_the_unwedge_commands(
+    cluster: FakeCluster,
+) -> None:
     noise = [f"client.go:{n}: waiting for pod {n}" for n in range(30)]
-    cluster.on("helm", "upgrade", rc=1, stdout="Release \"tracebloc\" does not exist. Installing it now.\n",
-               stderr="\n".join([*noise, "Error: context deadline exceeded"]) + "\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "upgrade",
+        rc=1,
+        stdout='Release "tracebloc" does not exist. Installing it now.\n',
+        stderr="\n".join([*noise, "Error: context deadline exceeded"]) + "\n",
+    )
 
     with pytest.raises(InstallerError) as caught:
         apply.upgrade_install(tools_for(cluster), ARGV, "tracebloc", "tb", 600)
@@ -400,14 +489,18 @@ def test_upgrade_install_failing_shows_the_tail_and_the_unwedge_commands(cluster
     assert "helm uninstall tracebloc -n tb" in caught.value.remedy
 
 
-
 def test_a_first_install_helm_refused_names_no_release_to_roll_back_or_uninstall(
     cluster: FakeCluster,
 ) -> None:
     """helm refused before it created anything (the chart's kubeVersion excludes the
     server): helm's own word is that there is no release, so no remedy names one."""
-    cluster.on("helm", "upgrade", rc=1, stderr="Error: INSTALLATION FAILED: chart requires "
-               "kubeVersion: >=1.24.0-0 which is incompatible with Kubernetes v1.20.2\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "upgrade",
+        rc=1,
+        stderr="Error: INSTALLATION FAILED: chart requires "
+        "kubeVersion: >=1.24.0-0 which is incompatible with Kubernetes v1.20.2\n",
+    )
     cluster.on("helm", "status", rc=1, stderr="Error: release: not found\n")
     conn = Connection(kubeconfig="/k/config", context="prod")
 
@@ -434,8 +527,13 @@ def test_upgrade_install_failing_keeps_helms_error_line_after_long_stdout(
     cluster: FakeCluster,
 ) -> None:
     progress = "".join(f"waiting for resource {n}\n" for n in range(apply.TAIL_LINES + 5))
-    cluster.on("helm", "upgrade", rc=1, stdout=progress,
-               stderr="Error: UPGRADE FAILED: context deadline exceeded\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "upgrade",
+        rc=1,
+        stdout=progress,
+        stderr="Error: UPGRADE FAILED: context deadline exceeded\n",
+    )
 
     with pytest.raises(InstallerError) as caught:
         apply.upgrade_install(tools_for(cluster), ARGV, "tracebloc", "tb", 600)
@@ -449,18 +547,44 @@ def test_upgrade_install_failing_keeps_helms_error_line_after_long_stdout(
 @pytest.mark.parametrize(
     ("conn", "argv"),
     [
-        pytest.param(Connection(), ["config", "set-context", "--current", "--namespace", "tb"],
-                     id="current-context"),
-        pytest.param(Connection(context="prod-eu"),
-                     ["config", "set-context", "prod-eu", "--namespace", "tb"], id="named-context"),
-        pytest.param(Connection(kubeconfig="/k/config"),
-                     ["config", "set-context", "--current", "--namespace", "tb",
-                      "--kubeconfig", "/k/config"], id="current-context-in-a-kubeconfig"),
-        pytest.param(CONN, ["config", "set-context", "prod-eu", "--namespace", "tb",
-                            "--kubeconfig", "/home/ana/.kube/config"],
-                     id="named-context-in-a-kubeconfig"),
+        pytest.param(
+            Connection(),
+            ["config", "set-context", "--current", "--namespace", "tb"],
+            id="current-context",
+        ),
+        pytest.param(
+            Connection(context="prod-eu"),
+            ["config", "set-context", "prod-eu", "--namespace", "tb"],
+            id="named-context",
+        ),
+        pytest.param(
+            Connection(kubeconfig="/k/config"),
+            [
+                "config",
+                "set-context",
+                "--current",
+                "--namespace",
+                "tb",
+                "--kubeconfig",
+                "/k/config",
+            ],
+            id="current-context-in-a-kubeconfig",
+        ),
+        pytest.param(
+            CONN,
+            [
+                "config",
+                "set-context",
+                "prod-eu",
+                "--namespace",
+                "tb",
+                "--kubeconfig",
+                "/home/ana/.kube/config",
+            ],
+            id="named-context-in-a-kubeconfig",
+        ),
     ],
-)  # fmt: skip
+)
 def test_point_context(cluster: FakeCluster, conn: Connection, argv: list[str]) -> None:
     cluster.on("kubectl", "config", "set-context", stdout="Context modified.\n")
 
@@ -469,7 +593,9 @@ def test_point_context(cluster: FakeCluster, conn: Connection, argv: list[str]) 
 
 
 def test_point_context_failing_is_best_effort(cluster: FakeCluster) -> None:
-    cluster.on("kubectl", "config", "set-context", stderr="error: no current context is set\n", rc=1)
+    cluster.on(
+        "kubectl", "config", "set-context", stderr="error: no current context is set\n", rc=1
+    )
 
     assert apply.point_context(tools_for(cluster), Connection(), "tb") is False
 

@@ -46,20 +46,48 @@ def dead_port() -> int:
         pytest.param("dev", {}, "https://dev-api.tracebloc.io/", id="dev"),
         pytest.param("stg", {}, "https://stg-api.tracebloc.io/", id="stg"),
         pytest.param("staging", {}, "https://stg-api.tracebloc.io/", id="unparsed-staging-alias"),
-        pytest.param("dev", {"TRACEBLOC_BACKEND_URL": "https://b.example/"}, "https://b.example/",
-                     id="override-wins-over-client-env"),  # fmt: skip
-        pytest.param(None, {"TRACEBLOC_BACKEND_URL": "https://b.example:8443/api"},
-                     "https://b.example:8443/api/", id="override-gets-trailing-slash"),  # fmt: skip
-        pytest.param(None, {"TRACEBLOC_BACKEND_URL": "  "}, "https://api.tracebloc.io/",
-                     id="blank-override-ignored"),  # fmt: skip
-        pytest.param(None, {"TRACEBLOC_BACKEND_URL": "http://127.0.0.1:8080"},
-                     "http://127.0.0.1:8080/", id="http-to-loopback-ipv4"),  # fmt: skip
-        pytest.param(None, {"TRACEBLOC_BACKEND_URL": "http://127.1.2.3/"}, "http://127.1.2.3/",
-                     id="http-to-anywhere-in-127-8"),  # fmt: skip
-        pytest.param(None, {"TRACEBLOC_BACKEND_URL": "http://localhost:5000/"},
-                     "http://localhost:5000/", id="http-to-localhost"),  # fmt: skip
-        pytest.param(None, {"TRACEBLOC_BACKEND_URL": "http://[::1]:5000/"}, "http://[::1]:5000/",
-                     id="http-to-loopback-ipv6"),  # fmt: skip
+        pytest.param(
+            "dev",
+            {"TRACEBLOC_BACKEND_URL": "https://b.example/"},
+            "https://b.example/",
+            id="override-wins-over-client-env",
+        ),
+        pytest.param(
+            None,
+            {"TRACEBLOC_BACKEND_URL": "https://b.example:8443/api"},
+            "https://b.example:8443/api/",
+            id="override-gets-trailing-slash",
+        ),
+        pytest.param(
+            None,
+            {"TRACEBLOC_BACKEND_URL": "  "},
+            "https://api.tracebloc.io/",
+            id="blank-override-ignored",
+        ),
+        pytest.param(
+            None,
+            {"TRACEBLOC_BACKEND_URL": "http://127.0.0.1:8080"},
+            "http://127.0.0.1:8080/",
+            id="http-to-loopback-ipv4",
+        ),
+        pytest.param(
+            None,
+            {"TRACEBLOC_BACKEND_URL": "http://127.1.2.3/"},
+            "http://127.1.2.3/",
+            id="http-to-anywhere-in-127-8",
+        ),
+        pytest.param(
+            None,
+            {"TRACEBLOC_BACKEND_URL": "http://localhost:5000/"},
+            "http://localhost:5000/",
+            id="http-to-localhost",
+        ),
+        pytest.param(
+            None,
+            {"TRACEBLOC_BACKEND_URL": "http://[::1]:5000/"},
+            "http://[::1]:5000/",
+            id="http-to-loopback-ipv6",
+        ),
     ],
 )
 def test_backend_url(client_env: str | None, env: dict[str, str], expected: str) -> None:
@@ -95,8 +123,11 @@ def test_backend_url_refuses_a_bad_override(override: str) -> None:
     ("reply", "verdict"),
     [
         pytest.param(Reply(200), Verdict.VALID, id="200-valid"),
-        pytest.param(Reply(400, b'{"non_field_errors": ["Unable to log in"]}'), Verdict.REJECTED,
-                     id="400-rejected"),  # fmt: skip
+        pytest.param(
+            Reply(400, b'{"non_field_errors": ["Unable to log in"]}'),
+            Verdict.REJECTED,
+            id="400-rejected",
+        ),
         pytest.param(Reply(401), Verdict.INACTIVE, id="401-inactive"),
         pytest.param(Reply(500), Verdict.UNVERIFIED, id="500-server-error"),
         pytest.param(Reply(503), Verdict.UNVERIFIED, id="503-unavailable"),
@@ -166,7 +197,9 @@ def test_a_trickling_answer_is_bounded_as_a_whole(backend: BackendServer) -> Non
         pytest.param(HANG_UP, "the connection was closed without an answer", id="hang-up"),
     ],
 )
-def test_a_broken_answer_is_worded_plainly(backend: BackendServer, reply: Reply, words: str) -> None:
+def test_a_broken_answer_is_worded_plainly(
+    backend: BackendServer, reply: Reply, words: str
+) -> None:
     backend.then(reply)
     check = verify(backend.url, "client-1", PASSWORD, env={}, timeout=5)
     assert check == Check(Verdict.UNVERIFIED, f"could not reach {backend.url}: {words}")
@@ -233,8 +266,10 @@ def test_debug_log_names_url_and_verdict_never_the_password(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     backend.then(400)
-    env = {"HTTPS_PROXY": f"http://proxyuser:{PASSWORD}@127.0.0.1:{dead_port()}",
-           "NO_PROXY": "127.0.0.1"}  # fmt: skip
+    env = {
+        "HTTPS_PROXY": f"http://proxyuser:{PASSWORD}@127.0.0.1:{dead_port()}",
+        "NO_PROXY": "127.0.0.1",
+    }
     verify(backend.url, "client-1", PASSWORD, env=env, timeout=5)
     assert f"{backend.url}api-token-auth/" in caplog.text
     assert "rejected" in caplog.text
@@ -244,8 +279,9 @@ def test_debug_log_names_url_and_verdict_never_the_password(
 
 def test_importing_the_module_does_not_import_requests() -> None:
     code = "import sys, installer.edges.backend; print('requests' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -262,18 +298,23 @@ def test_importing_the_module_does_not_import_requests() -> None:
         pytest.param("api.tracebloc.io", 443, ".tracebloc.io", True, id="leading-dot"),
         pytest.param("api.tracebloc.io", 443, "*.tracebloc.io", True, id="leading-star-dot"),
         pytest.param("tracebloc.io", 443, ".tracebloc.io", False, id="leading-dot-subdomains-only"),
-        pytest.param("tracebloc.io", 443, "*.tracebloc.io", False, id="leading-star-subdomains-only"),
+        pytest.param(
+            "tracebloc.io", 443, "*.tracebloc.io", False, id="leading-star-subdomains-only"
+        ),
         pytest.param("api.tracebloc.io", 443, "bloc.io", False, id="not-a-label-boundary"),
         pytest.param("api.tracebloc.io", 443, "io.tracebloc", False, id="other-domain"),
         pytest.param("API.Tracebloc.IO", 443, " TRACEBLOC.io ", True, id="case-and-spaces"),
         pytest.param("api.tracebloc.io.", 443, "tracebloc.io", False, id="trailing-dot-host-as-go"),
-        pytest.param("api.tracebloc.io", 443, "a.com b.com,tracebloc.io", True,
-                     id="comma-separated"),  # fmt: skip
-        pytest.param("api.tracebloc.io", 443, "a.com tracebloc.io", False,
-                     id="spaces-do-not-separate"),  # fmt: skip
+        pytest.param(
+            "api.tracebloc.io", 443, "a.com b.com,tracebloc.io", True, id="comma-separated"
+        ),
+        pytest.param(
+            "api.tracebloc.io", 443, "a.com tracebloc.io", False, id="spaces-do-not-separate"
+        ),
         pytest.param("api.tracebloc.io", 443, "api.tracebloc.io:443", True, id="host-port-same"),
-        pytest.param("api.tracebloc.io", 443, "api.tracebloc.io:8443", False,
-                     id="host-port-different"),  # fmt: skip
+        pytest.param(
+            "api.tracebloc.io", 443, "api.tracebloc.io:8443", False, id="host-port-different"
+        ),
         pytest.param("10.0.0.1", 8080, "10.0.0.1", True, id="ipv4-exact"),
         pytest.param("10.0.0.1", 8080, "10.0.0.1:8080", True, id="ipv4-port-same"),
         pytest.param("10.0.0.1", 8080, "10.0.0.1:9090", False, id="ipv4-port-different"),
@@ -300,23 +341,48 @@ def test_no_proxy_matching(host: str, port: int, no_proxy: str, bypass: bool) ->
     ("url", "env", "expected"),
     [
         pytest.param("https://api.tracebloc.io/", {}, None, id="none-set"),
-        pytest.param("https://api.tracebloc.io/", {"HTTPS_PROXY": "http://p:3128"},
-                     "http://p:3128", id="https-proxy"),  # fmt: skip
-        pytest.param("https://api.tracebloc.io/", {"https_proxy": "p:3128"}, "http://p:3128",
-                     id="lowercase-without-scheme"),  # fmt: skip
-        pytest.param("https://api.tracebloc.io/", {"HTTP_PROXY": "http://q:80"}, "http://q:80",
-                     id="http-proxy-is-the-fallback"),  # fmt: skip
-        pytest.param("https://api.tracebloc.io/",
-                     {"HTTP_PROXY": "http://q:80", "HTTPS_PROXY": "http://p:3128"},
-                     "http://p:3128", id="own-scheme-first"),  # fmt: skip
-        pytest.param("https://api.tracebloc.io/",
-                     {"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "tracebloc.io"}, None,
-                     id="no-proxy-bypasses"),  # fmt: skip
-        pytest.param("https://api.tracebloc.io/",
-                     {"HTTPS_PROXY": "http://p:3128", "no_proxy": ".tracebloc.io"}, None,
-                     id="lowercase-no-proxy-bypasses"),  # fmt: skip
-        pytest.param("https://api.tracebloc.io/", {"HTTPS_PROXY": "http://u:p@ss:w/rd@p:3128/x"},
-                     "http://u:p%40ss%3Aw%2Frd@p:3128", id="credentials-kept-literally"),  # fmt: skip
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"HTTPS_PROXY": "http://p:3128"},
+            "http://p:3128",
+            id="https-proxy",
+        ),
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"https_proxy": "p:3128"},
+            "http://p:3128",
+            id="lowercase-without-scheme",
+        ),
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"HTTP_PROXY": "http://q:80"},
+            "http://q:80",
+            id="http-proxy-is-the-fallback",
+        ),
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"HTTP_PROXY": "http://q:80", "HTTPS_PROXY": "http://p:3128"},
+            "http://p:3128",
+            id="own-scheme-first",
+        ),
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"HTTPS_PROXY": "http://p:3128", "NO_PROXY": "tracebloc.io"},
+            None,
+            id="no-proxy-bypasses",
+        ),
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"HTTPS_PROXY": "http://p:3128", "no_proxy": ".tracebloc.io"},
+            None,
+            id="lowercase-no-proxy-bypasses",
+        ),
+        pytest.param(
+            "https://api.tracebloc.io/",
+            {"HTTPS_PROXY": "http://u:p@ss:w/rd@p:3128/x"},
+            "http://u:p%40ss%3Aw%2Frd@p:3128",
+            id="credentials-kept-literally",
+        ),
     ],
 )
 def test_proxy_for(url: str, env: dict[str, str], expected: str | None) -> None:
@@ -325,16 +391,25 @@ def test_proxy_for(url: str, env: dict[str, str], expected: str | None) -> None:
 
 def test_a_dead_proxy_makes_the_check_unverified(backend: BackendServer) -> None:
     port = dead_port()
-    check = verify(backend.url, "client-1", PASSWORD, env={"HTTPS_PROXY": f"http://127.0.0.1:{port}",
-                                                           "TB_TEST_PROXY_LOOPBACK": "1"},
-                   timeout=5)  # fmt: skip
-    assert check == Check(Verdict.UNVERIFIED, f"could not use the proxy 127.0.0.1:{port}: connection refused")
+    check = verify(
+        backend.url,
+        "client-1",
+        PASSWORD,
+        env={"HTTPS_PROXY": f"http://127.0.0.1:{port}", "TB_TEST_PROXY_LOOPBACK": "1"},
+        timeout=5,
+    )
+    assert check == Check(
+        Verdict.UNVERIFIED, f"could not use the proxy 127.0.0.1:{port}: connection refused"
+    )
     assert backend.requests == []
 
 
 def test_no_proxy_bypasses_the_dead_proxy(backend: BackendServer) -> None:
-    env = {"HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}", "NO_PROXY": "localhost,127.0.0.1",
-           "TB_TEST_PROXY_LOOPBACK": "1"}
+    env = {
+        "HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}",
+        "NO_PROXY": "localhost,127.0.0.1",
+        "TB_TEST_PROXY_LOOPBACK": "1",
+    }
     assert verify(backend.url, "client-1", PASSWORD, env=env, timeout=5).verdict is Verdict.VALID
     assert len(backend.requests) == 1
 
@@ -386,8 +461,9 @@ def test_no_ca_bundle() -> None:
         pytest.param("directory", id="a-directory"),
         pytest.param(b"", id="empty-file"),
         pytest.param(b"not a certificate\n", id="text-file"),
-        pytest.param(b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
-                     id="broken-pem"),  # fmt: skip
+        pytest.param(
+            b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", id="broken-pem"
+        ),
         pytest.param(bytes(range(256)), id="binary-garbage"),
     ],
 )
@@ -405,8 +481,10 @@ def test_a_bad_ca_bundle_is_refused(tmp_path: Path, content: bytes | str | None)
         verify("http://127.0.0.1:9/", "client-1", PASSWORD, env=env, timeout=5)
 
 
-@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0,
-                    reason="root (and Windows) can read a mode-000 file")  # fmt: skip
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0,
+    reason="root (and Windows) can read a mode-000 file",
+)
 def test_an_unreadable_ca_bundle_is_refused(tls: TlsFiles, tmp_path: Path) -> None:
     path = tmp_path / "ca.pem"
     shutil.copy(tls.ca, path)
@@ -432,8 +510,9 @@ class TlsFiles:
 
 
 def _openssl(*args: str | Path, cwd: Path) -> None:
-    subprocess.run(["openssl", *map(str, args)], cwd=cwd, check=True, capture_output=True,
-                   timeout=60)  # fmt: skip
+    subprocess.run(
+        ["openssl", *map(str, args)], cwd=cwd, check=True, capture_output=True, timeout=60
+    )
 
 
 @pytest.fixture(scope="module")
@@ -445,20 +524,64 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
     root = tmp_path_factory.mktemp("tls")
     files = TlsFiles(root)
     ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", files.ca, "-days", "2",
-             "-subj", "/CN=tracebloc test CA",
-             "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=root)  # fmt: skip
-    _openssl("req", "-new", *ec, "-keyout", files.key, "-out", "server.csr",
-             "-subj", "/CN=localhost", cwd=root)  # fmt: skip
-    for name, san in ((files.cert, "IP:127.0.0.1,DNS:localhost"),
-                      (files.localhost_cert, "DNS:localhost")):  # fmt: skip
+    _openssl(
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        "ca.key",
+        "-out",
+        files.ca,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=tracebloc test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=root,
+    )
+    _openssl(
+        "req",
+        "-new",
+        *ec,
+        "-keyout",
+        files.key,
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+        cwd=root,
+    )
+    for name, san in (
+        (files.cert, "IP:127.0.0.1,DNS:localhost"),
+        (files.localhost_cert, "DNS:localhost"),
+    ):
         ext = root / f"{name.stem}.ext"
-        ext.write_text(f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
-                       "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
-                       "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")  # fmt: skip
-        _openssl("x509", "-req", "-in", "server.csr", "-CA", files.ca, "-CAkey", "ca.key",
-                 "-CAcreateserial", "-out", name, "-days", "2", "-extfile", ext, cwd=root)  # fmt: skip
+        ext.write_text(
+            f"subjectAltName={san}\nbasicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
+            "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n"
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            files.ca,
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            name,
+            "-days",
+            "2",
+            "-extfile",
+            ext,
+            cwd=root,
+        )
     return files
 
 
@@ -539,29 +662,44 @@ def test_without_truststore_certifi_and_the_ca_bundle_still_verify(
 # requests without charset_normalizer or chardet (as the frozen binary bundles it) warns as
 # it is imported; backend.http is the one import and ignores that warning while it imports,
 # and the filter does not outlive the import.
-_NO_DETECTOR = "import sys; sys.modules['charset_normalizer'] = None; sys.modules['chardet'] = None; "
+_NO_DETECTOR = (
+    "import sys; sys.modules['charset_normalizer'] = None; sys.modules['chardet'] = None; "
+)
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-W", "error", "-c", _NO_DETECTOR + code],
-                          capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-W", "error", "-c", _NO_DETECTOR + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[1],
+    )
 
 
 def test_requests_imported_through_http_says_nothing_without_an_encoding_detector() -> None:
     direct = _python("import requests")
     assert "Unable to find acceptable character detection dependency" in direct.stderr  # it would
-    through = _python("from installer.edges import backend; r = backend.http(); "
-                      "print(r.Session.__name__, r.adapters.HTTPAdapter.__name__)")  # fmt: skip
+    through = _python(
+        "from installer.edges import backend; r = backend.http(); "
+        "print(r.Session.__name__, r.adapters.HTTPAdapter.__name__)"
+    )
     assert (through.returncode, through.stdout, through.stderr) == (0, "Session HTTPAdapter\n", "")
-    later = _python("from installer.edges import backend; import warnings; backend.http(); "
-                    "warnings.warn('Unable to find acceptable character detection dependency')")  # fmt: skip
+    later = _python(
+        "from installer.edges import backend; import warnings; backend.http(); "
+        "warnings.warn('Unable to find acceptable character detection dependency')"
+    )
     assert later.returncode != 0 and "UserWarning" in later.stderr  # the filter did not outlive it
 
 
 def test_a_loopback_backend_is_never_sent_through_the_proxy_as_go_never_sends_it(
     backend: BackendServer,
 ) -> None:
-    check = verify(backend.url, "client-1", PASSWORD, env={"HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}"},
-                   timeout=5)  # fmt: skip
+    check = verify(
+        backend.url,
+        "client-1",
+        PASSWORD,
+        env={"HTTPS_PROXY": f"http://127.0.0.1:{dead_port()}"},
+        timeout=5,
+    )
     assert check.verdict is not Verdict.UNVERIFIED and backend.requests

@@ -32,8 +32,9 @@ Enabled: no
 """
 
 
-def apt_dir(tmp_path: Path, *, one_line: str = "", deb822: str = "",
-            extra: dict[str, str] | None = None) -> Path:  # fmt: skip
+def apt_dir(
+    tmp_path: Path, *, one_line: str = "", deb822: str = "", extra: dict[str, str] | None = None
+) -> Path:
     root = tmp_path / "apt"
     (root / "sources.list.d").mkdir(parents=True)
     if one_line:
@@ -48,23 +49,46 @@ def apt_dir(tmp_path: Path, *, one_line: str = "", deb822: str = "",
 @pytest.mark.parametrize(
     ("one_line", "deb822", "extra", "expected"),
     [
-        pytest.param("", DEB822, None, [
-            "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-            "http://mirror.example/debian bookworm main contrib"], id="deb822-release-suite-only"),
-        pytest.param("deb http://mirror.example/debian bookworm main\n"
-                     "deb [arch=amd64] http://mirror.example/debian bookworm-updates main\n"
-                     "# deb http://old.example/debian bookworm main\n"
-                     "deb-src http://mirror.example/debian bullseye main\n", "", None, [
-            "deb-src http://mirror.example/debian bookworm main"], id="one-line-format"),
-        pytest.param("deb [signed-by=/k.gpg] http://mirror.example/debian bookworm main # trailing\n",
-                     "", None, ["deb-src [signed-by=/k.gpg] http://mirror.example/debian bookworm main"],
-                     id="one-line-with-options-and-comment"),
-        pytest.param("", "", {"nodesource.sources": "Types: deb\nURIs: https://deb.nodesource.com/node_20.x\n"
-                                                    "Suites: nodistro\nComponents: main\n",
-                              "gcloud.list.disabled": "deb http://mirror.example/debian bookworm main\n"},
-                     [], id="third-party-and-disabled-files-ignored"),
+        pytest.param(
+            "",
+            DEB822,
+            None,
+            [
+                "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+                "http://mirror.example/debian bookworm main contrib"
+            ],
+            id="deb822-release-suite-only",
+        ),
+        pytest.param(
+            "deb http://mirror.example/debian bookworm main\n"
+            "deb [arch=amd64] http://mirror.example/debian bookworm-updates main\n"
+            "# deb http://old.example/debian bookworm main\n"
+            "deb-src http://mirror.example/debian bullseye main\n",
+            "",
+            None,
+            ["deb-src http://mirror.example/debian bookworm main"],
+            id="one-line-format",
+        ),
+        pytest.param(
+            "deb [signed-by=/k.gpg] http://mirror.example/debian bookworm main # trailing\n",
+            "",
+            None,
+            ["deb-src [signed-by=/k.gpg] http://mirror.example/debian bookworm main"],
+            id="one-line-with-options-and-comment",
+        ),
+        pytest.param(
+            "",
+            "",
+            {
+                "nodesource.sources": "Types: deb\nURIs: https://deb.nodesource.com/node_20.x\n"
+                "Suites: nodistro\nComponents: main\n",
+                "gcloud.list.disabled": "deb http://mirror.example/debian bookworm main\n",
+            },
+            [],
+            id="third-party-and-disabled-files-ignored",
+        ),
     ],
-)  # fmt: skip
+)
 def test_deb_src_lines_follow_the_machines_release_sources(
     tmp_path: Path, one_line: str, deb822: str, extra: dict[str, str] | None, expected: list[str]
 ) -> None:
@@ -72,7 +96,9 @@ def test_deb_src_lines_follow_the_machines_release_sources(
     assert build_kube.derive_deb_src_lines("bookworm", root) == expected
 
 
-def test_recipe_hash_is_stable_and_follows_the_build_constants(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recipe_hash_is_stable_and_follows_the_build_constants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     before = build_kube.recipe_hash()
     assert before == build_kube.recipe_hash()
     monkeypatch.setattr(build_kube, "GIT_VERSION", "v1.20.3")

@@ -54,20 +54,31 @@ def test_a_bare_laptop_installs_to_connected_with_the_engines_own_tools(
     calls = [e for e in cluster.call_log() if e["tool"] in ENGINE_TOOLS]
     # The whole way: the cluster created, its API waited for, helm, the readiness wait.
     made = {(e["tool"], e["argv"][0], e["argv"][1]) for e in calls if len(e["argv"]) > 1}
-    assert {("k3d", "cluster", "create"), ("k3d", "kubeconfig", "merge"),
-            ("kubectl", "cluster-info", "--request-timeout=5s"), ("kubectl", "get", "nodes"),
-            ("helm", "upgrade", "--install"), ("kubectl", "config", "set-context"),
-            ("kubectl", "get", "deployments,statefulsets,daemonsets,pods,events")} <= made
+    assert {
+        ("k3d", "cluster", "create"),
+        ("k3d", "kubeconfig", "merge"),
+        ("kubectl", "cluster-info", "--request-timeout=5s"),
+        ("kubectl", "get", "nodes"),
+        ("helm", "upgrade", "--install"),
+        ("kubectl", "config", "set-context"),
+        ("kubectl", "get", "deployments,statefulsets,daemonsets,pods,events"),
+    } <= made
     tools_dir = os.path.realpath(laptop.tools_dir)
-    strangers = {(e["tool"], e["exe"]) for e in calls
-                 if os.path.dirname(os.path.realpath(e["exe"])) != tools_dir}  # fmt: skip
+    strangers = {
+        (e["tool"], e["exe"])
+        for e in calls
+        if os.path.dirname(os.path.realpath(e["exe"])) != tools_dir
+    }
     assert strangers == set()
 
 
-@pytest.mark.parametrize("command", [
-    pytest.param(("status",), id="status"),
-    pytest.param(("uninstall", "--yes"), id="uninstall"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("status",), id="status"),
+        pytest.param(("uninstall", "--yes"), id="uninstall"),
+    ],
+)
 def test_status_and_uninstall_on_a_bare_laptop_download_nothing_and_say_where_to_get_them(
     laptop: World, command: tuple[str, ...]
 ) -> None:
@@ -116,9 +127,14 @@ def test_the_fetched_tools_are_linked_where_the_shell_looks_and_the_path_line_is
     for name in ENGINE_TOOLS:
         assert (local_bin / name).is_symlink()
         assert os.path.realpath(local_bin / name) == os.path.realpath(Path(laptop.tools_dir) / name)
-    assert ("kubectl, helm, k3d are in " + str(local_bin) + ", which is not on your PATH yet: "
-            f"run `export PATH=\"{local_bin}:$PATH\"` (add it to ~/.bashrc to keep it)") in result.stdout
+    assert (
+        "kubectl, helm, k3d are in " + str(local_bin) + ", which is not on your PATH yet: "
+        f'run `export PATH="{local_bin}:$PATH"` (add it to ~/.bashrc to keep it)'
+    ) in result.stdout
     # No restart policy (TRACEBLOC_NO_AUTOSTART): the reboot line names k3d as this shell
     # runs it, by its full path, since the link's directory is not on PATH yet.
-    assert result.stdout.rstrip().splitlines()[-1].endswith(
-        f"then start the cluster: {laptop.tools_dir}{os.sep}k3d cluster start tracebloc")
+    assert (
+        result.stdout.rstrip()
+        .splitlines()[-1]
+        .endswith(f"then start the cluster: {laptop.tools_dir}{os.sep}k3d cluster start tracebloc")
+    )

@@ -35,8 +35,9 @@ from tests.test_cli_install import (
 )
 
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
-SOURCE_ONLY = pytest.mark.skipif(bool(os.environ.get("TB_INSTALLER_BIN")),
-                                 reason="inspects the Python process")  # fmt: skip
+SOURCE_ONLY = pytest.mark.skipif(
+    bool(os.environ.get("TB_INSTALLER_BIN")), reason="inspects the Python process"
+)
 
 
 def reinstall(cluster: FakeCluster, values: dict[str, object] | None = None) -> FakeCluster:
@@ -49,16 +50,21 @@ def reinstall(cluster: FakeCluster, values: dict[str, object] | None = None) -> 
 
 
 @pytest.mark.parametrize("command", ["plan", "install"])
-@pytest.mark.parametrize(("variable", "raw"), [
-    pytest.param("TB_HELM_TIMEOUT_MIN", "10m", id="helm-timeout-with-a-unit"),
-    pytest.param("TB_METRICS_WAIT_S", "-1", id="negative-metrics-wait"),
-    pytest.param("TRACEBLOC_SKIP_PREFLIGHT", "maybe", id="skip-preflight-not-a-yes-or-no"),
-    pytest.param("PF_MIN_CPU", "two", id="preflight-cpu-not-a-number"),
-    pytest.param("PF_MIN_MEM_GB", "lots", id="preflight-memory-not-a-number"),
-    pytest.param("TRACEBLOC_BACKEND_URL", "http://api.example.com/", id="backend-plain-http"),
-    pytest.param("TRACEBLOC_CA_BUNDLE", "NOT-PEM", id="ca-bundle-not-pem"),
-    pytest.param("TB_SET_CONTEXT_NAMESPACE", "sometimes", id="context-namespace-not-a-yes-or-no"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("variable", "raw"),
+    [
+        pytest.param("TB_HELM_TIMEOUT_MIN", "10m", id="helm-timeout-with-a-unit"),
+        pytest.param("TB_METRICS_WAIT_S", "-1", id="negative-metrics-wait"),
+        pytest.param("TRACEBLOC_SKIP_PREFLIGHT", "maybe", id="skip-preflight-not-a-yes-or-no"),
+        pytest.param("PF_MIN_CPU", "two", id="preflight-cpu-not-a-number"),
+        pytest.param("PF_MIN_MEM_GB", "lots", id="preflight-memory-not-a-number"),
+        pytest.param("TRACEBLOC_BACKEND_URL", "http://api.example.com/", id="backend-plain-http"),
+        pytest.param("TRACEBLOC_CA_BUNDLE", "NOT-PEM", id="ca-bundle-not-pem"),
+        pytest.param(
+            "TB_SET_CONTEXT_NAMESPACE", "sometimes", id="context-namespace-not-a-yes-or-no"
+        ),
+    ],
+)
 def test_plan_rejects_every_setting_install_rejects(
     cluster: FakeCluster, backend: BackendServer, command: str, variable: str, raw: str
 ) -> None:
@@ -90,13 +96,21 @@ def test_a_good_ca_bundle_is_accepted_by_both(cluster: FakeCluster, backend: Bac
 # --- plan reaches install's verdict from the same read ------------------------------------
 
 
-@pytest.mark.parametrize(("setup", "said"), [
-    pytest.param(lambda c: c.values_of("tracebloc", "tracebloc", {"clientId": "someone-else"}),
-                 "another tracebloc client (someone-else)", id="another-client"),
-    pytest.param(lambda c: c.on("helm", "get", "values", rc=1,
-                                stderr="Error: secrets is forbidden\n"),
-                 "could not read the values of client release", id="unreadable-release"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("setup", "said"),
+    [
+        pytest.param(
+            lambda c: c.values_of("tracebloc", "tracebloc", {"clientId": "someone-else"}),
+            "another tracebloc client (someone-else)",
+            id="another-client",
+        ),
+        pytest.param(
+            lambda c: c.on("helm", "get", "values", rc=1, stderr="Error: secrets is forbidden\n"),
+            "could not read the values of client release",
+            id="unreadable-release",
+        ),
+    ],
+)
 def test_plan_exits_3_when_install_would_refuse(
     cluster: FakeCluster, backend: BackendServer, setup: object, said: str
 ) -> None:
@@ -201,11 +215,14 @@ def test_interactive_install_shows_the_target_and_asks_first(
         code = term.wait(timeout=60)
         screen = term.screen()
 
-    for text in ("kube context:   prod-eu (API server https://k8s.prod.example.com:6443)",
-                 "namespace:      tracebloc (release tracebloc)",
-                 "chart:          tracebloc/client, version the newest in the repository",
-                 "training size:  cpu=7,memory=13Gi (sized by the installer",
-                 "provenance installer", "kubectl config set-context"):  # fmt: skip
+    for text in (
+        "kube context:   prod-eu (API server https://k8s.prod.example.com:6443)",
+        "namespace:      tracebloc (release tracebloc)",
+        "chart:          tracebloc/client, version the newest in the repository",
+        "training size:  cpu=7,memory=13Gi (sized by the installer",
+        "provenance installer",
+        "kubectl config set-context",
+    ):
         assert text in shown
     if installs:
         assert code == 0, screen
@@ -236,10 +253,13 @@ def test_a_local_chart_shows_its_version(cluster: FakeCluster, backend: BackendS
     assert doc["target"]["chart_version"] == str(version)
 
 
-@pytest.mark.parametrize("keep", [
-    pytest.param({"TB_SET_CONTEXT_NAMESPACE": "0"}, id="variable"),
-    pytest.param({"flag": "--keep-context-namespace"}, id="flag"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "keep",
+    [
+        pytest.param({"TB_SET_CONTEXT_NAMESPACE": "0"}, id="variable"),
+        pytest.param({"flag": "--keep-context-namespace"}, id="flag"),
+    ],
+)
 def test_the_context_namespace_change_is_shown_and_can_be_turned_off(
     cluster: FakeCluster, backend: BackendServer, keep: dict[str, str]
 ) -> None:
@@ -303,8 +323,17 @@ def test_every_remedy_carries_the_runs_cluster_and_namespace(
     kubeconfig = cluster.root / "kube config"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\n", encoding="utf-8")
     fresh(cluster).on("helm", "upgrade", "--install", rc=1, stderr="Error: timed out\n")
-    result = cluster.run("install", "--yes", "--kubeconfig", str(kubeconfig), "--context",
-                         "prod-eu", "-n", "team-a", **env_for(backend))  # fmt: skip
+    result = cluster.run(
+        "install",
+        "--yes",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--context",
+        "prod-eu",
+        "-n",
+        "team-a",
+        **env_for(backend),
+    )
 
     assert result.returncode == 1
     flags = f"-n team-a --kubeconfig '{kubeconfig}' --kube-context prod-eu"
@@ -312,21 +341,30 @@ def test_every_remedy_carries_the_runs_cluster_and_namespace(
     assert commands
     for verb in ("status", "history", "rollback", "uninstall"):
         assert f"helm {verb} team-a {flags}" in result.stderr
-    assert f"tracebloc-installer --kubeconfig '{kubeconfig}' --context prod-eu -n team-a" \
+    assert (
+        f"tracebloc-installer --kubeconfig '{kubeconfig}' --context prod-eu -n team-a"
         in result.stderr
+    )
 
 
 @pytest.mark.parametrize("flags", [(), ("--json",)], ids=["text", "json"])
 def test_an_unreachable_cluster_is_exit_1_before_credentials(
     cluster: FakeCluster, backend: BackendServer, flags: tuple[str, ...]
 ) -> None:
-    refused = ("The connection to the server 10.0.0.1:6443 was refused - did you specify the "
-               "right host or port?\n")  # fmt: skip
+    refused = (
+        "The connection to the server 10.0.0.1:6443 was refused - did you specify the "
+        "right host or port?\n"
+    )
     fresh(cluster).kube_target("prod-eu", "https://10.0.0.1:6443")
     cluster.on("kubectl", "get", "nodes", rc=1, stderr=refused)
-    cluster.on("helm", "list", rc=1, stderr="Error: Kubernetes cluster unreachable: Get "
-               '"https://10.0.0.1:6443/version": dial tcp 10.0.0.1:6443: connect: connection '
-               "refused\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "list",
+        rc=1,
+        stderr="Error: Kubernetes cluster unreachable: Get "
+        '"https://10.0.0.1:6443/version": dial tcp 10.0.0.1:6443: connect: connection '
+        "refused\n",
+    )
     env = env_for(backend)
     del env["TRACEBLOC_CLIENT_ID"], env["TRACEBLOC_CLIENT_PASSWORD"]  # would be exit 2
 
@@ -392,7 +430,9 @@ def test_a_data_directory_with_no_parent_stops_naming_the_variable_that_chose_it
     assert cluster.calls() == [] and backend.requests == []
 
 
-def test_install_json_is_one_object_on_success(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_install_json_is_one_object_on_success(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
     result = cluster.run("install", "--yes", "--json", **env_for(backend))
     doc = json.loads(result.stdout)  # exactly one document: json.loads rejects trailing data
@@ -409,11 +449,20 @@ def test_install_json_on_a_bad_flag(cluster: FakeCluster) -> None:
 # --- stdout that cannot be written, and Ctrl-C -----------------------------------------------
 
 
-def _run_with_stdout(cluster: FakeCluster, stdout: object, *args: str,
-                     **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    return subprocess.run([*installer_command(), *args], env=cluster.env(**env), cwd=cluster.root,
-                          stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, timeout=60, check=False)  # fmt: skip
+def _run_with_stdout(
+    cluster: FakeCluster, stdout: object, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*installer_command(), *args],
+        env=cluster.env(**env),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
@@ -423,15 +472,24 @@ def test_a_full_stdout_is_one_line(cluster: FakeCluster) -> None:
         result = _run_with_stdout(cluster, full, "probe", "--json")
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
-        "error: cannot write to standard output: No space left on device"]
+        "error: cannot write to standard output: No space left on device"
+    ]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="closing fd 1 in the child is POSIX")
 def test_a_closed_stdout_is_one_line(cluster: FakeCluster) -> None:
     cluster.nodes(node("laptop")).release_absent()
-    result = subprocess.run([*installer_command(), "probe"], env=cluster.env(), cwd=cluster.root,
-                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            timeout=60, check=False, preexec_fn=lambda: os.close(1))  # fmt: skip
+    result = subprocess.run(
+        [*installer_command(), "probe"],
+        env=cluster.env(),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("error: cannot write to standard output")
@@ -440,9 +498,14 @@ def test_a_closed_stdout_is_one_line(cluster: FakeCluster) -> None:
 @pytest.mark.skipif(sys.platform == "win32", reason="a pipe closed by its reader is POSIX here")
 def test_a_reader_that_goes_away_gets_silence(cluster: FakeCluster) -> None:
     cluster.nodes(*(node(f"node-{i}") for i in range(2000))).release_absent()
-    child = subprocess.Popen([*installer_command(), "probe", "--json"], env=cluster.env(),
-                             cwd=cluster.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [*installer_command(), "probe", "--json"],
+        env=cluster.env(),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert child.stdout is not None and child.stderr is not None
     child.stdout.read(10)
     child.stdout.close()  # `| head -c 10`
@@ -453,7 +516,8 @@ def test_a_reader_that_goes_away_gets_silence(cluster: FakeCluster) -> None:
 
 PACKAGE = Path(__file__).resolve().parents[1] / "installer"
 SIGNALS_KILL_ON_WINDOWS = pytest.mark.skipif(
-    sys.platform == "win32", reason="os.kill with SIGINT/SIGHUP ends a Windows process outright")
+    sys.platform == "win32", reason="os.kill with SIGINT/SIGHUP ends a Windows process outright"
+)
 
 
 def _disposed(number: int, action: signal.Handlers) -> Callable[[], None]:
@@ -470,16 +534,22 @@ def _ours(frame: str) -> bool:
 
 @SIGNALS_KILL_ON_WINDOWS
 @pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.4])
-def test_an_early_ctrl_c_stops_the_run(cluster: FakeCluster, backend: BackendServer,
-                                       delay: float) -> None:  # fmt: skip
+def test_an_early_ctrl_c_stops_the_run(
+    cluster: FakeCluster, backend: BackendServer, delay: float
+) -> None:
     fresh(cluster).on("kubectl", "get", "nodes", sleep=5)
     # As from a terminal, whatever this test runner's own SIGINT is (a shell without job
     # control starts `cmd &` with it ignored, and the engine keeps an ignored one).
-    child = subprocess.Popen([*installer_command(), "install", "--yes"],
-                             env=cluster.env(**env_for(backend)), cwd=cluster.root,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             preexec_fn=_disposed(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    child = subprocess.Popen(
+        [*installer_command(), "install", "--yes"],
+        env=cluster.env(**env_for(backend)),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_disposed(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(delay)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
@@ -497,16 +567,22 @@ def test_an_early_ctrl_c_stops_the_run(cluster: FakeCluster, backend: BackendSer
 
 @SIGNALS_KILL_ON_WINDOWS
 @pytest.mark.parametrize("name", ["SIGINT", "SIGHUP"])
-def test_a_signal_the_parent_ignores_stays_ignored(cluster: FakeCluster, backend: BackendServer,
-                                                   name: str) -> None:  # fmt: skip
+def test_a_signal_the_parent_ignores_stays_ignored(
+    cluster: FakeCluster, backend: BackendServer, name: str
+) -> None:
     """`cmd &` in sh ignores SIGINT; `nohup` ignores SIGHUP: the run goes on through them."""
     number = getattr(signal, name)
     fresh(cluster).on("kubectl", "get", "nodes", sleep=2)
-    child = subprocess.Popen([*installer_command(), "install", "--yes"],
-                             env=cluster.env(**env_for(backend)), cwd=cluster.root,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             preexec_fn=_disposed(number, signal.SIG_IGN))  # fmt: skip
+    child = subprocess.Popen(
+        [*installer_command(), "install", "--yes"],
+        env=cluster.env(**env_for(backend)),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_disposed(number, signal.SIG_IGN),
+    )
     cluster.sleeping_call("get", "nodes", tool="kubectl", timeout=60)  # reading the cluster
     child.send_signal(number)
     out, err = child.communicate(timeout=120)
@@ -537,21 +613,38 @@ sys.exit(cli.main(["probe"]))
 
 
 @SIGNALS_KILL_ON_WINDOWS
-@pytest.mark.parametrize(("after_a_ctrl_c", "inside", "code", "said"), [
-    pytest.param(True, False, 130, "error: interrupted", id="after-ctrl-c-is-the-interruption"),
-    pytest.param(True, True, 130, "error: interrupted\n  the wait was cut short",
-                 id="while-handling-it-keeps-its-remedy"),
-    pytest.param(False, False, 1, "error: internal error: TypeError",
-                 id="alone-is-an-internal-error"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("after_a_ctrl_c", "inside", "code", "said"),
+    [
+        pytest.param(True, False, 130, "error: interrupted", id="after-ctrl-c-is-the-interruption"),
+        pytest.param(
+            True,
+            True,
+            130,
+            "error: interrupted\n  the wait was cut short",
+            id="while-handling-it-keeps-its-remedy",
+        ),
+        pytest.param(
+            False, False, 1, "error: internal error: TypeError", id="alone-is-an-internal-error"
+        ),
+    ],
+)
 def test_an_error_on_the_way_out_of_a_ctrl_c_is_reported_as_the_interruption(
     tmp_path: Path, after_a_ctrl_c: bool, inside: bool, code: int, said: str
 ) -> None:
     script = _TORN.format(signal=after_a_ctrl_c, inside=inside)
-    result = subprocess.run([sys.executable, "-c", script],
-                            capture_output=True, text=True, timeout=60, cwd=Path.cwd(),
-                            env={**os.environ, "HOME": str(tmp_path),
-                                 "PYTHONPATH": str(Path(__file__).resolve().parents[1])})  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path.cwd(),
+        env={
+            **os.environ,
+            "HOME": str(tmp_path),
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        },
+    )
     assert result.returncode == code, result.stderr
     assert result.stderr.startswith(said), result.stderr
     assert "Traceback" not in result.stderr
@@ -582,8 +675,12 @@ def test_verbose_prints_each_line_once_in_one_format(
 def test_a_wait_that_runs_out_says_how_long_it_waited(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
-    fresh(cluster).on("kubectl", "get", "apiservice", stdout=json.dumps(
-        {"status": {"conditions": [{"type": "Available", "status": "False"}]}}))  # fmt: skip
+    fresh(cluster).on(
+        "kubectl",
+        "get",
+        "apiservice",
+        stdout=json.dumps({"status": {"conditions": [{"type": "Available", "status": "False"}]}}),
+    )
     started = time.monotonic()
     result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="2"))
     waited = time.monotonic() - started
@@ -641,11 +738,19 @@ def test_the_spinner_survives_a_resize(cluster: FakeCluster, backend: BackendSer
 def test_probe_with_an_override_imports_no_yaml_or_rendering(cluster: FakeCluster) -> None:
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "installer", "probe", "--json"],
-        env=cluster.env(TRACEBLOC_TRAINING_RESOURCES="cpu=4,memory=16Gi"), cwd=cluster.root,
-        capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        env=cluster.env(TRACEBLOC_TRAINING_RESOURCES="cpu=4,memory=16Gi"),
+        cwd=cluster.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
-    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
-                if line.startswith("import time:")}  # fmt: skip
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "installer.commands.probe" in imported
     assert not {m for m in imported if m == "yaml" or m.startswith("yaml.")}
     assert "installer.decide.render" not in imported

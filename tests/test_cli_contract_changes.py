@@ -25,19 +25,43 @@ PTY = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are P
 # Calls that change nothing: reads of the cluster, Docker, k3d and sudo, and the refresh
 # of helm's local copy of a repository index (the engine's own cache).
 READS = (
-    ("kubectl", "version"), ("kubectl", "config", "view"), ("kubectl", "get"),
-    ("kubectl", "cluster-info"), ("kubectl", "config", "current-context"),
-    ("helm", "version"), ("helm", "list"), ("helm", "status"), ("helm", "get"),
-    ("helm", "repo", "list"), ("helm", "repo", "update"), ("helm", "search", "repo"),
-    ("helm", "show"), ("helm", "template"),
-    ("docker", "info"), ("docker", "version"), ("docker", "inspect"), ("docker", "ps"),
+    ("kubectl", "version"),
+    ("kubectl", "config", "view"),
+    ("kubectl", "get"),
+    ("kubectl", "cluster-info"),
+    ("kubectl", "config", "current-context"),
+    ("helm", "version"),
+    ("helm", "list"),
+    ("helm", "status"),
+    ("helm", "get"),
+    ("helm", "repo", "list"),
+    ("helm", "repo", "update"),
+    ("helm", "search", "repo"),
+    ("helm", "show"),
+    ("helm", "template"),
+    ("docker", "info"),
+    ("docker", "version"),
+    ("docker", "inspect"),
+    ("docker", "ps"),
     ("docker", "run", "--rm", "--platform"),
-    ("k3d", "version"), ("k3d", "cluster", "list"), ("k3d", "kubeconfig", "get"),
-    ("sudo", "-n", "true"), ("sudo", "-n", "cmp"), ("sudo", "-n", "grep"), ("sudo", "-n", "test"),
-    ("sudo", "-n", "cat"), ("sudo", "-n", "stat"), ("systemctl", "is-active"), ("systemctl", "is-enabled"),
+    ("k3d", "version"),
+    ("k3d", "cluster", "list"),
+    ("k3d", "kubeconfig", "get"),
+    ("sudo", "-n", "true"),
+    ("sudo", "-n", "cmp"),
+    ("sudo", "-n", "grep"),
+    ("sudo", "-n", "test"),
+    ("sudo", "-n", "cat"),
+    ("sudo", "-n", "stat"),
+    ("systemctl", "is-active"),
+    ("systemctl", "is-enabled"),
     ("systemctl", "show"),
-    ("nvidia-smi",), ("id",), ("getent",), ("uname",), ("fuser",),
-)  # fmt: skip
+    ("nvidia-smi",),
+    ("id",),
+    ("getent",),
+    ("uname",),
+    ("fuser",),
+)
 
 
 STAGED = re.compile(r".*[/\\]tracebloc-runtime-[^/\\]+[/\\]\d+-[^/\\]+")
@@ -58,7 +82,7 @@ def mutating(cluster: FakeCluster) -> list[list[str]]:
         call = [entry["tool"], *entry["argv"]]
         if call[0] == "sg":  # the new docker group's shell: the program it runs logs itself
             continue
-        if any(len(w) >= len(call) and w[-len(call):] == call for w in wrapped):
+        if any(len(w) >= len(call) and w[-len(call) :] == call for w in wrapped):
             continue
         if call[:2] == ["sudo", "-n"]:
             wrapped.append(call[2:])
@@ -87,8 +111,9 @@ def check_contract(cluster: FakeCluster, env: dict[str, str], run: Callable[[], 
     assert made, "the journey changed nothing: it tests nothing"
     for call in made:
         assert call in planned, f"{call} is not in plan --json's changes: {planned}"
-        assert any(item.startswith(remedy.command(call) + "  (") for item in shown), \
-            f"{call} was not in the list shown before the question: {shown}"  # fmt: skip
+        assert any(item.startswith(remedy.command(call) + "  (") for item in shown), (
+            f"{call} was not in the list shown before the question: {shown}"
+        )
 
 
 def install_yes(cluster: FakeCluster, env: dict[str, str], *flags: str) -> Callable[[], str]:
@@ -96,6 +121,7 @@ def install_yes(cluster: FakeCluster, env: dict[str, str], *flags: str) -> Calla
         result = cluster.run("install", "--yes", *flags, **env)
         assert result.returncode == 0, result.stderr
         return result.stderr
+
     return run
 
 
@@ -151,35 +177,45 @@ def laptop_earlier_data(cluster: FakeCluster, backend: BackendServer) -> dict[st
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
 
 
-@pytest.mark.parametrize(("journey", "flags"), [
-    pytest.param(remote_fresh, (), id="remote-fresh-install"),
-    pytest.param(remote_reinstall, (), id="remote-re-install"),
-    pytest.param(remote_changed_setting, (), id="remote-changed-setting"),
-    pytest.param(laptop_docker_running, (), id="bare-laptop-docker-running"),
-    pytest.param(laptop_cluster_stopped, (), id="laptop-cluster-stopped"),
-    pytest.param(laptop_docker_stopped, (), id="bare-laptop-docker-stopped", marks=LINUX),
-    pytest.param(laptop_docker_missing, (), id="bare-laptop-docker-missing", marks=LINUX),
-    pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
-    pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("journey", "flags"),
+    [
+        pytest.param(remote_fresh, (), id="remote-fresh-install"),
+        pytest.param(remote_reinstall, (), id="remote-re-install"),
+        pytest.param(remote_changed_setting, (), id="remote-changed-setting"),
+        pytest.param(laptop_docker_running, (), id="bare-laptop-docker-running"),
+        pytest.param(laptop_cluster_stopped, (), id="laptop-cluster-stopped"),
+        pytest.param(laptop_docker_stopped, (), id="bare-laptop-docker-stopped", marks=LINUX),
+        pytest.param(laptop_docker_missing, (), id="bare-laptop-docker-missing", marks=LINUX),
+        pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
+        pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
+    ],
+)
 def test_every_mutating_call_was_listed_before_the_question_and_by_plan(
-    cluster: FakeCluster, backend: BackendServer, journey: Callable[..., dict[str, str]],
+    cluster: FakeCluster,
+    backend: BackendServer,
+    journey: Callable[..., dict[str, str]],
     flags: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     env = journey(cluster, backend)
     check_contract(cluster, env, install_yes(cluster, env, *flags))
 
 
 @PTY
-@pytest.mark.parametrize("journey", [
-    pytest.param(remote_fresh, id="remote-fresh-install"),
-    pytest.param(laptop_docker_running, id="bare-laptop-docker-running"),
-    pytest.param(laptop_docker_stopped, id="bare-laptop-docker-stopped", marks=LINUX),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "journey",
+    [
+        pytest.param(remote_fresh, id="remote-fresh-install"),
+        pytest.param(laptop_docker_running, id="bare-laptop-docker-running"),
+        pytest.param(laptop_docker_stopped, id="bare-laptop-docker-stopped", marks=LINUX),
+    ],
+)
 def test_nothing_mutating_before_the_answer_and_no_changes_nothing(
-    cluster: FakeCluster, backend: BackendServer, journey: Callable[..., dict[str, str]],
+    cluster: FakeCluster,
+    backend: BackendServer,
+    journey: Callable[..., dict[str, str]],
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     from tests.fakes.terminal import Pty
 
     env = journey(cluster, backend)
@@ -233,15 +269,18 @@ def test_a_browser_sign_in_and_the_re_run_after_it_keep_to_the_list(
         finally:
             term.close()
         assert code == 0, screen
-        shown = [item.replace(MINTED, MINTED_NS).replace(f"'{MINTED_NS}'", MINTED_NS)
-                 for item in listed(screen)]  # fmt: skip
+        shown = [
+            item.replace(MINTED, MINTED_NS).replace(f"'{MINTED_NS}'", MINTED_NS)
+            for item in listed(screen)
+        ]
         made = mutating(cluster)
         assert made
         for call in made:
             if attempt == "sign-in":
                 assert call in planned, f"{call} is not in plan --json's changes: {planned}"
-            assert any(item.startswith(remedy.command(call) + "  (") for item in shown), \
-                f"{attempt}: {call} was not in the list shown before the question: {shown}"  # fmt: skip
+            assert any(item.startswith(remedy.command(call) + "  (") for item in shown), (
+                f"{attempt}: {call} was not in the list shown before the question: {shown}"
+            )
         if attempt == "sign-in" and where == "remote":
             # After it, plan finds the minted client through the record: the same list again.
             again = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)

@@ -29,17 +29,22 @@ POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-termin
 def changed_machine(cluster: FakeCluster) -> list[list[str]]:
     """docker/k3d calls that change the machine (reads and version queries left out)."""
     reads = (["info"], ["inspect"], ["version"], ["cluster", "list"])
-    return [[e["tool"], *e["argv"]] for e in cluster.call_log()
-            if e["tool"] in ("docker", "k3d")
-            and not any(e["argv"][:len(r)] == list(r) for r in reads)]  # fmt: skip
+    return [
+        [e["tool"], *e["argv"]]
+        for e in cluster.call_log()
+        if e["tool"] in ("docker", "k3d") and not any(e["argv"][: len(r)] == list(r) for r in reads)
+    ]
 
 
 @POSIX_ONLY
-@pytest.mark.parametrize(("answer", "installs"), [
-    pytest.param("y", True, id="yes-installs"),
-    pytest.param("", False, id="enter-is-no"),
-    pytest.param("n", False, id="no-changes-nothing"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("answer", "installs"),
+    [
+        pytest.param("y", True, id="yes-installs"),
+        pytest.param("", False, id="enter-is-no"),
+        pytest.param("n", False, id="no-changes-nothing"),
+    ],
+)
 def test_a_fresh_laptop_is_asked_once_before_the_cluster_is_created(
     cluster: FakeCluster, backend: BackendServer, answer: str, installs: bool
 ) -> None:
@@ -52,22 +57,27 @@ def test_a_fresh_laptop_is_asked_once_before_the_cluster_is_created(
         brief = term.screen()
         term.send("d")  # the details: every change with its argv, then the question again
         term.expect("Install? [y/N]")
-        shown = unwrapped(term.screen()[len(brief):])
+        shown = unwrapped(term.screen()[len(brief) :])
         assert changed_machine(cluster) == [] and mutations(cluster) == []
         term.send(answer)
         code = term.wait(timeout=90)
         screen = term.screen()
 
     # Every change outside the engine's directory is listed at `d`, in order.
-    steps = ["k3d cluster create tracebloc", "docker update --restart unless-stopped",
-             "k3d kubeconfig merge tracebloc", "helm repo add tracebloc",
-             "helm upgrade --install tracebloc", "kubectl config set-context --current"]  # fmt: skip
+    steps = [
+        "k3d cluster create tracebloc",
+        "docker update --restart unless-stopped",
+        "k3d kubeconfig merge tracebloc",
+        "helm repo add tracebloc",
+        "helm upgrade --install tracebloc",
+        "kubectl config set-context --current",
+    ]
     at = [shown.find(step) for step in steps]
     assert -1 not in at and at == sorted(at), shown
     assert "creates namespace tracebloc if absent" in shown
     # One question (asked again after `d`), and the list is not shown again after it.
     assert "Proceed?" not in screen and screen.count("[y/N]") == 2
-    assert "k3d cluster create tracebloc" not in screen[screen.rindex("[y/N]"):]
+    assert "k3d cluster create tracebloc" not in screen[screen.rindex("[y/N]") :]
     if installs:
         assert code == 0, screen
         assert ["k3d", "cluster", "create"] == changed_machine(cluster)[0][:3]
@@ -135,8 +145,11 @@ def test_plan_lists_the_same_steps_install_asks_about_with_exact_argv(
 
     argvs = [c["argv"] for c in doc["changes"]]
     assert argvs[:3] == [list(a) for a in doc["local_cluster"]["commands"]]
-    assert [a[:3] for a in argvs[3:]] == [["helm", "repo", "add"], ["helm", "upgrade", "--install"],
-                                          ["kubectl", "config", "set-context"]]  # fmt: skip
+    assert [a[:3] for a in argvs[3:]] == [
+        ["helm", "repo", "add"],
+        ["helm", "upgrade", "--install"],
+        ["kubectl", "config", "set-context"],
+    ]
     assert argvs[4] == doc["helm"]["argv"]
 
     result = cluster.run("install", "--yes", **env_for(backend))
@@ -162,8 +175,10 @@ def test_a_password_starting_with_a_tools_name_does_not_mask_the_tool(
     assert "********" in result.stdout  # the password itself is still masked (the values)
 
 
-@pytest.mark.parametrize("variable", ["TRACEBLOC_NO_AUTOSTART", "TRACEBLOC_SKIP_LEFTOVER_GUARD",
-                                      "TB_SET_CONTEXT_NAMESPACE"])  # fmt: skip
+@pytest.mark.parametrize(
+    "variable",
+    ["TRACEBLOC_NO_AUTOSTART", "TRACEBLOC_SKIP_LEFTOVER_GUARD", "TB_SET_CONTEXT_NAMESPACE"],
+)
 @pytest.mark.parametrize("command", [("plan",), ("install", "--yes")], ids=["plan", "install"])
 def test_a_yes_no_variable_with_a_typo_is_exit_2_naming_it(
     cluster: FakeCluster, backend: BackendServer, variable: str, command: tuple[str, ...]
@@ -199,7 +214,10 @@ def test_a_gpu_is_requested_only_where_the_local_cluster_can_give_one(
         assert "--gpus=all" in create and "nvidia.com/gpu=1" in values
     else:
         assert "--gpus=all" not in create and "nvidia.com/gpu" not in values
-        assert "NVIDIA container toolkit" in result.stdout and "run the installer again" in result.stdout
+        assert (
+            "NVIDIA container toolkit" in result.stdout
+            and "run the installer again" in result.stdout
+        )
 
 
 @pytest.mark.parametrize("command", [("plan",), ("install", "--yes"), ("status",)])
@@ -229,15 +247,21 @@ def test_download_to_without_internet_says_where_to_run_it_and_leaves_no_empty_t
 ) -> None:
     from tests.fakes.mirror import PLATFORM, artifact, write_manifest
 
-    entries = {(t, PLATFORM): {**artifact(t, PLATFORM), "sha256": "0" * 64}
-               for t in ("kubectl", "helm", "k3d")}  # fmt: skip
+    entries = {
+        (t, PLATFORM): {**artifact(t, PLATFORM), "sha256": "0" * 64}
+        for t in ("kubectl", "helm", "k3d")
+    }
     manifest = write_manifest(tmp_path / "manifest.json", entries)
     carry = tmp_path / "usb" / "tools"
 
-    result = cluster.run("tools", "--download-to", str(carry),
-                         TB_TEST_TOOLS_MANIFEST=str(manifest),
-                         TRACEBLOC_TOOLS_MIRROR="https://127.0.0.1:9/",  # nothing listens
-                         TRACEBLOC_DOWNLOAD_TIMEOUT_S="20")  # fmt: skip
+    result = cluster.run(
+        "tools",
+        "--download-to",
+        str(carry),
+        TB_TEST_TOOLS_MANIFEST=str(manifest),
+        TRACEBLOC_TOOLS_MIRROR="https://127.0.0.1:9/",  # nothing listens
+        TRACEBLOC_DOWNLOAD_TIMEOUT_S="20",
+    )
 
     assert result.returncode == 1, result.stderr
     assert "on a machine with internet access, copy DIR to this machine" in result.stderr
@@ -267,8 +291,12 @@ def test_under_curl_pipe_sh_the_question_is_asked_on_the_controlling_terminal(
 
     creatable(docker_running(machine_without_cluster(fresh(cluster))))
     stderr = tmp_path / "stderr.txt"
-    term = Pty.start([*installer_command(), "install"], cwd=cluster.root,
-                     env=cluster.env(**env_for(backend)), stdio_log=stderr)  # fmt: skip
+    term = Pty.start(
+        [*installer_command(), "install"],
+        cwd=cluster.root,
+        env=cluster.env(**env_for(backend)),
+        stdio_log=stderr,
+    )
     try:
         term.expect("Install? [y/N]")  # stdin is /dev/null: only /dev/tty reaches the user
         assert changed_machine(cluster) == []

@@ -46,8 +46,11 @@ def seen(screen: str) -> list[str]:
     lines = screen.split("\n")
     # A test-only line and the row it wrapped onto (the Ui wraps a message to the width).
     noise = {i for i, line in enumerate(lines) if any(t in line for t in TEST_ONLY)}
-    noise |= {i + 1 for i in noise if i + 1 < len(lines) and lines[i + 1].startswith("  ")
-              and "warning" in lines[i]}  # fmt: skip
+    noise |= {
+        i + 1
+        for i in noise
+        if i + 1 < len(lines) and lines[i + 1].startswith("  ") and "warning" in lines[i]
+    }
     shown = rows("\n".join(line for i, line in enumerate(lines) if i not in noise), COLUMNS)
     assert shown.wrapped == 0, "a line wider than the terminal:\n" + "\n".join(shown.rows)
     return [row for row in shown.rows if row.strip()]
@@ -64,7 +67,8 @@ def run(term: Pty, answer: str) -> tuple[int, str]:
 
 
 def test_a_bare_laptop_is_asked_in_a_few_rows_and_installs_in_25(
-    laptop: World, backend: BackendServer  # noqa: F811 - the fixture
+    laptop: World,  # noqa: F811 - the fixture
+    backend: BackendServer,
 ) -> None:
     cluster = laptop.cluster
     env = on_a_terminal(cluster.env(**laptop.env(**env_for(backend))))
@@ -75,15 +79,20 @@ def test_a_bare_laptop_is_asked_in_a_few_rows_and_installs_in_25(
     before = up_to_question(screen)
     assert len(before) <= 12, "\n".join(before)
     question = "\n".join(before)
-    for said in ("create local cluster tracebloc in Docker (k3d); kubectl switches to it",
-                 "install the tracebloc client with helm into namespace tracebloc",
-                 "sudo: not needed", "namespace: tracebloc (kubectl's default)",
-                 "data: ~/.tracebloc", "cluster: tracebloc (new, local)", "answer d",
-                 "tracebloc-installer plan"):  # fmt: skip
+    for said in (
+        "create local cluster tracebloc in Docker (k3d); kubectl switches to it",
+        "install the tracebloc client with helm into namespace tracebloc",
+        "sudo: not needed",
+        "namespace: tracebloc (kubectl's default)",
+        "data: ~/.tracebloc",
+        "cluster: tracebloc (new, local)",
+        "answer d",
+        "tracebloc-installer plan",
+    ):
         assert said in question, question
     everything = seen(screen)
     assert len(everything) <= 25, "\n".join(everything)
-    after = screen[screen.index(QUESTION):]
+    after = screen[screen.index(QUESTION) :]
     assert "will:" not in after and "helm upgrade --install" not in after  # not shown again
     assert "✓ Creating the local cluster tracebloc" in "\n".join(everything)  # settled steps
     assert "tracebloc data ingest" not in after  # no tracebloc CLI here: where to get it
@@ -96,9 +105,15 @@ def test_a_bare_laptop_is_asked_in_a_few_rows_and_installs_in_25(
     cluster.values_of("tracebloc", "tracebloc", values)
     cluster.status_of("tracebloc", "deployed")
     status = next(row for row in everything if " status " in row + " ").split("    ")[0]
-    result = subprocess.run(shlex.split(status.strip()), env=cluster.env(**laptop.env()),
-                            cwd=cluster.root, capture_output=True, text=True, timeout=120,
-                            check=False)  # fmt: skip
+    result = subprocess.run(
+        shlex.split(status.strip()),
+        env=cluster.env(**laptop.env()),
+        cwd=cluster.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -114,15 +129,21 @@ def test_an_existing_cluster_is_asked_in_a_few_rows_naming_its_context(
     before = up_to_question(screen)
     assert len(before) <= 12, "\n".join(before)
     question = "\n".join(before)
-    for said in ("install the tracebloc client with helm into namespace tracebloc",
-                 "sudo: not needed", "cluster: k3d-tracebloc (https://", "namespace: tracebloc",
-                 "data: ~/.tracebloc", "answer d"):  # fmt: skip
+    for said in (
+        "install the tracebloc client with helm into namespace tracebloc",
+        "sudo: not needed",
+        "cluster: k3d-tracebloc (https://",
+        "namespace: tracebloc",
+        "data: ~/.tracebloc",
+        "answer d",
+    ):
         assert said in question, question
     assert len(seen(screen)) <= 25
 
 
 def test_d_at_the_question_shows_every_command_within_the_width_and_asks_again(
-    laptop: World, backend: BackendServer  # noqa: F811 - the fixture
+    laptop: World,  # noqa: F811 - the fixture
+    backend: BackendServer,
 ) -> None:
     cluster = laptop.cluster
     env = on_a_terminal(cluster.env(**laptop.env(**env_for(backend))))
@@ -131,7 +152,7 @@ def test_d_at_the_question_shows_every_command_within_the_width_and_asks_again(
         brief = term.screen()
         term.send("d")
         term.expect(QUESTION)
-        details = term.screen()[len(brief):]
+        details = term.screen()[len(brief) :]
         term.send("n")
         code = term.wait(timeout=60)
         screen = term.screen()
@@ -139,11 +160,13 @@ def test_d_at_the_question_shows_every_command_within_the_width_and_asks_again(
     assert code == 1, screen  # the documented exit code of a no
     seen(details)  # wrapped to the width: no row wider than the terminal
     flat = unwrapped(details)
-    for argv in ("k3d cluster create tracebloc --servers 1 --agents 1",
-                 "helm upgrade --install tracebloc tracebloc/client --namespace tracebloc",
-                 "kubectl config set-context --current --namespace tracebloc"):  # fmt: skip
+    for argv in (
+        "k3d cluster create tracebloc --servers 1 --agents 1",
+        "helm upgrade --install tracebloc tracebloc/client --namespace tracebloc",
+        "kubectl config set-context --current --namespace tracebloc",
+    ):
         assert argv in flat, flat
-    said = screen[screen.index(QUESTION, len(brief) + len(details) - 20):]
+    said = screen[screen.index(QUESTION, len(brief) + len(details) - 20) :]
     assert "Nothing was changed." in said and "error:" not in said
     assert mutations(cluster) == []
 
@@ -155,6 +178,6 @@ def test_declining_is_an_answer_not_an_error(cluster: FakeCluster, backend: Back
         code, screen = run(term, "n")
 
     assert code == 1, screen
-    after = screen[screen.index(QUESTION):]
+    after = screen[screen.index(QUESTION) :]
     assert "Nothing was changed." in after and "error" not in after
     assert mutations(cluster) == []

@@ -27,18 +27,32 @@ def with_gpu(cluster: FakeCluster) -> FakeCluster:
     return advertises(cluster)  # once the chart's device plugin runs
 
 
-@pytest.mark.parametrize(("gpus", "agents", "requested", "said"), [
-    pytest.param(False, 1, False, "created without GPU access", id="cpu-only-cluster-exists"),
-    pytest.param(True, 0, True, "", id="gpu-cluster-exists"),
-    pytest.param(True, 1, True, "each advertises the same physical GPU", id="gpu-cluster-two-nodes"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("gpus", "agents", "requested", "said"),
+    [
+        pytest.param(False, 1, False, "created without GPU access", id="cpu-only-cluster-exists"),
+        pytest.param(True, 0, True, "", id="gpu-cluster-exists"),
+        pytest.param(
+            True, 1, True, "each advertises the same physical GPU", id="gpu-cluster-two-nodes"
+        ),
+    ],
+)
 def test_an_existing_cluster_gets_gpu_values_only_when_it_was_made_with_the_gpu(
-    cluster: FakeCluster, backend: BackendServer, gpus: bool, agents: int, requested: bool,
+    cluster: FakeCluster,
+    backend: BackendServer,
+    gpus: bool,
+    agents: int,
+    requested: bool,
     said: str,
-) -> None:  # fmt: skip
-    with_gpu(existing(docker_running(machine_without_cluster(fresh(cluster)),
-                                     runtimes=("nvidia", "runc")), "running", gpus=gpus,
-                      agents=agents))  # fmt: skip
+) -> None:
+    with_gpu(
+        existing(
+            docker_running(machine_without_cluster(fresh(cluster)), runtimes=("nvidia", "runc")),
+            "running",
+            gpus=gpus,
+            agents=agents,
+        )
+    )
 
     result = cluster.run("install", "--yes", **env_for(backend))
 
@@ -49,15 +63,22 @@ def test_an_existing_cluster_gets_gpu_values_only_when_it_was_made_with_the_gpu(
         assert said in result.stdout
         assert "k3d cluster delete tracebloc" in result.stdout  # the way to recreate it, shown
     # Never deleted or recreated by the install itself: it may hold a person's work.
-    assert not [e for e in cluster.call_log() if e["tool"] == "k3d"
-                and e["argv"][:2] == ["cluster", "delete"]]  # fmt: skip
+    assert not [
+        e
+        for e in cluster.call_log()
+        if e["tool"] == "k3d" and e["argv"][:2] == ["cluster", "delete"]
+    ]
 
 
 def test_plan_says_a_cpu_only_cluster_stays_on_cpu_and_how_to_recreate_it(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
-    with_gpu(existing(docker_running(machine_without_cluster(fresh(cluster)),
-                                     runtimes=("nvidia", "runc")), "running"))  # fmt: skip
+    with_gpu(
+        existing(
+            docker_running(machine_without_cluster(fresh(cluster)), runtimes=("nvidia", "runc")),
+            "running",
+        )
+    )
 
     result = cluster.run("plan", **env_for(backend))
 
@@ -66,9 +87,16 @@ def test_plan_says_a_cpu_only_cluster_stays_on_cpu_and_how_to_recreate_it(
     assert "nvidia.com/gpu=1" not in result.stdout
 
 
-RUNNING_NVIDIA = json.dumps({"MemTotal": 16 * 2**30, "NCPU": 8, "OperatingSystem": "Ubuntu",
-                             "Runtimes": {"nvidia": {}, "runc": {}}, "DefaultRuntime": "nvidia",
-                             "ServerErrors": None})  # fmt: skip
+RUNNING_NVIDIA = json.dumps(
+    {
+        "MemTotal": 16 * 2**30,
+        "NCPU": 8,
+        "OperatingSystem": "Ubuntu",
+        "Runtimes": {"nvidia": {}, "runc": {}},
+        "DefaultRuntime": "nvidia",
+        "ServerErrors": None,
+    }
+)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
@@ -82,15 +110,19 @@ def test_the_gpu_is_decided_after_docker_starts_so_cluster_and_values_agree(
     cluster.on("nvidia-ctk", "--version", stdout="NVIDIA Container Toolkit CLI version 1.17.8\n")
     # Docker was stopped when the run began: its runtimes are known only once it answers.
     cluster.on("docker", "info", stdout=RUNNING_NVIDIA, after=STARTED)
-    cluster.on("docker", "info", "--format", "{{.DefaultRuntime}}", stdout="nvidia\n",
-               after=STARTED)  # fmt: skip
+    cluster.on(
+        "docker", "info", "--format", "{{.DefaultRuntime}}", stdout="nvidia\n", after=STARTED
+    )
     cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54.14  Driver Version: 550\n")
 
     result = cluster.run("install", "--yes", **env_for(backend, **env))
 
     assert result.returncode == 0, result.stderr
-    create = next(e["argv"] for e in cluster.call_log()
-                  if e["tool"] == "k3d" and e["argv"][:2] == ["cluster", "create"])  # fmt: skip
+    create = next(
+        e["argv"]
+        for e in cluster.call_log()
+        if e["tool"] == "k3d" and e["argv"][:2] == ["cluster", "create"]
+    )
     values = values_file(cluster).read_text(encoding="utf-8")
     assert "--gpus=all" in create and "nvidia.com/gpu=1" in values, values
     # The default runtime was read again once Docker answered: already nvidia, no restart.

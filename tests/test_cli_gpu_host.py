@@ -22,9 +22,18 @@ from tests.test_cli_install import env_for, fresh, values_file
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux GPU steps")
 
-TOOLKIT_APT = ["env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a", "apt-get",
-               "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600",
-               "nvidia-container-toolkit"]  # fmt: skip
+TOOLKIT_APT = [
+    "env",
+    "DEBIAN_FRONTEND=noninteractive",
+    "NEEDRESTART_MODE=a",
+    "apt-get",
+    "install",
+    "-y",
+    "-q",
+    "-o",
+    "DPkg::Lock::Timeout=600",
+    "nvidia-container-toolkit",
+]
 CONFIGURE = ["nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"]
 RESTART = ["systemctl", "restart", "docker"]
 
@@ -77,7 +86,8 @@ def test_driver_without_toolkit_installs_it_from_nvidias_signed_repository(
     assert key.read_bytes().startswith(b"-----BEGIN PGP PUBLIC KEY")
     assert (etc / "apt/sources.list.d/nvidia-container-toolkit.list").read_text() == (
         "deb [signed-by=/etc/apt/keyrings/nvidia-container-toolkit.asc] "
-        "https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /\n")
+        "https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /\n"
+    )
     # The Docker-level check before the cluster; the cluster made for one GPU after it.
     order = [e["tool"] + " " + " ".join(e["argv"][:2]) for e in cluster.call_log()]
     assert order.index("docker run --rm") < order.index("k3d cluster create")
@@ -86,11 +96,15 @@ def test_driver_without_toolkit_installs_it_from_nvidias_signed_repository(
     assert "nvidia.com/gpu=1" in values_file(cluster).read_text(encoding="utf-8")
     # Every GPU step was in the list of changes shown before the first of them ran.
     said = result.stdout + result.stderr
-    listed = said[:said.index("Setting up this machine's NVIDIA GPU for Docker")]
-    for step in ("nvidia-container-toolkit.list", "apt-get install -y -q -o "
-                 "DPkg::Lock::Timeout=600 nvidia-container-toolkit", " ".join(CONFIGURE),
-                 " ".join(RESTART), "docker run --rm --gpus all"):  # fmt: skip
-        assert step in listed[listed.index("changes, in order:"):], step
+    listed = said[: said.index("Setting up this machine's NVIDIA GPU for Docker")]
+    for step in (
+        "nvidia-container-toolkit.list",
+        "apt-get install -y -q -o DPkg::Lock::Timeout=600 nvidia-container-toolkit",
+        " ".join(CONFIGURE),
+        " ".join(RESTART),
+        "docker run --rm --gpus all",
+    ):
+        assert step in listed[listed.index("changes, in order:") :], step
 
 
 def test_a_key_that_is_not_nvidias_is_never_installed(
@@ -104,8 +118,9 @@ def test_a_key_that_is_not_nvidias_is_never_installed(
     assert "fingerprint" in result.stderr and "nvidia.github.io" in result.stderr
     assert not (sysroot(cluster) / "etc/apt/keyrings/nvidia-container-toolkit.asc").exists()
     assert TOOLKIT_APT not in root_calls(cluster)
-    assert not calls(cluster, "k3d") or not any(a[:2] == ["cluster", "create"]
-                                                for a in calls(cluster, "k3d"))  # fmt: skip
+    assert not calls(cluster, "k3d") or not any(
+        a[:2] == ["cluster", "create"] for a in calls(cluster, "k3d")
+    )
 
 
 def test_toolkit_without_the_default_runtime_configures_and_restarts_docker_once(
@@ -135,8 +150,13 @@ def test_a_failed_docker_gpu_check_makes_a_cpu_cluster_and_says_so(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     env = workstation(cluster)
-    cluster.on("docker", "run", "--gpus", rc=125,
-               stderr="could not select device driver \"\" with capabilities: [[gpu]]\n")
+    cluster.on(
+        "docker",
+        "run",
+        "--gpus",
+        rc=125,
+        stderr='could not select device driver "" with capabilities: [[gpu]]\n',
+    )
     result = cluster.run("install", "--yes", **env_for(backend, **env))
 
     assert result.returncode == 0, result.stderr
@@ -154,7 +174,9 @@ def test_gpu_without_driver_installs_it_and_hands_off_for_the_reboot_then_resume
     assert first.returncode == 2, first.stdout + first.stderr  # the documented hand-off
     assert "restart this machine" in first.stderr and "run the installer again" in first.stderr
     assert ["ubuntu-drivers", "install", "--gpgpu"] in root_calls(cluster)
-    assert calls(cluster, "helm") == [] or not any(a[:1] == ["upgrade"] for a in calls(cluster, "helm"))
+    assert calls(cluster, "helm") == [] or not any(
+        a[:1] == ["upgrade"] for a in calls(cluster, "helm")
+    )
     assert not any(a[:2] == ["cluster", "create"] for a in calls(cluster, "k3d"))
 
     # After the reboot the driver answers: the next run goes on from there.
@@ -186,13 +208,17 @@ def test_plan_lists_every_gpu_step_and_runs_none(cluster: FakeCluster) -> None:
     assert result.returncode == 0, result.stderr
     local = json.loads(result.stdout)["local_cluster"]
     shown = local["gpu_host"]["commands"]
-    wanted = ["sudo -v", "sudo -n ubuntu-drivers install --gpgpu", "nvidia-smi -L",
-              "download https://nvidia.github.io/libnvidia-container/gpgkey",
-              "sudo -n env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a apt-get install "
-              "-y -q -o DPkg::Lock::Timeout=600 nvidia-container-toolkit",
-              "sudo -n nvidia-ctk runtime configure --runtime=docker --set-as-default",
-              "sudo -n systemctl restart docker",
-              "docker run --rm --gpus all -e NVIDIA_DISABLE_REQUIRE=1"]  # fmt: skip
+    wanted = [
+        "sudo -v",
+        "sudo -n ubuntu-drivers install --gpgpu",
+        "nvidia-smi -L",
+        "download https://nvidia.github.io/libnvidia-container/gpgkey",
+        "sudo -n env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a apt-get install "
+        "-y -q -o DPkg::Lock::Timeout=600 nvidia-container-toolkit",
+        "sudo -n nvidia-ctk runtime configure --runtime=docker --set-as-default",
+        "sudo -n systemctl restart docker",
+        "docker run --rm --gpus all -e NVIDIA_DISABLE_REQUIRE=1",
+    ]
     at = [next((i for i, line in enumerate(shown) if line.startswith(w)), -1) for w in wanted]
     assert -1 not in at and at == sorted(at), shown
     assert any("checked: openpgp:" in line for line in shown)  # the key's fingerprint check
@@ -211,8 +237,14 @@ def test_the_gpu_is_verified_on_the_node_and_the_summary_gives_the_smoke_test(
     assert result.returncode == 0, result.stderr
     assert "GPU:            verified (1 nvidia.com/gpu advertised)" in result.stdout
     assert "GPU test:       kubectl run gpu-test --rm -it" in result.stdout
-    assert ["rollout", "status", "daemonset/nvidia-device-plugin-daemonset", "-n",
-            "kube-system", "--timeout=120s"] in [a[:6] for a in calls(cluster, "kubectl")]
+    assert [
+        "rollout",
+        "status",
+        "daemonset/nvidia-device-plugin-daemonset",
+        "-n",
+        "kube-system",
+        "--timeout=120s",
+    ] in [a[:6] for a in calls(cluster, "kubectl")]
 
 
 def test_a_node_that_never_advertises_the_gpu_gets_cpu_values_and_says_why(

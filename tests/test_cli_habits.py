@@ -13,8 +13,19 @@ import pytest
 from tests.fakes.cluster import FakeCluster, installer_command
 from tests.test_cli_install import fresh, mutations
 
-COMMANDS = ["install", "plan", "probe", "version", "tools", "status", "diagnose", "uninstall",
-            "prepare-host", "completion", "help"]  # fmt: skip
+COMMANDS = [
+    "install",
+    "plan",
+    "probe",
+    "version",
+    "tools",
+    "status",
+    "diagnose",
+    "uninstall",
+    "prepare-host",
+    "completion",
+    "help",
+]
 
 
 def namespaces_read(cluster: FakeCluster) -> set[str]:
@@ -25,12 +36,15 @@ def namespaces_read(cluster: FakeCluster) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("args", [
-    pytest.param(["-n", "team-a", "status"], id="before"),
-    pytest.param(["status", "-n", "team-a"], id="after"),
-    pytest.param(["--namespace=team-a", "status"], id="before-with-equals"),
-    pytest.param(["-nteam-a", "status"], id="before-attached"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["-n", "team-a", "status"], id="before"),
+        pytest.param(["status", "-n", "team-a"], id="after"),
+        pytest.param(["--namespace=team-a", "status"], id="before-with-equals"),
+        pytest.param(["-nteam-a", "status"], id="before-attached"),
+    ],
+)
 def test_the_namespace_may_come_before_or_after_the_command(
     cluster: FakeCluster, args: list[str]
 ) -> None:
@@ -81,13 +95,16 @@ def test_a_bad_option_under_o_json_answers_in_json(cluster: FakeCluster) -> None
     assert '"exit": 2' in result.stdout
 
 
-@pytest.mark.parametrize(("args", "said"), [
-    pytest.param(["instal"], "unknown command 'instal'; did you mean install?", id="command"),
-    pytest.param(["help", "uninstal"], "did you mean uninstall?", id="help-topic"),
-    pytest.param(["uninstall", "--delete-dta"], "did you mean --delete-data?", id="option"),
-    pytest.param(["uninstall", "--delete-c"], "did you mean --delete-cluster?", id="prefix"),
-    pytest.param(["-n", "x", "staus"], "did you mean status?", id="after-a-global"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        pytest.param(["instal"], "unknown command 'instal'; did you mean install?", id="command"),
+        pytest.param(["help", "uninstal"], "did you mean uninstall?", id="help-topic"),
+        pytest.param(["uninstall", "--delete-dta"], "did you mean --delete-data?", id="option"),
+        pytest.param(["uninstall", "--delete-c"], "did you mean --delete-cluster?", id="prefix"),
+        pytest.param(["-n", "x", "staus"], "did you mean status?", id="after-a-global"),
+    ],
+)
 def test_a_mistyped_word_is_one_line_with_the_closest_one(
     cluster: FakeCluster, args: list[str], said: str
 ) -> None:
@@ -98,13 +115,16 @@ def test_a_mistyped_word_is_one_line_with_the_closest_one(
     assert cluster.calls() == []
 
 
-@pytest.mark.parametrize("args", [
-    pytest.param(["uninstall", "--delete-c", "--ye"], id="delete-cluster-and-yes"),
-    pytest.param(["uninstall", "--ye"], id="yes"),
-    pytest.param(["uninstall", "--delete-d", "--yes"], id="delete-data"),
-    pytest.param(["install", "--ye"], id="install-yes"),
-    pytest.param(["plan", "--values-o", "x.yaml"], id="values-out"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["uninstall", "--delete-c", "--ye"], id="delete-cluster-and-yes"),
+        pytest.param(["uninstall", "--ye"], id="yes"),
+        pytest.param(["uninstall", "--delete-d", "--yes"], id="delete-data"),
+        pytest.param(["install", "--ye"], id="install-yes"),
+        pytest.param(["plan", "--values-o", "x.yaml"], id="values-out"),
+    ],
+)
 def test_no_option_is_taken_from_an_abbreviation(cluster: FakeCluster, args: list[str]) -> None:
     fresh(cluster)
     result = cluster.run(*args)
@@ -125,7 +145,9 @@ def test_every_parser_refuses_abbreviations() -> None:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_help_command_is_command_help(cluster: FakeCluster, command: str) -> None:
     env = {"COLUMNS": "80"}
-    assert cluster.run("help", command, **env).stdout == cluster.run(command, "--help", **env).stdout
+    assert (
+        cluster.run("help", command, **env).stdout == cluster.run(command, "--help", **env).stdout
+    )
 
 
 def _rows(text: str) -> list[str]:
@@ -183,8 +205,13 @@ ask tracebloc-installer completion z
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completes_commands_and_options(cluster: FakeCluster, tmp_path: Path) -> None:
     script = _script(cluster, "bash", tmp_path)
-    out = subprocess.run(["bash", "-c", BASH_ASK.format(script=script)], capture_output=True,
-                         text=True, timeout=30, check=True).stdout.splitlines()  # fmt: skip
+    out = subprocess.run(
+        ["bash", "-c", BASH_ASK.format(script=script)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.splitlines()
     assert out == ["install", "--delete-data --delete-cluster", "--verbose", "zsh"]
 
 
@@ -193,8 +220,13 @@ def test_fish_completes_commands_and_options(cluster: FakeCluster, tmp_path: Pat
     script = _script(cluster, "fish", tmp_path)
 
     def ask(line: str) -> list[str]:
-        done = subprocess.run(["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"],
-                              capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+        done = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {script}; complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
         return [row.split("\t")[0] for row in done.stdout.splitlines()]
 
     assert "install" in ask("tracebloc-installer ins")
@@ -202,21 +234,38 @@ def test_fish_completes_commands_and_options(cluster: FakeCluster, tmp_path: Pat
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed (.ci/run adds it)")
-def test_zsh_loads_the_script_and_registers_the_completion(cluster: FakeCluster,
-                                                           tmp_path: Path) -> None:  # fmt: skip
+def test_zsh_loads_the_script_and_registers_the_completion(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
     script = _script(cluster, "zsh", tmp_path)
-    check = subprocess.run(["zsh", "-n", str(script)], capture_output=True, text=True, timeout=30,
-                           check=False)  # fmt: skip
+    check = subprocess.run(
+        ["zsh", "-n", str(script)], capture_output=True, text=True, timeout=30, check=False
+    )
     assert check.returncode == 0, check.stderr
-    loaded = subprocess.run(["zsh", "-f", "-c", f"autoload -Uz compinit && compinit -u; "
-                             f"source {script}; print -r -- $_comps[tracebloc-installer]"],
-                            capture_output=True, text=True, timeout=30, check=False,
-                            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    loaded = subprocess.run(
+        [
+            "zsh",
+            "-f",
+            "-c",
+            f"autoload -Uz compinit && compinit -u; "
+            f"source {script}; print -r -- $_comps[tracebloc-installer]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
     assert loaded.stdout.strip() == "_tracebloc_installer", loaded.stderr
 
 
 def test_completion_refuses_an_unknown_shell_in_one_line() -> None:
-    result = subprocess.run([*installer_command(), "completion", "tcsh"], capture_output=True,
-                            text=True, timeout=60, check=False)  # fmt: skip
+    result = subprocess.run(
+        [*installer_command(), "completion", "tcsh"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1

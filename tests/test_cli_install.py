@@ -69,8 +69,15 @@ def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
     return base
 
 
-READS = ["kubectl config view", "helm list --all-namespaces", "kubectl get nodes",
-         "helm repo list", "kubectl get apiservice", "helm get values", "helm status tracebloc"]  # fmt: skip
+READS = [
+    "kubectl config view",
+    "helm list --all-namespaces",
+    "kubectl get nodes",
+    "helm repo list",
+    "kubectl get apiservice",
+    "helm get values",
+    "helm status tracebloc",
+]
 
 
 def fresh(cluster: FakeCluster) -> FakeCluster:
@@ -88,8 +95,11 @@ def log_file(cluster: FakeCluster) -> Path:
 def verbs(cluster: FakeCluster) -> list[str]:
     """Each call as "<tool> <first two args>", in the order they were made; the version
     queries that pick the tools are left out (see test_cli_tools.py)."""
-    return [f"{e['tool']} {' '.join(e['argv'][:2])}" for e in cluster.call_log()
-            if e["argv"][:1] != ["version"]]  # fmt: skip
+    return [
+        f"{e['tool']} {' '.join(e['argv'][:2])}"
+        for e in cluster.call_log()
+        if e["argv"][:1] != ["version"]
+    ]
 
 
 def upgrade_calls(cluster: FakeCluster) -> list[list[str]]:
@@ -100,9 +110,12 @@ def mutations(cluster: FakeCluster) -> list[list[str]]:
     """Every call that changes something: helm's changing verbs (a `repo list` is a read),
     and kubectl's context change."""
     changing = {"upgrade", "rollback", "uninstall", "install", "repo"}
-    return [argv for argv in cluster.calls()
-            if (argv and argv[0] in changing and argv[:2] != ["repo", "list"])
-            or argv[:2] == ["config", "set-context"]]  # fmt: skip
+    return [
+        argv
+        for argv in cluster.calls()
+        if (argv and argv[0] in changing and argv[:2] != ["repo", "list"])
+        or argv[:2] == ["config", "set-context"]
+    ]
 
 
 def assert_no_secret_leaked(cluster: FakeCluster, *texts: str) -> None:
@@ -119,7 +132,9 @@ def assert_no_secret_leaked(cluster: FakeCluster, *texts: str) -> None:
 # --- a fresh machine -------------------------------------------------------------------
 
 
-def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_fresh_install_runs_every_step_in_order(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
     result = cluster.run("install", "--yes", **env_for(backend))
 
@@ -133,20 +148,34 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     assert sorted(called[:7]) == sorted(READS)
     assert called[7:9] == ["helm repo add", "helm upgrade --install"]
     # The kube context is pointed while the first readiness poll is out (either first).
-    assert sorted(called[9:]) == ["kubectl config set-context",
-                                  "kubectl get deployments,statefulsets,daemonsets,pods,events"]
+    assert sorted(called[9:]) == [
+        "kubectl config set-context",
+        "kubectl get deployments,statefulsets,daemonsets,pods,events",
+    ]
     # The release asked for is read beside the list (a re-install then needs no second
     # round), but the list is the evidence: here the fake does not even answer that read.
     assert [a[:3] for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
-        ["get", "values", "tracebloc"]]
+        ["get", "values", "tracebloc"]
+    ]
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
     assert written["clientId"] == CLIENT_ID
     assert written["clientPassword"] == PASSWORD
     assert written["env"]["RESOURCE_PROVENANCE"] == "installer"
     assert stat.S_IMODE(values_file(cluster).stat().st_mode) == 0o600 or sys.platform == "win32"
-    assert upgrade_calls(cluster) == [[
-        "upgrade", "--install", "tracebloc", "tracebloc/client", "--namespace", "tracebloc",
-        "--create-namespace", "--cleanup-on-fail", "--values", str(values_file(cluster))]]
+    assert upgrade_calls(cluster) == [
+        [
+            "upgrade",
+            "--install",
+            "tracebloc",
+            "tracebloc/client",
+            "--namespace",
+            "tracebloc",
+            "--create-namespace",
+            "--cleanup-on-fail",
+            "--values",
+            str(values_file(cluster)),
+        ]
+    ]
     assert [r.fields["username"] for r in backend.requests] == [CLIENT_ID]
     assert "The tracebloc client is installed and connected." in result.stdout
     assert "namespace:      tracebloc" in result.stdout
@@ -155,7 +184,9 @@ def test_fresh_install_runs_every_step_in_order(cluster: FakeCluster, backend: B
     assert_no_secret_leaked(cluster, result.stdout, result.stderr)
 
 
-def test_fresh_install_json_reports_the_outcome(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_fresh_install_json_reports_the_outcome(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
     result = cluster.run("install", "--yes", "--json", **env_for(backend))
     assert result.returncode == 0, result.stderr
@@ -171,13 +202,26 @@ def test_log_file_records_every_command_and_no_secret(
 ) -> None:
     fresh(cluster)
     proxy = f"http://ana:{PROXY_PASSWORD}@127.0.0.1:9"
-    result = cluster.run("install", "--yes", **env_for(
-        backend, TRACEBLOC_REGISTRY_USERNAME="robot", TRACEBLOC_REGISTRY_PASSWORD=REGISTRY_PASSWORD,
-        HTTPS_PROXY=proxy, NO_PROXY="127.0.0.1,localhost"))  # fmt: skip
+    result = cluster.run(
+        "install",
+        "--yes",
+        **env_for(
+            backend,
+            TRACEBLOC_REGISTRY_USERNAME="robot",
+            TRACEBLOC_REGISTRY_PASSWORD=REGISTRY_PASSWORD,
+            HTTPS_PROXY=proxy,
+            NO_PROXY="127.0.0.1,localhost",
+        ),
+    )
     assert result.returncode == 0, result.stderr
     log = log_file(cluster).read_text(encoding="utf-8")
-    for command in ("helm list", "kubectl get nodes", "helm repo add", "helm upgrade --install",
-                    "kubectl config set-context"):  # fmt: skip
+    for command in (
+        "helm list",
+        "kubectl get nodes",
+        "helm repo add",
+        "helm upgrade --install",
+        "kubectl config set-context",
+    ):
         assert command in log, command
     assert "exit 0" in log
     assert_no_secret_leaked(cluster, result.stdout, result.stderr)
@@ -197,12 +241,22 @@ def test_second_run_appends_to_the_log(cluster: FakeCluster, backend: BackendSer
 # --- re-install ------------------------------------------------------------------------
 
 
-def test_reinstall_keeps_a_user_marker_and_size(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_reinstall_keeps_a_user_marker_and_size(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster).installed(release_row())
-    cluster.values_of("tracebloc", "tracebloc", {
-        "clientId": CLIENT_ID,
-        "env": {"RESOURCE_LIMITS": "cpu=3,memory=12Gi", "RESOURCE_REQUESTS": "cpu=3,memory=12Gi",
-                "RESOURCE_PROVENANCE": "user"}})  # fmt: skip
+    cluster.values_of(
+        "tracebloc",
+        "tracebloc",
+        {
+            "clientId": CLIENT_ID,
+            "env": {
+                "RESOURCE_LIMITS": "cpu=3,memory=12Gi",
+                "RESOURCE_REQUESTS": "cpu=3,memory=12Gi",
+                "RESOURCE_PROVENANCE": "user",
+            },
+        },
+    )
     cluster.status_of("tracebloc", "deployed")
     result = cluster.run("install", "--yes", **env_for(backend))
 
@@ -212,8 +266,12 @@ def test_reinstall_keeps_a_user_marker_and_size(cluster: FakeCluster, backend: B
     assert written["env"]["RESOURCE_PROVENANCE"] == "user"
     # One read of the installed release serves both the guard and the sizing.
     assert [a for a in cluster.calls("helm") if a[:2] == ["get", "values"]] == [
-        ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]]
-    assert "cpu=3,memory=12Gi (carried from the installed release, chosen by a person; user)" in result.stdout
+        ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"]
+    ]
+    assert (
+        "cpu=3,memory=12Gi (carried from the installed release, chosen by a person; user)"
+        in result.stdout
+    )
     assert not [a for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall")]
 
 
@@ -223,23 +281,34 @@ def test_reinstall_carrying_the_installers_size_does_not_claim_it_was_measured(
     """The size the installer chose last time is carried, not measured again: the summary
     says so, and "measured by the installer" only where this run measured."""
     fresh(cluster).installed(release_row())
-    cluster.values_of("tracebloc", "tracebloc", {
-        "clientId": CLIENT_ID,
-        "env": {"RESOURCE_LIMITS": "cpu=3,memory=10Gi", "RESOURCE_PROVENANCE": "installer"}})  # fmt: skip
+    cluster.values_of(
+        "tracebloc",
+        "tracebloc",
+        {
+            "clientId": CLIENT_ID,
+            "env": {"RESOURCE_LIMITS": "cpu=3,memory=10Gi", "RESOURCE_PROVENANCE": "installer"},
+        },
+    )
     cluster.status_of("tracebloc", "deployed")
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 0, result.stderr
-    assert ("cpu=3,memory=10Gi (carried from the installed release, chosen by the installer; "
-            "installer)") in result.stdout  # fmt: skip
+    assert (
+        "cpu=3,memory=10Gi (carried from the installed release, chosen by the installer; installer)"
+    ) in result.stdout
     assert "measured by the installer" not in result.stdout
 
 
 def test_reinstall_keeps_an_unknown_marker(cluster: FakeCluster, backend: BackendServer) -> None:
     fresh(cluster).installed(release_row())
-    cluster.values_of("tracebloc", "tracebloc", {
-        "clientId": CLIENT_ID,
-        "env": {"RESOURCE_LIMITS": "cpu=2,memory=6Gi", "RESOURCE_PROVENANCE": "unknown"}})
+    cluster.values_of(
+        "tracebloc",
+        "tracebloc",
+        {
+            "clientId": CLIENT_ID,
+            "env": {"RESOURCE_LIMITS": "cpu=2,memory=6Gi", "RESOURCE_PROVENANCE": "unknown"},
+        },
+    )
     cluster.status_of("tracebloc", "deployed")
     result = cluster.run("install", "--yes", **env_for(backend))
     assert result.returncode == 0, result.stderr
@@ -251,7 +320,9 @@ def test_reinstall_keeps_an_unknown_marker(cluster: FakeCluster, backend: Backen
 def test_same_client_in_another_namespace_is_upgraded_in_place(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
-    fresh(cluster).installed(release_row("edge", "ml-edge"), release_row("web", "web", chart="nginx-1.0.0"))
+    fresh(cluster).installed(
+        release_row("edge", "ml-edge"), release_row("web", "web", chart="nginx-1.0.0")
+    )
     cluster.values_of("edge", "ml-edge", {"clientId": CLIENT_ID})
     cluster.status_of("edge", "deployed")
     cluster.workloads(*workloads.client(release="edge", namespace="ml-edge"))
@@ -265,7 +336,9 @@ def test_same_client_in_another_namespace_is_upgraded_in_place(
     # Only client releases' values were read (and the one asked for, beside the list); the
     # nginx release is none of our business.
     assert sorted(a[2:5] for a in cluster.calls("helm") if a[:2] == ["get", "values"]) == [
-        ["edge", "-n", "ml-edge"], ["tracebloc", "-n", "tracebloc"]]
+        ["edge", "-n", "ml-edge"],
+        ["tracebloc", "-n", "tracebloc"],
+    ]
 
 
 # --- the one-client guard: refusals ---------------------------------------------------
@@ -323,12 +396,15 @@ def test_another_chart_under_our_release_name_is_refused(
 # --- recovery of a wedged release -----------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "verb"), [
-    pytest.param("pending-upgrade", "rollback", id="pending-upgrade-rolls-back"),
-    pytest.param("pending-rollback", "rollback", id="pending-rollback-rolls-back"),
-    pytest.param("pending-install", "uninstall", id="pending-install-uninstalls"),
-    pytest.param("uninstalling", "uninstall", id="uninstalling-uninstalls"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("status", "verb"),
+    [
+        pytest.param("pending-upgrade", "rollback", id="pending-upgrade-rolls-back"),
+        pytest.param("pending-rollback", "rollback", id="pending-rollback-rolls-back"),
+        pytest.param("pending-install", "uninstall", id="pending-install-uninstalls"),
+        pytest.param("uninstalling", "uninstall", id="uninstalling-uninstalls"),
+    ],
+)
 def test_wedged_release_is_recovered_before_the_upgrade(
     cluster: FakeCluster, backend: BackendServer, status: str, verb: str
 ) -> None:
@@ -338,7 +414,9 @@ def test_wedged_release_is_recovered_before_the_upgrade(
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 0, result.stderr
-    helm_verbs = [a[0] for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall", "upgrade")]
+    helm_verbs = [
+        a[0] for a in cluster.calls("helm") if a[0] in ("rollback", "uninstall", "upgrade")
+    ]
     assert helm_verbs == [verb, "upgrade"]
     [recovery] = [a for a in cluster.calls("helm") if a[0] == verb]
     assert recovery == [verb, "tracebloc", "-n", "tracebloc", "--wait", "--timeout", "5m"]
@@ -372,8 +450,12 @@ def test_deployed_release_needs_no_recovery(cluster: FakeCluster, backend: Backe
 
 
 def test_existing_repo_is_not_added_again(cluster: FakeCluster, backend: BackendServer) -> None:
-    fresh(cluster).on("helm", "repo", "list", stdout=json.dumps(
-        [{"name": "tracebloc", "url": "https://tracebloc.github.io/client"}]))  # fmt: skip
+    fresh(cluster).on(
+        "helm",
+        "repo",
+        "list",
+        stdout=json.dumps([{"name": "tracebloc", "url": "https://tracebloc.github.io/client"}]),
+    )
     result = cluster.run("install", "--yes", **env_for(backend))
     assert result.returncode == 0, result.stderr
     repo = [a[:2] for a in cluster.calls("helm") if a[0] == "repo"]
@@ -390,16 +472,23 @@ def test_local_chart_needs_no_repo(cluster: FakeCluster, backend: BackendServer)
     assert upgrade[3] == str(chart)
 
 
-def test_ca_bundle_reaches_helm_repo_add(cluster: FakeCluster, backend: BackendServer,
-                                         tmp_path: Path) -> None:  # fmt: skip
+def test_ca_bundle_reaches_helm_repo_add(
+    cluster: FakeCluster, backend: BackendServer, tmp_path: Path
+) -> None:
     ca = tmp_path / "corp-root.pem"
     ca.write_text(CA_PEM, encoding="ascii")
     fresh(cluster)
     result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_CA_BUNDLE=str(ca)))
     assert result.returncode == 0, result.stderr
     [add] = [a for a in cluster.calls("helm") if a[:2] == ["repo", "add"]]
-    assert add == ["repo", "add", "tracebloc", "https://tracebloc.github.io/client",
-                   "--ca-file", str(ca)]  # fmt: skip
+    assert add == [
+        "repo",
+        "add",
+        "tracebloc",
+        "https://tracebloc.github.io/client",
+        "--ca-file",
+        str(ca),
+    ]
 
 
 # --- helm failing, timing out, interrupted ---------------------------------------------
@@ -412,8 +501,13 @@ def test_helm_failure_exits_1_and_keeps_the_previous_values(
     previous = b"clientId: client-7f3a\nenv: {RESOURCE_LIMITS: cpu=1}\n"
     values_file(cluster).parent.mkdir(parents=True)
     values_file(cluster).write_bytes(previous)
-    cluster.on("helm", "upgrade", "--install", rc=1,
-               stderr="Error: UPGRADE FAILED: context deadline exceeded\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "upgrade",
+        "--install",
+        rc=1,
+        stderr="Error: UPGRADE FAILED: context deadline exceeded\n",
+    )
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 1
@@ -440,12 +534,15 @@ def test_helm_past_its_deadline_is_asked_to_stop_then_reported(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="signals to a child process are POSIX")
-@pytest.mark.parametrize(("signum", "code", "said"), [
-    pytest.param("SIGINT", 130, "interrupted", id="ctrl-c"),
-    # 128 + the signal's number, as the bash twin's traps exited: wrappers read it.
-    pytest.param("SIGTERM", 143, "terminated", id="terminated-by-a-service-manager"),
-    pytest.param("SIGHUP", 129, "terminated", id="terminal-closed"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [
+        pytest.param("SIGINT", 130, "interrupted", id="ctrl-c"),
+        # 128 + the signal's number, as the bash twin's traps exited: wrappers read it.
+        pytest.param("SIGTERM", 143, "terminated", id="terminated-by-a-service-manager"),
+        pytest.param("SIGHUP", 129, "terminated", id="terminal-closed"),
+    ],
+)
 def test_interrupt_during_helm_exits_128_plus_signal_and_leaves_values_intact(
     cluster: FakeCluster, backend: BackendServer, signum: str, code: int, said: str
 ) -> None:
@@ -472,8 +569,9 @@ def _wait_for_call(cluster: FakeCluster, verb: str, timeout: float = 30) -> int:
 # --- credentials -----------------------------------------------------------------------
 
 
-def test_no_terminal_and_no_credentials_exits_2_quickly(cluster: FakeCluster,
-                                                         backend: BackendServer) -> None:  # fmt: skip
+def test_no_terminal_and_no_credentials_exits_2_quickly(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
     env = env_for(backend)
     del env["TRACEBLOC_CLIENT_ID"], env["TRACEBLOC_CLIENT_PASSWORD"]
@@ -508,10 +606,13 @@ def test_inactive_account_stops(cluster: FakeCluster, backend: BackendServer) ->
     assert mutations(cluster) == []
 
 
-def test_unreachable_backend_warns_and_continues(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_unreachable_backend_warns_and_continues(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
-    result = cluster.run("install", "--yes", **env_for(
-        backend, TRACEBLOC_BACKEND_URL="http://127.0.0.1:9/"))  # fmt: skip
+    result = cluster.run(
+        "install", "--yes", **env_for(backend, TRACEBLOC_BACKEND_URL="http://127.0.0.1:9/")
+    )
     assert result.returncode == 0, result.stderr
     assert "warning: could not verify" in result.stderr
     assert "warning: warning" not in result.stderr
@@ -588,15 +689,18 @@ def test_rejected_password_is_asked_again_on_the_terminal(
     assert written["clientPassword"] == PASSWORD
 
 
-
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
-@pytest.mark.parametrize(("extra", "fancy"), [
-    pytest.param({}, True, id="terminal-gets-spinner-marks-and-colour"),
-    pytest.param({"NO_COLOR": "1"}, False, id="no-color-gets-plain-lines"),
-    pytest.param({"TB_PLAIN": "1"}, False, id="tb-plain-gets-plain-lines"),
-])  # fmt: skip
-def test_progress_on_a_terminal(cluster: FakeCluster, backend: BackendServer,
-                                extra: dict[str, str], fancy: bool) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "fancy"),
+    [
+        pytest.param({}, True, id="terminal-gets-spinner-marks-and-colour"),
+        pytest.param({"NO_COLOR": "1"}, False, id="no-color-gets-plain-lines"),
+        pytest.param({"TB_PLAIN": "1"}, False, id="tb-plain-gets-plain-lines"),
+    ],
+)
+def test_progress_on_a_terminal(
+    cluster: FakeCluster, backend: BackendServer, extra: dict[str, str], fancy: bool
+) -> None:
     from tests.fakes.terminal import Pty
 
     fresh(cluster).on("helm", "upgrade", "--install", sleep=0.5)  # long enough to spin
@@ -609,8 +713,11 @@ def test_progress_on_a_terminal(cluster: FakeCluster, backend: BackendServer,
 
     assert code == 0, screen
     assert "The tracebloc client is installed and connected" in screen
-    timestamped = [line for line in screen.splitlines()
-                   if line[:1] == "[" and line[3:4] == ":" and "Installing" in line]  # fmt: skip
+    timestamped = [
+        line
+        for line in screen.splitlines()
+        if line[:1] == "[" and line[3:4] == ":" and "Installing" in line
+    ]
     if fancy:
         assert "\x1b[32m✓\x1b[0m Installing the tracebloc client" in screen  # a green mark
         assert "⠋ Installing the tracebloc client" in screen  # the spinner ran
@@ -631,25 +738,30 @@ def test_a_missing_tool_stops_before_credentials_are_asked(
     # An empty mirror: the pinned tool cannot be had, and no test reaches the internet.
     empty = cluster.root / "empty-mirror"
     empty.mkdir()
-    result = cluster.run("install", "--yes", TRACEBLOC_TOOLS_MIRROR=str(empty),
-                         **env_for(backend))  # fmt: skip
+    result = cluster.run("install", "--yes", TRACEBLOC_TOOLS_MIRROR=str(empty), **env_for(backend))
     assert result.returncode == 1
     [error] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     # Either no checksum is pinned for this platform (no download: nothing unverified is
     # fetched), or the mirror lacks the file.
-    assert error.startswith((f"error: {tool} is not available: {tool} v",
-                             f"error: cannot read {empty}")), error  # fmt: skip
+    assert error.startswith(
+        (f"error: {tool} is not available: {tool} v", f"error: cannot read {empty}")
+    ), error
     assert backend.requests == []
     assert mutations(cluster) == []
 
 
-@pytest.mark.parametrize(("variable", "raw"), [
-    pytest.param("TB_HELM_TIMEOUT_MIN", "ten", id="helm-timeout-not-a-number"),
-    pytest.param("TB_METRICS_WAIT_S", "-1", id="negative-metrics-wait"),
-    pytest.param("PF_MIN_MEM_GB", "lots", id="preflight-floor-not-a-number"),
-    pytest.param("TRACEBLOC_CA_BUNDLE", "/nonexistent/ca.pem", id="ca-bundle-missing"),
-    pytest.param("TRACEBLOC_BACKEND_URL", "http://api.example.com/", id="backend-over-plain-http"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("variable", "raw"),
+    [
+        pytest.param("TB_HELM_TIMEOUT_MIN", "ten", id="helm-timeout-not-a-number"),
+        pytest.param("TB_METRICS_WAIT_S", "-1", id="negative-metrics-wait"),
+        pytest.param("PF_MIN_MEM_GB", "lots", id="preflight-floor-not-a-number"),
+        pytest.param("TRACEBLOC_CA_BUNDLE", "/nonexistent/ca.pem", id="ca-bundle-missing"),
+        pytest.param(
+            "TRACEBLOC_BACKEND_URL", "http://api.example.com/", id="backend-over-plain-http"
+        ),
+    ],
+)
 def test_bad_settings_are_one_line_errors_and_nothing_runs(
     cluster: FakeCluster, backend: BackendServer, variable: str, raw: str
 ) -> None:
@@ -667,8 +779,12 @@ def test_bad_settings_are_one_line_errors_and_nothing_runs(
 def test_metrics_api_not_ready_is_waited_for_then_the_install_goes_on(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
-    fresh(cluster).on("kubectl", "get", "apiservice", stdout=json.dumps(
-        {"status": {"conditions": [{"type": "Available", "status": "False"}]}}))  # fmt: skip
+    fresh(cluster).on(
+        "kubectl",
+        "get",
+        "apiservice",
+        stdout=json.dumps({"status": {"conditions": [{"type": "Available", "status": "False"}]}}),
+    )
     result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="1"))
     assert result.returncode == 0, result.stderr
     assert "is registered but not Available after 1s" in result.stderr
@@ -680,9 +796,16 @@ def test_metrics_api_not_registered_yet_is_waited_for_to_the_bound(
 ) -> None:
     # A fresh cluster whose metrics-server has not registered yet (#553 upstream): waited
     # for, as the twins did, not taken for "absent".
-    fresh(cluster).on("kubectl", "get", "apiservice", rc=1, stderr=(
-        'Error from server (NotFound): apiservices.apiregistration.k8s.io '
-        '"v1beta1.metrics.k8s.io" not found\n'))  # fmt: skip
+    fresh(cluster).on(
+        "kubectl",
+        "get",
+        "apiservice",
+        rc=1,
+        stderr=(
+            "Error from server (NotFound): apiservices.apiregistration.k8s.io "
+            '"v1beta1.metrics.k8s.io" not found\n'
+        ),
+    )
     started = time.monotonic()
     result = cluster.run("install", "--yes", **env_for(backend, TB_METRICS_WAIT_S="6"))
     waited = time.monotonic() - started
@@ -700,11 +823,18 @@ def test_override_replaces_the_size_only_and_still_guards(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     fresh(cluster).installed(release_row())
-    cluster.values_of("tracebloc", "tracebloc", {"clientId": CLIENT_ID, "env": {
-        "RESOURCE_LIMITS": "cpu=3,memory=12Gi", "RESOURCE_PROVENANCE": "installer"}})  # fmt: skip
+    cluster.values_of(
+        "tracebloc",
+        "tracebloc",
+        {
+            "clientId": CLIENT_ID,
+            "env": {"RESOURCE_LIMITS": "cpu=3,memory=12Gi", "RESOURCE_PROVENANCE": "installer"},
+        },
+    )
     cluster.status_of("tracebloc", "deployed")
-    result = cluster.run("install", "--yes", **env_for(
-        backend, TRACEBLOC_TRAINING_RESOURCES="cpu=6,memory=20Gi"))  # fmt: skip
+    result = cluster.run(
+        "install", "--yes", **env_for(backend, TRACEBLOC_TRAINING_RESOURCES="cpu=6,memory=20Gi")
+    )
     assert result.returncode == 0, result.stderr
     written = yaml.safe_load(values_file(cluster).read_text(encoding="utf-8"))
     assert written["env"]["RESOURCE_LIMITS"] == "cpu=6,memory=20Gi"
@@ -731,10 +861,15 @@ def test_install_writes_and_runs_exactly_what_plan_showed(
     assert ["helm", *upgrade] == planned_argv
 
 
-@pytest.mark.parametrize(("context", "server", "prepared"), [
-    pytest.param("k3d-tracebloc", "https://127.0.0.1:6443", True, id="local-cluster-named-with-context"),
-    pytest.param("prod-eu", "https://k8s.prod.example.com:6443", False, id="remote-cluster"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("context", "server", "prepared"),
+    [
+        pytest.param(
+            "k3d-tracebloc", "https://127.0.0.1:6443", True, id="local-cluster-named-with-context"
+        ),
+        pytest.param("prod-eu", "https://k8s.prod.example.com:6443", False, id="remote-cluster"),
+    ],
+)
 def test_release_directories_are_prepared_whenever_the_cluster_runs_here(
     cluster: FakeCluster, backend: BackendServer, context: str, server: str, prepared: bool
 ) -> None:
@@ -749,7 +884,9 @@ def test_release_directories_are_prepared_whenever_the_cluster_runs_here(
         assert not base.exists()
         return
     if sys.platform != "win32":
-        modes = {name: stat.S_IMODE(os.stat(base / name).st_mode) for name in ("data", "logs", "mysql")}
+        modes = {
+            name: stat.S_IMODE(os.stat(base / name).st_mode) for name in ("data", "logs", "mysql")
+        }
         assert modes == {"data": 0o2777, "logs": 0o3777, "mysql": 0o777}
     else:
         assert all((base / name).is_dir() for name in ("data", "logs", "mysql"))

@@ -105,7 +105,9 @@ def test_a_running_local_cluster_missing_from_the_kubeconfig_is_judged_before_th
     assert backend.requests == []
     changed = changed_machine(cluster)
     assert ["k3d", "kubeconfig", "get", "tracebloc"] in changed  # how it was read
-    assert [c for c in changed if c[1:3] != ["kubeconfig", "get"]] == [] and mutations(cluster) == []
+    assert [c for c in changed if c[1:3] != ["kubeconfig", "get"]] == [] and mutations(
+        cluster
+    ) == []
     assert not cluster.kubeconfig.exists()  # nothing merged into the user's kubeconfig
 
 
@@ -122,11 +124,17 @@ def test_an_existing_cluster_with_another_client_is_refused_before_credentials_a
     assert backend.requests == [] and mutations(cluster) == []
 
 
-@pytest.mark.parametrize(("state", "said"), [
-    pytest.param("none", "does not exist yet: nothing is installed in it", id="no-cluster-yet"),
-    pytest.param("stopped", "is stopped: what is installed in it is read and judged by install "
-                 "once it is up", id="stopped-cluster"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [
+        pytest.param("none", "does not exist yet: nothing is installed in it", id="no-cluster-yet"),
+        pytest.param(
+            "stopped",
+            "is stopped: what is installed in it is read and judged by install once it is up",
+            id="stopped-cluster",
+        ),
+    ],
+)
 def test_plan_says_when_the_local_cluster_cannot_be_judged_yet(
     cluster: FakeCluster, backend: BackendServer, state: str, said: str
 ) -> None:
@@ -144,11 +152,14 @@ def test_plan_says_when_the_local_cluster_cannot_be_judged_yet(
 
 
 @POSIX_ONLY
-@pytest.mark.parametrize(("choice", "answer"), [
-    pytest.param("w", "n", id="wipe-then-decline-wipes-nothing"),
-    pytest.param("w", "y", id="wipe-then-yes-wipes-before-the-create"),
-    pytest.param("n", "n", id="another-directory-is-the-planned-mount"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("choice", "answer"),
+    [
+        pytest.param("w", "n", id="wipe-then-decline-wipes-nothing"),
+        pytest.param("w", "y", id="wipe-then-yes-wipes-before-the-create"),
+        pytest.param("n", "n", id="another-directory-is-the-planned-mount"),
+    ],
+)
 def test_leftover_data_is_decided_before_the_plan_and_wiped_only_after_the_go_ahead(
     cluster: FakeCluster, backend: BackendServer, choice: str, answer: str
 ) -> None:
@@ -175,7 +186,7 @@ def test_leftover_data_is_decided_before_the_plan_and_wiped_only_after_the_go_ah
         code = term.wait(timeout=90)
         screen = term.screen()
 
-    plan = unwrapped(shown[shown.index("changes, in order"):])
+    plan = unwrapped(shown[shown.index("changes, in order") :])
     assert f"-v {data}:/tracebloc@all" in plan, plan
     assert screen.count("[y/N]") == 2 and screen.count("Choice [r/w/n/a]") == 1
     if answer == "n":
@@ -190,11 +201,14 @@ def test_leftover_data_is_decided_before_the_plan_and_wiped_only_after_the_go_ah
         assert "deleted after the go-ahead" in plan
 
 
-@pytest.mark.parametrize(("flag", "said"), [
-    pytest.param("--wipe-data", "deleted after the go-ahead", id="wipe"),
-    pytest.param("--reuse-data", "kept and used by the new cluster", id="reuse"),
-    pytest.param(None, "no choice given; install asks before its plan", id="no-choice"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        pytest.param("--wipe-data", "deleted after the go-ahead", id="wipe"),
+        pytest.param("--reuse-data", "kept and used by the new cluster", id="reuse"),
+        pytest.param(None, "no choice given; install asks before its plan", id="no-choice"),
+    ],
+)
 def test_plan_shows_the_leftover_choice_and_the_mount_install_would_use(
     cluster: FakeCluster, backend: BackendServer, flag: str | None, said: str
 ) -> None:
@@ -260,4 +274,6 @@ def test_declining_after_choosing_another_directory_names_where_the_log_and_lock
     assert code == 1, screen
     assert (first / "install.log").exists()
     assert not elsewhere.exists() or not any(elsewhere.iterdir())
-    assert f"Nothing was changed. Only the engine's own log and lock in {first} were" in screen, screen
+    assert f"Nothing was changed. Only the engine's own log and lock in {first} were" in screen, (
+        screen
+    )

@@ -27,15 +27,37 @@ from tests.fakes.localcluster import (
 from tests.test_cli_install import CA_PEM, env_for, fresh
 
 CREATE_DEFAULTS = [
-    "--servers", "1", "--agents", "1", "--api-port", "127.0.0.1:6550",
-]  # fmt: skip
-DISABLES = ["--k3s-arg", "--disable=traefik@server:*", "--k3s-arg", "--disable=servicelb@server:*",
-            "--k3s-arg", "--disable=local-storage@server:*"]  # fmt: skip
+    "--servers",
+    "1",
+    "--agents",
+    "1",
+    "--api-port",
+    "127.0.0.1:6550",
+]
+DISABLES = [
+    "--k3s-arg",
+    "--disable=traefik@server:*",
+    "--k3s-arg",
+    "--disable=servicelb@server:*",
+    "--k3s-arg",
+    "--disable=local-storage@server:*",
+]
 LABEL = ["--runtime-label", "tracebloc.io/created-by=tracebloc-installer@server:*"]
-MERGE = ["kubeconfig", "merge", "tracebloc", "--kubeconfig-merge-default",
-         "--kubeconfig-switch-context"]  # fmt: skip
-RESTART = ["update", "--restart", "unless-stopped", "k3d-tracebloc-server-0",
-           "k3d-tracebloc-agent-0", "k3d-tracebloc-serverlb"]  # fmt: skip
+MERGE = [
+    "kubeconfig",
+    "merge",
+    "tracebloc",
+    "--kubeconfig-merge-default",
+    "--kubeconfig-switch-context",
+]
+RESTART = [
+    "update",
+    "--restart",
+    "unless-stopped",
+    "k3d-tracebloc-server-0",
+    "k3d-tracebloc-agent-0",
+    "k3d-tracebloc-serverlb",
+]
 
 
 def data_dir(cluster: FakeCluster) -> Path:
@@ -44,13 +66,19 @@ def data_dir(cluster: FakeCluster) -> Path:
 
 def local_calls(cluster: FakeCluster) -> list[list[str]]:
     """docker and k3d calls, without `k3d version` (how the engine picks its k3d)."""
-    return [[e["tool"], *e["argv"]] for e in cluster.call_log()
-            if e["tool"] in ("docker", "k3d") and e["argv"][:1] != ["version"]]  # fmt: skip
+    return [
+        [e["tool"], *e["argv"]]
+        for e in cluster.call_log()
+        if e["tool"] in ("docker", "k3d") and e["argv"][:1] != ["version"]
+    ]
 
 
 def install(cluster: FakeCluster, server: BackendServer, **extra: str) -> CompletedProcess[str]:
-    return cluster.run("install", "--yes", **env_for(server, TRACEBLOC_SKIP_PREFLIGHT="0",
-                                                     PF_MIN_DISK_GB="0", **extra))  # fmt: skip
+    return cluster.run(
+        "install",
+        "--yes",
+        **env_for(server, TRACEBLOC_SKIP_PREFLIGHT="0", PF_MIN_DISK_GB="0", **extra),
+    )
 
 
 def test_fresh_machine_creates_the_cluster_as_the_twins_did(
@@ -64,8 +92,22 @@ def test_fresh_machine_creates_the_cluster_as_the_twins_did(
     assert local_calls(cluster) == [
         ["docker", "info", "--format", "{{json .}}"],
         ["k3d", "cluster", "list", "-o", "json"],
-        ["k3d", "cluster", "create", "tracebloc", *CREATE_DEFAULTS, "-v", f"{data}:/tracebloc@all",
-         *DISABLES, "--wait", "--timeout", "15m", "--image", "rancher/k3s:v1.29.4-k3s1", *LABEL],
+        [
+            "k3d",
+            "cluster",
+            "create",
+            "tracebloc",
+            *CREATE_DEFAULTS,
+            "-v",
+            f"{data}:/tracebloc@all",
+            *DISABLES,
+            "--wait",
+            "--timeout",
+            "15m",
+            "--image",
+            "rancher/k3s:v1.29.4-k3s1",
+            *LABEL,
+        ],
         ["docker", *RESTART],
         ["k3d", *MERGE],
     ]
@@ -73,8 +115,10 @@ def test_fresh_machine_creates_the_cluster_as_the_twins_did(
     assert "https://127.0.0.1:6550" in cluster.kubeconfig.read_text(encoding="utf-8")
     # The release's hostPath directories exist before helm ran, with the twins' modes.
     if sys.platform != "win32":
-        modes = {name: stat.S_IMODE(os.stat(data_dir(cluster) / "tracebloc" / name).st_mode)
-                 for name in ("data", "logs", "mysql")}  # fmt: skip
+        modes = {
+            name: stat.S_IMODE(os.stat(data_dir(cluster) / "tracebloc" / name).st_mode)
+            for name in ("data", "logs", "mysql")
+        }
         assert modes == {"data": 0o2777, "logs": 0o3777, "mysql": 0o777}
     order = [e["tool"] + " " + e["argv"][0] for e in cluster.call_log()]
     assert order.index("k3d kubeconfig") < order.index("helm list")
@@ -88,10 +132,15 @@ def test_plan_shows_every_docker_and_k3d_command_and_runs_none(cluster: FakeClus
     local = json.loads(result.stdout)["local_cluster"]
     assert local["managed"] is True and local["action"] == "create"
     assert [argv[:3] for argv in local["commands"]] == [
-        ["k3d", "cluster", "create"], ["docker", "update", "--restart"], ["k3d", "kubeconfig", "merge"]]  # fmt: skip
+        ["k3d", "cluster", "create"],
+        ["docker", "update", "--restart"],
+        ["k3d", "kubeconfig", "merge"],
+    ]
     # Reads only: nothing was created, started, merged or updated.
-    assert local_calls(cluster) == [["docker", "info", "--format", "{{json .}}"],
-                                    ["k3d", "cluster", "list", "-o", "json"]]  # fmt: skip
+    assert local_calls(cluster) == [
+        ["docker", "info", "--format", "{{json .}}"],
+        ["k3d", "cluster", "list", "-o", "json"],
+    ]
     assert not data_dir(cluster).exists()
 
 
@@ -152,8 +201,9 @@ def test_a_drifted_cluster_is_refused_with_the_remedy_and_never_deleted(
     assert result.returncode == 1
     assert "no /tracebloc mount" in result.stderr
     assert "k3d cluster delete tracebloc" in result.stderr  # advice, never run
-    assert not any(c[1:3] in (["cluster", "delete"], ["cluster", "create"])
-                   for c in local_calls(cluster))  # fmt: skip
+    assert not any(
+        c[1:3] in (["cluster", "delete"], ["cluster", "create"]) for c in local_calls(cluster)
+    )
     assert cluster.calls("helm") == []
 
 
@@ -162,8 +212,11 @@ def test_a_create_that_times_out_removes_the_partial_cluster(
 ) -> None:
     # k3d's --timeout is 0.05 minutes = 3s; the backstop adds 5 minutes, so k3d failing its
     # own timeout is what a real wedged pull looks like: exit 1 and a partial cluster left.
-    creatable(docker_running(machine_without_cluster(fresh(cluster))), rc=1,
-              stderr="FATA failed to create cluster: context deadline exceeded\n")  # fmt: skip
+    creatable(
+        docker_running(machine_without_cluster(fresh(cluster))),
+        rc=1,
+        stderr="FATA failed to create cluster: context deadline exceeded\n",
+    )
     result = install(cluster, backend, TB_CREATE_TIMEOUT_MIN="0.05")
 
     assert result.returncode == 1
@@ -177,9 +230,12 @@ def test_a_cluster_someone_else_created_meanwhile_is_never_deleted(
 ) -> None:
     """Absent when read, then k3d says it already exists (another install made it while
     this one waited): that cluster is not this run's, so it is left as it is."""
-    creatable(docker_running(machine_without_cluster(fresh(cluster))), rc=1,
-              stderr="FATA[0000] Failed to create cluster 'tracebloc' because a cluster with "
-                     "that name already exists\n")  # fmt: skip
+    creatable(
+        docker_running(machine_without_cluster(fresh(cluster))),
+        rc=1,
+        stderr="FATA[0000] Failed to create cluster 'tracebloc' because a cluster with "
+        "that name already exists\n",
+    )
     result = install(cluster, backend)
 
     assert result.returncode == 1
@@ -202,17 +258,20 @@ def test_two_installs_of_the_local_cluster_are_one_at_a_time(
 
     assert result.returncode != 0
     assert "team-b" in result.stderr, result.stderr
-    assert not [c for c in local_calls(cluster) if c[:2] == ["k3d", "cluster"] and
-                c[2] in ("create", "start", "delete")]  # fmt: skip
+    assert not [
+        c
+        for c in local_calls(cluster)
+        if c[:2] == ["k3d", "cluster"] and c[2] in ("create", "start", "delete")
+    ]
 
 
-@pytest.mark.parametrize("gpu", [pytest.param(True, id="gpu-listed"),
-                                 pytest.param(False, id="runtime-without-a-gpu")])  # fmt: skip
+@pytest.mark.parametrize(
+    "gpu", [pytest.param(True, id="gpu-listed"), pytest.param(False, id="runtime-without-a-gpu")]
+)
 def test_the_nvidia_runtime_adds_gpus_to_one_node_only_with_a_gpu_here(
     cluster: FakeCluster, backend: BackendServer, gpu: bool
 ) -> None:
-    creatable(docker_running(machine_without_cluster(fresh(cluster)),
-                             runtimes=("nvidia", "runc")))  # fmt: skip
+    creatable(docker_running(machine_without_cluster(fresh(cluster)), runtimes=("nvidia", "runc")))
     if gpu:
         cluster.install("nvidia-smi")
         cluster.on("nvidia-smi", "-L", stdout="GPU 0: NVIDIA RTX A4000 (UUID: GPU-1)\n")
@@ -238,16 +297,23 @@ def test_proxy_and_ca_are_carried_into_the_nodes(
     creatable(docker_running(machine_without_cluster(fresh(cluster))))
     ca = tmp_path / "corp-ca.pem"
     ca.write_text(CA_PEM, encoding="ascii")  # a real PEM: the one CA rule checks it for every use
-    result = install(cluster, backend, HTTPS_PROXY="http://ada:S3cret@proxy.corp:3128",
-                     NO_PROXY=f"corp.example,127.0.0.1,{backend.url.split('//')[1].split(':')[0]}",
-                     CURL_CA_BUNDLE=str(ca))  # fmt: skip
+    result = install(
+        cluster,
+        backend,
+        HTTPS_PROXY="http://ada:S3cret@proxy.corp:3128",
+        NO_PROXY=f"corp.example,127.0.0.1,{backend.url.split('//')[1].split(':')[0]}",
+        CURL_CA_BUNDLE=str(ca),
+    )
 
     assert result.returncode == 0, result.stderr
     create = next(c for c in local_calls(cluster) if c[1:3] == ["cluster", "create"])
     config = create[create.index("--config") + 1]
-    assert create[create.index(config) + 1:create.index(config) + 5] == [
-        "-v", f"{ca}:/etc/ssl/certs/tracebloc-mitm-ca.crt@all", "--registry-config",
-        create[create.index("--registry-config") + 1]]  # fmt: skip
+    assert create[create.index(config) + 1 : create.index(config) + 5] == [
+        "-v",
+        f"{ca}:/etc/ssl/certs/tracebloc-mitm-ca.crt@all",
+        "--registry-config",
+        create[create.index("--registry-config") + 1],
+    ]
     assert not any("S3cret" in part for part in create)
     # The proxy configuration (which holds the password) is gone once the create ran.
     assert not Path(config).exists()
@@ -279,15 +345,16 @@ def test_leftover_data_without_a_choice_stops_and_deletes_nothing(
     assert (old / "ibdata1").exists()
     assert not any(c[1:3] == ["cluster", "create"] for c in local_calls(cluster))
 
-    wiped = cluster.run("install", "--yes", "--wipe-data",
-                        **env_for(backend, PF_MIN_DISK_GB="0"))  # fmt: skip
+    wiped = cluster.run("install", "--yes", "--wipe-data", **env_for(backend, PF_MIN_DISK_GB="0"))
     assert wiped.returncode == 0, wiped.stderr
     assert not (old / "ibdata1").exists()
 
 
 @pytest.mark.parametrize("memory_gib", [16])
 def test_plan_reports_dockers_budget_as_the_machine(cluster: FakeCluster, memory_gib: int) -> None:
-    creatable(docker_running(machine_without_cluster(fresh(cluster)), memory_gib=memory_gib, cpus=3))
+    creatable(
+        docker_running(machine_without_cluster(fresh(cluster)), memory_gib=memory_gib, cpus=3)
+    )
     machine = json.loads(cluster.run("plan", "--json").stdout)["machine"]
     assert (machine["budget"], machine["cpu_count"]) == ("docker", 3)
     assert machine["memory_total_bytes"] == memory_gib * GIB
@@ -299,7 +366,9 @@ def test_a_proxy_configuration_a_killed_run_left_is_removed_by_the_next_create(
     creatable(docker_running(machine_without_cluster(fresh(cluster))))
     leftover = data_dir(cluster) / ".k3d" / "tracebloc-proxy.yaml"  # a kill -9 mid-create
     leftover.parent.mkdir(parents=True)
-    leftover.write_text("env:\n- envVar: HTTPS_PROXY=http://ada:S3cret@proxy.corp:3128\n", encoding="utf-8")
+    leftover.write_text(
+        "env:\n- envVar: HTTPS_PROXY=http://ada:S3cret@proxy.corp:3128\n", encoding="utf-8"
+    )
     result = install(cluster, backend)  # no proxy this time
 
     assert result.returncode == 0, result.stderr

@@ -50,9 +50,20 @@ def values_path(cluster: FakeCluster) -> str:
 
 
 def expected_argv(cluster: FakeCluster, *extra: str) -> list[str]:
-    return ["helm", "upgrade", "--install", "tracebloc", "tracebloc/client",
-            "--namespace", "tracebloc", "--create-namespace", "--cleanup-on-fail",
-            "--values", values_path(cluster), *extra]  # fmt: skip
+    return [
+        "helm",
+        "upgrade",
+        "--install",
+        "tracebloc",
+        "tracebloc/client",
+        "--namespace",
+        "tracebloc",
+        "--create-namespace",
+        "--cleanup-on-fail",
+        "--values",
+        values_path(cluster),
+        *extra,
+    ]
 
 
 def test_plan_json_shows_training_release_values_and_helm(cluster: FakeCluster) -> None:
@@ -95,8 +106,18 @@ def test_plan_never_writes_to_the_cluster(cluster: FakeCluster) -> None:
     ]
     assert sorted(cluster.calls("helm")) == [
         ["get", "values", "tracebloc", "-n", "tracebloc", "-o", "json"],
-        ["list", "--all-namespaces", "--deployed", "--failed", "--pending", "--uninstalling",
-         "--max", "0", "-o", "json"],
+        [
+            "list",
+            "--all-namespaces",
+            "--deployed",
+            "--failed",
+            "--pending",
+            "--uninstalling",
+            "--max",
+            "0",
+            "-o",
+            "json",
+        ],
         ["status", "tracebloc", "-n", "tracebloc", "-o", "json"],
     ]
 
@@ -112,11 +133,29 @@ def test_kubeconfig_and_context_reach_helm_argv(cluster: FakeCluster) -> None:
         cluster, "--kubeconfig", kubeconfig, "--kube-context", "prod-eu"
     )
     assert sorted(cluster.calls("kubectl")) == [
-        ["config", "view", "--minify", "-o", "json", "--kubeconfig", kubeconfig,
-         "--context", "prod-eu"],
-        ["get", "nodes", "-o", "json", "--kubeconfig", kubeconfig, "--context", "prod-eu",
-         "--request-timeout=10s"],
-    ]  # fmt: skip
+        [
+            "config",
+            "view",
+            "--minify",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+            "--context",
+            "prod-eu",
+        ],
+        [
+            "get",
+            "nodes",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+            "--context",
+            "prod-eu",
+            "--request-timeout=10s",
+        ],
+    ]
 
 
 def test_namespace_names_release_and_namespace(cluster: FakeCluster) -> None:
@@ -137,13 +176,17 @@ def test_chart_path_is_used_as_the_chart(cluster: FakeCluster) -> None:
 
 def test_chart_flag_is_used_as_the_chart(cluster: FakeCluster) -> None:
     fresh(cluster)
-    doc = cluster.run_json("plan", "--chart", "oci://registry.corp.example/charts/client",
-                           **CREDENTIALS)  # fmt: skip
+    doc = cluster.run_json(
+        "plan", "--chart", "oci://registry.corp.example/charts/client", **CREDENTIALS
+    )
     assert doc["helm"]["argv"][4] == "oci://registry.corp.example/charts/client"
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file mode; Windows restricts the "
-                    "file with an ACL instead (tests/test_valuesfile.py's icacls tests)")
+@pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="POSIX file mode; Windows restricts the "
+    "file with an ACL instead (tests/test_valuesfile.py's icacls tests)",
+)
 def test_values_out_writes_exactly_the_rendered_bytes(cluster: FakeCluster) -> None:
     fresh(cluster)
     out = cluster.root / "out" / "values.yaml"
@@ -204,8 +247,10 @@ def test_no_secret_in_argv_or_output(cluster: FakeCluster, flags: tuple[str, ...
 def test_no_secret_in_output_when_a_tool_echoes_it(
     cluster: FakeCluster, flags: tuple[str, ...]
 ) -> None:
-    echoed = (f"Unable to connect to the server: proxyconnect tcp: "
-              f"http://ana:{PROXY_PASSWORD}@proxy.corp.example:3128: no such host\n")  # fmt: skip
+    echoed = (
+        f"Unable to connect to the server: proxyconnect tcp: "
+        f"http://ana:{PROXY_PASSWORD}@proxy.corp.example:3128: no such host\n"
+    )
     cluster.on("kubectl", "get", "nodes", stderr=echoed, rc=1)
     cluster.on("helm", "get", "values", stderr="Error: " + echoed, rc=1)
     cluster.on("helm", "list", stderr="Error: Kubernetes cluster unreachable: " + echoed, rc=1)
@@ -269,8 +314,12 @@ def test_nvidia_gpu_adds_gpu_limits_and_device_plugin(cluster: FakeCluster) -> N
 def test_nvidia_smi_listing_no_gpu_means_none(cluster: FakeCluster) -> None:
     fresh(cluster)
     cluster.install("nvidia-smi")
-    cluster.on("nvidia-smi", "-L", stderr="NVIDIA-SMI has failed because it couldn't "
-               "communicate with the NVIDIA driver.\n", rc=9)  # fmt: skip
+    cluster.on(
+        "nvidia-smi",
+        "-L",
+        stderr="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
+        rc=9,
+    )
     doc = cluster.run_json("plan", **CREDENTIALS)
     assert doc["values"]["env"]["GPU_LIMITS"] == ""
     assert "gpu" not in doc["values"]
@@ -279,19 +328,35 @@ def test_nvidia_smi_listing_no_gpu_means_none(cluster: FakeCluster) -> None:
 @pytest.mark.parametrize(
     ("setup", "expected"),
     [
-        pytest.param(lambda c: c.nodes(node("one")).view("default", "https://127.0.0.1:6443"),
-                     "true", id="loopback-api-server"),
-        pytest.param(lambda c: c.nodes(node("k3d-tracebloc-server-0"), node("k3d-tracebloc-agent-0")),
-                     "true", id="k3d-server-and-agent-on-this-machine"),
-        pytest.param(lambda c: c.nodes(node("a"), node("b")).view("prod", "https://10.1.2.3:6443"),
-                     None, id="remote-two-nodes-left-to-the-chart"),
-        pytest.param(lambda c: c.nodes(node("one")).view("prod", "https://10.1.2.3:6443"),
-                     None, id="remote-one-node-left-to-the-chart"),
-        pytest.param(lambda c: c.on("kubectl", "get", "nodes", rc=1,
-                                    stderr="The connection to the server was refused\n"),
-                     None, id="cluster-unreadable"),
+        pytest.param(
+            lambda c: c.nodes(node("one")).view("default", "https://127.0.0.1:6443"),
+            "true",
+            id="loopback-api-server",
+        ),
+        pytest.param(
+            lambda c: c.nodes(node("k3d-tracebloc-server-0"), node("k3d-tracebloc-agent-0")),
+            "true",
+            id="k3d-server-and-agent-on-this-machine",
+        ),
+        pytest.param(
+            lambda c: c.nodes(node("a"), node("b")).view("prod", "https://10.1.2.3:6443"),
+            None,
+            id="remote-two-nodes-left-to-the-chart",
+        ),
+        pytest.param(
+            lambda c: c.nodes(node("one")).view("prod", "https://10.1.2.3:6443"),
+            None,
+            id="remote-one-node-left-to-the-chart",
+        ),
+        pytest.param(
+            lambda c: c.on(
+                "kubectl", "get", "nodes", rc=1, stderr="The connection to the server was refused\n"
+            ),
+            None,
+            id="cluster-unreadable",
+        ),
     ],
-)  # fmt: skip
+)
 def test_single_node(cluster: FakeCluster, setup: Any, expected: str | None) -> None:
     setup(cluster.installed())
     doc = cluster.run_json("plan", **CREDENTIALS)
@@ -313,8 +378,14 @@ def test_mysql_auto_keeps_84_from_the_existing_values_file(cluster: FakeCluster)
 
 def test_mysql_auto_keeps_57_for_an_installed_release(cluster: FakeCluster) -> None:
     cluster.nodes(node("a")).installed(release_row()).status_of("tracebloc", "deployed")
-    cluster.values_of("tracebloc", "tracebloc", {"clientId": CREDENTIALS["TRACEBLOC_CLIENT_ID"],
-                      "env": {"RESOURCE_LIMITS": "cpu=2,memory=8Gi"}})  # fmt: skip
+    cluster.values_of(
+        "tracebloc",
+        "tracebloc",
+        {
+            "clientId": CREDENTIALS["TRACEBLOC_CLIENT_ID"],
+            "env": {"RESOURCE_LIMITS": "cpu=2,memory=8Gi"},
+        },
+    )
     doc = cluster.run_json("plan", **CREDENTIALS)
     assert doc["release"]["state"] == "present"
     assert doc["mysql"]["engine"] == "5.7"
@@ -326,9 +397,11 @@ def test_mysql_auto_keeps_57_for_an_installed_release(cluster: FakeCluster) -> N
 HOMES = {
     "linux": ({"HOME": "/home/ana"}, "/home/ana/.tracebloc/values.yaml"),
     "darwin": ({"HOME": "/Users/ana"}, "/Users/ana/.tracebloc/values.yaml"),
-    "windows": ({"USERPROFILE": "C:\\Users\\ana", "HOME": "/should/not/be/used"},
-                "C:\\Users\\ana\\.tracebloc\\values.yaml"),
-}  # fmt: skip
+    "windows": (
+        {"USERPROFILE": "C:\\Users\\ana", "HOME": "/should/not/be/used"},
+        "C:\\Users\\ana\\.tracebloc\\values.yaml",
+    ),
+}
 
 
 def argv_on(sys_platform: str, mocker: Any, *flags: str) -> tuple[list[str], str]:
@@ -339,8 +412,9 @@ def argv_on(sys_platform: str, mocker: Any, *flags: str) -> tuple[list[str], str
     probe = probe_config(env, kubeconfig=kubeconfig, context=context)
     cfg = plan_config(env, probe, os_=os_)
     assert cfg.values_path == expected_path
-    argv = upgrade_install_args(cfg.probe.release, cfg.chart, cfg.probe.namespace,
-                                cfg.values_path, cfg.probe.conn)  # fmt: skip
+    argv = upgrade_install_args(
+        cfg.probe.release, cfg.chart, cfg.probe.namespace, cfg.values_path, cfg.probe.conn
+    )
     return argv, cfg.values_path
 
 
@@ -354,9 +428,18 @@ def test_helm_argv_identical_on_every_os_but_the_values_path(
         shown[sys_platform] = [part if part != path else "<values>" for part in argv]
         assert argv[argv.index("--values") + 1] == path
     assert shown["linux"] == shown["darwin"] == shown["win32"]
-    assert shown["linux"][:10] == ["upgrade", "--install", "tracebloc", "tracebloc/client",
-                                   "--namespace", "tracebloc", "--create-namespace",
-                                   "--cleanup-on-fail", "--values", "<values>"]  # fmt: skip
+    assert shown["linux"][:10] == [
+        "upgrade",
+        "--install",
+        "tracebloc",
+        "tracebloc/client",
+        "--namespace",
+        "tracebloc",
+        "--create-namespace",
+        "--cleanup-on-fail",
+        "--values",
+        "<values>",
+    ]
 
 
 def test_windows_values_path(mocker: Any) -> None:
@@ -366,9 +449,11 @@ def test_windows_values_path(mocker: Any) -> None:
 
 # --- helm's own answer: a server-side dry run of the planned upgrade -------------------------
 
-DRY_RUN_OK = "Release \"tracebloc\" does not exist. Installing it now.\nSTATUS: pending-install\n"
-KUBE_VERSION_REFUSAL = ("Error: INSTALLATION FAILED: chart requires kubeVersion: >=1.24.0-0 "
-                        "which is incompatible with Kubernetes v1.20.2\n")  # fmt: skip
+DRY_RUN_OK = 'Release "tracebloc" does not exist. Installing it now.\nSTATUS: pending-install\n'
+KUBE_VERSION_REFUSAL = (
+    "Error: INSTALLATION FAILED: chart requires kubeVersion: >=1.24.0-0 "
+    "which is incompatible with Kubernetes v1.20.2\n"
+)
 LOCAL_CHART = str(REPO / "tests" / "chart")
 
 
@@ -389,11 +474,15 @@ def test_plan_foresees_that_helm_refuses_the_chart(cluster: FakeCluster) -> None
     assert verdict["action"] == "refused"
     assert verdict["exit"] == 1 and doc["exit"] == 1
     assert "chart requires kubeVersion: >=1.24.0-0" in verdict["reason"]
-    assert verdict["dry_run"].startswith("refused: exit 1: Error: INSTALLATION FAILED: chart requires")
+    assert verdict["dry_run"].startswith(
+        "refused: exit 1: Error: INSTALLATION FAILED: chart requires"
+    )
     assert "rollback" not in verdict["remedy"] and "uninstall" not in verdict["remedy"]
     text = cluster.run("plan", "--chart", LOCAL_CHART, **CREDENTIALS)
     assert text.returncode == 1
-    assert "helm dry run:   refused: exit 1: Error: INSTALLATION FAILED" in text.stdout + text.stderr
+    assert (
+        "helm dry run:   refused: exit 1: Error: INSTALLATION FAILED" in text.stdout + text.stderr
+    )
     # The dry run is the planned command, asked of the server, changing nothing.
     [argv] = dry_runs(cluster)[:1]
     assert argv[:4] == ["upgrade", "--install", "tracebloc", LOCAL_CHART]
@@ -408,7 +497,9 @@ def test_plan_says_when_helm_accepts_the_chart(cluster: FakeCluster) -> None:
     assert doc["verdict"]["dry_run"] == "helm's server-side dry run accepted the chart and values"
 
 
-def test_plan_does_not_dry_run_a_repository_chart_install_prepares_first(cluster: FakeCluster) -> None:
+def test_plan_does_not_dry_run_a_repository_chart_install_prepares_first(
+    cluster: FakeCluster,
+) -> None:
     fresh(cluster)
     doc = cluster.run_json("plan", **CREDENTIALS)
     assert dry_runs(cluster) == []
@@ -423,7 +514,9 @@ def test_the_dry_run_reads_the_values_from_a_private_file_removed_after(
     from tests.fakes.executables import make_executable
 
     seen = cluster.root / "seen.json"
-    make_executable(cluster.bin / "helm", f"""import json, os, stat, sys
+    make_executable(
+        cluster.bin / "helm",
+        f"""import json, os, stat, sys
 argv = sys.argv[1:]
 if "--dry-run=server" in argv:
     path = argv[argv.index("--values") + 1]
@@ -431,7 +524,9 @@ if "--dry-run=server" in argv:
         json.dump({{"path": path, "mode": stat.S_IMODE(os.stat(path).st_mode),
                    "dir_mode": stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode),
                    "text": open(path).read()}}, out)
-""" + cluster.program("helm"))  # fmt: skip
+"""
+        + cluster.program("helm"),
+    )
     fresh(cluster).on("helm", "upgrade", "--dry-run=server", stdout=DRY_RUN_OK)
     result = cluster.run("plan", "--chart", LOCAL_CHART, **SECRET_ENV)
 
@@ -453,11 +548,18 @@ def test_no_dry_run_of_a_wedged_release_install_recovers_first(cluster: FakeClus
     cluster.nodes(node("laptop", "8", "16Gi")).installed(release_row(status="pending-upgrade"))
     cluster.values_of("tracebloc", "tracebloc", {"clientId": "client-7f3a"})
     cluster.status_of("tracebloc", "pending-upgrade")
-    cluster.on("helm", "upgrade", "--dry-run=server", rc=1,
-               stderr="Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress\n")  # fmt: skip
+    cluster.on(
+        "helm",
+        "upgrade",
+        "--dry-run=server",
+        rc=1,
+        stderr="Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress\n",
+    )
     doc = cluster.run_json("plan", "--chart", LOCAL_CHART, **CREDENTIALS)
 
     assert doc["exit"] == 0
     assert doc["verdict"]["action"] == "upgrade"
-    assert doc["verdict"]["dry_run"].startswith("not run: install first recovers the release (helm rollback)")
+    assert doc["verdict"]["dry_run"].startswith(
+        "not run: install first recovers the release (helm rollback)"
+    )
     assert dry_runs(cluster) == []

@@ -59,7 +59,6 @@ def single_json_document(stdout: str) -> dict[str, Any]:
     return document
 
 
-
 @pytest.fixture
 def reap(cluster: FakeCluster) -> Iterator[FakeCluster]:
     """After the test, kill any fake (or its grandchild) that the probe failed to stop."""
@@ -98,10 +97,16 @@ def test_fresh_install_on_a_laptop_is_sized_from_its_node_with_one_call_each(
         }
     ]
     assert doc["release"] == {"name": "tracebloc", "namespace": "tracebloc", "state": "absent"}
-    assert doc["tools"]["kubectl"] == {"path": str(cluster.executable("kubectl")),
-                                       "version": "v1.37.1", "source": "path"}  # fmt: skip
-    assert doc["tools"]["helm"] == {"path": str(cluster.executable("helm")),
-                                    "version": "v4.2.3", "source": "path"}  # fmt: skip
+    assert doc["tools"]["kubectl"] == {
+        "path": str(cluster.executable("kubectl")),
+        "version": "v1.37.1",
+        "source": "path",
+    }
+    assert doc["tools"]["helm"] == {
+        "path": str(cluster.executable("helm")),
+        "version": "v4.2.3",
+        "source": "path",
+    }
     assert doc["warnings"] == []
     machine = doc["machine"]
     assert machine["os"] in ("linux", "darwin", "windows")
@@ -142,7 +147,10 @@ def test_a_tb_namespace_with_nothing_left_is_default_and_refused(cluster: FakeCl
     cluster.nodes(laptop()).release_absent()
     result = cluster.run("probe", "--json", TB_NAMESPACE="!!!")
     assert result.returncode == 2
-    assert "TB_NAMESPACE 'default' is a namespace the tracebloc client may not use" in result.stdout + result.stderr
+    assert (
+        "TB_NAMESPACE 'default' is a namespace the tracebloc client may not use"
+        in result.stdout + result.stderr
+    )
     assert cluster.calls() == []
 
 
@@ -179,9 +187,18 @@ def test_kubeconfig_and_context_flags_reach_both_tools(
 
     assert doc["training"]["size"] == LAPTOP_SIZE
     assert cluster.calls("kubectl") == [
-        ["get", "nodes", "-o", "json", "--kubeconfig", kubeconfig, "--context", "ctx-a",
-         "--request-timeout=10s"],
-    ]  # fmt: skip
+        [
+            "get",
+            "nodes",
+            "-o",
+            "json",
+            "--kubeconfig",
+            kubeconfig,
+            "--context",
+            "ctx-a",
+            "--request-timeout=10s",
+        ],
+    ]
     assert cluster.calls("helm") == [
         [*HELM_ARGV, "--kubeconfig", kubeconfig, "--kube-context", "ctx-a"],
     ]
@@ -205,7 +222,9 @@ def test_kubeconfig_env_is_inherited_by_both_tools(cluster: FakeCluster, tmp_pat
 
     log = cluster.call_log()
     assert sorted(entry["tool"] for entry in log if entry["argv"][:1] != ["version"]) == [
-        "helm", "kubectl"]  # fmt: skip
+        "helm",
+        "kubectl",
+    ]
     assert all(entry["env"].get("KUBECONFIG") == kubeconfig for entry in log), log
     assert cluster.calls("kubectl") == [KUBECTL_ARGV]
     assert cluster.calls("helm") == [HELM_ARGV]
@@ -258,7 +277,10 @@ def test_installed_release_values(
 
     size, provenance, source = expected
     assert (doc["training"]["size"], doc["training"]["provenance"], doc["training"]["source"]) == (
-        size, provenance, source)  # fmt: skip
+        size,
+        provenance,
+        source,
+    )
     assert doc["release"] == {"name": "tracebloc", "namespace": "tracebloc", "state": "present"}
     assert doc["warnings"] == []
     assert cluster.calls("helm") == [HELM_ARGV]
@@ -380,8 +402,11 @@ def test_invalid_override_is_bad_input(cluster: FakeCluster, override: str) -> N
     assert result.returncode == 2
     # --json: the failure is the one JSON object on stdout, and one line on stderr.
     assert json.loads(result.stdout) == {
-        "ok": False, "exit": 2, "reason": errors_of(result.stderr)[0].removeprefix("error: "),
-        "remedy": "use the form cpu=<quantity>,memory=<quantity>, e.g. cpu=4,memory=16Gi"}
+        "ok": False,
+        "exit": 2,
+        "reason": errors_of(result.stderr)[0].removeprefix("error: "),
+        "remedy": "use the form cpu=<quantity>,memory=<quantity>, e.g. cpu=4,memory=16Gi",
+    }
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
@@ -400,12 +425,15 @@ def test_missing_tools_are_facts_not_crashes(cluster: FakeCluster) -> None:
     doc, _ = run_probe(cluster, **nothing_to_download(cluster.root, PLATFORM))
 
     assert {name: doc["tools"][name]["source"] for name in ("kubectl", "helm")} == {
-        "kubectl": None, "helm": None}  # fmt: skip
+        "kubectl": None,
+        "helm": None,
+    }
     assert doc["cluster"]["readable"] is False
     assert doc["release"]["state"] == "unreadable"
     assert doc["training"]["source"] == "fallback"
-    assert any(w.startswith("kubectl: kubectl v") and "cannot be downloaded" in w
-               for w in doc["warnings"]), doc["warnings"]  # fmt: skip
+    assert any(
+        w.startswith("kubectl: kubectl v") and "cannot be downloaded" in w for w in doc["warnings"]
+    ), doc["warnings"]
     assert any(w.startswith("helm: helm v") and "TRACEBLOC_HELM" in w for w in doc["warnings"])
     assert cluster.calls() == []
 
@@ -433,7 +461,9 @@ def test_explicit_binaries_outside_path_are_used(cluster: FakeCluster, tmp_path:
     doc, _ = run_probe(cluster, TRACEBLOC_KUBECTL=str(kubectl), TRACEBLOC_HELM=str(helm))
 
     assert {n: (t["path"], t["source"]) for n, t in doc["tools"].items() if n != "k3d"} == {
-        "kubectl": (str(kubectl), "env"), "helm": (str(helm), "env")}  # fmt: skip
+        "kubectl": (str(kubectl), "env"),
+        "helm": (str(helm), "env"),
+    }
     assert doc["training"]["size"] == LAPTOP_SIZE
     assert doc["warnings"] == []
     assert cluster.calls("kubectl") == [KUBECTL_ARGV]
@@ -553,12 +583,15 @@ def test_kubectl_output_that_cannot_be_read(
 @pytest.mark.parametrize(
     ("stdout", "name"),
     [
-        pytest.param(nodes_json(node("node-NAME", "8", "16Gi")).encode().replace(b"NAME", b"\xff"),
-                     "node-\ufffd", id="invalid-utf8-in-a-node-name"),
+        pytest.param(
+            nodes_json(node("node-NAME", "8", "16Gi")).encode().replace(b"NAME", b"\xff"),
+            "node-\ufffd",
+            id="invalid-utf8-in-a-node-name",
+        ),
         pytest.param(b"\xef\xbb\xbf" + nodes_json(laptop()).encode(), "laptop", id="utf8-bom"),
         pytest.param(_huge_nodes_json().encode(), "laptop", id="20MB-of-json"),
     ],
-)  # fmt: skip
+)
 def test_kubectl_output_decoded_defensively(cluster: FakeCluster, stdout: bytes, name: str) -> None:
     cluster.on("kubectl", "get", "nodes", stdout=stdout).release_absent()
 
@@ -575,12 +608,13 @@ def test_kubectl_output_decoded_defensively(cluster: FakeCluster, stdout: bytes,
     [
         pytest.param(b"\xff\xfe{\x80", "unreadable", "not JSON", id="invalid-utf8"),
         pytest.param(b"", "unreadable", "not JSON", id="empty-output"),
-        pytest.param(b'{"env": {"RESOURCE_LIMITS": "cpu=6,', "unreadable", "not JSON",
-                     id="truncated-json"),
+        pytest.param(
+            b'{"env": {"RESOURCE_LIMITS": "cpu=6,', "unreadable", "not JSON", id="truncated-json"
+        ),
         pytest.param(b'["env"]', "unreadable", "not a map", id="json-list"),
         pytest.param(b"null", "present", None, id="installed-without-values"),
     ],
-)  # fmt: skip
+)
 def test_helm_output_decoded_defensively(
     cluster: FakeCluster, stdout: bytes, state: str, reason: str | None
 ) -> None:
@@ -630,12 +664,17 @@ def test_version_reads_the_build_stamp(cluster: FakeCluster) -> None:
     # A copy of the package beside the stamp, as build/freeze.py bundles it.
     import shutil
 
-    shutil.copytree(REPO / "installer", stamp_dir, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "_stamp.py"))  # fmt: skip
+    shutil.copytree(
+        REPO / "installer",
+        stamp_dir,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "_stamp.py"),
+    )
     result = cluster.run("version", PYTHONPATH=str(stamp_dir.parent))
 
-    assert result.stdout.strip() == (f"tracebloc-installer {__version__} "
-                                     "(commit 0123456789ab, built 2026-11-29)")  # fmt: skip
+    assert result.stdout.strip() == (
+        f"tracebloc-installer {__version__} (commit 0123456789ab, built 2026-11-29)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -669,9 +708,16 @@ def test_help_shows_examples_variables_exit_codes_and_the_log(cluster: FakeClust
     result = cluster.run("--help")
 
     assert result.returncode == 0
-    for text in ("examples:", "tracebloc-installer --yes", "TRACEBLOC_CLIENT_ID",
-                 "TRACEBLOC_TRAINING_RESOURCES", "HOST_DATA_DIR", "exit codes:", "130",
-                 "install.log"):  # fmt: skip
+    for text in (
+        "examples:",
+        "tracebloc-installer --yes",
+        "TRACEBLOC_CLIENT_ID",
+        "TRACEBLOC_TRAINING_RESOURCES",
+        "HOST_DATA_DIR",
+        "exit codes:",
+        "130",
+        "install.log",
+    ):
         assert text in result.stdout
     # Said once, at the top level; each command's help points there.
     install_help = cluster.run("install", "--help").stdout
@@ -683,19 +729,24 @@ def test_help_shows_examples_variables_exit_codes_and_the_log(cluster: FakeClust
     [
         pytest.param(
             lambda c: c.nodes(laptop()).on("helm", "get", "values", stderr=UNREACHABLE, rc=1),
-            LAPTOP_SIZE, "installed release could not be read", id="release-unreadable",
+            LAPTOP_SIZE,
+            "installed release could not be read",
+            id="release-unreadable",
         ),
         pytest.param(
             lambda c: c.nodes(node("small", "2", "4Gi")).release_absent(),
-            "cpu=1,memory=1Gi", "node small (2 CPU, 4.0 GiB allocatable) is small",
+            "cpu=1,memory=1Gi",
+            "node small (2 CPU, 4.0 GiB allocatable) is small",
             id="undersized-node",
         ),
         pytest.param(
             lambda c: c.on("kubectl", "get", "nodes", stderr=REFUSED, rc=1).release_absent(),
-            LITERAL, "nodes could not be read", id="cluster-unreachable",
+            LITERAL,
+            "nodes could not be read",
+            id="cluster-unreachable",
         ),
     ],
-)  # fmt: skip
+)
 def test_human_output_shows_size_and_warnings(
     cluster: FakeCluster, scenario: Any, size: str, warning: str
 ) -> None:
@@ -717,8 +768,9 @@ def test_json_output_is_one_document_even_with_warnings(cluster: FakeCluster) ->
     cluster.on("kubectl", "get", "nodes", stderr=REFUSED, rc=1)
 
     # helm not to be had either (a downloadable one would be no warning)
-    result = cluster.run("probe", "--json", "--verbose",
-                         **nothing_to_download(cluster.root, PLATFORM))  # fmt: skip
+    result = cluster.run(
+        "probe", "--json", "--verbose", **nothing_to_download(cluster.root, PLATFORM)
+    )
 
     assert result.returncode == 0, result.stderr
     doc = single_json_document(result.stdout)

@@ -40,8 +40,14 @@ from tests.real_cluster import ApiServer, ControlPlane, free_port
 # One pytest-xdist worker runs them all: the session's etcd and API server start once.
 pytestmark = [pytest.mark.real_cluster, pytest.mark.xdist_group("real_cluster")]
 
-EVERY_STATE = ("--deployed", "--failed", "--pending", "--superseded", "--uninstalled",
-               "--uninstalling")  # fmt: skip
+EVERY_STATE = (
+    "--deployed",
+    "--failed",
+    "--pending",
+    "--superseded",
+    "--uninstalled",
+    "--uninstalling",
+)
 CLIENT_ID = "client-real-7f3a"
 PASSWORD = "R3al-P4ss:#w0rd"
 CHART_SOURCE = REPO / "tests" / "chart"
@@ -59,15 +65,35 @@ NODES = [
 ]
 EXPECTED_SIZE = "cpu=5,memory=20Gi"
 EXPECTED_NODES = [
-    {"name": "big", "cpu_millicores": 16000, "memory_bytes": 64 * 2**30, "schedulable": False,
-     "parsed": True},
-    {"name": "laptop", "cpu_millicores": 4000, "memory_bytes": 16 * 2**30, "schedulable": True,
-     "parsed": True},
-    {"name": "mid", "cpu_millicores": 6000, "memory_bytes": 25 * 10**9, "schedulable": True,
-     "parsed": True},
-    {"name": "small", "cpu_millicores": 5500, "memory_bytes": 48 * 2**30, "schedulable": True,
-     "parsed": True},
-]  # fmt: skip
+    {
+        "name": "big",
+        "cpu_millicores": 16000,
+        "memory_bytes": 64 * 2**30,
+        "schedulable": False,
+        "parsed": True,
+    },
+    {
+        "name": "laptop",
+        "cpu_millicores": 4000,
+        "memory_bytes": 16 * 2**30,
+        "schedulable": True,
+        "parsed": True,
+    },
+    {
+        "name": "mid",
+        "cpu_millicores": 6000,
+        "memory_bytes": 25 * 10**9,
+        "schedulable": True,
+        "parsed": True,
+    },
+    {
+        "name": "small",
+        "cpu_millicores": 5500,
+        "memory_bytes": 48 * 2**30,
+        "schedulable": True,
+        "parsed": True,
+    },
+]
 
 
 # --- the session: binaries, control plane, nodes -----------------------------------------------
@@ -93,8 +119,11 @@ def kube_binaries(pytestconfig: pytest.Config) -> dict[str, Path]:
     if not (build_kube.is_current() and build_kube.ETCD.is_file()):
         capture = pytestconfig.pluginmanager.getplugin("capturemanager")
         with capture.global_and_fixture_disabled():
-            print("\nreal-cluster suite: building kube-apiserver (first time: several minutes; "
-                  "python tests/tools/build_kube.py does it ahead)", flush=True)  # fmt: skip
+            print(
+                "\nreal-cluster suite: building kube-apiserver (first time: several minutes; "
+                "python tests/tools/build_kube.py does it ahead)",
+                flush=True,
+            )
             try:
                 build_kube.build()
             except build_kube.BuildImpossible as exc:
@@ -116,8 +145,11 @@ def real_tools() -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def plane(kube_binaries: dict[str, Path], real_tools: dict[str, Path],
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:  # fmt: skip
+def plane(
+    kube_binaries: dict[str, Path],
+    real_tools: dict[str, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ControlPlane]:
     control = ControlPlane(tmp_path_factory.mktemp("control-plane"), kube_binaries)
     try:
         first = control.start()
@@ -140,11 +172,30 @@ def create_nodes(kubectl: Path, kubeconfig: Path) -> None:
     base = [str(kubectl), "--kubeconfig", str(kubeconfig)]
     for name, allocatable, cordoned in NODES:
         obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
-        subprocess.run([*base, "create", "-f", "-"], input=json.dumps(obj), text=True,
-                       check=True, capture_output=True, timeout=30)  # fmt: skip
+        subprocess.run(
+            [*base, "create", "-f", "-"],
+            input=json.dumps(obj),
+            text=True,
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
         status = {"status": {"capacity": allocatable, "allocatable": allocatable}}
-        subprocess.run([*base, "patch", "node", name, "--subresource=status", "--type=merge",
-                        "-p", json.dumps(status)], check=True, capture_output=True, timeout=30)  # fmt: skip
+        subprocess.run(
+            [
+                *base,
+                "patch",
+                "node",
+                name,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                json.dumps(status),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
         if cordoned:
             subprocess.run([*base, "cordon", name], check=True, capture_output=True, timeout=30)
 
@@ -213,14 +264,22 @@ class Real:
     def env(self, **extra: str) -> dict[str, str]:
         return {"KUBECONFIG": str(self.kubeconfig), **extra}
 
-    def run(self, *args: str, timeout: float = 120, **extra: str) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, timeout: float = 120, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
         return self.harness.run(*args, timeout=timeout, **self.env(**extra))
 
-    def tool(self, name: str, *args: str, check: bool = True,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        result = subprocess.run([str(self.harness.bin / name), *args],
-                                env=self.harness.env(**self.env()), capture_output=True,
-                                text=True, timeout=timeout, check=False)  # fmt: skip
+    def tool(
+        self, name: str, *args: str, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(self.harness.bin / name), *args],
+            env=self.harness.env(**self.env()),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         if check:
             assert result.returncode == 0, f"{name} {' '.join(args)}: {result.stderr}"
         return result
@@ -241,17 +300,25 @@ class Real:
     def values_file(self) -> Path:
         return self.harness.home / ".tracebloc" / "values.yaml"
 
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
-                timeout: float = 60) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        result = subprocess.run([str(self.harness.bin / "kubectl"), *args], input=input,
-                                env=self.harness.env(**self.env()), capture_output=True,
-                                text=True, timeout=timeout, check=False)  # fmt: skip
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(self.harness.bin / "kubectl"), *args],
+            input=input,
+            env=self.harness.env(**self.env()),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         if check:
             assert result.returncode == 0, f"kubectl {' '.join(args)}: {result.stderr}"
         return result
 
-    def install(self, *args: str, controller: Callable[[str], list[str]] | None = None,
-                **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    def install(
+        self, *args: str, controller: Callable[[str], list[str]] | None = None, **extra: str
+    ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
         """`install` as a process, with this test as the deployment controller beside it.
 
         While the engine runs, every Deployment in the namespace whose status is behind its
@@ -278,8 +345,9 @@ class Real:
         return subprocess.CompletedProcess(process.args, process.returncode, out, err), marked
 
     def mark_rolled_out(self, namespace: str) -> list[str]:
-        listed = self.tool("kubectl", "-n", namespace, "get", "deployments", "-o", "json",
-                           check=False)  # fmt: skip
+        listed = self.tool(
+            "kubectl", "-n", namespace, "get", "deployments", "-o", "json", check=False
+        )
         if listed.returncode != 0:
             return []  # the namespace is not there yet
         marked = []
@@ -287,18 +355,43 @@ class Real:
             name, generation = item["metadata"]["name"], item["metadata"]["generation"]
             replicas = item["spec"].get("replicas", 1)
             status = item.get("status", {})
-            if (status.get("observedGeneration") == generation
-                    and status.get("availableReplicas") == replicas):  # fmt: skip
+            if (
+                status.get("observedGeneration") == generation
+                and status.get("availableReplicas") == replicas
+            ):
                 continue
-            available = {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}
-            progressing = {"type": "Progressing", "status": "True",
-                           "reason": "NewReplicaSetAvailable"}  # fmt: skip
-            patch = {"status": {"observedGeneration": generation, "replicas": replicas,
-                                "updatedReplicas": replicas, "readyReplicas": replicas,
-                                "availableReplicas": replicas,
-                                "conditions": [available, progressing]}}  # fmt: skip
-            self.tool("kubectl", "-n", namespace, "patch", "deployment", name,
-                      "--subresource=status", "--type=merge", "-p", json.dumps(patch))  # fmt: skip
+            available = {
+                "type": "Available",
+                "status": "True",
+                "reason": "MinimumReplicasAvailable",
+            }
+            progressing = {
+                "type": "Progressing",
+                "status": "True",
+                "reason": "NewReplicaSetAvailable",
+            }
+            patch = {
+                "status": {
+                    "observedGeneration": generation,
+                    "replicas": replicas,
+                    "updatedReplicas": replicas,
+                    "readyReplicas": replicas,
+                    "availableReplicas": replicas,
+                    "conditions": [available, progressing],
+                }
+            }
+            self.tool(
+                "kubectl",
+                "-n",
+                namespace,
+                "patch",
+                "deployment",
+                name,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                json.dumps(patch),
+            )
             marked.append(name)
         return marked
 
@@ -309,8 +402,9 @@ def real(tmp_path: Path, real_tools: dict[str, Path], server: ApiServer) -> Iter
     yield harness
     # No release survives a test: the guard reads all namespaces.
     for row in harness.releases():
-        harness.tool("helm", "uninstall", row["name"], "-n", row["namespace"], "--no-hooks",
-                     check=False)  # fmt: skip
+        harness.tool(
+            "helm", "uninstall", row["name"], "-n", row["namespace"], "--no-hooks", check=False
+        )
 
 
 def install_env(backend: BackendServer, client_id: str = CLIENT_ID, **extra: str) -> dict[str, str]:
@@ -335,17 +429,29 @@ def test_probe_json_sizes_from_the_largest_schedulable_node(real: Real) -> None:
     assert doc["cluster"]["readable"] is True
     assert sorted(doc["cluster"]["nodes"], key=lambda n: n["name"]) == EXPECTED_NODES
     assert doc["cluster"]["anchor"] == "mid"
-    assert doc["training"] == {"size": EXPECTED_SIZE, "provenance": "installer",
-                               "source": "machine", "undersized": False,
-                               "unschedulable": False}  # fmt: skip
+    assert doc["training"] == {
+        "size": EXPECTED_SIZE,
+        "provenance": "installer",
+        "source": "machine",
+        "undersized": False,
+        "unschedulable": False,
+    }
     # The real helm's answer for a release that is not there is "absent", not "unreadable".
     assert doc["release"] == {"name": "tracebloc", "namespace": "tracebloc", "state": "absent"}
     assert doc["warnings"] == []
 
 
 def test_plan_json_renders_the_values_and_the_helm_command(real: Real, client_chart: Path) -> None:
-    result = real.run("plan", "--json", "--chart", str(client_chart), "--namespace", "planned",
-                      TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    result = real.run(
+        "plan",
+        "--json",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        "planned",
+        TRACEBLOC_CLIENT_ID=CLIENT_ID,
+        TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+    )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["training"]["size"] == EXPECTED_SIZE
@@ -368,8 +474,15 @@ def test_fresh_install_into_a_namespace_that_does_not_exist_yet(
 ) -> None:
     namespace = "fresh-install"
     assert not real.namespace_exists(namespace)
-    result, marked = real.install("install", "--yes", "--chart", str(client_chart),
-                                  "--namespace", namespace, **install_env(backend))  # fmt: skip
+    result, marked = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend),
+    )
 
     assert result.returncode == 0, result.stderr
     # exit 0 came only after the Deployment was rolled out: the engine waited for it.
@@ -378,7 +491,11 @@ def test_fresh_install_into_a_namespace_that_does_not_exist_yet(
     assert "The tracebloc client is installed and connected." in result.stdout
     [row] = real.releases()
     assert (row["name"], row["namespace"], row["status"], row["chart"]) == (
-        namespace, namespace, "deployed", "client-0.1.0")
+        namespace,
+        namespace,
+        "deployed",
+        "client-0.1.0",
+    )
     assert real.namespace_exists(namespace)
     env = real.configmap(namespace, f"{namespace}-env")
     assert env["RESOURCE_LIMITS"] == EXPECTED_SIZE
@@ -396,13 +513,27 @@ def test_reinstall_keeps_a_user_marker_and_its_size(
     real: Real, backend: BackendServer, client_chart: Path
 ) -> None:
     namespace = "user-marker"
-    first, _ = real.install("install", "--yes", "--chart", str(client_chart),
-                            "--namespace", namespace,
-                            **install_env(backend, TRACEBLOC_TRAINING_RESOURCES="cpu=3,memory=12Gi"))  # fmt: skip
+    first, _ = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend, TRACEBLOC_TRAINING_RESOURCES="cpu=3,memory=12Gi"),
+    )
     assert first.returncode == 0, first.stderr
     # --force: the re-install re-applies (a healthy one with nothing to change would not).
-    second, marked = real.install("install", "--yes", "--force", "--chart", str(client_chart),
-                                  "--namespace", namespace, **install_env(backend))  # fmt: skip
+    second, marked = real.install(
+        "install",
+        "--yes",
+        "--force",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend),
+    )
 
     assert second.returncode == 0, second.stderr
     # The upgrade left the Deployment's spec as it was: it is still rolled out, so the
@@ -421,13 +552,27 @@ def test_reinstall_keeps_a_user_marker_and_its_size(
 def test_a_second_client_is_refused_and_nothing_changes(
     real: Real, backend: BackendServer, client_chart: Path
 ) -> None:
-    first, _ = real.install("install", "--yes", "--chart", str(client_chart),
-                            "--namespace", "first", **install_env(backend))  # fmt: skip
+    first, _ = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        "first",
+        **install_env(backend),
+    )
     assert first.returncode == 0, first.stderr
     before = real.releases()
 
-    second = real.run("install", "--yes", "--chart", str(client_chart), "--namespace", "second",
-                      **install_env(backend, client_id="client-someone-else"))  # fmt: skip
+    second = real.run(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        "second",
+        **install_env(backend, client_id="client-someone-else"),
+    )
 
     assert second.returncode == 3, second.stderr
     assert f"another tracebloc client ({CLIENT_ID})" in second.stderr
@@ -459,8 +604,9 @@ def test_kubeconfig_and_context_flags_reach_kubectl_and_helm(
     assert probe.returncode == 0, probe.stderr
     assert json.loads(probe.stdout)["cluster"]["readable"] is True
 
-    result, marked = real.install("install", "--yes", "--chart", str(client_chart),
-                                  "--namespace", "flags", *flags, **env)  # fmt: skip
+    result, marked = real.install(
+        "install", "--yes", "--chart", str(client_chart), "--namespace", "flags", *flags, **env
+    )
     assert result.returncode == 0, result.stderr
     assert marked == ["flags-jobs-manager"]
     assert [(r["name"], r["status"]) for r in real.releases()] == [("flags", "deployed")]
@@ -478,8 +624,15 @@ def test_release_left_pending_upgrade_by_a_killed_helm_is_rolled_back_then_upgra
     real: Real, backend: BackendServer, client_chart: Path, tmp_path: Path
 ) -> None:
     namespace = "wedged"
-    first, _ = real.install("install", "--yes", "--chart", str(client_chart),
-                            "--namespace", namespace, **install_env(backend))  # fmt: skip
+    first, _ = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend),
+    )
     assert first.returncode == 0, first.stderr
     # A chart whose upgrade never becomes ready: a Deployment gets no pods (no scheduler, no
     # kubelet), so `helm upgrade --wait` stays in pending-upgrade until it is killed.
@@ -487,32 +640,60 @@ def test_release_left_pending_upgrade_by_a_killed_helm_is_rolled_back_then_upgra
     shutil.copytree(client_chart, slow)
     (slow / "templates" / "never-ready.yaml").write_text(NEVER_READY)
     helm = subprocess.Popen(
-        [str(real.harness.bin / "helm"), "upgrade", namespace, str(slow), "-n", namespace,
-         "--reuse-values", "--wait", "--timeout", "5m"],
-        env=real.harness.env(**real.env()), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            str(real.harness.bin / "helm"),
+            "upgrade",
+            namespace,
+            str(slow),
+            "-n",
+            namespace,
+            "--reuse-values",
+            "--wait",
+            "--timeout",
+            "5m",
+        ],
+        env=real.harness.env(**real.env()),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while status_of(real, namespace) != "pending-upgrade":
             assert helm.poll() is None, "helm upgrade ended before it could be killed"
             assert time.monotonic() < deadline, "the upgrade never reached pending-upgrade"
             time.sleep(0.2)
-        assert real.tool("kubectl", "-n", namespace, "get", "deployment", "never-ready",
-                         check=False).returncode == 0  # fmt: skip
+        assert (
+            real.tool(
+                "kubectl", "-n", namespace, "get", "deployment", "never-ready", check=False
+            ).returncode
+            == 0
+        )
     finally:
         helm.send_signal(signal.SIGKILL)
         helm.wait(10)
     assert status_of(real, namespace) == "pending-upgrade"
 
-    result, _ = real.install("install", "--yes", "--chart", str(client_chart),
-                             "--namespace", namespace, **install_env(backend))  # fmt: skip
+    result, _ = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend),
+    )
 
     assert result.returncode == 0, result.stderr
     assert f"release {namespace} was pending-upgrade; recovered with helm rollback" in result.stdout
     history = real.tool_json("helm", "history", namespace, "-n", namespace)
     # helm 4 leaves the interrupted revision marked pending-upgrade in the history; the
     # rollback (3) and the upgrade (4) follow it.
-    assert [h["status"] for h in history] == ["superseded", "pending-upgrade", "superseded", "deployed"]
+    assert [h["status"] for h in history] == [
+        "superseded",
+        "pending-upgrade",
+        "superseded",
+        "deployed",
+    ]
     assert history[2]["description"] == "Rollback to 1"
     assert status_of(real, namespace) == "deployed"
     # The wedged upgrade's Deployment went with the rollback.
@@ -553,34 +734,58 @@ LOCAL_METRICS_APISERVICE = {
     "kind": "APIService",
     "metadata": {"name": "v1beta1.metrics.k8s.io"},
     # No service: the aggregator serves it locally and reports it Available at once.
-    "spec": {"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
-             "versionPriority": 100},
-}  # fmt: skip
+    "spec": {
+        "group": "metrics.k8s.io",
+        "version": "v1beta1",
+        "groupPriorityMinimum": 100,
+        "versionPriority": 100,
+    },
+}
 
 
 def test_metrics_apiservice_absent_then_registered(
     real: Real, backend: BackendServer, client_chart: Path
 ) -> None:
     namespace = "metrics"
-    absent, _ = real.install("install", "--yes", "--chart", str(client_chart),
-                             "--namespace", namespace,
-                             **install_env(backend, TB_METRICS_WAIT_S="5"))  # fmt: skip
+    absent, _ = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend, TB_METRICS_WAIT_S="5"),
+    )
     assert absent.returncode == 0, absent.stderr
     # Not registered is waited out to the bound (a fresh cluster registers it late), then
     # the install goes on; the message says how long it waited.
-    assert re.search(r"the metrics API \(v1beta1\.metrics\.k8s\.io\) is not registered after "
-                     r"[56]s of waiting; continuing", absent.stderr), absent.stderr  # fmt: skip
+    assert re.search(
+        r"the metrics API \(v1beta1\.metrics\.k8s\.io\) is not registered after "
+        r"[56]s of waiting; continuing",
+        absent.stderr,
+    ), absent.stderr
 
     created = subprocess.run(
         [str(real.harness.bin / "kubectl"), "create", "-f", "-"],
-        input=json.dumps(LOCAL_METRICS_APISERVICE), env=real.harness.env(**real.env()),
-        capture_output=True, text=True, timeout=30, check=False,
-    )  # fmt: skip
+        input=json.dumps(LOCAL_METRICS_APISERVICE),
+        env=real.harness.env(**real.env()),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert created.returncode == 0, created.stderr
     try:
-        registered, _ = real.install("install", "--yes", "--force", "--chart", str(client_chart),
-                                     "--namespace", namespace,
-                                     **install_env(backend, TB_METRICS_WAIT_S="30"))  # fmt: skip
+        registered, _ = real.install(
+            "install",
+            "--yes",
+            "--force",
+            "--chart",
+            str(client_chart),
+            "--namespace",
+            namespace,
+            **install_env(backend, TB_METRICS_WAIT_S="30"),
+        )
         assert registered.returncode == 0, registered.stderr
         assert "the metrics API is available" in registered.stdout + registered.stderr
     finally:
@@ -602,9 +807,15 @@ def test_api_server_stopped_after_the_reads_fails_the_upgrade_with_the_remedy(
     doomed = plane.start_apiserver("doomed-apiserver")
     kubeconfig = doomed.write_kubeconfig(tmp_path / "doomed.kubeconfig")
     with BackendServer(Reply(200, delay=3.0)) as slow_backend:
-        process = real.harness.start("install", "--yes", "--chart", str(client_chart),
-                                     "--namespace", "unreachable",
-                                     **install_env(slow_backend, KUBECONFIG=str(kubeconfig)))  # fmt: skip
+        process = real.harness.start(
+            "install",
+            "--yes",
+            "--chart",
+            str(client_chart),
+            "--namespace",
+            "unreachable",
+            **install_env(slow_backend, KUBECONFIG=str(kubeconfig)),
+        )
         try:
             assert slow_backend.wait_for(1, timeout=60), "the engine never checked credentials"
             doomed.kill()
@@ -629,9 +840,16 @@ def test_api_server_stopped_after_the_reads_fails_the_upgrade_with_the_remedy(
     # Now the cluster is gone before the run starts: exit 1 "cannot reach the cluster", found
     # before any credentials are sent.
     with BackendServer(default=200) as untouched:
-        again = real.harness.run("install", "--yes", "--chart", str(client_chart),
-                                 "--namespace", "unreachable", timeout=120,
-                                 **install_env(untouched, KUBECONFIG=str(kubeconfig)))  # fmt: skip
+        again = real.harness.run(
+            "install",
+            "--yes",
+            "--chart",
+            str(client_chart),
+            "--namespace",
+            "unreachable",
+            timeout=120,
+            **install_env(untouched, KUBECONFIG=str(kubeconfig)),
+        )
         assert again.returncode == 1, again.stderr
         assert "cannot reach the cluster" in again.stderr
         assert untouched.requests == []
@@ -651,14 +869,23 @@ def test_install_whose_deployment_never_becomes_ready_exits_1_and_leaves_the_rel
     """No controller marks the Deployment rolled out: at READY_TIMEOUT the engine names the
     Deployment that is not ready and why, exits 1, and the release stays installed."""
     namespace = "never-ready"
-    result = real.run("install", "--yes", "--chart", str(client_chart), "--namespace", namespace,
-                      **install_env(backend, READY_TIMEOUT="4"))  # fmt: skip
+    result = real.run(
+        "install",
+        "--yes",
+        "--chart",
+        str(client_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend, READY_TIMEOUT="4"),
+    )
 
     assert result.returncode == 1, result.stderr
     assert "The tracebloc client is installed" not in result.stdout
     assert "the client did not become ready within 4s (READY_TIMEOUT)" in result.stderr
-    assert (f"Deployment {namespace}-jobs-manager is not ready (0 of 1): no pod was created"
-            in result.stderr)  # fmt: skip
+    assert (
+        f"Deployment {namespace}-jobs-manager is not ready (0 of 1): no pod was created"
+        in result.stderr
+    )
     assert "tracebloc-installer status" in result.stderr
     assert [(r["name"], r["status"]) for r in real.releases()] == [(namespace, "deployed")]
 
@@ -668,12 +895,18 @@ def test_install_of_a_chart_without_workloads_exits_1(
 ) -> None:
     """A release with no Deployment or StatefulSet is no running client: exit 1, not 0."""
     namespace = "no-workloads"
-    result = real.run("install", "--yes", "--chart", str(workloadless_chart),
-                      "--namespace", namespace, **install_env(backend))  # fmt: skip
+    result = real.run(
+        "install",
+        "--yes",
+        "--chart",
+        str(workloadless_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend),
+    )
 
     assert result.returncode == 1, result.stderr
-    assert ("the release has no Deployment or StatefulSet in namespace no-workloads"
-            in result.stderr)  # fmt: skip
+    assert "the release has no Deployment or StatefulSet in namespace no-workloads" in result.stderr
     assert [(r["name"], r["status"]) for r in real.releases()] == [(namespace, "deployed")]
 
 
@@ -684,14 +917,22 @@ def test_install_of_a_chart_without_workloads_exits_1(
 
 def answers(real: Real, fake: FakeCluster, tool: str, *argv: str) -> tuple[Any, Any]:
     def run(executable: Path, env: dict[str, str]) -> Any:
-        done = subprocess.run([str(executable), *argv], env=env, capture_output=True,
-                              text=True, timeout=60, check=False)  # fmt: skip
+        done = subprocess.run(
+            [str(executable), *argv],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         said = (done.stderr.strip().splitlines() or [""])[-1]
         out = json.loads(done.stdout) if done.returncode == 0 else said
         return done.returncode, out
 
-    return (run(real.harness.bin / tool, real.harness.env(**real.env())),
-            run(fake.executable(tool), fake.env()))  # fmt: skip
+    return (
+        run(real.harness.bin / tool, real.harness.env(**real.env())),
+        run(fake.executable(tool), fake.env()),
+    )
 
 
 @pytest.fixture
@@ -710,8 +951,9 @@ def test_fake_repo_list_with_nothing_configured_is_the_real_empty_list(
 @pytest.mark.parametrize("verb", ["get values", "status"])
 def test_fake_release_not_found_is_the_real_error(real: Real, fake: FakeCluster, verb: str) -> None:
     fake.on("helm", *verb.split(), stderr=HELM_NOT_FOUND, rc=1)
-    got_real, got_fake = answers(real, fake, "helm", *verb.split(), "absent", "-n", "absent",
-                                 "-o", "json")  # fmt: skip
+    got_real, got_fake = answers(
+        real, fake, "helm", *verb.split(), "absent", "-n", "absent", "-o", "json"
+    )
     assert got_real == got_fake == (1, HELM_NOT_FOUND.strip())
 
 
@@ -724,20 +966,24 @@ def test_fake_release_reads_match_a_real_release(
     fake.release_values(None).installed(release_row("plain", chart="client-0.1.0"))
     fake.status_of("plain", "deployed")
 
-    got_real, got_fake = answers(real, fake, "helm", "get", "values", "plain", "-n", "plain",
-                                 "-o", "json")  # fmt: skip
+    got_real, got_fake = answers(
+        real, fake, "helm", "get", "values", "plain", "-n", "plain", "-o", "json"
+    )
     assert got_real == got_fake == (0, None)
 
     (rc_real, [row]), (rc_fake, [fake_row]) = answers(
-        real, fake, "helm", "list", "--all-namespaces", "-o", "json")
+        real, fake, "helm", "list", "--all-namespaces", "-o", "json"
+    )
     assert rc_real == rc_fake == 0
     assert sorted(row) == sorted(fake_row)
     assert {k: row[k] for k in ("name", "namespace", "status", "chart", "app_version")} == {
-        k: fake_row[k] for k in ("name", "namespace", "status", "chart")} | {"app_version": "0.1.0"}
+        k: fake_row[k] for k in ("name", "namespace", "status", "chart")
+    } | {"app_version": "0.1.0"}
     assert isinstance(row["revision"], str) and isinstance(fake_row["revision"], str)
 
     (rc_real, status), (rc_fake, fake_status) = answers(
-        real, fake, "helm", "status", "plain", "-n", "plain", "-o", "json")
+        real, fake, "helm", "status", "plain", "-n", "plain", "-o", "json"
+    )
     assert rc_real == rc_fake == 0
     assert status["info"]["status"] == fake_status["info"]["status"] == "deployed"
     assert status["name"] == fake_status["name"]
@@ -748,10 +994,15 @@ def test_fake_nodes_have_the_real_node_shape(real: Real, fake: FakeCluster) -> N
     status.allocatable) sits where the fakes put it. The server stores quantities in
     canonical form (16000m -> 16, 49152Mi -> 48Gi; 68719476736, 25G and 5500m stay),
     so a real cluster answers in the forms below, not always in the form a client sent."""
-    fake.nodes(node("big", "16", "68719476736", unschedulable=True), node("laptop", "4", "16Gi"),
-               node("mid", "6", "25G"), node("small", "5500m", "48Gi"))  # fmt: skip
-    (rc_real, listed), (rc_fake, fake_listed) = answers(real, fake, "kubectl", "get", "nodes",
-                                                        "-o", "json")  # fmt: skip
+    fake.nodes(
+        node("big", "16", "68719476736", unschedulable=True),
+        node("laptop", "4", "16Gi"),
+        node("mid", "6", "25G"),
+        node("small", "5500m", "48Gi"),
+    )
+    (rc_real, listed), (rc_fake, fake_listed) = answers(
+        real, fake, "kubectl", "get", "nodes", "-o", "json"
+    )
     assert rc_real == rc_fake == 0
     assert listed["kind"] == fake_listed["kind"] == "List"
     real_nodes = {item["metadata"]["name"]: item for item in listed["items"]}
@@ -772,7 +1023,9 @@ def test_fake_nodes_have_the_real_node_shape(real: Real, fake: FakeCluster) -> N
 # and the serviceaccount controller are the real ones (tests/real_cluster.py).
 
 UPSTREAM_CHART = REPO / "tests" / "upstream" / "client"
-KUBE_VERSION_REFUSAL = "chart requires kubeVersion: >=1.24.0-0 which is incompatible with Kubernetes v1.20.2"
+KUBE_VERSION_REFUSAL = (
+    "chart requires kubeVersion: >=1.24.0-0 which is incompatible with Kubernetes v1.20.2"
+)
 
 
 @pytest.fixture(scope="session")
@@ -800,12 +1053,16 @@ def metrics(real: Real, plane: ControlPlane) -> Iterator[real_chart.MetricsEndpo
     finally:
         endpoint.close()
         for row in real.releases():
-            real.tool("helm", "uninstall", row["name"], "-n", row["namespace"], "--no-hooks",
-                      check=False)  # fmt: skip
+            real.tool(
+                "helm", "uninstall", row["name"], "-n", row["namespace"], "--no-hooks", check=False
+            )
         for kind in ("priorityclasses", "namespaces"):
             items = json.loads(real.kubectl("get", kind, "-o", "json").stdout)["items"]
-            kept = [i["metadata"]["name"] for i in items
-                    if "meta.helm.sh/release-name" in (i["metadata"].get("annotations") or {})]  # fmt: skip
+            kept = [
+                i["metadata"]["name"]
+                for i in items
+                if "meta.helm.sh/release-name" in (i["metadata"].get("annotations") or {})
+            ]
             if kept:
                 real.kubectl("delete", kind, *kept, "--wait=true", "--timeout=90s", timeout=120)
 
@@ -818,9 +1075,14 @@ def claims_and_volumes(real: Real, namespace: str) -> tuple[list[str], list[tupl
     """The namespace's claims; every volume claimed from it, and whether it is being deleted."""
     pvcs = json.loads(real.kubectl("-n", namespace, "get", "pvc", "-o", "json").stdout)["items"]
     pvs = json.loads(real.kubectl("get", "pv", "-o", "json").stdout)["items"]
-    return (sorted(p["metadata"]["name"] for p in pvcs),
-            sorted((v["metadata"]["name"], "deletionTimestamp" in v["metadata"]) for v in pvs
-                   if v["spec"].get("claimRef", {}).get("namespace") == namespace))  # fmt: skip
+    return (
+        sorted(p["metadata"]["name"] for p in pvcs),
+        sorted(
+            (v["metadata"]["name"], "deletionTimestamp" in v["metadata"])
+            for v in pvs
+            if v["spec"].get("claimRef", {}).get("namespace") == namespace
+        ),
+    )
 
 
 def test_plan_foresees_that_helm_refuses_the_real_chart_as_install_does(
@@ -830,10 +1092,25 @@ def test_plan_foresees_that_helm_refuses_the_real_chart_as_install_does(
     with a server-side dry run, reaches install's verdict and exit code; neither suggests
     rolling back or uninstalling a release that was never created."""
     namespace = "refused"
-    plan = real.run("plan", "--json", "--chart", str(upstream_chart), "--namespace", namespace,
-                    TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
-    install = real.run("install", "--yes", "--chart", str(upstream_chart), "--namespace",
-                       namespace, **install_env(backend))  # fmt: skip
+    plan = real.run(
+        "plan",
+        "--json",
+        "--chart",
+        str(upstream_chart),
+        "--namespace",
+        namespace,
+        TRACEBLOC_CLIENT_ID=CLIENT_ID,
+        TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+    )
+    install = real.run(
+        "install",
+        "--yes",
+        "--chart",
+        str(upstream_chart),
+        "--namespace",
+        namespace,
+        **install_env(backend),
+    )
 
     assert install.returncode == 1, install.stderr
     assert KUBE_VERSION_REFUSAL in install.stderr
@@ -849,25 +1126,48 @@ def test_plan_foresees_that_helm_refuses_the_real_chart_as_install_does(
 
 
 def test_the_real_chart_installs_reinstalls_and_reports(
-    real: Real, backend: BackendServer, real_chart_1_20: Path,
+    real: Real,
+    backend: BackendServer,
+    real_chart_1_20: Path,
     metrics: real_chart.MetricsEndpoint,
-) -> None:  # fmt: skip
+) -> None:
     namespace = "upstream"
-    plan = real.run("plan", "--json", "--chart", str(real_chart_1_20), "--namespace", namespace,
-                    TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    plan = real.run(
+        "plan",
+        "--json",
+        "--chart",
+        str(real_chart_1_20),
+        "--namespace",
+        namespace,
+        TRACEBLOC_CLIENT_ID=CLIENT_ID,
+        TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+    )
     assert plan.returncode == 0, plan.stderr
     verdict = json.loads(plan.stdout)["verdict"]
     assert verdict["action"] == "install"
     assert verdict["dry_run"] == "helm's server-side dry run accepted the chart and values"
     assert real.releases() == [] and not real.namespace_exists(namespace)
 
-    first, marked = real.install("install", "--yes", "--chart", str(real_chart_1_20),
-                                 "--namespace", namespace, controller=stand_in(real),
-                                 **install_env(backend, TB_METRICS_WAIT_S="30"))  # fmt: skip
+    first, marked = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(real_chart_1_20),
+        "--namespace",
+        namespace,
+        controller=stand_in(real),
+        **install_env(backend, TB_METRICS_WAIT_S="30"),
+    )
     assert first.returncode == 0, first.stderr
     assert "the metrics API is available" in first.stdout + first.stderr
-    assert sorted(marked) == sorted(["mysql-client", f"{namespace}-egress-proxy",
-                                     f"{namespace}-jobs-manager", f"{namespace}-requests-proxy"])  # fmt: skip
+    assert sorted(marked) == sorted(
+        [
+            "mysql-client",
+            f"{namespace}-egress-proxy",
+            f"{namespace}-jobs-manager",
+            f"{namespace}-requests-proxy",
+        ]
+    )
     assert "The tracebloc client is installed and connected." in first.stdout
     [row] = real.releases()
     assert (row["name"], row["status"], row["chart"]) == (namespace, "deployed", "client-1.9.62")
@@ -875,21 +1175,39 @@ def test_the_real_chart_installs_reinstalls_and_reports(
     assert claims == ["client-logs-pvc", "client-pvc", "mysql-pvc"]
     assert [deleting for _, deleting in volumes] == [False, False, False]
     secret = real.tool_json("kubectl", "-n", namespace, "get", "secret", "-o", "json")
-    assert any(base64.b64decode(v).decode(errors="replace") == PASSWORD
-               for item in secret["items"] for v in (item.get("data") or {}).values())  # fmt: skip
+    assert any(
+        base64.b64decode(v).decode(errors="replace") == PASSWORD
+        for item in secret["items"]
+        for v in (item.get("data") or {}).values()
+    )
 
     # A healthy re-run changes nothing: no new revision, one line saying so.
-    healthy, _ = real.install("install", "--yes", "--chart", str(real_chart_1_20),
-                              "--namespace", namespace, controller=stand_in(real),
-                              **install_env(backend))  # fmt: skip
+    healthy, _ = real.install(
+        "install",
+        "--yes",
+        "--chart",
+        str(real_chart_1_20),
+        "--namespace",
+        namespace,
+        controller=stand_in(real),
+        **install_env(backend),
+    )
     assert healthy.returncode == 0, healthy.stderr
     assert "already installed and connected — nothing to change" in healthy.stdout
     history = real.tool_json("helm", "history", namespace, "-n", namespace)
     assert [h["status"] for h in history] == ["deployed"]
 
-    second, _ = real.install("install", "--yes", "--force", "--chart", str(real_chart_1_20),
-                             "--namespace", namespace, controller=stand_in(real),
-                             **install_env(backend))  # fmt: skip
+    second, _ = real.install(
+        "install",
+        "--yes",
+        "--force",
+        "--chart",
+        str(real_chart_1_20),
+        "--namespace",
+        namespace,
+        controller=stand_in(real),
+        **install_env(backend),
+    )
     assert second.returncode == 0, second.stderr
     assert "carried from the installed release" in second.stdout
     history = real.tool_json("helm", "history", namespace, "-n", namespace)
@@ -910,15 +1228,26 @@ def test_the_real_chart_installs_reinstalls_and_reports(
 
 
 def test_the_real_chart_with_no_controller_exits_1_naming_the_workload(
-    real: Real, backend: BackendServer, real_chart_1_20: Path,
+    real: Real,
+    backend: BackendServer,
+    real_chart_1_20: Path,
     metrics: real_chart.MetricsEndpoint,
-) -> None:  # fmt: skip
+) -> None:
     namespace = "uncontrolled"
-    result = real.run("install", "--yes", "--chart", str(real_chart_1_20), "--namespace",
-                      namespace, **install_env(backend, READY_TIMEOUT="5"))  # fmt: skip
+    result = real.run(
+        "install",
+        "--yes",
+        "--chart",
+        str(real_chart_1_20),
+        "--namespace",
+        namespace,
+        **install_env(backend, READY_TIMEOUT="5"),
+    )
 
     assert result.returncode == 1, result.stderr
-    assert "the client did not become ready within 5s (READY_TIMEOUT)" in result.stderr, result.stderr
+    assert "the client did not become ready within 5s (READY_TIMEOUT)" in result.stderr, (
+        result.stderr
+    )
     assert re.search(r"Deployment \S+ is not ready \(0 of 1\): no pod was created", result.stderr)
     # The remedy describes the object that exists: the Deployment, not a pod of its name.
     assert re.search(rf"kubectl describe deployment \S+ -n {namespace}", result.stderr)
@@ -927,9 +1256,11 @@ def test_the_real_chart_with_no_controller_exits_1_naming_the_workload(
 
 
 def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
-    real: Real, backend: BackendServer, real_chart_1_20: Path,
+    real: Real,
+    backend: BackendServer,
+    real_chart_1_20: Path,
     metrics: real_chart.MetricsEndpoint,
-) -> None:  # fmt: skip
+) -> None:
     """helm deletes the chart's hostPath volumes but keeps their claims; a volume bound to
     a kept claim stays Terminating (pv-protection), so nothing may wait for it: uninstall
     ends in seconds, not at helm's 5-minute timeout. A later install adopts the claims;
@@ -937,9 +1268,16 @@ def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
     namespace = "uninstalled"
 
     def install() -> None:
-        done, _ = real.install("install", "--yes", "--chart", str(real_chart_1_20),
-                               "--namespace", namespace, controller=stand_in(real),
-                               **install_env(backend))  # fmt: skip
+        done, _ = real.install(
+            "install",
+            "--yes",
+            "--chart",
+            str(real_chart_1_20),
+            "--namespace",
+            namespace,
+            controller=stand_in(real),
+            **install_env(backend),
+        )
         assert done.returncode == 0, done.stderr
 
     install()
@@ -967,12 +1305,14 @@ def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
     assert claims_after == claims
 
     started = time.monotonic()
-    deleted = real.run("uninstall", "--yes", "--delete-data", "--namespace", namespace,
-                       timeout=300)  # fmt: skip
+    deleted = real.run("uninstall", "--yes", "--delete-data", "--namespace", namespace, timeout=300)
     assert deleted.returncode == 0, deleted.stderr
     assert time.monotonic() - started < 120
     assert "deleted volume claims client-logs-pvc, client-pvc, mysql-pvc" in deleted.stdout
-    assert f"deleted volumes {namespace}-data-pv, {namespace}-logs-pv, {namespace}-mysql-pv" in deleted.stdout
+    assert (
+        f"deleted volumes {namespace}-data-pv, {namespace}-logs-pv, {namespace}-mysql-pv"
+        in deleted.stdout
+    )
     assert claims_and_volumes(real, namespace) == ([], [])
     # The release's data and the values file are gone; only the lock files stay.
     left = real.values_file().parent

@@ -27,9 +27,15 @@ UPGRADE = ["helm", "upgrade", "--install"]
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
-    base = {"TRACEBLOC_CLIENT_ID": CLIENT_ID, "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
-            "TRACEBLOC_BACKEND_URL": backend.url, "TRACEBLOC_SKIP_PREFLIGHT": "1",
-            "TB_METRICS_WAIT_S": "5", "TB_PLAIN": "1", "READY_TIMEOUT": "30"}  # fmt: skip
+    base = {
+        "TRACEBLOC_CLIENT_ID": CLIENT_ID,
+        "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
+        "TRACEBLOC_BACKEND_URL": backend.url,
+        "TRACEBLOC_SKIP_PREFLIGHT": "1",
+        "TB_METRICS_WAIT_S": "5",
+        "TB_PLAIN": "1",
+        "READY_TIMEOUT": "30",
+    }
     base.update(extra)
     return base
 
@@ -53,8 +59,11 @@ def upgraded(cluster: FakeCluster) -> bool:
 
 def with_cli(cluster: FakeCluster, version: str) -> None:
     cluster.install("tracebloc")
-    cluster.on("tracebloc", "version",
-               stdout=f"tracebloc {version} (0a1b2c3, built 2026-01-01, go1.22 on linux/amd64)\n")
+    cluster.on(
+        "tracebloc",
+        "version",
+        stdout=f"tracebloc {version} (0a1b2c3, built 2026-01-01, go1.22 on linux/amd64)\n",
+    )
 
 
 def test_healthy_rerun_changes_nothing_and_says_so_in_one_line(
@@ -107,23 +116,51 @@ def test_plan_shows_the_same_verdict(healthy: FakeCluster, backend: BackendServe
     assert mutating_calls(healthy) == []
 
 
-@pytest.mark.parametrize(("change", "extra", "said"), [
-    pytest.param(lambda c: None, {"TRACEBLOC_TRAINING_RESOURCES": "cpu=2,memory=4Gi"},
-                 "env.RESOURCE_LIMITS", id="a-different-size"),
-    pytest.param(lambda c: None, {"CLIENT_ENV": "dev"}, "env.CLIENT_ENV", id="a-different-setting"),
-    pytest.param(lambda c: c.on("helm", "search", "repo", stdout=search_answer("1.5.0")), {},
-                 "this run installs version 1.5.0", id="a-newer-chart"),
-    pytest.param(lambda c: stored_without(c, "clusterScope"), {},
-                 "differ from the release's (clusterScope)", id="a-stored-value-missing"),
-    pytest.param(lambda c: values_path(c).unlink(), {},
-                 "the values file does not hold", id="values-file-missing"),
-    pytest.param(lambda c: c.on("helm", "search", "repo", rc=1, stderr="Error: no repo\n"), {},
-                 "version this run would install is not known", id="index-unreadable"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "extra", "said"),
+    [
+        pytest.param(
+            lambda c: None,
+            {"TRACEBLOC_TRAINING_RESOURCES": "cpu=2,memory=4Gi"},
+            "env.RESOURCE_LIMITS",
+            id="a-different-size",
+        ),
+        pytest.param(
+            lambda c: None, {"CLIENT_ENV": "dev"}, "env.CLIENT_ENV", id="a-different-setting"
+        ),
+        pytest.param(
+            lambda c: c.on("helm", "search", "repo", stdout=search_answer("1.5.0")),
+            {},
+            "this run installs version 1.5.0",
+            id="a-newer-chart",
+        ),
+        pytest.param(
+            lambda c: stored_without(c, "clusterScope"),
+            {},
+            "differ from the release's (clusterScope)",
+            id="a-stored-value-missing",
+        ),
+        pytest.param(
+            lambda c: values_path(c).unlink(),
+            {},
+            "the values file does not hold",
+            id="values-file-missing",
+        ),
+        pytest.param(
+            lambda c: c.on("helm", "search", "repo", rc=1, stderr="Error: no repo\n"),
+            {},
+            "version this run would install is not known",
+            id="index-unreadable",
+        ),
+    ],
+)
 def test_anything_that_would_change_still_changes(
-    healthy: FakeCluster, backend: BackendServer, change: object, extra: dict[str, str],
+    healthy: FakeCluster,
+    backend: BackendServer,
+    change: object,
+    extra: dict[str, str],
     said: str,
-) -> None:  # fmt: skip
+) -> None:
     change(healthy)  # type: ignore[operator]
     result = healthy.run("install", "--yes", **env_for(backend, **extra))
     assert result.returncode == 0, result.stderr
@@ -153,17 +190,29 @@ def test_workloads_not_ready_are_re_applied_and_waited_for(
     healthy.workloads(*workloads.client(ready=1), times=1)  # the check's look: not ready
     result = healthy.run("install", "--yes", **env_for(backend))
     assert result.returncode == 0, result.stderr
-    assert "the client is not healthy (Deployment tracebloc-jobs-manager is not ready (0 of 1)" in result.stderr
+    assert (
+        "the client is not healthy (Deployment tracebloc-jobs-manager is not ready (0 of 1)"
+        in result.stderr
+    )
     assert upgraded(healthy)
     assert "installed and connected" in result.stdout
 
 
-@pytest.mark.parametrize(("break_it", "said"), [
-    pytest.param(lambda c: c.workloads(*workloads.scaled_to_zero(workloads.client()), times=1),
-                 "Deployment tracebloc-jobs-manager is scaled to 0 replicas", id="scaled-to-0"),
-    pytest.param(lambda c: without_jobs_manager(c, times=1),
-                 "Deployment tracebloc-jobs-manager is missing", id="jobs-manager-deleted"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("break_it", "said"),
+    [
+        pytest.param(
+            lambda c: c.workloads(*workloads.scaled_to_zero(workloads.client()), times=1),
+            "Deployment tracebloc-jobs-manager is scaled to 0 replicas",
+            id="scaled-to-0",
+        ),
+        pytest.param(
+            lambda c: without_jobs_manager(c, times=1),
+            "Deployment tracebloc-jobs-manager is missing",
+            id="jobs-manager-deleted",
+        ),
+    ],
+)
 def test_a_client_without_positive_evidence_of_health_is_re_applied(
     healthy: FakeCluster, backend: BackendServer, break_it: object, said: str
 ) -> None:
@@ -186,12 +235,15 @@ def test_a_client_that_stays_unhealthy_is_never_reported_healthy(
     assert upgraded(healthy)
 
 
-@pytest.mark.parametrize(("argv", "extra"), [
-    pytest.param(["--force"], {}, id="force-flag"),
-    pytest.param(["--reinstall"], {}, id="reinstall-flag"),
-    pytest.param([], {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="TRACEBLOC_FORCE_REINSTALL"),
-    pytest.param([], {"TB_FORCE_REINSTALL": "true"}, id="TB_FORCE_REINSTALL"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "extra"),
+    [
+        pytest.param(["--force"], {}, id="force-flag"),
+        pytest.param(["--reinstall"], {}, id="reinstall-flag"),
+        pytest.param([], {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="TRACEBLOC_FORCE_REINSTALL"),
+        pytest.param([], {"TB_FORCE_REINSTALL": "true"}, id="TB_FORCE_REINSTALL"),
+    ],
+)
 def test_force_re_applies_a_healthy_client(
     healthy: FakeCluster, backend: BackendServer, argv: list[str], extra: dict[str, str]
 ) -> None:
@@ -224,23 +276,38 @@ def test_healthy_rerun_on_the_engines_own_local_cluster_touches_neither_docker_n
     result = cluster.run("install", "--yes", **env_for(backend))
     assert result.returncode == 0, result.stderr
     assert "nothing to change" in result.stdout
-    local_reads = (["docker", "info"], ["docker", "inspect"], ["k3d", "cluster", "list"],
-                   ["k3d", "version"], ["docker", "version"])  # fmt: skip
-    changed = [c for c in mutating_calls(cluster)
-               if not any(c[: len(r)] == r for r in local_reads)]  # fmt: skip
+    local_reads = (
+        ["docker", "info"],
+        ["docker", "inspect"],
+        ["k3d", "cluster", "list"],
+        ["k3d", "version"],
+        ["docker", "version"],
+    )
+    changed = [c for c in mutating_calls(cluster) if not any(c[: len(r)] == r for r in local_reads)]
     assert changed == []
     assert cluster.kubeconfig.read_bytes() == kubeconfig
     assert backend.requests == []
 
 
-@pytest.mark.parametrize(("version", "said"), [
-    pytest.param(None, "the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
-                 "install it with: curl -fsSL https://github.com/tracebloc/cli/releases/latest/"
-                 "download/install.sh | sh", id="cli-missing"),
-    pytest.param("0.5.1", "is 0.5.1, older than 0.10.0 (from 0.10.0 it tells you about its own "
-                 "updates): update it with: curl -fsSL", id="cli-below-the-floor"),
-    pytest.param("0.10.0", None, id="cli-at-the-floor"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("version", "said"),
+    [
+        pytest.param(
+            None,
+            "the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
+            "install it with: curl -fsSL https://github.com/tracebloc/cli/releases/latest/"
+            "download/install.sh | sh",
+            id="cli-missing",
+        ),
+        pytest.param(
+            "0.5.1",
+            "is 0.5.1, older than 0.10.0 (from 0.10.0 it tells you about its own "
+            "updates): update it with: curl -fsSL",
+            id="cli-below-the-floor",
+        ),
+        pytest.param("0.10.0", None, id="cli-at-the-floor"),
+    ],
+)
 def test_a_healthy_rerun_checks_the_tracebloc_cli_is_there_and_recent_enough(
     healthy: FakeCluster, backend: BackendServer, version: str | None, said: str | None
 ) -> None:

@@ -43,9 +43,17 @@ def mode(path: os.PathLike[str] | str) -> int:
 def detached(cluster: FakeCluster, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     """The CLI with no controlling terminal at all (CI, cloud-init, ssh without one): a
     session of its own, whatever terminal the tests run in."""
-    return subprocess.run([*installer_command(), *args], env=cluster.env(**extra),
-                          cwd=cluster.root, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=60, start_new_session=True, check=False)  # fmt: skip
+    return subprocess.run(
+        [*installer_command(), *args],
+        env=cluster.env(**extra),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+        check=False,
+    )
 
 
 def commands(cluster: FakeCluster) -> list[str]:
@@ -68,12 +76,20 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
     assert ["usermod", "-aG", "docker", "--", GRANTEE] in calls
     assert calls.index(["systemctl", "start", "docker"]) > calls.index(DOCKER_CE_APT)
     etc = sysroot(cluster) / "etc"
-    assert (etc / "apt/keyrings/docker.asc").read_bytes().startswith(
-        b"# Managed by tracebloc installer\n-----BEGIN PGP PUBLIC KEY")
-    assert "signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/debian " \
-           "bookworm stable" in (etc / "apt/sources.list.d/docker.list").read_text()  # fmt: skip
+    assert (
+        (etc / "apt/keyrings/docker.asc")
+        .read_bytes()
+        .startswith(b"# Managed by tracebloc installer\n-----BEGIN PGP PUBLIC KEY")
+    )
+    assert (
+        "signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/debian "
+        "bookworm stable" in (etc / "apt/sources.list.d/docker.list").read_text()
+    )
     dropin = etc / "systemd/system/docker.service.d/http-proxy.conf"
-    assert mode(dropin) == 0o600 and 'HTTPS_PROXY=http://ana:s3cr%%t@proxy.corp:3128"' in dropin.read_text()
+    assert (
+        mode(dropin) == 0o600
+        and 'HTTPS_PROXY=http://ana:s3cr%%t@proxy.corp:3128"' in dropin.read_text()
+    )
     assert (etc / "modules-load.d/tracebloc.conf").read_text().split()[0] == "overlay"
     # The password never reached a command line, the output or the log.
     assert all("s3cr%t" not in " ".join(e["argv"]) for e in cluster.call_log())
@@ -83,27 +99,46 @@ def test_prepare_host_on_debian_installs_from_dockers_signed_repository_and_gran
     assert not any(e["tool"] in ("k3d", "helm", "kubectl") for e in cluster.call_log())
 
 
-@pytest.mark.parametrize(("distro", "install"), [
-    pytest.param("ubuntu", DOCKER_CE_APT, id="ubuntu"),
-    pytest.param("fedora", ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli",
-                            "containerd.io"], id="fedora"),  # fmt: skip
-    pytest.param("rhel9", ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli",
-                           "containerd.io"], id="rhel-9"),  # fmt: skip
-    pytest.param("rocky9", ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli",
-                            "containerd.io"], id="rocky-9"),  # fmt: skip
-    pytest.param("amzn2023", ["dnf", "install", "-y", "docker"], id="amazon-linux-2023"),
-    pytest.param("arch", ["pacman", "-S", "--noconfirm", "docker"], id="arch"),
-    pytest.param("opensuse", ["zypper", "install", "-y", "docker"], id="opensuse"),
-])  # fmt: skip
-def test_prepare_host_installs_docker_per_distribution(cluster: FakeCluster, distro: str,
-                                                       install: list[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("distro", "install"),
+    [
+        pytest.param("ubuntu", DOCKER_CE_APT, id="ubuntu"),
+        pytest.param(
+            "fedora",
+            ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"],
+            id="fedora",
+        ),
+        pytest.param(
+            "rhel9",
+            ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"],
+            id="rhel-9",
+        ),
+        pytest.param(
+            "rocky9",
+            ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"],
+            id="rocky-9",
+        ),
+        pytest.param("amzn2023", ["dnf", "install", "-y", "docker"], id="amazon-linux-2023"),
+        pytest.param("arch", ["pacman", "-S", "--noconfirm", "docker"], id="arch"),
+        pytest.param("opensuse", ["zypper", "install", "-y", "docker"], id="opensuse"),
+    ],
+)
+def test_prepare_host_installs_docker_per_distribution(
+    cluster: FakeCluster, distro: str, install: list[str]
+) -> None:
     env = linux_host(cluster, distro)
     result = cluster.run("prepare-host", "--json", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
     calls = root_calls(cluster)
     assert install in calls
-    assert ["systemctl", "enable", "docker"] in calls and ["usermod", "-aG", "docker", "--", GRANTEE] in calls
+    assert ["systemctl", "enable", "docker"] in calls and [
+        "usermod",
+        "-aG",
+        "docker",
+        "--",
+        GRANTEE,
+    ] in calls
     assert json.loads(result.stdout)["user"] == GRANTEE
     if distro in ("fedora", "rhel9", "rocky9"):
         repo = (sysroot(cluster) / "etc/yum.repos.d/docker-ce.repo").read_text()
@@ -162,20 +197,31 @@ def test_plan_lists_every_root_command_and_runs_none(cluster: FakeCluster) -> No
     assert runtime["reason"] == "docker-missing" and runtime["grant_user"] == "ana"
     shown = runtime["commands"]
     assert shown[0].startswith("sudo -v")
-    assert any(line.startswith("sudo -n env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a "
-                               "apt-get install") and "docker-ce" in line for line in shown)  # fmt: skip
+    assert any(
+        line.startswith(
+            "sudo -n env DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a apt-get install"
+        )
+        and "docker-ce" in line
+        for line in shown
+    )
     assert any(line.startswith("sudo -n usermod -aG docker -- ana") for line in shown)
     assert any(line.startswith("id -nG -- ana") for line in shown)  # the grant read back
-    assert any(line.startswith("sudo -n install -m 0600 /dev/stdin "
-                               "/etc/systemd/system/docker.service.d/http-proxy.conf")
-               for line in shown)  # fmt: skip
+    assert any(
+        line.startswith(
+            "sudo -n install -m 0600 /dev/stdin "
+            "/etc/systemd/system/docker.service.d/http-proxy.conf"
+        )
+        for line in shown
+    )
     assert "s3cr" not in result.stdout
     # Reads only: `sudo -n true` (does sudo need a password?) is the one sudo call.
     assert [e["argv"] for e in cluster.call_log() if e["tool"] == "sudo"] == [["-n", "true"]]
     assert not (sysroot(cluster) / "etc").exists()
 
 
-def test_tier_0_runs_no_privileged_step_at_all(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_tier_0_runs_no_privileged_step_at_all(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="running")
     result = cluster.run("install", "--yes", **env_for(backend, **env))
@@ -185,14 +231,19 @@ def test_tier_0_runs_no_privileged_step_at_all(cluster: FakeCluster, backend: Ba
     assert not tools & {"sudo", "apt-get", "usermod", "install", "modprobe", "sg"}
     # systemctl only read, as the user: is Docker enabled at boot (the reboot line).
     assert [e["argv"] for e in cluster.call_log() if e["tool"] == "systemctl"] == [
-        ["is-enabled", "docker"]]
+        ["is-enabled", "docker"]
+    ]
 
 
 def boot_state(cluster: FakeCluster, enabled: bool) -> None:
     """systemctl's answer to is-enabled, as the real one gives it (disabled: exit 1), and
     enabled once `systemctl enable docker` ran."""
-    cluster.on("systemctl", "is-enabled", stdout="enabled\n" if enabled else "disabled\n",
-               rc=0 if enabled else 1)  # fmt: skip
+    cluster.on(
+        "systemctl",
+        "is-enabled",
+        stdout="enabled\n" if enabled else "disabled\n",
+        rc=0 if enabled else 1,
+    )
     cluster.on("systemctl", "enable", "docker", mark="boot-enabled")
     cluster.on("systemctl", "is-enabled", stdout="enabled\n", after="boot-enabled")
 
@@ -211,10 +262,13 @@ def test_a_docker_the_engine_starts_is_enabled_at_boot_and_the_summary_says_so(
     assert result.returncode == 0, result.stderr
     calls = root_calls(cluster)
     assert ["systemctl", "enable", "docker"] in calls
-    assert calls.index(["systemctl", "enable", "docker"]) < calls.index(["systemctl", "start", "docker"])
+    assert calls.index(["systemctl", "enable", "docker"]) < calls.index(
+        ["systemctl", "start", "docker"]
+    )
     assert result.stdout.rstrip().splitlines()[-1] == (
         "After a reboot, tracebloc restarts automatically (Docker starts at boot; the "
-        "cluster's containers restart with it).")
+        "cluster's containers restart with it)."
+    )
 
 
 def test_an_already_enabled_docker_is_not_enabled_again(
@@ -242,7 +296,8 @@ def test_tier_0_with_docker_disabled_at_boot_says_how_to_bring_it_back(
     assert not any(e["tool"] == "sudo" for e in cluster.call_log())  # tier 0: nothing privileged
     assert result.stdout.rstrip().splitlines()[-1] == (
         "After a reboot, start Docker to bring tracebloc back: sudo systemctl start docker "
-        "(to make it automatic: sudo systemctl enable docker)")
+        "(to make it automatic: sudo systemctl enable docker)"
+    )
 
 
 def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
@@ -253,8 +308,11 @@ def test_a_laptop_without_docker_goes_to_a_connected_client_in_one_run(
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="missing")
     # sudo asks for its password on the terminal, so the person runs this in one.
-    term = Pty.start([*installer_command(), "install", "--yes"], cwd=cluster.root,
-                     env=cluster.env(**env_for(backend, **env)))  # fmt: skip
+    term = Pty.start(
+        [*installer_command(), "install", "--yes"],
+        cwd=cluster.root,
+        env=cluster.env(**env_for(backend, **env)),
+    )
     try:
         code = term.wait(timeout=90)
         screen = term.screen()
@@ -279,8 +337,10 @@ def test_sudo_that_needs_a_password_with_no_terminal_stops_before_credentials_ar
 ) -> None:
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="missing")
-    runs = {verb: detached(cluster, *verb.split(), **env_for(backend, **env))
-            for verb in ("install --yes", "plan --json")}  # fmt: skip
+    runs = {
+        verb: detached(cluster, *verb.split(), **env_for(backend, **env))
+        for verb in ("install --yes", "plan --json")
+    }
 
     install = runs["install --yes"]
     assert install.returncode == 1, install.stderr
@@ -324,8 +384,9 @@ def test_installed_but_not_in_the_group_is_granted_and_goes_on_without_a_new_log
     assert any(e["tool"] == "sg" and "k3d" in e["argv"][-1] for e in cluster.call_log())
 
 
-def test_a_sudo_wrapped_install_is_refused_before_anything(cluster: FakeCluster,
-                                                           backend: BackendServer) -> None:  # fmt: skip
+def test_a_sudo_wrapped_install_is_refused_before_anything(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     env = linux_host(cluster, "ubuntu", docker="running")
     env["TB_TEST_RUNTIME_USER"] = "root:0"
     result = cluster.run("install", "--yes", **env_for(backend, SUDO_USER="ana", **env))
@@ -354,8 +415,10 @@ def test_prepare_host_run_with_sudo_runs_directly_and_never_grants_the_administr
 # --- the Docker daemon's proxy drop-in from an earlier run --------------------------------------
 
 DROPIN = "etc/systemd/system/docker.service.d/http-proxy.conf"
-OURS = "# Managed by tracebloc installer (#244)\n[Service]\nEnvironment=\"HTTP_PROXY=http://old:3128\"\n"
-FOREIGN = "[Service]\nEnvironment=\"HTTP_PROXY=http://it-managed:8080\"\n"
+OURS = (
+    '# Managed by tracebloc installer (#244)\n[Service]\nEnvironment="HTTP_PROXY=http://old:3128"\n'
+)
+FOREIGN = '[Service]\nEnvironment="HTTP_PROXY=http://it-managed:8080"\n'
 
 
 def earlier_dropin(cluster: FakeCluster, text: str) -> os.PathLike[str]:
@@ -366,7 +429,9 @@ def earlier_dropin(cluster: FakeCluster, text: str) -> os.PathLike[str]:
     return path
 
 
-def test_a_drop_in_an_earlier_run_left_is_removed_once_the_proxy_is_unset(cluster: FakeCluster) -> None:
+def test_a_drop_in_an_earlier_run_left_is_removed_once_the_proxy_is_unset(
+    cluster: FakeCluster,
+) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
@@ -375,8 +440,15 @@ def test_a_drop_in_an_earlier_run_left_is_removed_once_the_proxy_is_unset(cluste
     assert not os.path.exists(path)
     calls = root_calls(cluster)
     removed = calls.index(["rm", "-f", "/" + DROPIN])
-    assert calls.index(["grep", "-qxE", r"# Managed by tracebloc installer( \(#244\))?", "/" + DROPIN]) < removed
-    assert removed < calls.index(["systemctl", "daemon-reload"]) < calls.index(["systemctl", "try-restart", "docker"])
+    assert (
+        calls.index(["grep", "-qxE", r"# Managed by tracebloc installer( \(#244\))?", "/" + DROPIN])
+        < removed
+    )
+    assert (
+        removed
+        < calls.index(["systemctl", "daemon-reload"])
+        < calls.index(["systemctl", "try-restart", "docker"])
+    )
 
 
 def test_a_proxy_drop_in_someone_else_wrote_is_left_as_it_is(cluster: FakeCluster) -> None:
@@ -390,7 +462,11 @@ def test_a_proxy_drop_in_someone_else_wrote_is_left_as_it_is(cluster: FakeCluste
     calls = root_calls(cluster)
     assert not any(c[:1] in (["rm"], ["mv"]) for c in calls)
     # Nothing of ours changed: the daemon is neither reloaded nor restarted for it.
-    assert ["systemctl", "daemon-reload"] not in calls and ["systemctl", "try-restart", "docker"] not in calls
+    assert ["systemctl", "daemon-reload"] not in calls and [
+        "systemctl",
+        "try-restart",
+        "docker",
+    ] not in calls
 
 
 def test_a_foreign_drop_in_is_not_overwritten_when_a_proxy_is_set(cluster: FakeCluster) -> None:
@@ -403,14 +479,18 @@ def test_a_foreign_drop_in_is_not_overwritten_when_a_proxy_is_set(cluster: FakeC
     assert "left as it is, so it is not rewritten" in result.stdout + result.stderr
 
 
-def test_our_drop_in_with_a_changed_proxy_is_rewritten_owner_only_in_one_rename(cluster: FakeCluster) -> None:
+def test_our_drop_in_with_a_changed_proxy_is_rewritten_owner_only_in_one_rename(
+    cluster: FakeCluster,
+) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode == 0, result.stderr
     text = open(path, encoding="utf-8").read()
-    assert "http://old:3128" not in text and 'HTTPS_PROXY=http://ana:s3cr%%t@proxy.corp:3128"' in text
+    assert (
+        "http://old:3128" not in text and 'HTTPS_PROXY=http://ana:s3cr%%t@proxy.corp:3128"' in text
+    )
     assert mode(path) == 0o600
     assert not os.path.exists(str(path) + ".tracebloc-new")
     calls = root_calls(cluster)
@@ -429,12 +509,15 @@ def sudo_refusing(cluster: FakeCluster, refused: str, said: str) -> None:
 
     real = cluster.bin / "sudo-real"
     os.replace(cluster.bin / "sudo", real)
-    make_executable(cluster.bin / "sudo", "import os, sys\n"
-                    "argv = sys.argv[2:] if sys.argv[1:2] == ['-n'] else None\n"
-                    f"if argv is not None and ({refused}):\n"
-                    f"    sys.stderr.write({said!r} + '\\n')\n"
-                    "    sys.exit(1)\n"
-                    f"os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])\n")  # fmt: skip
+    make_executable(
+        cluster.bin / "sudo",
+        "import os, sys\n"
+        "argv = sys.argv[2:] if sys.argv[1:2] == ['-n'] else None\n"
+        f"if argv is not None and ({refused}):\n"
+        f"    sys.stderr.write({said!r} + '\\n')\n"
+        "    sys.exit(1)\n"
+        f"os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])\n",
+    )
 
 
 def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
@@ -444,8 +527,11 @@ def test_a_sudo_that_refuses_the_guards_check_is_not_read_as_someone_elses_file(
     # evidence of whose the file is, so nothing may be said about its author.
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
-    sudo_refusing(cluster, "argv[:1] in (['grep'], ['test'])",  # the guard's reads
-                  "sudo: a password is required")  # fmt: skip
+    sudo_refusing(
+        cluster,
+        "argv[:1] in (['grep'], ['test'])",  # the guard's reads
+        "sudo: a password is required",
+    )
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
     said = result.stdout + result.stderr
@@ -459,8 +545,11 @@ def test_a_rename_that_fails_leaves_the_drop_in_as_it_was_and_no_copy_beside_it(
 ) -> None:
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     path = earlier_dropin(cluster, OURS)
-    sudo_refusing(cluster, "argv[:1] == ['mv']",  # the rename that puts the new drop-in in place
-                  "mv: cannot move: Read-only file system")  # fmt: skip
+    sudo_refusing(
+        cluster,
+        "argv[:1] == ['mv']",  # the rename that puts the new drop-in in place
+        "mv: cannot move: Read-only file system",
+    )
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
 
     assert result.returncode != 0
@@ -480,8 +569,13 @@ def test_dockers_budget_is_read_again_once_the_engine_started_it(
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
     small = json.dumps({**json.loads(RUNNING), "MemTotal": 2**30})
     cluster.on("docker", "info", stdout=small, after=STARTED)
-    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0",
-                                                      PF_MIN_DISK_GB="0", PF_MIN_MEM_GB="4", **env))
+    result = cluster.run(
+        "install",
+        "--yes",
+        **env_for(
+            backend, TRACEBLOC_SKIP_PREFLIGHT="0", PF_MIN_DISK_GB="0", PF_MIN_MEM_GB="4", **env
+        ),
+    )
 
     assert result.returncode == 1
     assert "Docker, now running, has less memory than the client needs" in result.stderr
@@ -496,10 +590,14 @@ def test_free_disk_is_measured_on_dockers_data_root_too(
     # /dev/shm: another filesystem than the data directory, as /var/lib/docker often is.
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="running")
-    cluster.on("docker", "info", stdout=json.dumps({**json.loads(RUNNING),
-                                                    "DockerRootDir": "/dev/shm"}))  # fmt: skip
-    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0",
-                                                      PF_MIN_DISK_GB="100000", **env))
+    cluster.on(
+        "docker", "info", stdout=json.dumps({**json.loads(RUNNING), "DockerRootDir": "/dev/shm"})
+    )
+    result = cluster.run(
+        "install",
+        "--yes",
+        **env_for(backend, TRACEBLOC_SKIP_PREFLIGHT="0", PF_MIN_DISK_GB="100000", **env),
+    )
 
     assert result.returncode == 1
     assert "free on Docker's data root /dev/shm, the client needs at least" in result.stderr
@@ -516,10 +614,17 @@ def second_key(tmp_path: os.PathLike[str], armor: bool) -> bytes:
 
 
 @pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg is not installed")
-@pytest.mark.parametrize("armor", [pytest.param(True, id="armored-block-appended"),
-                                   pytest.param(False, id="binary-key-appended")])
+@pytest.mark.parametrize(
+    "armor",
+    [
+        pytest.param(True, id="armored-block-appended"),
+        pytest.param(False, id="binary-key-appended"),
+    ],
+)
 def test_a_key_file_that_also_carries_a_second_key_is_never_installed(
-    cluster: FakeCluster, tmp_path: os.PathLike[str], armor: bool,
+    cluster: FakeCluster,
+    tmp_path: os.PathLike[str],
+    armor: bool,
 ) -> None:
     env = linux_host(cluster, "debian")
     served = cluster.root / "mirror/download.docker.com/linux/debian/gpg"
@@ -538,7 +643,8 @@ def test_a_mirror_never_decides_what_dnf_trusts(cluster: FakeCluster) -> None:
     env = linux_host(cluster, "fedora")
     (cluster.root / "mirror/download.docker.com/linux/fedora/docker-ce.repo").write_text(
         "[docker-ce-stable]\nname=evil\nbaseurl=http://evil.example/fedora\ngpgcheck=0\n",
-        encoding="utf-8")  # fmt: skip
+        encoding="utf-8",
+    )
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
@@ -546,17 +652,28 @@ def test_a_mirror_never_decides_what_dnf_trusts(cluster: FakeCluster) -> None:
     assert repo.startswith("# Managed by tracebloc installer\n[docker-ce-stable]\n")
     assert "gpgcheck=1\n" in repo and "gpgcheck=0" not in repo and "evil" not in repo
     assert "baseurl=https://download.docker.com/linux/fedora/$releasever/$basearch/stable\n" in repo
-    assert ["dnf", "-y", "-q", "install", "docker-ce", "docker-ce-cli", "containerd.io"] in root_calls(cluster)
+    assert [
+        "dnf",
+        "-y",
+        "-q",
+        "install",
+        "docker-ce",
+        "docker-ce-cli",
+        "containerd.io",
+    ] in root_calls(cluster)
 
 
 # --- an administrator's files are kept --------------------------------------------------------
 
-CORP_SOURCE = ("deb [signed-by=/etc/apt/keyrings/corp.gpg] https://mirror.corp.example/docker "
-               "bookworm stable\n")  # fmt: skip
+CORP_SOURCE = (
+    "deb [signed-by=/etc/apt/keyrings/corp.gpg] https://mirror.corp.example/docker "
+    "bookworm stable\n"
+)
 
 
-def etc_file(cluster: FakeCluster, path: str, text: str | None = None, *,
-             link: str | None = None) -> Path:  # fmt: skip
+def etc_file(
+    cluster: FakeCluster, path: str, text: str | None = None, *, link: str | None = None
+) -> Path:
     where = sysroot(cluster) / path.lstrip("/")
     where.parent.mkdir(parents=True, exist_ok=True)
     if link is not None:
@@ -566,7 +683,9 @@ def etc_file(cluster: FakeCluster, path: str, text: str | None = None, *,
     return where
 
 
-def test_an_administrators_apt_source_is_kept_and_docker_installed_from_it(cluster: FakeCluster) -> None:
+def test_an_administrators_apt_source_is_kept_and_docker_installed_from_it(
+    cluster: FakeCluster,
+) -> None:
     env = linux_host(cluster, "debian")
     source = etc_file(cluster, "/etc/apt/sources.list.d/docker.list", CORP_SOURCE)
     etc_file(cluster, "/etc/apt/keyrings/corp.gpg", "the company's key")
@@ -574,12 +693,18 @@ def test_an_administrators_apt_source_is_kept_and_docker_installed_from_it(clust
 
     assert result.returncode == 0, result.stderr
     assert source.read_text(encoding="utf-8") == CORP_SOURCE
-    assert "# kept: /etc/apt/sources.list.d/docker.list (not written by tracebloc): Docker is " \
-           "installed from the repository it names" in result.stdout + result.stderr  # fmt: skip
+    assert (
+        "# kept: /etc/apt/sources.list.d/docker.list (not written by tracebloc): Docker is "
+        "installed from the repository it names" in result.stdout + result.stderr
+    )
     assert not (sysroot(cluster) / "etc/apt/keyrings/docker.asc").exists()
     calls = root_calls(cluster)
     assert DOCKER_CE_APT in calls
-    assert not any(c[-1].startswith("/etc/apt/sources.list.d/docker.list") for c in calls if c[0] in ("install", "mv"))
+    assert not any(
+        c[-1].startswith("/etc/apt/sources.list.d/docker.list")
+        for c in calls
+        if c[0] in ("install", "mv")
+    )
 
 
 def test_an_administrators_dnf_repository_is_kept(cluster: FakeCluster) -> None:
@@ -593,13 +718,19 @@ def test_an_administrators_dnf_repository_is_kept(cluster: FakeCluster) -> None:
     assert "# kept: /etc/yum.repos.d/docker-ce.repo" in result.stdout + result.stderr
 
 
-@pytest.mark.parametrize(("distro", "path", "extra"), [
-    pytest.param("debian", "/etc/apt/sources.list.d/docker.list", {}, id="apt-source"),
-    pytest.param("fedora", "/etc/yum.repos.d/docker-ce.repo", {}, id="dnf-repository"),
-    pytest.param("debian", "/" + DROPIN, {"HTTPS_PROXY": PROXY}, id="proxy-drop-in"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("distro", "path", "extra"),
+    [
+        pytest.param("debian", "/etc/apt/sources.list.d/docker.list", {}, id="apt-source"),
+        pytest.param("fedora", "/etc/yum.repos.d/docker-ce.repo", {}, id="dnf-repository"),
+        pytest.param("debian", "/" + DROPIN, {"HTTPS_PROXY": PROXY}, id="proxy-drop-in"),
+    ],
+)
 def test_a_dangling_link_where_the_engine_would_write_stops_before_any_root_command(
-    cluster: FakeCluster, distro: str, path: str, extra: dict[str, str],
+    cluster: FakeCluster,
+    distro: str,
+    path: str,
+    extra: dict[str, str],
 ) -> None:
     env = linux_host(cluster, distro)
     link = etc_file(cluster, path, link="/nonexistent/tracebloc-test/target")
@@ -612,8 +743,9 @@ def test_a_dangling_link_where_the_engine_would_write_stops_before_any_root_comm
     assert link.is_symlink() and os.readlink(link) == "/nonexistent/tracebloc-test/target"
 
 
-def test_a_dangling_link_stops_an_install_before_its_question(cluster: FakeCluster,
-                                                              backend: BackendServer) -> None:  # fmt: skip
+def test_a_dangling_link_stops_an_install_before_its_question(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     creatable(machine_without_cluster(fresh(cluster)))
     env = linux_host(cluster, "ubuntu", docker="missing")
     etc_file(cluster, "/etc/apt/sources.list.d/docker.list", link="/nonexistent/tracebloc-test/x")
@@ -634,14 +766,18 @@ def test_a_linked_proxy_drop_in_is_kept_as_a_link(cluster: FakeCluster) -> None:
     assert result.returncode == 0, result.stderr
     assert link.is_symlink() and target.read_text(encoding="utf-8") == FOREIGN
     assert f"# kept: /{DROPIN} (a symbolic link)" in result.stdout + result.stderr
-    assert "is a symbolic link: left as it is, so it is not rewritten" in result.stdout + result.stderr
+    assert (
+        "is a symbolic link: left as it is, so it is not rewritten" in result.stdout + result.stderr
+    )
     assert not any(c[0] == "mv" for c in root_calls(cluster))
 
 
 def test_the_engines_own_apt_source_is_rewritten_in_one_rename(cluster: FakeCluster) -> None:
     env = linux_host(cluster, "debian")
-    old = ("# Managed by tracebloc installer\ndeb [arch=x86_64 signed-by=/etc/apt/keyrings/docker.asc] "
-           "https://download.docker.com/linux/debian bookworm stable\n")  # fmt: skip
+    old = (
+        "# Managed by tracebloc installer\ndeb [arch=x86_64 signed-by=/etc/apt/keyrings/docker.asc] "
+        "https://download.docker.com/linux/debian bookworm stable\n"
+    )
     source = etc_file(cluster, "/etc/apt/sources.list.d/docker.list", old)
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
@@ -695,16 +831,25 @@ def test_the_apt_key_reaches_root_on_stdin_and_replaces_the_engines_own_in_one_r
     assert root_calls(cluster).index(DOCKER_CE_APT) > renamed
 
 
-@pytest.mark.parametrize("kind", [pytest.param("foreign", id="an-administrators-keyring"),
-                                  pytest.param("link", id="a-link-to-a-keyring")])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param("foreign", id="an-administrators-keyring"),
+        pytest.param("link", id="a-link-to-a-keyring"),
+    ],
+)
 def test_an_apt_keyring_the_engine_did_not_write_is_kept_and_the_plan_says_so(
-    cluster: FakeCluster, kind: str,
+    cluster: FakeCluster,
+    kind: str,
 ) -> None:
     env = linux_host(cluster, "debian")
     theirs = "the administrator's copy of Docker's key\n"
     target = etc_file(cluster, "/etc/corp/docker.asc", theirs)
-    key = (etc_file(cluster, APT_KEY, theirs) if kind == "foreign"
-           else etc_file(cluster, APT_KEY, link="../../corp/docker.asc"))  # fmt: skip
+    key = (
+        etc_file(cluster, APT_KEY, theirs)
+        if kind == "foreign"
+        else etc_file(cluster, APT_KEY, link="../../corp/docker.asc")
+    )
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
     assert result.returncode == 0, result.stderr
@@ -727,7 +872,9 @@ def test_a_dangling_apt_keyring_link_stops_before_any_root_command(cluster: Fake
     assert root_calls(cluster) == [] and link.is_symlink()
 
 
-def test_with_an_administrators_apt_source_no_key_is_fetched_or_written(cluster: FakeCluster) -> None:
+def test_with_an_administrators_apt_source_no_key_is_fetched_or_written(
+    cluster: FakeCluster,
+) -> None:
     env = linux_host(cluster, "debian")
     etc_file(cluster, "/etc/apt/sources.list.d/docker.list", CORP_SOURCE)
     etc_file(cluster, "/etc/apt/keyrings/corp.gpg", "the company's key")
@@ -739,10 +886,12 @@ def test_with_an_administrators_apt_source_no_key_is_fetched_or_written(cluster:
     assert not any(APT_KEY in " ".join(c) for c in root_calls(cluster))
 
 
-@pytest.mark.parametrize("distro", [pytest.param("fedora", id="fedora"),
-                                    pytest.param("rocky9", id="rocky-9")])
-def test_dnf_trusts_only_the_pinned_rpm_key_the_engine_installed(cluster: FakeCluster,
-                                                                 distro: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "distro", [pytest.param("fedora", id="fedora"), pytest.param("rocky9", id="rocky-9")]
+)
+def test_dnf_trusts_only_the_pinned_rpm_key_the_engine_installed(
+    cluster: FakeCluster, distro: str
+) -> None:
     env = linux_host(cluster, distro)
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
 
@@ -756,7 +905,9 @@ def test_dnf_trusts_only_the_pinned_rpm_key_the_engine_installed(cluster: FakeCl
     assert root_calls(cluster).index(dnf) > renamed
 
 
-def test_an_rpm_key_that_is_not_dockers_is_never_installed_nor_dnf_run(cluster: FakeCluster) -> None:
+def test_an_rpm_key_that_is_not_dockers_is_never_installed_nor_dnf_run(
+    cluster: FakeCluster,
+) -> None:
     env = linux_host(cluster, "fedora")
     env["TB_TEST_DOCKER_APT_KEY_FPR"] = "0" * 40
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)

@@ -49,14 +49,22 @@ class World:
         self.manifest = cluster.root / "manifest.json"
         self.tools_dir = cluster.home / ".tracebloc" / "bin"
         scratch = cluster.root / "scratch"
-        self.binaries = {tool: make_executable(scratch / tool, cluster.program(tool)).read_bytes()
-                         for tool in ("kubectl", "helm", "k3d")}  # fmt: skip
+        self.binaries = {
+            tool: make_executable(scratch / tool, cluster.program(tool)).read_bytes()
+            for tool in ("kubectl", "helm", "k3d")
+        }
         for tool in ("kubectl", "helm"):
             cluster.remove(tool)
             self.serve(tool)
 
-    def serve(self, tool: str, content: bytes | None = None, *, platform: str = PLATFORM,
-              pin: bytes | None = None) -> dict[str, Any]:  # fmt: skip
+    def serve(
+        self,
+        tool: str,
+        content: bytes | None = None,
+        *,
+        platform: str = PLATFORM,
+        pin: bytes | None = None,
+    ) -> dict[str, Any]:
         """Serve `content` (default: the official layout around the fake) as the tool's
         artifact and pin `pin` (default: the content's own checksum)."""
         entry = artifact(tool, platform)
@@ -75,10 +83,14 @@ class World:
         return entry
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"TB_TEST_TOOLS_MANIFEST": str(self.manifest),
-                "TRACEBLOC_TOOLS_MIRROR": self.mirror.url,
-                "TRACEBLOC_CA_BUNDLE": str(self.tls.ca_path), "TB_PLAIN": "1",
-                "TRACEBLOC_SKIP_PREFLIGHT": "1", **extra}  # fmt: skip
+        return {
+            "TB_TEST_TOOLS_MANIFEST": str(self.manifest),
+            "TRACEBLOC_TOOLS_MIRROR": self.mirror.url,
+            "TRACEBLOC_CA_BUNDLE": str(self.tls.ca_path),
+            "TB_PLAIN": "1",
+            "TRACEBLOC_SKIP_PREFLIGHT": "1",
+            **extra,
+        }
 
     def installed(self) -> list[str]:
         return sorted(os.listdir(self.tools_dir)) if self.tools_dir.exists() else []
@@ -92,9 +104,13 @@ def world(cluster: FakeCluster, tmp_path: Path) -> Iterator[World]:
 
 
 def install_env(backend: BackendServer) -> dict[str, str]:
-    return {"TRACEBLOC_CLIENT_ID": "client-1", "TRACEBLOC_CLIENT_PASSWORD": "pw-Secret-1",
-            "TRACEBLOC_BACKEND_URL": backend.url, "TRACEBLOC_SKIP_PREFLIGHT": "1",
-            "TB_METRICS_WAIT_S": "0"}  # fmt: skip
+    return {
+        "TRACEBLOC_CLIENT_ID": "client-1",
+        "TRACEBLOC_CLIENT_PASSWORD": "pw-Secret-1",
+        "TRACEBLOC_BACKEND_URL": backend.url,
+        "TRACEBLOC_SKIP_PREFLIGHT": "1",
+        "TB_METRICS_WAIT_S": "0",
+    }
 
 
 def errors(stderr: str) -> list[str]:
@@ -116,12 +132,14 @@ def test_fresh_machine_install_fetches_verifies_and_uses_the_pinned_tools(
     assert world.installed() == [f"helm{EXE}", f"kubectl{EXE}"]  # no partial file left
     helm = world.entries[("helm", PLATFORM)]
     assert sorted(world.mirror.requests) == sorted(
-        mirror_path(world.entries[(t, PLATFORM)]) for t in ("helm", "kubectl"))  # fmt: skip
+        mirror_path(world.entries[(t, PLATFORM)]) for t in ("helm", "kubectl")
+    )
     assert f"downloaded helm v4.2.3 ({PLATFORM})" in result.stderr
     assert helm["sha256"] in (cluster.home / ".tracebloc" / "install.log").read_text()
     # The fetched binaries did the work: PATH has neither tool.
     assert ["upgrade", "--install"] == next(
-        a[:2] for a in cluster.calls("helm") if a[:1] == ["upgrade"])  # fmt: skip
+        a[:2] for a in cluster.calls("helm") if a[:1] == ["upgrade"]
+    )
     assert cluster.calls("kubectl")
 
     again = cluster.run("install", "--yes", **world.env(**install_env(backend)))
@@ -140,9 +158,12 @@ def test_plan_and_probe_show_what_would_be_fetched(world: World) -> None:
 
     for doc in (plan, probe):
         assert doc["tools"]["helm"] == {
-            "path": str(world.tools_dir / f"helm{EXE}"), "version": "v4.2.3",
-            "source": "download", "url": world.mirror.url + mirror_path(helm),
-            "sha256": helm["sha256"]}  # fmt: skip
+            "path": str(world.tools_dir / f"helm{EXE}"),
+            "version": "v4.2.3",
+            "source": "download",
+            "url": world.mirror.url + mirror_path(helm),
+            "sha256": helm["sha256"],
+        }
         assert doc["tools"]["kubectl"]["source"] == "download"
         assert doc["tools"]["k3d"]["source"] is None  # nothing pinned for it in this manifest
     assert f"helm v4.2.3 (to be downloaded from {world.mirror.url}" in text.stdout
@@ -151,12 +172,15 @@ def test_plan_and_probe_show_what_would_be_fetched(world: World) -> None:
     assert world.mirror.requests == [] and world.installed() == []  # plan changes nothing
 
 
-@pytest.mark.parametrize(("version", "used"), [
-    pytest.param("v3.14.4", True, id="helm-3.14-on-path-is-used"),
-    pytest.param("v4.1.4", True, id="helm-4-on-path-is-used"),
-    pytest.param("v3.9.0", False, id="helm-3.9-on-path-is-passed-over"),
-    pytest.param("garbage", False, id="helm-of-unknown-version-is-passed-over"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("version", "used"),
+    [
+        pytest.param("v3.14.4", True, id="helm-3.14-on-path-is-used"),
+        pytest.param("v4.1.4", True, id="helm-4-on-path-is-used"),
+        pytest.param("v3.9.0", False, id="helm-3.9-on-path-is-passed-over"),
+        pytest.param("garbage", False, id="helm-of-unknown-version-is-passed-over"),
+    ],
+)
 def test_a_tool_on_path_is_used_only_in_the_supported_range(
     world: World, version: str, used: bool
 ) -> None:
@@ -191,7 +215,7 @@ def test_an_explicit_tool_wins_whatever_its_version(world: World) -> None:
 
 def tampered(data: bytes) -> bytes:
     middle = len(data) // 2
-    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
 
 
 def test_a_tampered_byte_installs_nothing_and_names_both_checksums(world: World) -> None:
@@ -199,22 +223,29 @@ def test_a_tampered_byte_installs_nothing_and_names_both_checksums(world: World)
     good = world.mirror.files[mirror_path(entry)]
     world.mirror.files[mirror_path(entry)] = bad = tampered(good)
 
-    result = world.cluster.run("tools", "--download-to", str(world.cluster.root / "carry"),
-                               **world.env())  # fmt: skip
+    result = world.cluster.run(
+        "tools", "--download-to", str(world.cluster.root / "carry"), **world.env()
+    )
 
     assert result.returncode == 1
     [error] = errors(result.stderr)
     assert f"expected sha256 {entry['sha256']}, received {sha256(bad)}" in error
     assert not (world.cluster.root / "carry" / mirror_path(entry)).exists()
-    assert not [p for p in (world.cluster.root / "carry").rglob("*") if p.is_file()
-                and p.name.startswith(".tracebloc-")]  # fmt: skip
+    assert not [
+        p
+        for p in (world.cluster.root / "carry").rglob("*")
+        if p.is_file() and p.name.startswith(".tracebloc-")
+    ]
 
 
-@pytest.mark.parametrize("fault", [
-    pytest.param("tampered", id="tampered-byte"),
-    pytest.param("short-file", id="truncated-file"),
-    pytest.param(TRUNCATE, id="connection-closed-mid-body"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param("tampered", id="tampered-byte"),
+        pytest.param("short-file", id="truncated-file"),
+        pytest.param(TRUNCATE, id="connection-closed-mid-body"),
+    ],
+)
 def test_bad_bytes_on_install_leave_the_tools_directory_empty(
     world: World, backend: BackendServer, fault: str
 ) -> None:
@@ -236,12 +267,22 @@ def test_bad_bytes_on_install_leave_the_tools_directory_empty(
     assert backend.requests == []  # stopped before the credentials check
 
 
-@pytest.mark.parametrize(("members", "said"), [
-    pytest.param([("extra/evil.sh", b"#!/bin/sh\n", "file")], "which the official one does not",
-                 id="extra-member"),
-    pytest.param([("../escape", b"x", "file")], "a path outside its folder", id="dotdot-member"),
-    pytest.param([("/etc/evil", b"x", "file")], "a path outside its folder", id="absolute-member"),
-], )  # fmt: skip
+@pytest.mark.parametrize(
+    ("members", "said"),
+    [
+        pytest.param(
+            [("extra/evil.sh", b"#!/bin/sh\n", "file")],
+            "which the official one does not",
+            id="extra-member",
+        ),
+        pytest.param(
+            [("../escape", b"x", "file")], "a path outside its folder", id="dotdot-member"
+        ),
+        pytest.param(
+            [("/etc/evil", b"x", "file")], "a path outside its folder", id="absolute-member"
+        ),
+    ],
+)
 def test_an_archive_with_more_than_the_official_files_is_refused(
     world: World, members: list[tuple[str, bytes, str]], said: str
 ) -> None:
@@ -262,8 +303,11 @@ def test_a_symlink_member_is_refused(world: World) -> None:
     folder = PLATFORM.replace("x86_64", "amd64")
     exe = f"helm{EXE}"
     content = (zip_bytes if OS == "windows" else tar_gz)(
-        (f"{folder}/", None, "dir"), (f"{folder}/{exe}", b"/usr/bin/true", "symlink"),
-        (f"{folder}/LICENSE", b"l", "file"), (f"{folder}/README.md", b"r", "file"))  # fmt: skip
+        (f"{folder}/", None, "dir"),
+        (f"{folder}/{exe}", b"/usr/bin/true", "symlink"),
+        (f"{folder}/LICENSE", b"l", "file"),
+        (f"{folder}/README.md", b"r", "file"),
+    )
     world.serve("helm", content)
 
     result = world.cluster.run("install", "--yes", **world.env())
@@ -280,7 +324,9 @@ def test_a_binary_that_does_not_run_here_is_not_installed(world: World) -> None:
 
     assert result.returncode == 1
     [error] = errors(result.stderr)
-    assert "the downloaded kubectl does not run here (it reports v1.30.0, expected v1.37.1)" in error
+    assert (
+        "the downloaded kubectl does not run here (it reports v1.30.0, expected v1.37.1)" in error
+    )
     assert world.installed() == []
 
 
@@ -291,8 +337,9 @@ def test_a_404_is_not_retried(world: World) -> None:
     entry = world.entries[("kubectl", PLATFORM)]
     del world.mirror.files[mirror_path(entry)]
 
-    result = world.cluster.run("tools", "--download-to", str(world.cluster.root / "carry"),
-                               **world.env())  # fmt: skip
+    result = world.cluster.run(
+        "tools", "--download-to", str(world.cluster.root / "carry"), **world.env()
+    )
 
     assert result.returncode == 1
     assert "HTTP 404" in errors(result.stderr)[0]
@@ -328,9 +375,12 @@ def test_a_server_that_stalls_is_abandoned_at_the_deadline(world: World) -> None
 def test_downloads_go_through_the_proxy(world: World) -> None:
     carry = world.cluster.root / "carry"
     with ConnectProxy() as proxy:
-        result = world.cluster.run("tools", "--download-to", str(carry),
-                                   **world.env(HTTPS_PROXY=proxy.url,
-                                               TB_TEST_PROXY_LOOPBACK="1"))  # fmt: skip
+        result = world.cluster.run(
+            "tools",
+            "--download-to",
+            str(carry),
+            **world.env(HTTPS_PROXY=proxy.url, TB_TEST_PROXY_LOOPBACK="1"),
+        )
         tunnels = list(proxy.tunnels)
 
     assert result.returncode == 0, result.stderr
@@ -354,11 +404,14 @@ def test_download_to_fills_a_mirror_that_an_offline_install_uses(
     doc = json.loads(filled.stdout)
     assert doc["complete"] is True
     assert {(f["tool"], f["status"]) for f in doc["files"]} == {
-        ("kubectl", "downloaded"), ("helm", "downloaded")}  # fmt: skip
+        ("kubectl", "downloaded"),
+        ("helm", "downloaded"),
+    }
     served = len(world.mirror.requests)
 
-    offline = cluster.run("install", "--yes", **world.env(TRACEBLOC_TOOLS_MIRROR=str(carry),
-                                                          **install_env(backend)))  # fmt: skip
+    offline = cluster.run(
+        "install", "--yes", **world.env(TRACEBLOC_TOOLS_MIRROR=str(carry), **install_env(backend))
+    )
 
     assert offline.returncode == 0, offline.stderr
     assert world.installed() == [f"helm{EXE}", f"kubectl{EXE}"]
@@ -371,13 +424,15 @@ def test_download_to_lists_what_has_no_verified_pin_and_fails(world: World) -> N
     write_manifest(world.manifest, world.entries)
     carry = world.cluster.root / "carry"
 
-    result = world.cluster.run("tools", "--download-to", str(carry), "--platform", "all",
-                               **world.env())  # fmt: skip
+    result = world.cluster.run(
+        "tools", "--download-to", str(carry), "--platform", "all", **world.env()
+    )
 
     assert result.returncode == 1
     assert f"missing  helm v4.2.3 {other}: no verified checksum" in result.stdout
     assert errors(result.stderr) == [
-        "error: some tools have no verified checksum pinned in this build (listed above)"]
+        "error: some tools have no verified checksum pinned in this build (listed above)"
+    ]
     assert not (carry / mirror_path(world.entries[("helm", other)])).exists()
     assert (carry / mirror_path(world.entries[("helm", PLATFORM)])).is_file()
 
@@ -404,19 +459,36 @@ def test_download_to_the_home_removes_only_its_own_files(world: World) -> None:
 # --- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("extra", "said"), [
-    pytest.param({"TRACEBLOC_TOOLS_MIRROR": "ftp://mirror.example/tools/"},
-                 "TRACEBLOC_TOOLS_MIRROR='ftp://mirror.example/tools/' is neither", id="ftp-mirror"),
-    pytest.param({"TRACEBLOC_TOOLS_MIRROR": "no-such-directory"},
-                 "TRACEBLOC_TOOLS_MIRROR='no-such-directory' is not a directory",
-                 id="missing-mirror-directory"),
-    pytest.param({"TRACEBLOC_TOOLS_DIR": "{root}/a-file/bin"}, "TRACEBLOC_TOOLS_DIR",
-                 id="unwritable-tools-directory"),
-    pytest.param({"TRACEBLOC_TOOLS_MIRROR": "https://tools.example.com/"},
-                 "TB_TEST_TOOLS_MANIFEST is for tests only", id="test-manifest-with-a-remote-mirror"),
-    pytest.param({"TRACEBLOC_DOWNLOAD_TIMEOUT_S": "soon"}, "TRACEBLOC_DOWNLOAD_TIMEOUT_S='soon'",
-                 id="download-timeout-not-a-number"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        pytest.param(
+            {"TRACEBLOC_TOOLS_MIRROR": "ftp://mirror.example/tools/"},
+            "TRACEBLOC_TOOLS_MIRROR='ftp://mirror.example/tools/' is neither",
+            id="ftp-mirror",
+        ),
+        pytest.param(
+            {"TRACEBLOC_TOOLS_MIRROR": "no-such-directory"},
+            "TRACEBLOC_TOOLS_MIRROR='no-such-directory' is not a directory",
+            id="missing-mirror-directory",
+        ),
+        pytest.param(
+            {"TRACEBLOC_TOOLS_DIR": "{root}/a-file/bin"},
+            "TRACEBLOC_TOOLS_DIR",
+            id="unwritable-tools-directory",
+        ),
+        pytest.param(
+            {"TRACEBLOC_TOOLS_MIRROR": "https://tools.example.com/"},
+            "TB_TEST_TOOLS_MANIFEST is for tests only",
+            id="test-manifest-with-a-remote-mirror",
+        ),
+        pytest.param(
+            {"TRACEBLOC_DOWNLOAD_TIMEOUT_S": "soon"},
+            "TRACEBLOC_DOWNLOAD_TIMEOUT_S='soon'",
+            id="download-timeout-not-a-number",
+        ),
+    ],
+)
 def test_bad_tool_settings_are_one_line_and_exit_2(
     world: World, extra: dict[str, str], said: str
 ) -> None:

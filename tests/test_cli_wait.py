@@ -32,12 +32,19 @@ def never_changed_after_helm(cluster: FakeCluster) -> None:
     assert not [a for a in helm if a and a[0] in ("uninstall", "rollback", "delete")]
 
 
-def test_ready_after_three_polls_exits_0_connected(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_ready_after_three_polls_exits_0_connected(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
-    starting = workloads.client(ready=0, manager=pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE))
+    starting = workloads.client(
+        ready=0, manager=pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE)
+    )
     cluster.workloads(*workloads.client(ready=2), times=1)
-    cluster.workloads(*starting, event("tracebloc-jobs-manager-1", "Pulling",
-                                       f'Pulling image "{JM_IMAGE}"'), times=2)  # fmt: skip
+    cluster.workloads(
+        *starting,
+        event("tracebloc-jobs-manager-1", "Pulling", f'Pulling image "{JM_IMAGE}"'),
+        times=2,
+    )
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 0, result.stderr
@@ -51,13 +58,24 @@ def test_ready_after_three_polls_exits_0_connected(cluster: FakeCluster, backend
     assert "2 of 3 ready" in result.stderr
 
 
-def test_x509_image_pull_stops_early_with_the_ca_remedy(cluster: FakeCluster, backend: BackendServer) -> None:
-    failing = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, waiting="ImagePullBackOff",
-                  message=f'Back-off pulling image "{JM_IMAGE}"')  # fmt: skip
-    x509 = event("tracebloc-jobs-manager-1", "Failed", f'Failed to pull image "{JM_IMAGE}": '
-                 'failed to do request: Head "https://registry-1.docker.io/v2/": tls: failed to '
-                 "verify certificate: x509: certificate signed by unknown authority",
-                 type="Warning")  # fmt: skip
+def test_x509_image_pull_stops_early_with_the_ca_remedy(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    failing = pod(
+        "tracebloc-jobs-manager-1",
+        "manager",
+        JM_IMAGE,
+        waiting="ImagePullBackOff",
+        message=f'Back-off pulling image "{JM_IMAGE}"',
+    )
+    x509 = event(
+        "tracebloc-jobs-manager-1",
+        "Failed",
+        f'Failed to pull image "{JM_IMAGE}": '
+        'failed to do request: Head "https://registry-1.docker.io/v2/": tls: failed to '
+        "verify certificate: x509: certificate signed by unknown authority",
+        type="Warning",
+    )
     fresh(cluster).workloads(*workloads.client(manager=failing), x509)
     started = time.monotonic()
     result = cluster.run("install", "--yes", **env_for(backend, READY_TIMEOUT="120"))
@@ -70,10 +88,16 @@ def test_x509_image_pull_stops_early_with_the_ca_remedy(cluster: FakeCluster, ba
     never_changed_after_helm(cluster)
 
 
-def test_unauthorized_pull_names_the_registry_credentials(cluster: FakeCluster,
-                                                          backend: BackendServer) -> None:  # fmt: skip
-    failing = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, waiting="ErrImagePull",
-                  message=f'failed to pull and unpack image "{JM_IMAGE}": 401 Unauthorized')  # fmt: skip
+def test_unauthorized_pull_names_the_registry_credentials(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    failing = pod(
+        "tracebloc-jobs-manager-1",
+        "manager",
+        JM_IMAGE,
+        waiting="ErrImagePull",
+        message=f'failed to pull and unpack image "{JM_IMAGE}": 401 Unauthorized',
+    )
     fresh(cluster).workloads(*workloads.client(manager=failing))
     result = cluster.run("install", "--yes", **env_for(backend))
 
@@ -85,12 +109,25 @@ def test_unauthorized_pull_names_the_registry_credentials(cluster: FakeCluster,
 def test_crash_loop_with_rejected_credentials_names_the_credentials(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
-    crashing = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, waiting="CrashLoopBackOff",
-                   message="back-off 40s restarting failed container", restarts=4, pulled=True,
-                   container="jobs-manager")  # fmt: skip
+    crashing = pod(
+        "tracebloc-jobs-manager-1",
+        "manager",
+        JM_IMAGE,
+        waiting="CrashLoopBackOff",
+        message="back-off 40s restarting failed container",
+        restarts=4,
+        pulled=True,
+        container="jobs-manager",
+    )
     fresh(cluster).workloads(*workloads.client(manager=crashing))
-    cluster.on("kubectl", "logs", "tracebloc-jobs-manager-1", stdout=(
-        "INFO starting jobs-manager\nERROR Authentication failed: invalid client id or password\n"))  # fmt: skip
+    cluster.on(
+        "kubectl",
+        "logs",
+        "tracebloc-jobs-manager-1",
+        stdout=(
+            "INFO starting jobs-manager\nERROR Authentication failed: invalid client id or password\n"
+        ),
+    )
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 1
@@ -105,21 +142,28 @@ def test_crash_loop_with_rejected_credentials_names_the_credentials(
     never_changed_after_helm(cluster)
 
 
-def test_pending_for_memory_names_the_size_and_the_override(cluster: FakeCluster,
-                                                            backend: BackendServer) -> None:  # fmt: skip
+def test_pending_for_memory_names_the_size_and_the_override(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     said = "0/1 nodes are available: 1 Insufficient memory. preemption: 0/1 nodes are available"
     pending = pod("mysql-client-5f4-0", "mysql-client", "mysql:5.7", unschedulable=said)
-    fresh(cluster).workloads(*workloads.client(ready=0, mysql_client=pending),
-                             event("mysql-client-5f4-0", "FailedScheduling", said, type="Warning"))  # fmt: skip
+    fresh(cluster).workloads(
+        *workloads.client(ready=0, mysql_client=pending),
+        event("mysql-client-5f4-0", "FailedScheduling", said, type="Warning"),
+    )
     result = cluster.run("install", "--yes", **env_for(backend))
 
     assert result.returncode == 1
     assert "does not fit on any node" in result.stderr and "Insufficient memory" in result.stderr
     assert "TRACEBLOC_TRAINING_RESOURCES" in result.stderr
-    assert "the training size is cpu=" in result.stderr and "(provenance installer)" in result.stderr
+    assert (
+        "the training size is cpu=" in result.stderr and "(provenance installer)" in result.stderr
+    )
 
 
-def test_pending_for_a_gpu_says_no_node_offers_one(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_pending_for_a_gpu_says_no_node_offers_one(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     said = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     pending = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, unschedulable=said)
     fresh(cluster).workloads(*workloads.client(manager=pending))
@@ -133,9 +177,15 @@ def test_still_starting_at_the_deadline_names_the_pod_and_its_events(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     slow = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, waiting="ContainerCreating")
-    fresh(cluster).workloads(*workloads.client(manager=slow), event(
-        "tracebloc-jobs-manager-1", "FailedMount", 'MountVolume.SetUp failed for volume "data"',
-        type="Warning"))  # fmt: skip
+    fresh(cluster).workloads(
+        *workloads.client(manager=slow),
+        event(
+            "tracebloc-jobs-manager-1",
+            "FailedMount",
+            'MountVolume.SetUp failed for volume "data"',
+            type="Warning",
+        ),
+    )
     result = cluster.run("install", "--yes", **env_for(backend, READY_TIMEOUT="3"))
 
     assert result.returncode == 1
@@ -153,18 +203,28 @@ def test_the_printed_inspect_commands_name_the_cluster_installed_into(
     slow = pod("tracebloc-jobs-manager-1", "manager", JM_IMAGE, waiting="ContainerCreating")
     fresh(cluster).kube_target("prod-eu", "https://k8s.prod.example.com:6443")
     cluster.workloads(*workloads.client(manager=slow))
-    result = cluster.run("install", "--yes", "--context", "prod-eu",
-                         **env_for(backend, READY_TIMEOUT="3"))  # fmt: skip
+    result = cluster.run(
+        "install", "--yes", "--context", "prod-eu", **env_for(backend, READY_TIMEOUT="3")
+    )
 
     assert result.returncode == 1
-    assert ("kubectl describe pod tracebloc-jobs-manager-1 -n tracebloc --context prod-eu; "
-            "kubectl get events -n tracebloc --context prod-eu") in result.stderr, result.stderr
+    assert (
+        "kubectl describe pod tracebloc-jobs-manager-1 -n tracebloc --context prod-eu; "
+        "kubectl get events -n tracebloc --context prod-eu"
+    ) in result.stderr, result.stderr
 
 
-def test_cluster_that_stops_answering_mid_wait(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_cluster_that_stops_answering_mid_wait(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
-    cluster.on("kubectl", "get", workloads.KINDS, rc=1,
-               stderr="Unable to connect to the server: dial tcp 127.0.0.1:6443: connect: connection refused\n")  # fmt: skip
+    cluster.on(
+        "kubectl",
+        "get",
+        workloads.KINDS,
+        rc=1,
+        stderr="Unable to connect to the server: dial tcp 127.0.0.1:6443: connect: connection refused\n",
+    )
     cluster.workloads(*workloads.client(ready=1), times=2)
     result = cluster.run("install", "--yes", **env_for(backend, READY_TIMEOUT="4"))
 
@@ -207,15 +267,21 @@ def test_interrupt_during_the_wait_leaves_the_release_and_says_so(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
-def test_progress_on_a_terminal_rides_the_spinner(cluster: FakeCluster, backend: BackendServer) -> None:
+def test_progress_on_a_terminal_rides_the_spinner(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     from tests.fakes.terminal import Pty
 
     fresh(cluster)
     image = "tracebloc/egress:2.0"  # one no other pod has pulled
-    starting = workloads.client(ready=2, requests_proxy=pod(
-        "tracebloc-requests-proxy-1", "requests-proxy", image))  # fmt: skip
-    cluster.workloads(*starting, event("tracebloc-requests-proxy-1", "Pulling",
-                                       f'Pulling image "{image}"'), times=3)  # fmt: skip
+    starting = workloads.client(
+        ready=2, requests_proxy=pod("tracebloc-requests-proxy-1", "requests-proxy", image)
+    )
+    cluster.workloads(
+        *starting,
+        event("tracebloc-requests-proxy-1", "Pulling", f'Pulling image "{image}"'),
+        times=3,
+    )
     env = cluster.env(**env_for(backend))
     del env["TB_PLAIN"]
     with Pty.spawn(["install", "--yes"], env=env, cwd=cluster.root) as term:

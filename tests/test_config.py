@@ -93,8 +93,9 @@ def test_probe_config_namespace_precedence(
 def test_a_sanitised_tb_namespace_is_said() -> None:
     cfg = probe_config({"TB_NAMESPACE": "Data Science"})
     assert cfg.namespace == "data-science"
-    assert cfg.notes == ("TB_NAMESPACE='Data Science' is used as namespace 'data-science' "
-                         "(made a DNS-1123 label)",)  # fmt: skip
+    assert cfg.notes == (
+        "TB_NAMESPACE='Data Science' is used as namespace 'data-science' (made a DNS-1123 label)",
+    )
     assert probe_config({"TB_NAMESPACE": "ops"}).notes == ()
 
 
@@ -241,7 +242,9 @@ def test_parse_override_rejects(raw: str) -> None:
         pytest.param(f"{PASTE_START}s3cret{PASTE_END}", "s3cret", id="bracketed-paste"),
         pytest.param("s3cret\r\n", "s3cret", id="trailing-newline"),
         pytest.param("s3\x00c\x07r\x1bet\t", "s3cret", id="c0-controls"),
-        pytest.param(f"{PASTE_START} pass word {PASTE_END}", " pass word ", id="paste-keeps-spaces"),
+        pytest.param(
+            f"{PASTE_START} pass word {PASTE_END}", " pass word ", id="paste-keeps-spaces"
+        ),
         pytest.param("  leading and trailing  ", "  leading and trailing  ", id="spaces-kept"),
         pytest.param("q'u\"o`te", "q'u\"o`te", id="quotes-kept"),
         pytest.param("a:b#c@d", "a:b#c@d", id="colon-hash-at-kept"),
@@ -266,10 +269,13 @@ def test_clean_credential_keeps_anything_without_control_characters(text: str) -
 
 
 escape = st.one_of(
-    st.builds(lambda p, f: f"\x1b[{p}{f}", st.text(st.sampled_from("0123456789;?"), max_size=6),
-              st.sampled_from("ABCDHF~mRu")),
+    st.builds(
+        lambda p, f: f"\x1b[{p}{f}",
+        st.text(st.sampled_from("0123456789;?"), max_size=6),
+        st.sampled_from("ABCDHF~mRu"),
+    ),
     st.builds(lambda f: f"\x1bO{f}", st.sampled_from("ABCDPQRS")),
-)  # fmt: skip
+)
 
 
 @given(parts=st.lists(st.tuples(printable, escape)), tail=printable)
@@ -322,45 +328,91 @@ def test_parse_client_env_rejects(raw: str) -> None:
     [
         pytest.param({}, None, id="no-proxy-set"),
         pytest.param({"HTTP_PROXY": "  "}, None, id="blank-proxy"),
-        pytest.param({"HTTP_PROXY": "http://proxy.corp:3128"}, Proxy("proxy.corp", "3128"),
-                     id="host-and-port"),
-        pytest.param({"HTTP_PROXY": "http://one:1", "HTTPS_PROXY": "http://two:2",
-                      "http_proxy": "http://three:3", "https_proxy": "http://four:4"},
-                     Proxy("one", "1"), id="HTTP_PROXY-first"),
-        pytest.param({"HTTPS_PROXY": "http://two:2", "http_proxy": "http://three:3",
-                      "https_proxy": "http://four:4"}, Proxy("two", "2"), id="HTTPS_PROXY-second"),
-        pytest.param({"http_proxy": "http://three:3", "https_proxy": "http://four:4"},
-                     Proxy("three", "3"), id="http_proxy-third"),
+        pytest.param(
+            {"HTTP_PROXY": "http://proxy.corp:3128"},
+            Proxy("proxy.corp", "3128"),
+            id="host-and-port",
+        ),
+        pytest.param(
+            {
+                "HTTP_PROXY": "http://one:1",
+                "HTTPS_PROXY": "http://two:2",
+                "http_proxy": "http://three:3",
+                "https_proxy": "http://four:4",
+            },
+            Proxy("one", "1"),
+            id="HTTP_PROXY-first",
+        ),
+        pytest.param(
+            {
+                "HTTPS_PROXY": "http://two:2",
+                "http_proxy": "http://three:3",
+                "https_proxy": "http://four:4",
+            },
+            Proxy("two", "2"),
+            id="HTTPS_PROXY-second",
+        ),
+        pytest.param(
+            {"http_proxy": "http://three:3", "https_proxy": "http://four:4"},
+            Proxy("three", "3"),
+            id="http_proxy-third",
+        ),
         pytest.param({"https_proxy": "http://four:4"}, Proxy("four", "4"), id="https_proxy-last"),
-        pytest.param({"HTTP_PROXY": "", "HTTPS_PROXY": "http://two:2"}, Proxy("two", "2"),
-                     id="empty-first-is-skipped"),
-        pytest.param({"HTTP_PROXY": "http://proxy.corp:3128/some/path?x=1#frag"},
-                     Proxy("proxy.corp", "3128"), id="path-stripped"),
-        pytest.param({"HTTP_PROXY": "proxy.corp:8080"}, Proxy("proxy.corp", "8080"),
-                     id="no-scheme"),
-        pytest.param({"HTTP_PROXY": "http://proxy.corp"}, Proxy("proxy.corp", "80"),
-                     id="http-default-port"),
-        pytest.param({"HTTP_PROXY": "https://proxy.corp/"}, Proxy("proxy.corp", "443"),
-                     id="https-default-port"),
-        pytest.param({"HTTP_PROXY": "proxy.corp"}, Proxy("proxy.corp", "80"),
-                     id="bare-host-default-port"),
-        pytest.param({"HTTP_PROXY": "http://ana:s3cret@proxy.corp:3128"},
-                     Proxy("proxy.corp", "3128", "ana", "s3cret"), id="credentials"),
-        pytest.param({"HTTP_PROXY": "http://ana:p@ss:w@rd@proxy.corp:3128"},
-                     Proxy("proxy.corp", "3128", "ana", "p@ss:w@rd"),
-                     id="password-with-colon-and-at"),
-        pytest.param({"HTTP_PROXY": "http://ana:pa/ss#1@proxy.corp:3128/"},
-                     Proxy("proxy.corp", "3128", "ana", "pa/ss#1"),
-                     id="password-with-slash-and-hash"),
-        pytest.param({"HTTP_PROXY": "http://ana@proxy.corp:3128"},
-                     Proxy("proxy.corp", "3128", "ana", None), id="username-without-password"),
+        pytest.param(
+            {"HTTP_PROXY": "", "HTTPS_PROXY": "http://two:2"},
+            Proxy("two", "2"),
+            id="empty-first-is-skipped",
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://proxy.corp:3128/some/path?x=1#frag"},
+            Proxy("proxy.corp", "3128"),
+            id="path-stripped",
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "proxy.corp:8080"}, Proxy("proxy.corp", "8080"), id="no-scheme"
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://proxy.corp"}, Proxy("proxy.corp", "80"), id="http-default-port"
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "https://proxy.corp/"},
+            Proxy("proxy.corp", "443"),
+            id="https-default-port",
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "proxy.corp"}, Proxy("proxy.corp", "80"), id="bare-host-default-port"
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://ana:s3cret@proxy.corp:3128"},
+            Proxy("proxy.corp", "3128", "ana", "s3cret"),
+            id="credentials",
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://ana:p@ss:w@rd@proxy.corp:3128"},
+            Proxy("proxy.corp", "3128", "ana", "p@ss:w@rd"),
+            id="password-with-colon-and-at",
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://ana:pa/ss#1@proxy.corp:3128/"},
+            Proxy("proxy.corp", "3128", "ana", "pa/ss#1"),
+            id="password-with-slash-and-hash",
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://ana@proxy.corp:3128"},
+            Proxy("proxy.corp", "3128", "ana", None),
+            id="username-without-password",
+        ),
         pytest.param({"HTTP_PROXY": "http://[::1]:3128"}, Proxy("[::1]", "3128"), id="ipv6"),
-        pytest.param({"HTTP_PROXY": "http://[fd00::2]"}, Proxy("[fd00::2]", "80"),
-                     id="ipv6-default-port"),
-        pytest.param({"HTTP_PROXY": "http://ana:pw@[::1]:3128"},
-                     Proxy("[::1]", "3128", "ana", "pw"), id="ipv6-with-credentials"),
+        pytest.param(
+            {"HTTP_PROXY": "http://[fd00::2]"}, Proxy("[fd00::2]", "80"), id="ipv6-default-port"
+        ),
+        pytest.param(
+            {"HTTP_PROXY": "http://ana:pw@[::1]:3128"},
+            Proxy("[::1]", "3128", "ana", "pw"),
+            id="ipv6-with-credentials",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_proxy(env: dict[str, str], expected: Proxy | None) -> None:
     assert parse_proxy(env) == expected
 
@@ -385,11 +437,13 @@ def test_parse_proxy_rejects(value: str) -> None:
 
 
 @given(
-    username=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, blacklist_characters=":@/"),
-                     min_size=1),
+    username=st.text(
+        st.characters(min_codepoint=0x21, max_codepoint=0x7E, blacklist_characters=":@/"),
+        min_size=1,
+    ),
     password=st.text(st.characters(min_codepoint=0x20, blacklist_categories=("Cs",)), min_size=1),
     port=st.integers(1, 65535),
-)  # fmt: skip
+)
 def test_proxy_credentials_survive_any_password(username: str, password: str, port: int) -> None:
     env = {"HTTP_PROXY": f"http://{username}:{password}@proxy.corp:{port}"}
     assert parse_proxy(env) == Proxy("proxy.corp", str(port), username, password)
@@ -402,32 +456,56 @@ def test_proxy_credentials_survive_any_password(username: str, password: str, po
     ("env", "expected"),
     [
         pytest.param({}, Registry(mirror=None), id="nothing-set"),
-        pytest.param({"TRACEBLOC_IMAGE_REGISTRY": "mirror.corp"}, Registry("mirror.corp"),
-                     id="mirror-bare-host"),
-        pytest.param({"TRACEBLOC_IMAGE_REGISTRY": "https://mirror.corp:5000/"},
-                     Registry("mirror.corp:5000"), id="mirror-scheme-and-slash-stripped"),
-        pytest.param({"TRACEBLOC_IMAGE_REGISTRY": " http://mirror.corp// "},
-                     Registry("mirror.corp"), id="mirror-spaces-and-slashes-stripped"),
-        pytest.param({"TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": "pw"},
-                     Registry(None, "ana", "pw", "https://index.docker.io/v1/", ""),
-                     id="credentials-default-to-docker-hub"),
-        pytest.param({"TRACEBLOC_IMAGE_REGISTRY": "https://mirror.corp/",
-                      "TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": "pw"},
-                     Registry("mirror.corp", "ana", "pw", "https://mirror.corp", ""),
-                     id="credentials-server-from-mirror"),
-        pytest.param({"TRACEBLOC_IMAGE_REGISTRY": "mirror.corp",
-                      "TRACEBLOC_REGISTRY_SERVER": "https://auth.corp/v2/",
-                      "TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": "pw",
-                      "TRACEBLOC_REGISTRY_EMAIL": "ana@corp.example"},
-                     Registry("mirror.corp", "ana", "pw", "https://auth.corp/v2/",
-                              "ana@corp.example"),
-                     id="explicit-server-wins"),
-        pytest.param({"TRACEBLOC_REGISTRY_USERNAME": "ana",
-                      "TRACEBLOC_REGISTRY_PASSWORD": f"{PASTE_START} p:w#@ {PASTE_END}"},
-                     Registry(None, "ana", " p:w#@ ", "https://index.docker.io/v1/", ""),
-                     id="password-paste-cleaned-rest-kept"),
+        pytest.param(
+            {"TRACEBLOC_IMAGE_REGISTRY": "mirror.corp"},
+            Registry("mirror.corp"),
+            id="mirror-bare-host",
+        ),
+        pytest.param(
+            {"TRACEBLOC_IMAGE_REGISTRY": "https://mirror.corp:5000/"},
+            Registry("mirror.corp:5000"),
+            id="mirror-scheme-and-slash-stripped",
+        ),
+        pytest.param(
+            {"TRACEBLOC_IMAGE_REGISTRY": " http://mirror.corp// "},
+            Registry("mirror.corp"),
+            id="mirror-spaces-and-slashes-stripped",
+        ),
+        pytest.param(
+            {"TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": "pw"},
+            Registry(None, "ana", "pw", "https://index.docker.io/v1/", ""),
+            id="credentials-default-to-docker-hub",
+        ),
+        pytest.param(
+            {
+                "TRACEBLOC_IMAGE_REGISTRY": "https://mirror.corp/",
+                "TRACEBLOC_REGISTRY_USERNAME": "ana",
+                "TRACEBLOC_REGISTRY_PASSWORD": "pw",
+            },
+            Registry("mirror.corp", "ana", "pw", "https://mirror.corp", ""),
+            id="credentials-server-from-mirror",
+        ),
+        pytest.param(
+            {
+                "TRACEBLOC_IMAGE_REGISTRY": "mirror.corp",
+                "TRACEBLOC_REGISTRY_SERVER": "https://auth.corp/v2/",
+                "TRACEBLOC_REGISTRY_USERNAME": "ana",
+                "TRACEBLOC_REGISTRY_PASSWORD": "pw",
+                "TRACEBLOC_REGISTRY_EMAIL": "ana@corp.example",
+            },
+            Registry("mirror.corp", "ana", "pw", "https://auth.corp/v2/", "ana@corp.example"),
+            id="explicit-server-wins",
+        ),
+        pytest.param(
+            {
+                "TRACEBLOC_REGISTRY_USERNAME": "ana",
+                "TRACEBLOC_REGISTRY_PASSWORD": f"{PASTE_START} p:w#@ {PASTE_END}",
+            },
+            Registry(None, "ana", " p:w#@ ", "https://index.docker.io/v1/", ""),
+            id="password-paste-cleaned-rest-kept",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_registry(env: dict[str, str], expected: Registry) -> None:
     assert parse_registry(env) == expected
 
@@ -435,14 +513,23 @@ def test_parse_registry(env: dict[str, str], expected: Registry) -> None:
 @pytest.mark.parametrize(
     ("env", "missing"),
     [
-        pytest.param({"TRACEBLOC_REGISTRY_USERNAME": "ana"}, "TRACEBLOC_REGISTRY_PASSWORD",
-                     id="username-without-password"),
-        pytest.param({"TRACEBLOC_REGISTRY_PASSWORD": "pw"}, "TRACEBLOC_REGISTRY_USERNAME",
-                     id="password-without-username"),
-        pytest.param({"TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": ""},
-                     "TRACEBLOC_REGISTRY_PASSWORD", id="empty-password"),
+        pytest.param(
+            {"TRACEBLOC_REGISTRY_USERNAME": "ana"},
+            "TRACEBLOC_REGISTRY_PASSWORD",
+            id="username-without-password",
+        ),
+        pytest.param(
+            {"TRACEBLOC_REGISTRY_PASSWORD": "pw"},
+            "TRACEBLOC_REGISTRY_USERNAME",
+            id="password-without-username",
+        ),
+        pytest.param(
+            {"TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": ""},
+            "TRACEBLOC_REGISTRY_PASSWORD",
+            id="empty-password",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_registry_incomplete_credentials(env: dict[str, str], missing: str) -> None:
     with pytest.raises(BadInput) as info:
         parse_registry(env)
@@ -464,25 +551,72 @@ WINDOWS_HOME = {"USERPROFILE": r"C:\Users\ana", "HOME": "/should/not/be/used"}
 @pytest.mark.parametrize(
     ("env", "os_", "data_dir", "values_path", "given"),
     [
-        pytest.param(LINUX_HOME, "linux", "/home/ana/.tracebloc",
-                     "/home/ana/.tracebloc/values.yaml", False, id="linux-default"),
-        pytest.param(LINUX_HOME, "darwin", "/home/ana/.tracebloc",
-                     "/home/ana/.tracebloc/values.yaml", False, id="darwin-default"),
-        pytest.param(WINDOWS_HOME, "windows", r"C:\Users\ana\.tracebloc",
-                     r"C:\Users\ana\.tracebloc\values.yaml", False, id="windows-userprofile"),
-        pytest.param({**LINUX_HOME, "HOST_DATA_DIR": "/srv/tb"}, "linux", "/srv/tb",
-                     "/srv/tb/values.yaml", False, id="linux-host-data-dir"),
-        pytest.param({"HOST_DATA_DIR": "/srv/tb"}, "linux", "/srv/tb",
-                     "/srv/tb/values.yaml", False, id="host-data-dir-needs-no-home"),
-        pytest.param({"HOST_DATA_DIR": r"D:\tb"}, "windows", r"D:\tb",
-                     r"D:\tb\values.yaml", False, id="windows-host-data-dir"),
-        pytest.param({**LINUX_HOME, "TRACEBLOC_VALUES_FILE": "/tmp/mine.yaml"}, "linux",
-                     "/home/ana/.tracebloc", "/tmp/mine.yaml", True, id="dev-mode-values-file"),
-        pytest.param({**WINDOWS_HOME, "TRACEBLOC_VALUES_FILE": r"C:\dev\mine.yaml"}, "windows",
-                     r"C:\Users\ana\.tracebloc", r"C:\dev\mine.yaml", True,
-                     id="windows-dev-mode-values-file"),
+        pytest.param(
+            LINUX_HOME,
+            "linux",
+            "/home/ana/.tracebloc",
+            "/home/ana/.tracebloc/values.yaml",
+            False,
+            id="linux-default",
+        ),
+        pytest.param(
+            LINUX_HOME,
+            "darwin",
+            "/home/ana/.tracebloc",
+            "/home/ana/.tracebloc/values.yaml",
+            False,
+            id="darwin-default",
+        ),
+        pytest.param(
+            WINDOWS_HOME,
+            "windows",
+            r"C:\Users\ana\.tracebloc",
+            r"C:\Users\ana\.tracebloc\values.yaml",
+            False,
+            id="windows-userprofile",
+        ),
+        pytest.param(
+            {**LINUX_HOME, "HOST_DATA_DIR": "/srv/tb"},
+            "linux",
+            "/srv/tb",
+            "/srv/tb/values.yaml",
+            False,
+            id="linux-host-data-dir",
+        ),
+        pytest.param(
+            {"HOST_DATA_DIR": "/srv/tb"},
+            "linux",
+            "/srv/tb",
+            "/srv/tb/values.yaml",
+            False,
+            id="host-data-dir-needs-no-home",
+        ),
+        pytest.param(
+            {"HOST_DATA_DIR": r"D:\tb"},
+            "windows",
+            r"D:\tb",
+            r"D:\tb\values.yaml",
+            False,
+            id="windows-host-data-dir",
+        ),
+        pytest.param(
+            {**LINUX_HOME, "TRACEBLOC_VALUES_FILE": "/tmp/mine.yaml"},
+            "linux",
+            "/home/ana/.tracebloc",
+            "/tmp/mine.yaml",
+            True,
+            id="dev-mode-values-file",
+        ),
+        pytest.param(
+            {**WINDOWS_HOME, "TRACEBLOC_VALUES_FILE": r"C:\dev\mine.yaml"},
+            "windows",
+            r"C:\Users\ana\.tracebloc",
+            r"C:\dev\mine.yaml",
+            True,
+            id="windows-dev-mode-values-file",
+        ),
     ],
-)  # fmt: skip
+)
 def test_plan_config_paths(
     env: dict[str, str], os_: str, data_dir: str, values_path: str, given: bool
 ) -> None:
@@ -496,10 +630,9 @@ def test_plan_config_paths(
     ("env", "os_", "variable"),
     [
         pytest.param({}, "linux", "HOME", id="linux-without-home"),
-        pytest.param({"HOME": "/home/ana"}, "windows", "USERPROFILE",
-                     id="windows-ignores-home"),
+        pytest.param({"HOME": "/home/ana"}, "windows", "USERPROFILE", id="windows-ignores-home"),
     ],
-)  # fmt: skip
+)
 def test_plan_config_without_a_home(env: dict[str, str], os_: str, variable: str) -> None:
     with pytest.raises(BadInput) as info:
         plan(env, os_=os_)
@@ -511,15 +644,26 @@ def test_plan_config_without_a_home(env: dict[str, str], os_: str, variable: str
     ("env", "flag", "chart", "is_default"),
     [
         pytest.param({}, None, "tracebloc/client", True, id="default-chart"),
-        pytest.param({"TRACEBLOC_CHART_PATH": "/src/chart"}, None, "/src/chart", False,
-                     id="chart-path-env"),
-        pytest.param({"TRACEBLOC_CHART_PATH": "/src/chart"}, "oci://reg/client", "oci://reg/client",
-                     False, id="flag-beats-chart-path"),
+        pytest.param(
+            {"TRACEBLOC_CHART_PATH": "/src/chart"}, None, "/src/chart", False, id="chart-path-env"
+        ),
+        pytest.param(
+            {"TRACEBLOC_CHART_PATH": "/src/chart"},
+            "oci://reg/client",
+            "oci://reg/client",
+            False,
+            id="flag-beats-chart-path",
+        ),
         pytest.param({}, "./client", "./client", False, id="flag-only"),
-        pytest.param({"TRACEBLOC_CHART_PATH": "  "}, "", "tracebloc/client", True,
-                     id="blank-flag-and-env-is-default"),
+        pytest.param(
+            {"TRACEBLOC_CHART_PATH": "  "},
+            "",
+            "tracebloc/client",
+            True,
+            id="blank-flag-and-env-is-default",
+        ),
     ],
-)  # fmt: skip
+)
 def test_plan_config_chart(
     env: dict[str, str], flag: str | None, chart: str, is_default: bool
 ) -> None:
@@ -532,14 +676,26 @@ def test_plan_config_chart(
     ("env", "storage", "engine"),
     [
         pytest.param({}, "hostpath", "auto", id="defaults"),
-        pytest.param({"TB_STORAGE_MODE": "node-local", "TB_MYSQL_ENGINE": "8.4"}, "node-local",
-                     "8.4", id="node-local-and-8.4"),
-        pytest.param({"TB_STORAGE_MODE": " HostPath ", "TB_MYSQL_ENGINE": "5.7"}, "hostpath",
-                     "5.7", id="case-and-spaces"),
-        pytest.param({"TB_STORAGE_MODE": "", "TB_MYSQL_ENGINE": ""}, "hostpath", "auto",
-                     id="empty-is-default"),
+        pytest.param(
+            {"TB_STORAGE_MODE": "node-local", "TB_MYSQL_ENGINE": "8.4"},
+            "node-local",
+            "8.4",
+            id="node-local-and-8.4",
+        ),
+        pytest.param(
+            {"TB_STORAGE_MODE": " HostPath ", "TB_MYSQL_ENGINE": "5.7"},
+            "hostpath",
+            "5.7",
+            id="case-and-spaces",
+        ),
+        pytest.param(
+            {"TB_STORAGE_MODE": "", "TB_MYSQL_ENGINE": ""},
+            "hostpath",
+            "auto",
+            id="empty-is-default",
+        ),
     ],
-)  # fmt: skip
+)
 def test_plan_config_storage_and_mysql(env: dict[str, str], storage: str, engine: str) -> None:
     cfg = plan({**LINUX_HOME, **env})
     assert cfg.storage_mode == storage
@@ -553,10 +709,13 @@ def test_plan_config_storage_and_mysql(env: dict[str, str], storage: str, engine
         pytest.param({"TB_MYSQL_ENGINE": "8.0"}, "TB_MYSQL_ENGINE", id="unknown-mysql-engine"),
         pytest.param({"CLIENT_ENV": "qa"}, "CLIENT_ENV", id="unknown-client-env"),
         pytest.param({"HTTP_PROXY": "http://p:99999"}, "HTTP_PROXY", id="bad-proxy-port"),
-        pytest.param({"TRACEBLOC_REGISTRY_USERNAME": "ana"}, "TRACEBLOC_REGISTRY_PASSWORD",
-                     id="incomplete-registry-credentials"),
+        pytest.param(
+            {"TRACEBLOC_REGISTRY_USERNAME": "ana"},
+            "TRACEBLOC_REGISTRY_PASSWORD",
+            id="incomplete-registry-credentials",
+        ),
     ],
-)  # fmt: skip
+)
 def test_plan_config_bad_input(env: dict[str, str], variable: str) -> None:
     with pytest.raises(BadInput) as info:
         plan({**LINUX_HOME, **env})
@@ -565,8 +724,11 @@ def test_plan_config_bad_input(env: dict[str, str], variable: str) -> None:
 
 
 def test_plan_config_credentials_cleaned_and_reported() -> None:
-    env = {**LINUX_HOME, "TRACEBLOC_CLIENT_ID": "client-1",
-           "TRACEBLOC_CLIENT_PASSWORD": f"{PASTE_START} p'w:#@é {PASTE_END}"}  # fmt: skip
+    env = {
+        **LINUX_HOME,
+        "TRACEBLOC_CLIENT_ID": "client-1",
+        "TRACEBLOC_CLIENT_PASSWORD": f"{PASTE_START} p'w:#@é {PASTE_END}",
+    }
     cfg = plan(env)
     assert cfg.client_id == "client-1"
     assert cfg.client_password == " p'w:#@é "
@@ -583,9 +745,13 @@ def test_plan_config_without_credentials() -> None:
 
 
 def test_plan_config_all_secrets_listed() -> None:
-    env = {**LINUX_HOME, "TRACEBLOC_CLIENT_PASSWORD": "client-pw",
-           "TRACEBLOC_REGISTRY_USERNAME": "ana", "TRACEBLOC_REGISTRY_PASSWORD": "registry-pw",
-           "HTTPS_PROXY": "http://bob:proxy-pw@proxy.corp:3128"}  # fmt: skip
+    env = {
+        **LINUX_HOME,
+        "TRACEBLOC_CLIENT_PASSWORD": "client-pw",
+        "TRACEBLOC_REGISTRY_USERNAME": "ana",
+        "TRACEBLOC_REGISTRY_PASSWORD": "registry-pw",
+        "HTTPS_PROXY": "http://bob:proxy-pw@proxy.corp:3128",
+    }
     assert plan(env).secrets == ("client-pw", "registry-pw", "proxy-pw")
 
 
@@ -617,17 +783,23 @@ def test_plan_config_carries_the_probe_config() -> None:
     [
         pytest.param({}, set(), id="nothing-set"),
         pytest.param({"TRACEBLOC_CLIENT_PASSWORD": "hunter2"}, {"hunter2"}, id="client-password"),
-        pytest.param({"TRACEBLOC_CLIENT_PASSWORD": PASTE_START + "hunter2" + PASTE_END},
-                     {PASTE_START + "hunter2" + PASTE_END, "hunter2"},
-                     id="pasted-password-masked-as-typed-and-as-cleaned"),
+        pytest.param(
+            {"TRACEBLOC_CLIENT_PASSWORD": PASTE_START + "hunter2" + PASTE_END},
+            {PASTE_START + "hunter2" + PASTE_END, "hunter2"},
+            id="pasted-password-masked-as-typed-and-as-cleaned",
+        ),
         pytest.param({"TRACEBLOC_REGISTRY_PASSWORD": "r3g"}, {"r3g"}, id="registry-password"),
-        pytest.param({"HTTPS_PROXY": "http://ana:p@ss:w0rd@proxy:3128"}, {"p@ss:w0rd"},
-                     id="proxy-password-with-at-and-colon"),
+        pytest.param(
+            {"HTTPS_PROXY": "http://ana:p@ss:w0rd@proxy:3128"},
+            {"p@ss:w0rd"},
+            id="proxy-password-with-at-and-colon",
+        ),
         pytest.param({"http_proxy": "ana:pw@proxy:3128"}, {"pw"}, id="proxy-without-scheme"),
         pytest.param({"HTTP_PROXY": "http://ana@proxy:3128"}, set(), id="proxy-user-only"),
-        pytest.param({"HTTP_PROXY": "http://ana:pa/ss@proxy:3128/"}, {"pa/ss"},
-                     id="slash-in-the-password"),
+        pytest.param(
+            {"HTTP_PROXY": "http://ana:pa/ss@proxy:3128/"}, {"pa/ss"}, id="slash-in-the-password"
+        ),
     ],
-)  # fmt: skip
+)
 def test_env_secrets(env: dict[str, str], expected: set[str]) -> None:
     assert env_secrets(env) == expected

@@ -86,8 +86,14 @@ def run(
     interactive: bool = True,
     said: list[str] | None = None,
 ) -> Credentials:
-    return obtain(credentials_given(env or {}), previous=previous, interactive=interactive, terminal=terminal,
-                  check=backend or Backend(), say=(said if said is not None else []).append)  # fmt: skip
+    return obtain(
+        credentials_given(env or {}),
+        previous=previous,
+        interactive=interactive,
+        terminal=terminal,
+        check=backend or Backend(),
+        say=(said if said is not None else []).append,
+    )
 
 
 # --- from the environment ------------------------------------------------------------------
@@ -101,8 +107,10 @@ def test_environment_credentials_are_checked_once_and_used() -> None:
 
 
 def test_environment_credentials_are_cleaned_of_pasted_markers() -> None:
-    env = {"TRACEBLOC_CLIENT_ID": f"{PASTE_START}client-env{PASTE_END}",
-           "TRACEBLOC_CLIENT_PASSWORD": f"{PASTE_START} pw with spaces \x07{PASTE_END}"}  # fmt: skip
+    env = {
+        "TRACEBLOC_CLIENT_ID": f"{PASTE_START}client-env{PASTE_END}",
+        "TRACEBLOC_CLIENT_PASSWORD": f"{PASTE_START} pw with spaces \x07{PASTE_END}",
+    }
     backend = Backend()
     creds = run(env, backend=backend)
     assert (creds.client_id, creds.password) == ("client-env", " pw with spaces ")
@@ -111,7 +119,9 @@ def test_environment_credentials_are_cleaned_of_pasted_markers() -> None:
 
 def test_environment_unverified_warns_and_continues() -> None:
     said: list[str] = []
-    backend = Backend(Check(Verdict.UNVERIFIED, "could not reach https://api.tracebloc.io/: connection refused"))
+    backend = Backend(
+        Check(Verdict.UNVERIFIED, "could not reach https://api.tracebloc.io/: connection refused")
+    )
     creds = run(ENV, backend=backend, said=said)
     assert creds.origin == "environment"
     (warning,) = said
@@ -142,19 +152,32 @@ def test_environment_inactive_account_stops_with_a_remedy() -> None:
 @pytest.mark.parametrize(
     ("env", "missing"),
     [
-        pytest.param({"TRACEBLOC_CLIENT_ID": "client-env"}, "TRACEBLOC_CLIENT_PASSWORD",
-                     id="only-the-id"),  # fmt: skip
-        pytest.param({"TRACEBLOC_CLIENT_PASSWORD": "pw-from-env"}, "TRACEBLOC_CLIENT_ID",
-                     id="only-the-password"),  # fmt: skip
-        pytest.param({"TRACEBLOC_CLIENT_ID": "client-env", "TRACEBLOC_CLIENT_PASSWORD": ""},
-                     "TRACEBLOC_CLIENT_PASSWORD", id="password-set-but-empty"),  # fmt: skip
+        pytest.param(
+            {"TRACEBLOC_CLIENT_ID": "client-env"}, "TRACEBLOC_CLIENT_PASSWORD", id="only-the-id"
+        ),
+        pytest.param(
+            {"TRACEBLOC_CLIENT_PASSWORD": "pw-from-env"},
+            "TRACEBLOC_CLIENT_ID",
+            id="only-the-password",
+        ),
+        pytest.param(
+            {"TRACEBLOC_CLIENT_ID": "client-env", "TRACEBLOC_CLIENT_PASSWORD": ""},
+            "TRACEBLOC_CLIENT_PASSWORD",
+            id="password-set-but-empty",
+        ),
     ],
 )
-def test_one_variable_alone_is_bad_input_naming_the_other(env: dict[str, str], missing: str) -> None:
+def test_one_variable_alone_is_bad_input_naming_the_other(
+    env: dict[str, str], missing: str
+) -> None:
     backend = Backend()
     with pytest.raises(BadInput) as caught:
-        run(env, terminal=ScriptedTerminal("typed", "typed"), backend=backend,
-            previous=("saved", "saved-pw"))  # fmt: skip
+        run(
+            env,
+            terminal=ScriptedTerminal("typed", "typed"),
+            backend=backend,
+            previous=("saved", "saved-pw"),
+        )
     assert f"{missing} is not" in caught.value.message
     assert backend.calls == []
 
@@ -179,8 +202,10 @@ def test_prompt_without_a_previous_install() -> None:
     backend = Backend()
     assert run(terminal=terminal, backend=backend) == Credentials("client-1", "pw-1", "prompt")
     # The first question says in one line where the pair is found.
-    assert terminal.prompts == [("ask", f"{credentials.WHERE}\nClient ID: "),
-                                ("secret", "Client password: ")]  # fmt: skip
+    assert terminal.prompts == [
+        ("ask", f"{credentials.WHERE}\nClient ID: "),
+        ("secret", "Client password: "),
+    ]
     assert len(credentials.WHERE) < 80 and "https://ai.tracebloc.io" in credentials.WHERE
     assert backend.calls == [("client-1", "pw-1")]
 
@@ -209,7 +234,9 @@ def test_empty_answers_without_a_default_ask_again() -> None:
 
 
 def test_pasted_answers_are_cleaned_and_the_password_kept_as_typed() -> None:
-    terminal = ScriptedTerminal(f"{PASTE_START}client-1{PASTE_END} ", f"{PASTE_START} pw 1 {PASTE_END}")
+    terminal = ScriptedTerminal(
+        f"{PASTE_START}client-1{PASTE_END} ", f"{PASTE_START} pw 1 {PASTE_END}"
+    )
     backend = Backend()
     assert run(terminal=terminal, backend=backend) == Credentials("client-1", " pw 1 ", "prompt")
     assert backend.calls == [("client-1", " pw 1 ")]
@@ -299,8 +326,12 @@ def test_without_prompts_the_previous_values_file_is_used(
     interactive: bool, terminal: ScriptedTerminal | None
 ) -> None:
     backend = Backend()
-    creds = run(terminal=terminal, interactive=interactive, backend=backend,
-                previous=("client-old", "pw-old"))  # fmt: skip
+    creds = run(
+        terminal=terminal,
+        interactive=interactive,
+        backend=backend,
+        previous=("client-old", "pw-old"),
+    )
     assert creds == Credentials("client-old", "pw-old", "values file")
     assert backend.calls == [("client-old", "pw-old")]
 
@@ -313,9 +344,10 @@ def test_without_prompts_the_previous_values_file_is_used(
         pytest.param((None, "pw-old"), id="previous-password-only"),
     ],
 )
-@pytest.mark.parametrize(("interactive", "terminal"),
-                         [pytest.param(False, UnusableTerminal(), id="yes"),
-                          pytest.param(True, None, id="no-terminal")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("interactive", "terminal"),
+    [pytest.param(False, UnusableTerminal(), id="yes"), pytest.param(True, None, id="no-terminal")],
+)
 def test_without_prompts_and_credentials_it_is_bad_input(
     previous: tuple[str | None, str | None], interactive: bool, terminal: ScriptedTerminal | None
 ) -> None:
@@ -346,8 +378,12 @@ def test_previous_values_file_credentials_follow_the_environment_rules(
 
 def test_previous_values_file_unverified_warns_and_continues() -> None:
     said: list[str] = []
-    creds = run(interactive=False, backend=Backend(Verdict.UNVERIFIED), said=said,
-                previous=("client-old", "pw-old"))  # fmt: skip
+    creds = run(
+        interactive=False,
+        backend=Backend(Verdict.UNVERIFIED),
+        said=said,
+        previous=("client-old", "pw-old"),
+    )
     assert creds.origin == "values file" and len(said) == 1
 
 
@@ -365,16 +401,18 @@ def test_credentials_never_show_the_password() -> None:
     [
         pytest.param(None, (None, None), id="no-previous-install"),
         pytest.param({}, (None, None), id="empty-values"),
-        pytest.param({"clientId": "client-1", "clientPassword": "pw-1"}, ("client-1", "pw-1"),
-                     id="both"),  # fmt: skip
+        pytest.param(
+            {"clientId": "client-1", "clientPassword": "pw-1"}, ("client-1", "pw-1"), id="both"
+        ),
         pytest.param({"clientId": "client-1"}, ("client-1", None), id="id-only"),
-        pytest.param({"clientId": 12345, "clientPassword": True}, (None, None),
-                     id="not-strings"),  # fmt: skip
+        pytest.param({"clientId": 12345, "clientPassword": True}, (None, None), id="not-strings"),
         pytest.param({"clientId": "", "clientPassword": ""}, (None, None), id="empty-strings"),
         pytest.param({"env": {"clientId": "x"}}, (None, None), id="nested-is-not-top-level"),
     ],
 )
-def test_previous_credentials(values: dict[str, object] | None, expected: tuple[str | None, str | None]) -> None:
+def test_previous_credentials(
+    values: dict[str, object] | None, expected: tuple[str | None, str | None]
+) -> None:
     assert previous_credentials(values) == expected
 
 
@@ -421,8 +459,9 @@ def pty_child(tmp_path: Path) -> Iterator[Callable[..., Pty]]:
     started: list[Pty] = []
 
     def start(code: str, *args: str) -> Pty:
-        child = Pty.start([sys.executable, "-c", code, *args], cwd=REPO,
-                          stdio_log=tmp_path / "child-stderr.txt")  # fmt: skip
+        child = Pty.start(
+            [sys.executable, "-c", code, *args], cwd=REPO, stdio_log=tmp_path / "child-stderr.txt"
+        )
         started.append(child)
         return child
 
@@ -449,7 +488,9 @@ def test_a_real_terminal_reads_the_answers_and_hides_the_password(
 
 
 @posix_only
-def test_a_real_terminal_rejected_then_accepted(pty_child: Callable[..., Pty], tmp_path: Path) -> None:
+def test_a_real_terminal_rejected_then_accepted(
+    pty_child: Callable[..., Pty], tmp_path: Path
+) -> None:
     out = tmp_path / "result.json"
     with BackendServer(400, 200) as backend:
         child = pty_child(CHILD_OBTAIN, backend.url, str(out))
@@ -464,14 +505,19 @@ def test_a_real_terminal_rejected_then_accepted(pty_child: Callable[..., Pty], t
         assert child.wait() == 0, (tmp_path / "child-stderr.txt").read_text()
         sent = [(r.fields["username"], r.fields["password"]) for r in backend.requests]
     assert sent == [("client-1", "Pw-Wrong-1"), ("client-1", "Pw-Right-2")]
-    assert json.loads(out.read_text()) == {"id": "client-1", "password": "Pw-Right-2",
-                                           "origin": "prompt"}  # fmt: skip
+    assert json.loads(out.read_text()) == {
+        "id": "client-1",
+        "password": "Pw-Right-2",
+        "origin": "prompt",
+    }
     assert b"try 1 of 5" in child.seen
     assert b"Pw-Wrong-1" not in child.seen and b"Pw-Right-2" not in child.seen
 
 
 @posix_only
-def test_ctrl_d_at_a_real_prompt_is_bad_input(pty_child: Callable[..., Pty], tmp_path: Path) -> None:
+def test_ctrl_d_at_a_real_prompt_is_bad_input(
+    pty_child: Callable[..., Pty], tmp_path: Path
+) -> None:
     out = tmp_path / "result.json"
     child = pty_child(CHILD_OBTAIN, "http://127.0.0.1:9/", str(out))
     child.expect("Client ID: ")
@@ -515,9 +561,14 @@ def test_without_a_controlling_terminal_it_fails_at_once_naming_the_variables() 
     # A new session has no controlling terminal (as under CI or a service manager), and
     # stdin is a pipe that stays open and silent: reading it would hang to the timeout.
     started = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-c", CHILD_NO_TERMINAL], cwd=REPO,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_NO_TERMINAL],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
     try:
         code = child.wait(timeout=60)  # not communicate(): it would close stdin

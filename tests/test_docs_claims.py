@@ -49,8 +49,13 @@ def test_exit_2_is_described_with_the_windows_reboot_hand_off() -> None:
 
 
 def test_the_documents_never_say_the_engine_needs_no_administrator_rights() -> None:
-    facts = rt.Facts(os="linux", docker="stopped", docker_cli=True, sudo="pw",
-                     tools=frozenset({"systemctl", "apt-get"}))  # fmt: skip
+    facts = rt.Facts(
+        os="linux",
+        docker="stopped",
+        docker_cli=True,
+        sudo="pw",
+        tools=frozenset({"systemctl", "apt-get"}),
+    )
     assert decide(facts).privileged  # it does ask, through sudo, when Docker needs it
     for doc in DOCS:
         assert "never asks for administrator rights" not in _text(doc), doc.name

@@ -21,9 +21,13 @@ def test_a_stalled_download_is_stopped_after_one_quiet_span(tmp_path: Path) -> N
         mirror.faults["docker.dmg"] = [STALL]
         started = time.monotonic()
         with pytest.raises(download.DownloadFailed) as failed:
-            download.fetch(mirror.url + "docker.dmg", io.BytesIO(),
-                           env={"TRACEBLOC_CA_BUNDLE": str(tls.ca_path)}, deadline_s=60,
-                           stall=(1000, 1.5))  # fmt: skip
+            download.fetch(
+                mirror.url + "docker.dmg",
+                io.BytesIO(),
+                env={"TRACEBLOC_CA_BUNDLE": str(tls.ca_path)},
+                deadline_s=60,
+                stall=(1000, 1.5),
+            )
         took = time.monotonic() - started
     assert "docker.dmg stalled: under 1000 bytes in 1.5s" in failed.value.message
     assert took < 10
@@ -34,9 +38,13 @@ def test_a_steady_download_is_not_cut_short(tmp_path: Path) -> None:
     with MirrorServer(tls) as mirror:
         mirror.files["docker.dmg"] = b"y" * 200_000
         out = io.BytesIO()
-        got = download.fetch(mirror.url + "docker.dmg", out,
-                             env={"TRACEBLOC_CA_BUNDLE": str(tls.ca_path)}, deadline_s=60,
-                             stall=(1000, 1.5))  # fmt: skip
+        got = download.fetch(
+            mirror.url + "docker.dmg",
+            out,
+            env={"TRACEBLOC_CA_BUNDLE": str(tls.ca_path)},
+            deadline_s=60,
+            stall=(1000, 1.5),
+        )
     assert got.size == 200_000 and out.getvalue() == b"y" * 200_000
 
 

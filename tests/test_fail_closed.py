@@ -107,8 +107,9 @@ def test_installs_with_another_data_dir_still_share_the_release_lock(
     cleanup.append(first.pid)
     cleanup.append(wait_for_call(cluster, "upgrade"))
 
-    second = cluster.run("install", "--yes",
-                         **env_for(backend, HOST_DATA_DIR=str(cluster.home / "other")))  # fmt: skip
+    second = cluster.run(
+        "install", "--yes", **env_for(backend, HOST_DATA_DIR=str(cluster.home / "other"))
+    )
 
     first.send_signal(signal.SIGTERM)
     first.communicate(timeout=30)
@@ -168,11 +169,14 @@ def test_a_helm_that_outlives_a_killed_engine_blocks_recovery(
 # --- 2. empty is not nothing -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("listing", [
-    pytest.param("", id="no-output"),
-    pytest.param("null", id="json-null"),
-    pytest.param("[", id="cut-off"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "listing",
+    [
+        pytest.param("", id="no-output"),
+        pytest.param("null", id="json-null"),
+        pytest.param("[", id="cut-off"),
+    ],
+)
 def test_a_release_list_that_says_nothing_is_refused(
     cluster: FakeCluster, backend: BackendServer, listing: str
 ) -> None:
@@ -194,8 +198,7 @@ def test_an_ordinary_word_is_a_usable_password(
 ) -> None:
     fresh(cluster)
 
-    result = cluster.run("install", "--yes",
-                         **env_for(backend, TRACEBLOC_CLIENT_PASSWORD=password))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_CLIENT_PASSWORD=password))
 
     assert result.returncode == 0, result.stderr
     [upgrade] = [argv for argv in mutations(cluster) if argv[0] == "upgrade"]
@@ -207,16 +210,23 @@ def test_an_ordinary_word_is_a_usable_password(
 
 
 @POSIX
-def test_a_non_utf8_password_is_bad_input_in_one_line(cluster: FakeCluster,
-                                                      backend: BackendServer) -> None:  # fmt: skip
+def test_a_non_utf8_password_is_bad_input_in_one_line(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
     fresh(cluster)
     env = {k.encode(): v.encode() for k, v in env_for(backend).items()}
     env.update({k.encode(): v.encode() for k, v in cluster.env().items()})
     env[b"TRACEBLOC_CLIENT_PASSWORD"] = b"S\xe9cretPassw\xf6rd"  # typed on a Latin-1 terminal
 
-    result = subprocess.run([*installer_command(), "install", "--yes"], env=env, cwd=cluster.root,
-                            stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
-                            check=False)  # fmt: skip
+    result = subprocess.run(
+        [*installer_command(), "install", "--yes"],
+        env=env,
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
 
     stderr = result.stderr.decode("utf-8", "replace")
     assert result.returncode == 2, stderr
@@ -233,10 +243,16 @@ def test_children_get_the_environment_without_the_engines_secrets(
 ) -> None:
     fresh(cluster)
 
-    result = cluster.run("install", "--yes", **env_for(backend,
-                         TRACEBLOC_REGISTRY_USERNAME="puller",
-                         TRACEBLOC_REGISTRY_PASSWORD="Reg1stry-S3cret@x",
-                         MY_COPY_OF_IT=PASSWORD))  # fmt: skip
+    result = cluster.run(
+        "install",
+        "--yes",
+        **env_for(
+            backend,
+            TRACEBLOC_REGISTRY_USERNAME="puller",
+            TRACEBLOC_REGISTRY_PASSWORD="Reg1stry-S3cret@x",
+            MY_COPY_OF_IT=PASSWORD,
+        ),
+    )
 
     assert result.returncode == 0, result.stderr
     assert cluster.call_log()
@@ -244,8 +260,11 @@ def test_children_get_the_environment_without_the_engines_secrets(
     assert any(entry["argv"][:1] == ["version"] for entry in cluster.call_log())
     for entry in cluster.call_log():
         names = set(entry["env_names"])
-        assert not names & {"TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD",
-                            "MY_COPY_OF_IT"}, entry["argv"]  # fmt: skip
+        assert not names & {
+            "TRACEBLOC_CLIENT_PASSWORD",
+            "TRACEBLOC_REGISTRY_PASSWORD",
+            "MY_COPY_OF_IT",
+        }, entry["argv"]
         assert "PATH" in names and "TRACEBLOC_CLIENT_ID" in names
 
 
@@ -257,17 +276,18 @@ def test_helm_echoing_the_password_in_any_form_and_at_any_length_leaks_nothing(
 ) -> None:
     password = ' p@ss "wörd"/100% '
     huge = "E" * 10_000_000
-    said = "\n".join([
-        f"Error: values: clientPassword: {json.dumps(password)}",  # JSON-escaped
-        "Error: proxy http://u:%20p%40ss%20%22w%C3%B6rd%22%2F100%25%20@proxy",  # percent-encoded
-        f"Error: password {password.strip()} rejected",  # whitespace trimmed
-        f"Error: clientPassword: {password.strip()[:9]}…",  # cut by a length limit
-        huge,
-    ])  # fmt: skip
+    said = "\n".join(
+        [
+            f"Error: values: clientPassword: {json.dumps(password)}",  # JSON-escaped
+            "Error: proxy http://u:%20p%40ss%20%22w%C3%B6rd%22%2F100%25%20@proxy",  # percent-encoded
+            f"Error: password {password.strip()} rejected",  # whitespace trimmed
+            f"Error: clientPassword: {password.strip()[:9]}…",  # cut by a length limit
+            huge,
+        ]
+    )
     fresh(cluster).on("helm", "upgrade", "--install", stderr=said, rc=1)
 
-    result = cluster.run("install", "--yes",
-                         **env_for(backend, TRACEBLOC_CLIENT_PASSWORD=password))  # fmt: skip
+    result = cluster.run("install", "--yes", **env_for(backend, TRACEBLOC_CLIENT_PASSWORD=password))
 
     assert result.returncode == 1
     log = (data_dir(cluster) / "install.log").read_text(encoding="utf-8")
@@ -320,8 +340,9 @@ def test_a_fifo_as_the_values_file_is_an_error_not_a_hang(cluster: FakeCluster) 
     data_dir(cluster).mkdir(parents=True)
     os.mkfifo(data_dir(cluster) / "values.yaml")
 
-    result = cluster.run("plan", timeout=30, TRACEBLOC_CLIENT_ID=CLIENT_ID,
-                         TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    result = cluster.run(
+        "plan", timeout=30, TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD
+    )
 
     assert result.returncode == 1, result.stderr
     assert "is not a regular file" in result.stderr
@@ -396,10 +417,15 @@ def test_a_full_disk_under_the_log_prints_no_logging_tracebacks(
 
     result = subprocess.run(
         [*installer_command(), "install", "--yes", "--verbose"],
-        env=cluster.env(**env_for(backend)), cwd=cluster.root, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=120, check=False,
+        env=cluster.env(**env_for(backend)),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         preexec_fn=_a_disk_full_beyond(limit),
-    )  # fmt: skip
+    )
 
     assert result.returncode == 0, result.stderr
     assert log.stat().st_size == limit  # the disk really was full for the log
@@ -409,8 +435,9 @@ def test_a_full_disk_under_the_log_prints_no_logging_tracebacks(
 
 
 @pytest.mark.parametrize("name", ["PF_MIN_CPU", "PF_MIN_MEM_GB", "PF_MIN_DISK_GB"])
-def test_a_number_with_thousands_of_digits_is_bad_input(cluster: FakeCluster,
-                                                        backend: BackendServer, name: str) -> None:  # fmt: skip
+def test_a_number_with_thousands_of_digits_is_bad_input(
+    cluster: FakeCluster, backend: BackendServer, name: str
+) -> None:
     fresh(cluster)
     env = env_for(backend, **{name: "9" * 5000})
     del env["TRACEBLOC_SKIP_PREFLIGHT"]

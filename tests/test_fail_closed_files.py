@@ -27,8 +27,8 @@ POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links, FIFOs a
 # A 447-byte billion laughs: nine levels of nine aliases, 9**9 strings once expanded (the
 # comment pads it to the size the issue measured).
 _LAUGHS = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'] + [
-    f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join(["*" + chr(97 + i)] * 9) + "]\n"
-    for i in range(8)]  # fmt: skip
+    f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join(["*" + chr(97 + i)] * 9) + "]\n" for i in range(8)
+]
 BOMB = "".join(_LAUGHS)
 BOMB = "#" + "lol" * ((445 - len(BOMB)) // 3) + "\n" + BOMB
 BOMB = " " * (447 - len(BOMB)) + BOMB
@@ -36,9 +36,15 @@ DEEP = "clientId: x\nnested: " + "[" * 5000 + "]" * 5000 + "\n"
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
-    return {"TRACEBLOC_CLIENT_ID": CLIENT_ID, "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
-            "TRACEBLOC_BACKEND_URL": backend.url, "TRACEBLOC_SKIP_PREFLIGHT": "1",
-            "TB_METRICS_WAIT_S": "0", "TB_PLAIN": "1", **extra}  # fmt: skip
+    return {
+        "TRACEBLOC_CLIENT_ID": CLIENT_ID,
+        "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
+        "TRACEBLOC_BACKEND_URL": backend.url,
+        "TRACEBLOC_SKIP_PREFLIGHT": "1",
+        "TB_METRICS_WAIT_S": "0",
+        "TB_PLAIN": "1",
+        **extra,
+    }
 
 
 def fresh(cluster: FakeCluster) -> FakeCluster:
@@ -50,8 +56,11 @@ def data_dir(cluster: FakeCluster) -> Path:
 
 
 def mutations(cluster: FakeCluster) -> list[list[str]]:
-    return [argv for argv in cluster.calls("helm")
-            if argv and argv[0] in {"upgrade", "rollback", "uninstall", "install"}]  # fmt: skip
+    return [
+        argv
+        for argv in cluster.calls("helm")
+        if argv and argv[0] in {"upgrade", "rollback", "uninstall", "install"}
+    ]
 
 
 def one_line_error(stderr: str, *words: str) -> None:
@@ -122,8 +131,14 @@ def test_values_out_onto_a_special_file_or_a_link_is_refused(
         captured.write_text("earlier output\n", encoding="utf-8")
         out.symlink_to(captured)
 
-    result = cluster.run("plan", "--values-out", str(out), timeout=30,
-                         TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    result = cluster.run(
+        "plan",
+        "--values-out",
+        str(out),
+        timeout=30,
+        TRACEBLOC_CLIENT_ID=CLIENT_ID,
+        TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+    )
 
     assert result.returncode == 2, result.stderr
     one_line_error(result.stderr, str(out))
@@ -149,8 +164,9 @@ def test_kubeconfig_naming_a_fifo_is_an_error_not_a_hang(
     os.mkfifo(fifo)
 
     started = time.monotonic()
-    result = cluster.run(*command, timeout=60,
-                         **env_for(backend, KUBECONFIG=f"{cluster.kubeconfig}:{fifo}"))  # fmt: skip
+    result = cluster.run(
+        *command, timeout=60, **env_for(backend, KUBECONFIG=f"{cluster.kubeconfig}:{fifo}")
+    )
 
     assert time.monotonic() - started < 20
     assert result.returncode == 2, result.stderr
@@ -173,10 +189,13 @@ def test_values_file_a_fifo_does_not_hang_diagnose(cluster: FakeCluster) -> None
     assert "values.yaml: not a regular file: not read" in bundle["notes"], bundle
 
 
-@pytest.mark.parametrize("content, what", [
-    pytest.param(BOMB, "alias bomb", id="billion-laughs"),
-    pytest.param(DEEP, "levels deep", id="5000-deep"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content, what",
+    [
+        pytest.param(BOMB, "alias bomb", id="billion-laughs"),
+        pytest.param(DEEP, "levels deep", id="5000-deep"),
+    ],
+)
 @pytest.mark.parametrize("command", ["plan", "diagnose"])
 def test_a_hostile_values_file_is_exit_2_within_a_second(
     cluster: FakeCluster, content: str, what: str, command: str
@@ -187,8 +206,9 @@ def test_a_hostile_values_file_is_exit_2_within_a_second(
     values.write_text(content, encoding="utf-8")
 
     started = time.monotonic()
-    result = cluster.run(command, timeout=60, TRACEBLOC_CLIENT_ID=CLIENT_ID,
-                         TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    result = cluster.run(
+        command, timeout=60, TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD
+    )
     elapsed = time.monotonic() - started
 
     assert result.returncode == 2, result.stderr
@@ -197,18 +217,22 @@ def test_a_hostile_values_file_is_exit_2_within_a_second(
     assert elapsed < 10, elapsed
 
 
-@pytest.mark.parametrize("content, what", [
-    pytest.param(BOMB, "alias bomb", id="billion-laughs"),
-    pytest.param(DEEP, "levels deep", id="5000-deep"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content, what",
+    [
+        pytest.param(BOMB, "alias bomb", id="billion-laughs"),
+        pytest.param(DEEP, "levels deep", id="5000-deep"),
+    ],
+)
 def test_a_hostile_kubeconfig_is_exit_2_naming_it(
     cluster: FakeCluster, content: str, what: str
 ) -> None:
     fresh(cluster)
     cluster.kubeconfig.write_text(content, encoding="utf-8")
 
-    result = cluster.run("plan", timeout=60, TRACEBLOC_CLIENT_ID=CLIENT_ID,
-                         TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    result = cluster.run(
+        "plan", timeout=60, TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD
+    )
 
     assert result.returncode == 2, result.stderr
     one_line_error(result.stderr, str(cluster.kubeconfig), what)
@@ -253,8 +277,13 @@ def test_a_test_manifest_that_is_a_fifo_is_refused(cluster: FakeCluster, tmp_pat
     mirror = tmp_path / "mirror"
     mirror.mkdir()
 
-    result = cluster.run("tools", "--json", timeout=30, TB_TEST_TOOLS_MANIFEST=str(fifo),
-                         TRACEBLOC_TOOLS_MIRROR=str(mirror))  # fmt: skip
+    result = cluster.run(
+        "tools",
+        "--json",
+        timeout=30,
+        TB_TEST_TOOLS_MANIFEST=str(fifo),
+        TRACEBLOC_TOOLS_MIRROR=str(mirror),
+    )
 
     assert result.returncode == 2, result.stderr
     one_line_error(result.stderr, "TB_TEST_TOOLS_MANIFEST", "not a regular file")
@@ -285,9 +314,14 @@ def test_a_mirror_file_that_is_dev_zero_is_refused_not_copied_forever(
     manifest, place = _mirror_with_kubectl(cluster, tmp_path)
     place.symlink_to("/dev/zero")
 
-    result = cluster.run("tools", "--download-to", str(tmp_path / "carry"), timeout=60,
-                         TB_TEST_TOOLS_MANIFEST=str(manifest),
-                         TRACEBLOC_TOOLS_MIRROR=str(tmp_path / "mirror"))  # fmt: skip
+    result = cluster.run(
+        "tools",
+        "--download-to",
+        str(tmp_path / "carry"),
+        timeout=60,
+        TB_TEST_TOOLS_MANIFEST=str(manifest),
+        TRACEBLOC_TOOLS_MIRROR=str(tmp_path / "mirror"),
+    )
 
     assert result.returncode != 0, result.stderr
     assert "not a regular file" in result.stderr, result.stderr
@@ -302,9 +336,14 @@ def test_a_mirror_file_larger_than_its_pinned_size_stops_there(
     manifest, place = _mirror_with_kubectl(cluster, tmp_path, size=1000)
     place.write_bytes(b"x" * 5000)
 
-    result = cluster.run("tools", "--download-to", str(tmp_path / "carry"), timeout=60,
-                         TB_TEST_TOOLS_MANIFEST=str(manifest),
-                         TRACEBLOC_TOOLS_MIRROR=str(tmp_path / "mirror"))  # fmt: skip
+    result = cluster.run(
+        "tools",
+        "--download-to",
+        str(tmp_path / "carry"),
+        timeout=60,
+        TB_TEST_TOOLS_MANIFEST=str(manifest),
+        TRACEBLOC_TOOLS_MIRROR=str(tmp_path / "mirror"),
+    )
 
     assert result.returncode != 0, result.stderr
     assert "larger than the pinned artifact (more than 1000 bytes)" in result.stderr
@@ -337,8 +376,11 @@ def test_a_values_file_that_is_a_link_is_refused_before_the_question_and_any_cha
     else:  # the install would chmod 0777 what it points at
         (data_dir(cluster) / "tracebloc").mkdir()
         (data_dir(cluster) / "tracebloc" / "mysql").symlink_to(projects)
-    env = cluster.env(TRACEBLOC_CLIENT_ID=CLIENT_ID, TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
-                      TRACEBLOC_SKIP_PREFLIGHT="1")  # fmt: skip
+    env = cluster.env(
+        TRACEBLOC_CLIENT_ID=CLIENT_ID,
+        TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+        TRACEBLOC_SKIP_PREFLIGHT="1",
+    )
     with Pty.spawn(["install"], env=env, cwd=cluster.root) as term:
         code = term.wait(timeout=60)
         screen = term.screen()

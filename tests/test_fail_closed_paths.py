@@ -21,8 +21,12 @@ from tests.fakes.cluster import FakeCluster, kubeconfig_view, node, release_row
 from tests.fakes.processes import kill_if_running
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths, links and signals")
-CREDENTIALS = {"TRACEBLOC_CLIENT_ID": "client-7f3a", "TRACEBLOC_CLIENT_PASSWORD": "Cl1ent-P4ss:#w0rd",
-               "TRACEBLOC_SKIP_PREFLIGHT": "1", "TRACEBLOC_BACKEND_URL": "http://127.0.0.1:9"}  # fmt: skip
+CREDENTIALS = {
+    "TRACEBLOC_CLIENT_ID": "client-7f3a",
+    "TRACEBLOC_CLIENT_PASSWORD": "Cl1ent-P4ss:#w0rd",
+    "TRACEBLOC_SKIP_PREFLIGHT": "1",
+    "TRACEBLOC_BACKEND_URL": "http://127.0.0.1:9",
+}
 
 
 @pytest.fixture
@@ -41,11 +45,14 @@ def plannable(cluster: FakeCluster) -> FakeCluster:
 # --- paths are absolute ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("flag", "named"), [
-    pytest.param(["HOST_DATA_DIR=tbdata"], "HOST_DATA_DIR='tbdata'", id="variable"),
-    pytest.param(["--data-dir=tbdata"], "--data-dir='tbdata'", id="twin-flag"),
-    pytest.param(["--data-dir", "tbdata"], "--data-dir='tbdata'", id="twin-flag-separate"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("flag", "named"),
+    [
+        pytest.param(["HOST_DATA_DIR=tbdata"], "HOST_DATA_DIR='tbdata'", id="variable"),
+        pytest.param(["--data-dir=tbdata"], "--data-dir='tbdata'", id="twin-flag"),
+        pytest.param(["--data-dir", "tbdata"], "--data-dir='tbdata'", id="twin-flag-separate"),
+    ],
+)
 def test_a_relative_data_dir_is_bad_input_naming_what_was_typed(
     cluster: FakeCluster, flag: list[str], named: str
 ) -> None:
@@ -66,10 +73,14 @@ def test_a_relative_data_dir_is_bad_input_naming_what_was_typed(
 
 
 @POSIX
-@pytest.mark.parametrize(("command", "via_flag"), [
-    pytest.param(("plan",), True, id="plan-flag"), pytest.param(("plan",), False, id="plan-variable"),
-    pytest.param(("install", "--yes"), True, id="install-flag"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "via_flag"),
+    [
+        pytest.param(("plan",), True, id="plan-flag"),
+        pytest.param(("plan",), False, id="plan-variable"),
+        pytest.param(("install", "--yes"), True, id="install-flag"),
+    ],
+)
 def test_a_data_dir_outside_the_home_is_refused_naming_the_flag_or_the_variable(
     cluster: FakeCluster, command: tuple[str, ...], via_flag: bool
 ) -> None:
@@ -113,11 +124,14 @@ def test_a_linked_data_dir_is_refused_naming_where_it_points(cluster: FakeCluste
 
 
 @POSIX
-@pytest.mark.parametrize(("typed", "said"), [
-    pytest.param("~", "is your home directory itself", id="tilde-is-the-home"),
-    pytest.param("tbdata", "'tbdata' is not an absolute path", id="relative"),
-    pytest.param("/etc/tracebloc", "inside the system directory /etc", id="system-path"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        pytest.param("~", "is your home directory itself", id="tilde-is-the-home"),
+        pytest.param("tbdata", "'tbdata' is not an absolute path", id="relative"),
+        pytest.param("/etc/tracebloc", "inside the system directory /etc", id="system-path"),
+    ],
+)
 def test_a_path_typed_at_the_leftover_prompt_obeys_the_data_dir_rules(
     cluster: FakeCluster, typed: str, said: str
 ) -> None:
@@ -157,7 +171,7 @@ def removable(cluster: FakeCluster, data: Path | None = None) -> Path:
     release_listed(cluster, release_row())
     cluster.on("kubectl", "get", "persistentvolumeclaims", stdout=workloads.listing())
     cluster.on("kubectl", "get", "persistentvolumes", stdout=workloads.listing())
-    cluster.on("helm", "uninstall", stdout="release \"tracebloc\" uninstalled\n")
+    cluster.on("helm", "uninstall", stdout='release "tracebloc" uninstalled\n')
     data = data or cluster.home / ".tracebloc"
     (data / "tracebloc" / "mysql").mkdir(parents=True, exist_ok=True)
     (data / "tracebloc" / "mysql" / "ibdata1").write_bytes(b"rows")
@@ -192,8 +206,14 @@ def test_delete_data_for_a_release_not_installed_names_the_releases_it_saw(
     team_a.mkdir(parents=True)
     (team_a / "ibdata1").write_bytes(b"team-a rows")
     release_listed(cluster)  # nothing in namespace tracebloc
-    cluster.on("helm", "list", "--all-namespaces", stdout=json.dumps([
-        release_row("team-a", "team-a"), release_row("web", "web", chart="nginx-1.0.0")]))  # fmt: skip
+    cluster.on(
+        "helm",
+        "list",
+        "--all-namespaces",
+        stdout=json.dumps(
+            [release_row("team-a", "team-a"), release_row("web", "web", chart="nginx-1.0.0")]
+        ),
+    )
     result = cluster.run("uninstall", "--delete-data", "--yes")
 
     assert result.returncode == 3, result.stderr
@@ -218,8 +238,10 @@ def test_delete_data_keeps_another_releases_data_in_the_shared_directory(
     assert not (data / "tracebloc").exists()
     assert (team_a / "ibdata1").read_bytes() == b"team-a rows"
     assert (data / "values.yaml").exists()  # the shared values file may be team-a's
-    assert re.search(r"will remove:\n(?:  .*\n)*  .*[\\/]\.tracebloc[\\/]tracebloc \(\d+(\.\d)? (B|KiB)\)",
-                     result.stderr), result.stderr
+    assert re.search(
+        r"will remove:\n(?:  .*\n)*  .*[\\/]\.tracebloc[\\/]tracebloc \(\d+(\.\d)? (B|KiB)\)",
+        result.stderr,
+    ), result.stderr
     assert "team-a: not the release's" in result.stderr
 
 
@@ -247,7 +269,7 @@ def test_uninstall_under_a_running_install_refuses_naming_it(
     from tests.test_fail_closed import wait_for_call
 
     plannable(cluster).on("helm", "upgrade", "--install", sleep=60, on_term=1)
-    cluster.on("helm", "uninstall", stdout="release \"tracebloc\" uninstalled\n")
+    cluster.on("helm", "uninstall", stdout='release "tracebloc" uninstalled\n')
     first = cluster.start("install", "--yes", **CREDENTIALS, TB_METRICS_WAIT_S="0")
     cleanup.append(first.pid)
     cleanup.append(wait_for_call(cluster, "upgrade"))
@@ -268,14 +290,29 @@ def local_k3d_cluster(cluster: FakeCluster, server: str) -> FakeCluster:
     current context stays `office` (another cluster: production, say)."""
     for tool in ("k3d", "docker"):
         cluster.install(tool)
-    cluster.on("k3d", "cluster", "list", stdout=json.dumps(
-        [{"name": "tracebloc", "serversRunning": 1, "nodes": []}]))  # fmt: skip
+    cluster.on(
+        "k3d",
+        "cluster",
+        "list",
+        stdout=json.dumps([{"name": "tracebloc", "serversRunning": 1, "nodes": []}]),
+    )
     cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
-    server0 = {"Name": "/k3d-tracebloc-server-0",
-               "Config": {"Labels": {"tracebloc.io/created-by": "tracebloc-installer"}, "Env": []}}
+    server0 = {
+        "Name": "/k3d-tracebloc-server-0",
+        "Config": {"Labels": {"tracebloc.io/created-by": "tracebloc-installer"}, "Env": []},
+    }
     cluster.on("docker", "inspect", stdout=json.dumps([server0]))
-    cluster.on("kubectl", "config", "view", "--minify", "-o", "json", "--context", "k3d-tracebloc",
-               stdout=json.dumps(kubeconfig_view("k3d-tracebloc", server)))  # fmt: skip
+    cluster.on(
+        "kubectl",
+        "config",
+        "view",
+        "--minify",
+        "-o",
+        "json",
+        "--context",
+        "k3d-tracebloc",
+        stdout=json.dumps(kubeconfig_view("k3d-tracebloc", server)),
+    )
     return cluster
 
 
@@ -340,19 +377,26 @@ def test_plan_uses_a_k3d_named_context_on_a_remote_server_as_it_is(cluster: Fake
 
 
 @POSIX
-@pytest.mark.parametrize(("sent", "code"), [
-    pytest.param(signal.SIGINT, 130, id="ctrl-c"),
-    pytest.param(signal.SIGTERM, 143, id="sigterm"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("sent", "code"),
+    [
+        pytest.param(signal.SIGINT, 130, id="ctrl-c"),
+        pytest.param(signal.SIGTERM, 143, id="sigterm"),
+    ],
+)
 def test_an_interrupted_cluster_create_removes_the_partial_cluster(
     cluster: FakeCluster, cleanup: list[int], sent: int, code: int
 ) -> None:
     from tests.fakes.backend_server import BackendServer
     from tests.fakes.localcluster import creatable, docker_running, machine_without_cluster
+
     creatable(docker_running(machine_without_cluster(plannable(cluster))), sleep=60, on_term=1)
     with BackendServer(default=200) as backend:
-        engine = cluster.start("install", "--yes", **{**CREDENTIALS, "PF_MIN_DISK_GB": "0",
-                                                       "TRACEBLOC_BACKEND_URL": backend.url})
+        engine = cluster.start(
+            "install",
+            "--yes",
+            **{**CREDENTIALS, "PF_MIN_DISK_GB": "0", "TRACEBLOC_BACKEND_URL": backend.url},
+        )
         cleanup.append(engine.pid)
         cluster.sleeping_call("cluster", "create", tool="k3d")
         engine.send_signal(sent)

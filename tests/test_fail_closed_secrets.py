@@ -47,9 +47,15 @@ def cleanup() -> Iterator[list[int]]:
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
-    return {"TRACEBLOC_CLIENT_ID": CLIENT_ID, "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
-            "TRACEBLOC_BACKEND_URL": backend.url, "TRACEBLOC_SKIP_PREFLIGHT": "1",
-            "TB_METRICS_WAIT_S": "0", "TB_PLAIN": "1", **extra}  # fmt: skip
+    return {
+        "TRACEBLOC_CLIENT_ID": CLIENT_ID,
+        "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
+        "TRACEBLOC_BACKEND_URL": backend.url,
+        "TRACEBLOC_SKIP_PREFLIGHT": "1",
+        "TB_METRICS_WAIT_S": "0",
+        "TB_PLAIN": "1",
+        **extra,
+    }
 
 
 def fresh(cluster: FakeCluster) -> FakeCluster:
@@ -106,11 +112,14 @@ def test_a_lock_held_by_a_process_that_wrote_no_record_names_that_process(
     lock_file = cluster.home / ".tracebloc" / "install.lock"
     lock_file.parent.mkdir(parents=True)
     lock_file.write_text("", encoding="utf-8")
-    script = ("import fcntl, os, sys, time\n"
-              f"fd = os.open({str(lock_file)!r}, os.O_RDWR)\n"
-              "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(600)\n")
-    stranger = subprocess.Popen([sys.executable, "-c", script, "stranger-marker"],
-                                stdout=subprocess.PIPE, text=True)  # fmt: skip
+    script = (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(lock_file)!r}, os.O_RDWR)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(600)\n"
+    )
+    stranger = subprocess.Popen(
+        [sys.executable, "-c", script, "stranger-marker"], stdout=subprocess.PIPE, text=True
+    )
     cleanup.append(stranger.pid)
     assert stranger.stdout is not None and stranger.stdout.readline() == "held\n"
 

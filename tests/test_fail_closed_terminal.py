@@ -23,9 +23,15 @@ COMMANDS = ["install", "plan", "probe", "version", "tools", "status", "diagnose"
 
 
 def env_for(backend: BackendServer, **extra: str) -> dict[str, str]:
-    return {"TRACEBLOC_CLIENT_ID": CLIENT_ID, "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
-            "TRACEBLOC_BACKEND_URL": backend.url, "TRACEBLOC_SKIP_PREFLIGHT": "1",
-            "TB_METRICS_WAIT_S": "0", "TB_PLAIN": "1", **extra}  # fmt: skip
+    return {
+        "TRACEBLOC_CLIENT_ID": CLIENT_ID,
+        "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
+        "TRACEBLOC_BACKEND_URL": backend.url,
+        "TRACEBLOC_SKIP_PREFLIGHT": "1",
+        "TB_METRICS_WAIT_S": "0",
+        "TB_PLAIN": "1",
+        **extra,
+    }
 
 
 def no_control_characters(*texts: str) -> None:
@@ -63,11 +69,19 @@ def test_a_helm_error_is_shown_escaped(cluster: FakeCluster, backend: BackendSer
 
 
 def test_a_pod_message_is_shown_escaped(cluster: FakeCluster, backend: BackendServer) -> None:
-    slow = workloads.pod("tracebloc-jobs-manager-1", "manager", "tracebloc/jobs-manager:1.4.2",
-                         waiting="ContainerCreating")  # fmt: skip
+    slow = workloads.pod(
+        "tracebloc-jobs-manager-1",
+        "manager",
+        "tracebloc/jobs-manager:1.4.2",
+        waiting="ContainerCreating",
+    )
     cluster.nodes(node("laptop", "8", "16Gi")).installed().installable()
-    cluster.workloads(*workloads.client(manager=slow), workloads.event(
-        "tracebloc-jobs-manager-1", "FailedMount", f"volume {HOSTILE}data", type="Warning"))  # fmt: skip
+    cluster.workloads(
+        *workloads.client(manager=slow),
+        workloads.event(
+            "tracebloc-jobs-manager-1", "FailedMount", f"volume {HOSTILE}data", type="Warning"
+        ),
+    )
 
     result = cluster.run("install", "--yes", **env_for(backend, READY_TIMEOUT="3"))
 
@@ -80,22 +94,35 @@ def test_a_pod_message_is_shown_escaped(cluster: FakeCluster, backend: BackendSe
 
 
 def _run(args: list[str], stdout: Any, cluster: FakeCluster) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*installer_command(), *args], env=cluster.env(), cwd=cluster.root,
-                          stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, timeout=60, check=False)  # fmt: skip
+    return subprocess.run(
+        [*installer_command(), *args],
+        env=cluster.env(),
+        cwd=cluster.root,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["--help"], ["-h"]] + [[c, "--help"] for c in COMMANDS])
-def test_help_on_a_full_stdout_fails_like_any_command(cluster: FakeCluster, args: list[str]) -> None:
+def test_help_on_a_full_stdout_fails_like_any_command(
+    cluster: FakeCluster, args: list[str]
+) -> None:
     with open("/dev/full", "w") as full:
         helped = _run(args, full, cluster)
         answered = _run(["version"], full, cluster)
 
     assert answered.returncode == 1, answered.stderr
     assert helped.returncode == answered.returncode, helped.stderr
-    assert helped.stderr.splitlines() == answered.stderr.splitlines() == [
-        "error: cannot write to standard output: No space left on device"]  # fmt: skip
+    assert (
+        helped.stderr.splitlines()
+        == answered.stderr.splitlines()
+        == ["error: cannot write to standard output: No space left on device"]
+    )
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a pipe whose reader is gone: EPIPE")

@@ -45,11 +45,14 @@ def test_binary_reports_the_package_version(cluster: FakeCluster) -> None:
 @pytest.mark.parametrize(
     ("caller", "expected"),
     [
-        pytest.param({"LD_LIBRARY_PATH": "/caller/value"}, {"LD_LIBRARY_PATH": "/caller/value"},
-                     id="caller-sets-ld-library-path"),
+        pytest.param(
+            {"LD_LIBRARY_PATH": "/caller/value"},
+            {"LD_LIBRARY_PATH": "/caller/value"},
+            id="caller-sets-ld-library-path",
+        ),
         pytest.param({}, {}, id="caller-has-no-ld-library-path"),
     ],
-)  # fmt: skip
+)
 def test_children_see_the_callers_library_path(
     cluster: FakeCluster, caller: dict[str, str], expected: dict[str, str]
 ) -> None:
@@ -77,8 +80,15 @@ def test_binary_bundles_what_the_engine_imports_and_nothing_it_never_does() -> N
     }
     # Every module of ours (some are imported only inside functions), requests with
     # certifi's CA file, and the OS trust store.
-    wanted = ours | {"requests", "urllib3", "certifi", "certifi/cacert.pem", "truststore",
-                     "psutil", "yaml"}  # fmt: skip
+    wanted = ours | {
+        "requests",
+        "urllib3",
+        "certifi",
+        "certifi/cacert.pem",
+        "truststore",
+        "psutil",
+        "yaml",
+    }
     assert wanted - contents == set()
     assert {"tkinter", "unittest", "pydoc", "doctest", "pytest"} & contents == set()
     # requests' encoding detection (the backend check reads a status, never a body) and
@@ -94,12 +104,15 @@ def test_binary_bundles_what_the_engine_imports_and_nothing_it_never_does() -> N
 @needs_binary
 @pytest.mark.skipif(sys.platform != "win32", reason="a version resource exists only on Windows")
 def test_windows_binary_carries_a_version_resource() -> None:
-    versioninfo = pytest.importorskip("PyInstaller.utils.win32.versioninfo",
-                                      reason="PyInstaller not installed")  # fmt: skip
+    versioninfo = pytest.importorskip(
+        "PyInstaller.utils.win32.versioninfo", reason="PyInstaller not installed"
+    )
     text = str(versioninfo.read_version_info_from_executable(str(Path(BINARY).resolve())))
-    for key, value in (("ProductName", "tracebloc-installer"),
-                       ("FileDescription", "tracebloc client installer"),
-                       ("ProductVersion", installer.__version__)):  # fmt: skip
+    for key, value in (
+        ("ProductName", "tracebloc-installer"),
+        ("FileDescription", "tracebloc client installer"),
+        ("ProductVersion", installer.__version__),
+    ):
         assert f"StringStruct('{key}', '{value}')" in text
 
 
@@ -146,9 +159,11 @@ def test_prepare_children_resets_the_dll_directory_only_in_a_frozen_windows_bina
 
 @pytest.mark.parametrize(
     "error",
-    [pytest.param(OSError("access denied"), id="os-error"),
-     pytest.param(AttributeError("no SetDllDirectoryW"), id="old-windows")],
-)  # fmt: skip
+    [
+        pytest.param(OSError("access denied"), id="os-error"),
+        pytest.param(AttributeError("no SetDllDirectoryW"), id="old-windows"),
+    ],
+)
 def test_prepare_children_never_raises(mocker: Any, kernel32: _Kernel32, error: Exception) -> None:
     mocker.patch.object(sys, "platform", "win32")
     mocker.patch.object(sys, "frozen", True, create=True)
@@ -180,9 +195,13 @@ def sums() -> ModuleType:
 
 @pytest.mark.parametrize(
     ("machine", "arch"),
-    [pytest.param("x86_64", "x86_64", id="linux-intel"), pytest.param("AMD64", "x86_64", id="windows-intel"),
-     pytest.param("aarch64", "arm64", id="linux-arm"), pytest.param("arm64", "arm64", id="apple-silicon")],
-)  # fmt: skip
+    [
+        pytest.param("x86_64", "x86_64", id="linux-intel"),
+        pytest.param("AMD64", "x86_64", id="windows-intel"),
+        pytest.param("aarch64", "arm64", id="linux-arm"),
+        pytest.param("arm64", "arm64", id="apple-silicon"),
+    ],
+)
 def test_this_platform_names_the_arch_as_the_release_does(
     mocker: Any, freeze: ModuleType, machine: str, arch: str
 ) -> None:
@@ -204,7 +223,9 @@ def test_sha256sums_record_adds_and_replaces_one_entry_keeping_the_others(
         f"{new}  tracebloc-installer-linux-x86_64\n"
         f"{other}  tracebloc-installer-windows-x86_64.exe\n"
     ).encode()
-    assert sums.check(tmp_path / "SHA256SUMS") == ["tracebloc-installer-windows-x86_64.exe: missing"]
+    assert sums.check(tmp_path / "SHA256SUMS") == [
+        "tracebloc-installer-windows-x86_64.exe: missing"
+    ]
 
 
 def test_sha256sums_merge_of_per_os_files_is_sorted_and_idempotent(
@@ -217,16 +238,19 @@ def test_sha256sums_merge_of_per_os_files_is_sorted_and_idempotent(
     second.write_text(f"{mac} *tracebloc-installer-darwin-arm64\r\n\n")  # binary-mode marker, CRLF
     out = tmp_path / "SHA256SUMS"
     assert sums.main(["merge", "-o", str(out), str(first), str(second), str(first)]) == 0
-    assert out.read_text() == (f"{mac}  tracebloc-installer-darwin-arm64\n"
-                               f"{linux}  tracebloc-installer-linux-x86_64\n")  # fmt: skip
+    assert out.read_text() == (
+        f"{mac}  tracebloc-installer-darwin-arm64\n{linux}  tracebloc-installer-linux-x86_64\n"
+    )
 
 
 @pytest.mark.parametrize(
     "text",
-    [pytest.param("{a}  same-name\n{b}  same-name\n", id="two-digests-for-one-name"),
-     pytest.param("{a} same-name-one-space\n", id="one-space"),
-     pytest.param("not a checksum line\n", id="garbage")],
-)  # fmt: skip
+    [
+        pytest.param("{a}  same-name\n{b}  same-name\n", id="two-digests-for-one-name"),
+        pytest.param("{a} same-name-one-space\n", id="one-space"),
+        pytest.param("not a checksum line\n", id="garbage"),
+    ],
+)
 def test_sha256sums_refuses_ambiguous_or_malformed_input(
     sums: ModuleType, tmp_path: Path, text: str
 ) -> None:
@@ -238,11 +262,13 @@ def test_sha256sums_refuses_ambiguous_or_malformed_input(
 
 @pytest.mark.parametrize(
     ("version", "numbers"),
-    [pytest.param("0.1.0", (0, 1, 0, 0), id="release"),
-     pytest.param("1.2.3rc1", (1, 2, 3, 0), id="release-candidate"),
-     pytest.param("2.0", (2, 0, 0, 0), id="two-part"),
-     pytest.param("1.2.3.4.5+local.7", (1, 2, 3, 4), id="long-with-local-part")],
-)  # fmt: skip
+    [
+        pytest.param("0.1.0", (0, 1, 0, 0), id="release"),
+        pytest.param("1.2.3rc1", (1, 2, 3, 0), id="release-candidate"),
+        pytest.param("2.0", (2, 0, 0, 0), id="two-part"),
+        pytest.param("1.2.3.4.5+local.7", (1, 2, 3, 4), id="long-with-local-part"),
+    ],
+)
 def test_windows_version_resource_from_the_package_version(
     freeze: ModuleType, version: str, numbers: tuple[int, ...]
 ) -> None:
@@ -259,8 +285,15 @@ def test_windows_version_resource_from_the_package_version(
 
         return make
 
-    names = ("VSVersionInfo", "FixedFileInfo", "StringFileInfo", "StringTable", "StringStruct",
-             "VarFileInfo", "VarStruct")  # fmt: skip
+    names = (
+        "VSVersionInfo",
+        "FixedFileInfo",
+        "StringFileInfo",
+        "StringTable",
+        "StringStruct",
+        "VarFileInfo",
+        "VarStruct",
+    )
     text = freeze.version_info_text(version, "x.exe")
     assert eval(text, {n: record(n) for n in names}) == "VSVersionInfo"  # noqa: S307
     assert seen["filevers"] == seen["prodvers"] == numbers

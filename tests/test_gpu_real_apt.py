@@ -32,7 +32,9 @@ from tests.test_cli_install import env_for
 TOOLS = ("gpg", "apt-get", "apt-ftparchive", "dpkg-deb", "dpkg")
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="Debian's apt runs on Linux only"),
-    pytest.mark.skipif(shutil.which("dpkg") is None, reason="not a Debian-family machine (no dpkg)"),
+    pytest.mark.skipif(
+        shutil.which("dpkg") is None, reason="not a Debian-family machine (no dpkg)"
+    ),
 ]
 
 
@@ -43,16 +45,31 @@ def run(*argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
 def gpg_key(home: Path, name: str) -> str:
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = {**os.environ, "GNUPGHOME": str(home)}
-    made = run("gpg", "--batch", "--passphrase", "", "--quick-gen-key", name, "ed25519", "sign",
-               "never", env=env)  # fmt: skip
+    made = run(
+        "gpg",
+        "--batch",
+        "--passphrase",
+        "",
+        "--quick-gen-key",
+        name,
+        "ed25519",
+        "sign",
+        "never",
+        env=env,
+    )
     assert made.returncode == 0, made.stderr
     listed = run("gpg", "--batch", "--with-colons", "--list-keys", name, env=env).stdout
     return next(line.split(":")[9] for line in listed.splitlines() if line.startswith("fpr:"))
 
 
 def export(home: Path, fpr: str) -> bytes:
-    out = subprocess.run(["gpg", "--batch", "--armor", "--export", fpr], capture_output=True,
-                         env={**os.environ, "GNUPGHOME": str(home)}, timeout=60, check=True)  # fmt: skip
+    out = subprocess.run(
+        ["gpg", "--batch", "--armor", "--export", fpr],
+        capture_output=True,
+        env={**os.environ, "GNUPGHOME": str(home)},
+        timeout=60,
+        check=True,
+    )
     return out.stdout
 
 
@@ -64,18 +81,33 @@ def flat_repository(root: Path, arch: str, home: Path, fpr: str) -> None:
     pkg.mkdir(parents=True)
     (pkg / "control").write_text(
         f"Package: nvidia-container-toolkit\nVersion: 1.17.8-1\nArchitecture: {arch}\n"
-        "Maintainer: test <test@example.invalid>\nDescription: stand-in\n", encoding="utf-8")
-    built = run("dpkg-deb", "--build", str(where / "build"),
-                str(where / f"nvidia-container-toolkit_1.17.8-1_{arch}.deb"))  # fmt: skip
+        "Maintainer: test <test@example.invalid>\nDescription: stand-in\n",
+        encoding="utf-8",
+    )
+    built = run(
+        "dpkg-deb",
+        "--build",
+        str(where / "build"),
+        str(where / f"nvidia-container-toolkit_1.17.8-1_{arch}.deb"),
+    )
     assert built.returncode == 0, built.stderr
     shutil.rmtree(where / "build")
     packages = run("apt-ftparchive", "packages", ".", cwd=where)
     (where / "Packages").write_text(packages.stdout, encoding="utf-8")
     release = run("apt-ftparchive", "release", ".", cwd=where)
     (where / "Release").write_text(release.stdout, encoding="utf-8")
-    signed = run("gpg", "--batch", "--yes", "--local-user", fpr, "--clearsign", "-o",
-                 str(where / "InRelease"), str(where / "Release"),
-                 env={**os.environ, "GNUPGHOME": str(home)})  # fmt: skip
+    signed = run(
+        "gpg",
+        "--batch",
+        "--yes",
+        "--local-user",
+        fpr,
+        "--clearsign",
+        "-o",
+        str(where / "InRelease"),
+        str(where / "Release"),
+        env={**os.environ, "GNUPGHOME": str(home)},
+    )
     assert signed.returncode == 0, signed.stderr
 
 
@@ -84,19 +116,35 @@ class Apt:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        for d in ("state/lists/partial", "cache/archives/partial", "etc/sources.list.d",
-                  "etc/preferences.d", "etc/apt.conf.d"):  # fmt: skip
+        for d in (
+            "state/lists/partial",
+            "cache/archives/partial",
+            "etc/sources.list.d",
+            "etc/preferences.d",
+            "etc/apt.conf.d",
+        ):
             (root / d).mkdir(parents=True, exist_ok=True)
         (root / "status").write_text("", encoding="utf-8")
 
     def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
         r = self.root
-        opts = [f"Dir::Etc::sourcelist={r}/sources.list", f"Dir::Etc::sourceparts={r}/etc/sources.list.d",
-                f"Dir::Etc::preferencesparts={r}/etc/preferences.d", f"Dir::Etc::parts={r}/etc/apt.conf.d",
-                f"Dir::State={r}/state", f"Dir::State::status={r}/status", f"Dir::Cache={r}/cache",
-                "Debug::NoLocking=1", "APT::Sandbox::User=root"]  # fmt: skip
-        return run("apt-get", *[x for o in opts for x in ("-o", o)], *args,
-                   env={**os.environ, "LC_ALL": "C"})
+        opts = [
+            f"Dir::Etc::sourcelist={r}/sources.list",
+            f"Dir::Etc::sourceparts={r}/etc/sources.list.d",
+            f"Dir::Etc::preferencesparts={r}/etc/preferences.d",
+            f"Dir::Etc::parts={r}/etc/apt.conf.d",
+            f"Dir::State={r}/state",
+            f"Dir::State::status={r}/status",
+            f"Dir::Cache={r}/cache",
+            "Debug::NoLocking=1",
+            "APT::Sandbox::User=root",
+        ]
+        return run(
+            "apt-get",
+            *[x for o in opts for x in ("-o", o)],
+            *args,
+            env={**os.environ, "LC_ALL": "C"},
+        )
 
     def installs(self, line: str) -> tuple[bool, str]:
         (self.root / "sources.list").write_text(line, encoding="utf-8")
@@ -119,7 +167,8 @@ def test_the_real_apt_installs_the_toolkit_from_the_source_and_key_the_engine_wr
     fpr = gpg_key(home, "nvidia stand-in")
     env = workstation(cluster, toolkit=False, default=False)
     (cluster.root / "mirror/nvidia.github.io/libnvidia-container/gpgkey").write_bytes(
-        export(home, fpr))
+        export(home, fpr)
+    )
     env["TB_TEST_NVIDIA_KEY_FPR"] = fpr
     result = cluster.run("install", "--yes", **env_for(backend, **env))
     assert result.returncode == 0, result.stderr
@@ -141,10 +190,14 @@ def test_the_real_apt_installs_the_toolkit_from_the_source_and_key_the_engine_wr
     other_fpr = gpg_key(other, "someone else")
     (tmp_path / "other.asc").write_bytes(export(other, other_fpr))
     wrong = {
-        "the machine's name for the architecture": line.replace("$(ARCH)", "x86_64" if arch != "x86_64" else "amd64x"),
+        "the machine's name for the architecture": line.replace(
+            "$(ARCH)", "x86_64" if arch != "x86_64" else "amd64x"
+        ),
         "a keyring path the key is not at": line.replace(".asc]", ".gpg]"),
-        "another key than the repository's": line.replace(f"{root}{APT_KEY}", str(tmp_path / "other.asc")),
-    }  # fmt: skip
+        "another key than the repository's": line.replace(
+            f"{root}{APT_KEY}", str(tmp_path / "other.asc")
+        ),
+    }
     for why, bad in wrong.items():
         assert bad != line, why
         assert not apt.installs(bad)[0], f"apt accepted {why}: {bad}"

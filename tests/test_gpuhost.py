@@ -16,11 +16,25 @@ from tests.fakes.runtime_host import OS_RELEASES
 
 
 def facts(distro: str, *, sudo: str = "pw", uid: int = 1000, arch: str = "amd64") -> Facts:
-    pm = {"debian": "apt-get", "ubuntu": "apt-get", "fedora": "dnf", "rhel9": "dnf",
-          "rocky9": "dnf", "amzn2023": "dnf", "arch": "pacman", "opensuse": "zypper"}[distro]
-    return Facts(os="linux", docker="running", uid=uid, sudo=sudo,
-                 os_release=parse_os_release(OS_RELEASES[distro]),
-                 tools=frozenset({pm, "systemctl"}), arch=arch)  # fmt: skip
+    pm = {
+        "debian": "apt-get",
+        "ubuntu": "apt-get",
+        "fedora": "dnf",
+        "rhel9": "dnf",
+        "rocky9": "dnf",
+        "amzn2023": "dnf",
+        "arch": "pacman",
+        "opensuse": "zypper",
+    }[distro]
+    return Facts(
+        os="linux",
+        docker="running",
+        uid=uid,
+        sudo=sudo,
+        os_release=parse_os_release(OS_RELEASES[distro]),
+        tools=frozenset({pm, "systemctl"}),
+        arch=arch,
+    )
 
 
 def argvs(plan: object) -> list[tuple[str, ...]]:
@@ -39,16 +53,34 @@ def test_everything_present_is_the_docker_check_alone_and_needs_no_sudo() -> Non
     assert gh.decide(ready, facts("ubuntu"), creating=False, primed=False) is None
 
 
-@pytest.mark.parametrize(("distro", "driver"), [
-    pytest.param("ubuntu", ("ubuntu-drivers", "install", "--gpgpu"), id="ubuntu"),
-    pytest.param("debian", ("env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a",
-                            "apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600",
-                            "nvidia-driver"), id="debian"),  # fmt: skip
-    pytest.param("rhel9", ("dnf", "-y", "module", "install", "nvidia-driver:latest-dkms"),
-                 id="rhel-9"),  # fmt: skip
-    pytest.param("rocky9", ("dnf", "-y", "module", "install", "nvidia-driver:latest-dkms"),
-                 id="rocky-9"),  # fmt: skip
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("distro", "driver"),
+    [
+        pytest.param("ubuntu", ("ubuntu-drivers", "install", "--gpgpu"), id="ubuntu"),
+        pytest.param(
+            "debian",
+            (
+                "env",
+                "DEBIAN_FRONTEND=noninteractive",
+                "NEEDRESTART_MODE=a",
+                "apt-get",
+                "install",
+                "-y",
+                "-q",
+                "-o",
+                "DPkg::Lock::Timeout=600",
+                "nvidia-driver",
+            ),
+            id="debian",
+        ),
+        pytest.param(
+            "rhel9", ("dnf", "-y", "module", "install", "nvidia-driver:latest-dkms"), id="rhel-9"
+        ),
+        pytest.param(
+            "rocky9", ("dnf", "-y", "module", "install", "nvidia-driver:latest-dkms"), id="rocky-9"
+        ),
+    ],
+)
 def test_a_gpu_without_driver_gets_the_distributions_driver_then_the_reboot_check(
     distro: str, driver: tuple[str, ...]
 ) -> None:
@@ -59,11 +91,12 @@ def test_a_gpu_without_driver_gets_the_distributions_driver_then_the_reboot_chec
     assert steps[0] == ("sudo", "-v") and driver in steps
     reboot = next(i for i, s in enumerate(plan.steps) if s.kind == gh.REBOOT)
     assert steps.index(driver) < reboot  # the hand-off comes right after the driver
-    assert all(s.kind != gh.REBOOT for s in plan.steps[reboot + 1:])
+    assert all(s.kind != gh.REBOOT for s in plan.steps[reboot + 1 :])
     if distro.startswith(("rhel", "rocky")):
         repo = next(s for s in plan.steps if s.kind == "fetch")
-        assert repo.url == ("https://developer.download.nvidia.com/compute/cuda/repos/rhel9/"
-                            "x86_64/cuda-rhel9.repo")  # fmt: skip
+        assert repo.url == (
+            "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/cuda-rhel9.repo"
+        )
 
 
 @pytest.mark.parametrize("distro", ["fedora", "arch", "opensuse"])
@@ -75,8 +108,7 @@ def test_no_known_driver_route_is_a_cpu_install_that_says_so(distro: str) -> Non
 
 
 def test_the_toolkit_on_dnf_uses_nvidias_repository_with_the_checked_key() -> None:
-    plan = gh.decide(gh.GpuFacts(True, driver=True), facts("rhel9"), creating=False,
-                     primed=False)  # fmt: skip
+    plan = gh.decide(gh.GpuFacts(True, driver=True), facts("rhel9"), creating=False, primed=False)
     assert plan is not None
     key = next(s for s in plan.steps if s.kind == "fetch")
     assert key.check == f"openpgp:{gh.NVIDIA_KEY_FPR}" and key.argv[-1] == gh.RPM_KEY
@@ -86,8 +118,7 @@ def test_the_toolkit_on_dnf_uses_nvidias_repository_with_the_checked_key() -> No
 
 
 def test_the_default_runtime_and_restart_come_after_the_toolkit() -> None:
-    plan = gh.decide(gh.GpuFacts(True, driver=True), facts("ubuntu"), creating=True,
-                     primed=True)  # fmt: skip
+    plan = gh.decide(gh.GpuFacts(True, driver=True), facts("ubuntu"), creating=True, primed=True)
     assert plan is not None
     kinds = [s.kind for s in plan.steps]
     assert ("sudo", "-v") not in argvs(plan)  # the runtime's plan asked for it already
@@ -97,8 +128,9 @@ def test_the_default_runtime_and_restart_come_after_the_toolkit() -> None:
 
 
 def test_without_sudo_the_gpu_is_not_set_up_and_the_install_is_for_cpu() -> None:
-    plan = gh.decide(gh.GpuFacts(True, driver=True), facts("ubuntu", sudo="none"),
-                     creating=True, primed=False)  # fmt: skip
+    plan = gh.decide(
+        gh.GpuFacts(True, driver=True), facts("ubuntu", sudo="none"), creating=True, primed=False
+    )
     assert plan is not None and not plan.steps and plan.reason == "gpu-no-sudo"
 
 
@@ -106,20 +138,40 @@ GPU = Inspected(True, server=Container(gpus=True))
 CPU = Inspected(True, server=Container())
 
 
-@pytest.mark.parametrize(("action", "inspected", "nodes", "access", "said"), [
-    pytest.param(CREATE, None, (), True, "one server and no agents", id="created-for-one-gpu"),
-    pytest.param(ADOPT, CPU, ("k3d-tracebloc-server-0",), False, "created without GPU access",
-                 id="cpu-only-cluster"),  # fmt: skip
-    pytest.param(ADOPT, GPU, ("k3d-tracebloc-server-0",), True, "", id="gpu-cluster"),
-    pytest.param(ADOPT, GPU, ("k3d-tracebloc-server-0", "k3d-tracebloc-agent-0",
-                              "k3d-tracebloc-serverlb"), True, "has 2 nodes", id="two-nodes"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("action", "inspected", "nodes", "access", "said"),
+    [
+        pytest.param(CREATE, None, (), True, "one server and no agents", id="created-for-one-gpu"),
+        pytest.param(
+            ADOPT,
+            CPU,
+            ("k3d-tracebloc-server-0",),
+            False,
+            "created without GPU access",
+            id="cpu-only-cluster",
+        ),
+        pytest.param(ADOPT, GPU, ("k3d-tracebloc-server-0",), True, "", id="gpu-cluster"),
+        pytest.param(
+            ADOPT,
+            GPU,
+            ("k3d-tracebloc-server-0", "k3d-tracebloc-agent-0", "k3d-tracebloc-serverlb"),
+            True,
+            "has 2 nodes",
+            id="two-nodes",
+        ),
+    ],
+)
 def test_the_cluster_is_given_the_gpu_only_as_one_node_made_with_it(
-    action: str, inspected: Inspected | None, nodes: tuple[str, ...], access: bool, said: str,
-) -> None:  # fmt: skip
+    action: str,
+    inspected: Inspected | None,
+    nodes: tuple[str, ...],
+    access: bool,
+    said: str,
+) -> None:
     s = settings({})
-    fit = gpucluster.decide(s, host_nvidia=True, docker_nvidia=True, action=action,
-                            inspected=inspected, nodes=nodes)  # fmt: skip
+    fit = gpucluster.decide(
+        s, host_nvidia=True, docker_nvidia=True, action=action, inspected=inspected, nodes=nodes
+    )
     assert fit.access is access
     assert (said in " ".join(fit.notes)) if said else not fit.notes
     if action == CREATE:
@@ -127,8 +179,14 @@ def test_the_cluster_is_given_the_gpu_only_as_one_node_made_with_it(
 
 
 def test_a_failed_docker_check_creates_for_cpu() -> None:
-    fit = gpucluster.decide(settings({}), host_nvidia=True, docker_nvidia=True, action=CREATE,
-                            inspected=None, check_failed="could not select device driver")  # fmt: skip
+    fit = gpucluster.decide(
+        settings({}),
+        host_nvidia=True,
+        docker_nvidia=True,
+        action=CREATE,
+        inspected=None,
+        check_failed="could not select device driver",
+    )
     assert not fit.access and "could not select device driver" in fit.notes[0]
 
 
@@ -145,7 +203,8 @@ def test_the_network_preflight_adds_nvidias_repository_only_when_the_toolkit_is_
     nvidia = Gpu("nvidia")
     assert toolkit_urls(env, "linux", nvidia) == (
         "https://nvidia.github.io/libnvidia-container/gpgkey",
-        "https://nvidia.github.io/libnvidia-container/stable/")
+        "https://nvidia.github.io/libnvidia-container/stable/",
+    )
     assert toolkit_urls(env, "linux", Gpu(None)) == ()
     assert toolkit_urls(env, "darwin", nvidia) == ()
     ctk = bin_dir / "nvidia-ctk"

@@ -19,8 +19,9 @@ OTHER = "client-0b1d"
 NAME = NS = "tracebloc"
 
 
-def row(name: str = NAME, namespace: str = NS, chart: str = "client-1.4.2",
-        status: str = "deployed") -> Installed:  # fmt: skip
+def row(
+    name: str = NAME, namespace: str = NS, chart: str = "client-1.4.2", status: str = "deployed"
+) -> Installed:
     return Installed(name, namespace, chart, status)
 
 
@@ -36,8 +37,9 @@ def reads(*items: ReleaseRead) -> dict[tuple[str, str], ReleaseRead]:
     return {(r.name, r.namespace): r for r in items}
 
 
-def refused(listed: ListRead, read: dict[tuple[str, str], ReleaseRead],
-            client_id: str | None = ME) -> Refused:  # fmt: skip
+def refused(
+    listed: ListRead, read: dict[tuple[str, str], ReleaseRead], client_id: str | None = ME
+) -> Refused:
     with pytest.raises(Refused) as caught:
         decide(listed, read, name=NAME, namespace=NS, client_id=client_id)
     assert caught.value.exit_code == 3
@@ -69,10 +71,13 @@ def test_same_client_in_the_target_is_upgraded_with_its_read() -> None:
         pytest.param([row("edge", "tb-old")], ("edge", "tb-old"), id="other-name-other-namespace"),
         pytest.param([row(NAME, "legacy")], (NAME, "legacy"), id="same-name-other-namespace"),
         pytest.param([row("edge", NS)], ("edge", NS), id="other-name-same-namespace"),
-        pytest.param([row("cm", "cert-manager", chart="cert-manager-v1.14.0"), row("edge", "old")],
-                     ("edge", "old"), id="beside-a-non-client-release"),
+        pytest.param(
+            [row("cm", "cert-manager", chart="cert-manager-v1.14.0"), row("edge", "old")],
+            ("edge", "old"),
+            id="beside-a-non-client-release",
+        ),
     ],
-)  # fmt: skip
+)
 def test_same_client_elsewhere_is_upgraded_where_it_is(
     rows: list[Installed], found: tuple[str, str]
 ) -> None:
@@ -86,14 +91,20 @@ def test_same_client_elsewhere_is_upgraded_where_it_is(
 @pytest.mark.parametrize(
     "rows",
     [
-        pytest.param([row("cm", "cert-manager", chart="cert-manager-v1.14.0")],
-                     id="another-chart-in-another-namespace"),
+        pytest.param(
+            [row("cm", "cert-manager", chart="cert-manager-v1.14.0")],
+            id="another-chart-in-another-namespace",
+        ),
         pytest.param([row("db", NS, chart="mysql-9.4.1")], id="another-chart-in-our-namespace"),
-        pytest.param([row(NAME, "elsewhere", chart="nginx-1.0.0")],
-                     id="another-chart-with-our-name-elsewhere"),
-        pytest.param([row("x", "y", chart="client-chart-2.0.0")], id="chart-whose-name-starts-client"),
+        pytest.param(
+            [row(NAME, "elsewhere", chart="nginx-1.0.0")],
+            id="another-chart-with-our-name-elsewhere",
+        ),
+        pytest.param(
+            [row("x", "y", chart="client-chart-2.0.0")], id="chart-whose-name-starts-client"
+        ),
     ],
-)  # fmt: skip
+)
 def test_non_client_releases_elsewhere_are_ignored(rows: list[Installed]) -> None:
     # No values of theirs were read, and none are needed.
     target = decide(listing(*rows), {}, name=NAME, namespace=NS, client_id=ME)
@@ -107,8 +118,7 @@ def test_non_client_releases_elsewhere_are_ignored(rows: list[Installed]) -> Non
 def test_same_client_in_the_target_is_chosen_whatever_its_state(status: str) -> None:
     mine = present(clientId=ME)
 
-    target = decide(listing(row(status=status)), reads(mine), name=NAME, namespace=NS,
-                    client_id=ME)  # fmt: skip
+    target = decide(listing(row(status=status)), reads(mine), name=NAME, namespace=NS, client_id=ME)
 
     assert target.release is mine
 
@@ -134,16 +144,26 @@ def test_an_unreadable_list_is_refused_with_its_reason(reason: str) -> None:
     ("rows", "read", "other_at"),
     [
         pytest.param([row()], [present(clientId=OTHER)], (NAME, NS), id="other-client-in-target"),
-        pytest.param([row("edge", "tb-old")], [present("edge", "tb-old", clientId=OTHER)],
-                     ("edge", "tb-old"), id="other-client-elsewhere"),
-        pytest.param([row(), row("edge", "tb-old")],
-                     [present(clientId=ME), present("edge", "tb-old", clientId=OTHER)],
-                     ("edge", "tb-old"), id="same-client-in-target-other-client-elsewhere"),
-        pytest.param([row("edge", "tb-old"), row()],
-                     [present("edge", "tb-old", clientId=OTHER), present(clientId=ME)],
-                     ("edge", "tb-old"), id="other-client-listed-first"),
+        pytest.param(
+            [row("edge", "tb-old")],
+            [present("edge", "tb-old", clientId=OTHER)],
+            ("edge", "tb-old"),
+            id="other-client-elsewhere",
+        ),
+        pytest.param(
+            [row(), row("edge", "tb-old")],
+            [present(clientId=ME), present("edge", "tb-old", clientId=OTHER)],
+            ("edge", "tb-old"),
+            id="same-client-in-target-other-client-elsewhere",
+        ),
+        pytest.param(
+            [row("edge", "tb-old"), row()],
+            [present("edge", "tb-old", clientId=OTHER), present(clientId=ME)],
+            ("edge", "tb-old"),
+            id="other-client-listed-first",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_different_client_anywhere_is_refused_with_the_ways_forward(
     rows: list[Installed], read: list[ReleaseRead], other_at: tuple[str, str]
 ) -> None:
@@ -161,21 +181,34 @@ def test_a_different_client_anywhere_is_refused_with_the_ways_forward(
 @pytest.mark.parametrize(
     ("rows", "read", "reason"),
     [
-        pytest.param([row()], [ReleaseRead(NAME, NS, ReleaseState.UNREADABLE,
-                                           reason="exit 1: Error: forbidden")],
-                     "exit 1: Error: forbidden", id="target-values-unreadable"),
-        pytest.param([row("edge", "tb-old")],
-                     [ReleaseRead("edge", "tb-old", ReleaseState.UNREADABLE, reason="timed out")],
-                     "timed out", id="other-release-values-unreadable"),
+        pytest.param(
+            [row()],
+            [ReleaseRead(NAME, NS, ReleaseState.UNREADABLE, reason="exit 1: Error: forbidden")],
+            "exit 1: Error: forbidden",
+            id="target-values-unreadable",
+        ),
+        pytest.param(
+            [row("edge", "tb-old")],
+            [ReleaseRead("edge", "tb-old", ReleaseState.UNREADABLE, reason="timed out")],
+            "timed out",
+            id="other-release-values-unreadable",
+        ),
         pytest.param([row()], [], "not read", id="target-values-never-read"),
-        pytest.param([row(), row("edge", "tb-old")], [present(clientId=ME)], "not read",
-                     id="second-client-values-never-read"),
-        pytest.param([row()], [ReleaseRead(NAME, NS, ReleaseState.ABSENT)], "",
-                     id="listed-yet-read-as-absent"),
-        pytest.param([row()], [ReleaseRead(NAME, NS, ReleaseState.SKIPPED)], "",
-                     id="read-skipped"),
+        pytest.param(
+            [row(), row("edge", "tb-old")],
+            [present(clientId=ME)],
+            "not read",
+            id="second-client-values-never-read",
+        ),
+        pytest.param(
+            [row()],
+            [ReleaseRead(NAME, NS, ReleaseState.ABSENT)],
+            "",
+            id="listed-yet-read-as-absent",
+        ),
+        pytest.param([row()], [ReleaseRead(NAME, NS, ReleaseState.SKIPPED)], "", id="read-skipped"),
     ],
-)  # fmt: skip
+)
 def test_a_client_release_that_could_not_be_read_is_refused(
     rows: list[Installed], read: list[ReleaseRead], reason: str
 ) -> None:
@@ -197,8 +230,10 @@ def test_a_client_release_that_could_not_be_read_is_refused(
         pytest.param({"clientId": [ME]}, id="list-client-id"),
     ],
 )
-@pytest.mark.parametrize("where", [pytest.param((NAME, NS), id="in-target"),
-                                   pytest.param(("edge", "tb-old"), id="elsewhere")])  # fmt: skip
+@pytest.mark.parametrize(
+    "where",
+    [pytest.param((NAME, NS), id="in-target"), pytest.param(("edge", "tb-old"), id="elsewhere")],
+)
 def test_a_client_release_without_a_client_id_is_refused(
     values: dict[str, Any], where: tuple[str, str]
 ) -> None:
@@ -219,8 +254,10 @@ def test_another_chart_at_our_release_name_and_namespace_is_refused(chart: str) 
 
 
 def test_another_chart_at_our_release_is_refused_even_with_the_client_elsewhere() -> None:
-    error = refused(listing(row(chart="nginx-1.0.0"), row("edge", "tb-old")),
-                    reads(present("edge", "tb-old", clientId=ME)))  # fmt: skip
+    error = refused(
+        listing(row(chart="nginx-1.0.0"), row("edge", "tb-old")),
+        reads(present("edge", "tb-old", clientId=ME)),
+    )
 
     assert "not the tracebloc client" in error.message
 
@@ -240,10 +277,11 @@ def test_the_same_client_twice_elsewhere_is_refused() -> None:
     ("rows", "read"),
     [
         pytest.param([row()], [present(clientId=ME)], id="client-in-target"),
-        pytest.param([row("edge", "tb-old")], [present("edge", "tb-old", clientId=ME)],
-                     id="client-elsewhere"),
+        pytest.param(
+            [row("edge", "tb-old")], [present("edge", "tb-old", clientId=ME)], id="client-elsewhere"
+        ),
     ],
-)  # fmt: skip
+)
 def test_no_client_id_to_compare_with_installed_clients_is_refused(
     rows: list[Installed], read: list[ReleaseRead]
 ) -> None:
@@ -260,4 +298,8 @@ def test_no_client_id_with_nothing_installed_installs_fresh() -> None:
     # nothing to protect, so the install goes ahead where it was asked to.
     target = decide(listing(), {}, name="tb", namespace="tb", client_id=None)
 
-    assert (target.name, target.namespace, target.release.state) == ("tb", "tb", ReleaseState.ABSENT)
+    assert (target.name, target.namespace, target.release.state) == (
+        "tb",
+        "tb",
+        ReleaseState.ABSENT,
+    )

@@ -73,8 +73,9 @@ TRICKY = [
 ]
 
 
-def render(env: dict[str, str], *, storage_nodes: int = 1, gpu: str | None = "nvidia",
-           mysql: str = "8.4") -> dict[str, Any]:  # fmt: skip
+def render(
+    env: dict[str, str], *, storage_nodes: int = 1, gpu: str | None = "nvidia", mysql: str = "8.4"
+) -> dict[str, Any]:
     """The installer's document for `env`, built the way `plan` builds it."""
     cfg = plan_config(env, probe_config(env), os_="linux")
     items = [node(f"node-{i}", "8", "16Gi") for i in range(storage_nodes)]
@@ -99,9 +100,13 @@ def helm_template(helm: str, doc: dict[str, Any], workdir: Path) -> dict[str, di
     write_values(str(values), to_yaml(doc), env={}, os_="linux")
     result = subprocess.run(
         [helm, "template", "rel", str(CHART), "--values", str(values)],
-        capture_output=True, text=True, encoding="utf-8", env=helm_env(workdir), timeout=60,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=helm_env(workdir),
+        timeout=60,
         check=False,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     manifests = [m for m in yaml.safe_load_all(result.stdout) if m]
     return {f"{m['kind']}/{m['metadata']['name']}": m for m in manifests}
@@ -117,8 +122,9 @@ def settings_echo(manifests: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {key: json.loads(value) for key, value in data.items()}
 
 
-def credentials_env(client_id: str, password: str, registry_password: str,
-                    proxy_password: str) -> dict[str, str]:  # fmt: skip
+def credentials_env(
+    client_id: str, password: str, registry_password: str, proxy_password: str
+) -> dict[str, str]:
     return {
         "HOME": "/home/ana",
         "TRACEBLOC_CLIENT_ID": client_id,
@@ -209,8 +215,12 @@ credential = st.one_of(typed, st.builds(lambda a, b, c: a + b + c, awkward, type
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(client_id=credential, password=credential, registry_password=credential,
-       proxy_password=credential)  # fmt: skip
+@given(
+    client_id=credential,
+    password=credential,
+    registry_password=credential,
+    proxy_password=credential,
+)
 @example(client_id=" id ", password="yes", registry_password="0x10", proxy_password="~")
 @example(client_id="null", password=" :#@'\" ", registry_password="ünï ", proxy_password="a@b:c")
 def test_generated_credentials_survive_helm(
@@ -229,8 +239,12 @@ def test_helm_lint_accepts_our_values(real_helm: str, tmp_path: Path, storage_mo
     write_values(str(values), to_yaml(render(env)), env={}, os_="linux")
     result = subprocess.run(
         [real_helm, "lint", str(CHART), "--strict", "--values", str(values)],
-        capture_output=True, text=True, env=helm_env(tmp_path), timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=helm_env(tmp_path),
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 chart(s) linted, 0 chart(s) failed" in result.stdout
 
@@ -238,6 +252,10 @@ def test_helm_lint_accepts_our_values(real_helm: str, tmp_path: Path, storage_mo
 def test_chart_lints_on_its_own_defaults(real_helm: str, tmp_path: Path) -> None:
     result = subprocess.run(
         [real_helm, "lint", str(CHART), "--strict"],
-        capture_output=True, text=True, env=helm_env(tmp_path), timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=helm_env(tmp_path),
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -45,26 +45,35 @@ def reexports_used(sources: dict[str, str], users: dict[str, str]) -> list[str]:
                     if full in modules:
                         aliases[alias.asname or alias.name] = full
                     elif alias.name in lent.get(node.module, {}):
-                        hits.append(f"{where}:{node.lineno} {full} "
-                                    f"(home {lent[node.module][alias.name]})")  # fmt: skip
+                        hits.append(
+                            f"{where}:{node.lineno} {full} (home {lent[node.module][alias.name]})"
+                        )
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name in modules and alias.asname:
                         aliases[alias.asname] = alias.name
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id in aliases
-                    and node.attr in lent.get(aliases[node.value.id], {})):  # fmt: skip
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr in lent.get(aliases[node.value.id], {})
+            ):
                 via = aliases[node.value.id]
-                hits.append(f"{where}:{node.lineno} {via}.{node.attr} (home {lent[via][node.attr]})")
+                hits.append(
+                    f"{where}:{node.lineno} {via}.{node.attr} (home {lent[via][node.attr]})"
+                )
     return hits
 
 
 def test_no_name_is_reached_through_a_module_that_is_not_its_home() -> None:
-    package = {_module(p, ROOT): p.read_text(encoding="utf-8")
-               for p in (ROOT / "installer").rglob("*.py")}  # fmt: skip
-    users = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
-             for p in [*(ROOT / "installer").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]}  # fmt: skip
+    package = {
+        _module(p, ROOT): p.read_text(encoding="utf-8") for p in (ROOT / "installer").rglob("*.py")
+    }
+    users = {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for p in [*(ROOT / "installer").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]
+    }
     assert reexports_used(package, users) == []
 
 
@@ -72,13 +81,18 @@ def test_a_reexport_is_caught_by_attribute_and_by_import() -> None:
     package = {
         "installer.decide.tooling": "class Tool: ...\n",
         "installer.edges.proc": "from installer.decide.tooling import Tool\n"
-                                "def run(tool: Tool) -> None: ...\n",
+        "def run(tool: Tool) -> None: ...\n",
         "installer.edges.kubectl": "from installer.edges import proc\n"
-                                   "def read(tool: proc.Tool) -> None: proc.run(tool)\n",
+        "def read(tool: proc.Tool) -> None: proc.run(tool)\n",
         "installer.edges.helm": "from installer.edges.proc import Tool, run\n",
     }
-    assert reexports_used(package, {"kubectl.py": package["installer.edges.kubectl"],
-                                    "helm.py": package["installer.edges.helm"]}) == [
+    assert reexports_used(
+        package,
+        {
+            "kubectl.py": package["installer.edges.kubectl"],
+            "helm.py": package["installer.edges.helm"],
+        },
+    ) == [
         "helm.py:1 installer.edges.proc.Tool (home installer.decide.tooling)",
         "kubectl.py:2 installer.edges.proc.Tool (home installer.decide.tooling)",
-    ]  # fmt: skip
+    ]

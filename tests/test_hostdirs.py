@@ -15,24 +15,37 @@ from installer.edges import hostdirs
 SYSTEM = ("/etc", "/usr", "/var")
 
 
-def facts(path: str, *, exists: bool = True, parent: bool = True, writable: bool = True,
-          fstype: str | None = "ext4") -> DirFacts:  # fmt: skip
+def facts(
+    path: str,
+    *,
+    exists: bool = True,
+    parent: bool = True,
+    writable: bool = True,
+    fstype: str | None = "ext4",
+) -> DirFacts:
     return DirFacts(path, path, exists, parent, writable, fstype)
 
 
-@pytest.mark.parametrize(("data", "said"), [
-    pytest.param(facts("/home/ana"), "your home directory itself", id="home-itself"),
-    pytest.param(facts("/srv/tb"), "not under your home directory", id="outside-home"),
-    pytest.param(facts("/etc/tb"), "inside the system directory /etc", id="system-dir"),
-    pytest.param(facts("/"), "root of a filesystem", id="root"),
-    pytest.param(facts("/home/ana/a/b", exists=False, parent=False), "does not exist",
-                 id="missing-parent-is-its-own-error-not-zero-gib-free"),
-    pytest.param(facts("/home/ana/.tb", writable=False), "is not writable by you",
-                 id="not-writable"),
-    pytest.param(facts("/home/ana/.tb", fstype="nfs4"), "network filesystem (nfs4)", id="nfs"),
-    pytest.param(facts("/home/ana/.tb", fstype="fuse.sshfs"), "network filesystem", id="sshfs"),
-    pytest.param(facts("/home/ana/.tb", fstype="fuseblk"), "FUSE filesystem", id="opaque-fuse"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        pytest.param(facts("/home/ana"), "your home directory itself", id="home-itself"),
+        pytest.param(facts("/srv/tb"), "not under your home directory", id="outside-home"),
+        pytest.param(facts("/etc/tb"), "inside the system directory /etc", id="system-dir"),
+        pytest.param(facts("/"), "root of a filesystem", id="root"),
+        pytest.param(
+            facts("/home/ana/a/b", exists=False, parent=False),
+            "does not exist",
+            id="missing-parent-is-its-own-error-not-zero-gib-free",
+        ),
+        pytest.param(
+            facts("/home/ana/.tb", writable=False), "is not writable by you", id="not-writable"
+        ),
+        pytest.param(facts("/home/ana/.tb", fstype="nfs4"), "network filesystem (nfs4)", id="nfs"),
+        pytest.param(facts("/home/ana/.tb", fstype="fuse.sshfs"), "network filesystem", id="sshfs"),
+        pytest.param(facts("/home/ana/.tb", fstype="fuseblk"), "FUSE filesystem", id="opaque-fuse"),
+    ],
+)
 def test_data_dir_rules_refuse_before_anything_changes(data: DirFacts, said: str) -> None:
     with pytest.raises(BadInput) as caught:
         check_data_dir(data, "/home/ana", SYSTEM, windows=False, allow_network=False)
@@ -41,26 +54,43 @@ def test_data_dir_rules_refuse_before_anything_changes(data: DirFacts, said: str
 
 
 def test_network_storage_allowed_by_the_twins_variable_warns() -> None:
-    warned = check_data_dir(facts("/home/ana/.tb", fstype="cifs"), "/home/ana", SYSTEM,
-                            windows=False, allow_network=True)  # fmt: skip
+    warned = check_data_dir(
+        facts("/home/ana/.tb", fstype="cifs"),
+        "/home/ana",
+        SYSTEM,
+        windows=False,
+        allow_network=True,
+    )
     assert len(warned) == 1 and "TRACEBLOC_ALLOW_NETWORK_FS" in warned[0]
 
 
-@pytest.mark.parametrize(("data", "windows"), [
-    pytest.param(facts("/home/ana/.tracebloc"), False, id="default"),
-    pytest.param(facts("/home/ana/new", exists=False), False, id="created-by-the-install"),
-    pytest.param(facts(r"C:\Users\Ana\.tracebloc", fstype="NTFS"), True, id="windows-any-case"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("data", "windows"),
+    [
+        pytest.param(facts("/home/ana/.tracebloc"), False, id="default"),
+        pytest.param(facts("/home/ana/new", exists=False), False, id="created-by-the-install"),
+        pytest.param(facts(r"C:\Users\Ana\.tracebloc", fstype="NTFS"), True, id="windows-any-case"),
+    ],
+)
 def test_data_dir_under_home_on_local_disk_passes(data: DirFacts, windows: bool) -> None:
     home = r"C:\users\ana" if windows else "/home/ana"
     system = (r"C:\Windows",) if windows else SYSTEM
     assert check_data_dir(data, home, system, windows=windows, allow_network=False) == []
 
 
-@pytest.mark.parametrize(("fstype", "kind"), [
-    ("ext4", None), ("apfs", None), ("nfs", "network"), ("fuse.rclone", "network"),
-    ("fuse", "FUSE"), ("macfuse", "FUSE"), ("network", "network"), (None, None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("fstype", "kind"),
+    [
+        ("ext4", None),
+        ("apfs", None),
+        ("nfs", "network"),
+        ("fuse.rclone", "network"),
+        ("fuse", "FUSE"),
+        ("macfuse", "FUSE"),
+        ("network", "network"),
+        (None, None),
+    ],
+)
 def test_storage_kind(fstype: str | None, kind: str | None) -> None:
     assert storage_kind(fstype) == kind
 
@@ -79,8 +109,9 @@ def test_the_real_filesystem_is_read(tmp_path: Path) -> None:
         hostdirs.check(env, os_, str(home / ".tb"), str(tmp_path), "node-local")
 
 
-@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0,
-                    reason="POSIX permissions; root writes anywhere")  # fmt: skip
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0, reason="POSIX permissions; root writes anywhere"
+)
 def test_an_unwritable_data_dir_is_named(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".tb").mkdir(parents=True)

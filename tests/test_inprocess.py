@@ -18,7 +18,8 @@ from tests.fakes.cluster import FakeCluster, installer_command, node
 POSIX = pytest.mark.skipif(os.name != "posix", reason="the engine runs in process on POSIX only")
 IN_PROCESS = pytest.mark.skipif(
     bool(os.environ.get("TB_INSTALLER_BIN") or os.environ.get("TB_TEST_SUBPROCESS")),
-    reason="every run is a process here (TB_INSTALLER_BIN or TB_TEST_SUBPROCESS)")
+    reason="every run is a process here (TB_INSTALLER_BIN or TB_TEST_SUBPROCESS)",
+)
 
 
 def counted_main(mocker: Any) -> Any:
@@ -29,11 +30,15 @@ def counted_main(mocker: Any) -> Any:
 
 def process_state() -> dict[str, Any]:
     logger = logging.getLogger("installer")
-    return {"env": dict(os.environ), "cwd": os.getcwd(), "argv": list(sys.argv),
-            "streams": (sys.stdin, sys.stdout, sys.stderr),
-            "fds": [(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)],
-            "signals": {n: signal.getsignal(n) for n in inprocess.SIGNALS},
-            "logger": (list(logger.handlers), logger.level, logger.propagate)}  # fmt: skip
+    return {
+        "env": dict(os.environ),
+        "cwd": os.getcwd(),
+        "argv": list(sys.argv),
+        "streams": (sys.stdin, sys.stdout, sys.stderr),
+        "fds": [(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)],
+        "signals": {n: signal.getsignal(n) for n in inprocess.SIGNALS},
+        "logger": (list(logger.handlers), logger.level, logger.propagate),
+    }
 
 
 @POSIX
@@ -60,13 +65,16 @@ def test_a_test_marked_subprocess_starts_the_engine_as_a_process(
     result = cluster.run("version")
     assert result.returncode == 0, result.stderr
     assert main.call_count == 0
-    assert result.args[:len(installer_command())] == installer_command()
+    assert result.args[: len(installer_command())] == installer_command()
 
 
-@pytest.mark.parametrize(("args", "code", "said"), [
-    pytest.param(("--help",), 0, "usage:", id="help-exits-0-through-SystemExit"),
-    pytest.param(("probe", "--no-such-flag"), 2, "--no-such-flag", id="bad-flag-exits-2"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        pytest.param(("--help",), 0, "usage:", id="help-exits-0-through-SystemExit"),
+        pytest.param(("probe", "--no-such-flag"), 2, "--no-such-flag", id="bad-flag-exits-2"),
+    ],
+)
 def test_an_exit_through_system_exit_is_the_exit_code(
     cluster: FakeCluster, args: tuple[str, ...], code: int, said: str
 ) -> None:
@@ -77,11 +85,10 @@ def test_an_exit_through_system_exit_is_the_exit_code(
 
 @POSIX
 def test_a_run_past_its_timeout_raises_timeout_expired_as_subprocess_run(
-    cluster: FakeCluster
+    cluster: FakeCluster,
 ) -> None:
     cluster.nodes(node("laptop", "8", "16Gi"), sleep=60).release_absent()
     before = process_state()
     with pytest.raises(subprocess.TimeoutExpired):
         cluster.run("probe", "--json", timeout=3, TB_PROBE_TIMEOUT_S="120")
     assert process_state() == before
-

@@ -17,19 +17,28 @@ from installer.edges import proc
     ("env", "settings"),
     [
         pytest.param({}, InstallSettings(600.0, 120.0), id="defaults"),
-        pytest.param({"TB_HELM_TIMEOUT_MIN": "", "TB_METRICS_WAIT_S": "  "},
-                     InstallSettings(600.0, 120.0), id="empty-means-default"),
-        pytest.param({"TB_HELM_TIMEOUT_MIN": "0.5"}, InstallSettings(30.0, 120.0),
-                     id="half-a-minute"),
-        pytest.param({"TB_HELM_TIMEOUT_MIN": " 20 "}, InstallSettings(1200.0, 120.0),
-                     id="spaces-around"),
+        pytest.param(
+            {"TB_HELM_TIMEOUT_MIN": "", "TB_METRICS_WAIT_S": "  "},
+            InstallSettings(600.0, 120.0),
+            id="empty-means-default",
+        ),
+        pytest.param(
+            {"TB_HELM_TIMEOUT_MIN": "0.5"}, InstallSettings(30.0, 120.0), id="half-a-minute"
+        ),
+        pytest.param(
+            {"TB_HELM_TIMEOUT_MIN": " 20 "}, InstallSettings(1200.0, 120.0), id="spaces-around"
+        ),
         pytest.param({"TB_METRICS_WAIT_S": "0"}, InstallSettings(600.0, 0.0), id="no-metrics-wait"),
-        pytest.param({"TB_METRICS_WAIT_S": "2.5"}, InstallSettings(600.0, 2.5),
-                     id="fractional-metrics-wait"),
-        pytest.param({"TB_HELM_TIMEOUT_MIN": "15", "TB_METRICS_WAIT_S": "300"},
-                     InstallSettings(900.0, 300.0), id="both-set"),
+        pytest.param(
+            {"TB_METRICS_WAIT_S": "2.5"}, InstallSettings(600.0, 2.5), id="fractional-metrics-wait"
+        ),
+        pytest.param(
+            {"TB_HELM_TIMEOUT_MIN": "15", "TB_METRICS_WAIT_S": "300"},
+            InstallSettings(900.0, 300.0),
+            id="both-set",
+        ),
     ],
-)  # fmt: skip
+)
 def test_install_settings(env: dict[str, str], settings: InstallSettings) -> None:
     assert install_settings(env) == settings
 
@@ -65,10 +74,13 @@ def test_zero_helm_timeout_is_bad_input(raw: str) -> None:
     assert "more than 0" in caught.value.message
 
 
-@pytest.mark.parametrize("raw", [
-    pytest.param("1000000", id="about-two-years"),
-    pytest.param("1e308", id="finite-minutes-infinite-seconds"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param("1000000", id="about-two-years"),
+        pytest.param("1e308", id="finite-minutes-infinite-seconds"),
+    ],
+)
 def test_a_huge_helm_timeout_is_refused_or_usable(raw: str) -> None:
     try:
         settings = install_settings({"TB_HELM_TIMEOUT_MIN": raw})

@@ -77,8 +77,9 @@ def release_keys() -> ReleaseKeys:
     release_key = _release_key_module()
     keys = []
     for _ in range(2):
-        private = release_key._openssl("genpkey", "-algorithm", "RSA",
-                                       "-pkeyopt", "rsa_keygen_bits:2048").decode()  # fmt: skip
+        private = release_key._openssl(
+            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"
+        ).decode()
         public = release_key.public_key(release_key.public_pem_of_private(private))
         keys.append((Signer(private, public.key_id), public))
     folder = Path(tempfile.mkdtemp(prefix="tb-install-sh-"))
@@ -96,6 +97,7 @@ def sign(folder: Path, signer: Signer | None = None, key_id: str | None = None) 
     signature = release_key.sign_bytes(signer.private_pem, (folder / "SHA256SUMS").read_bytes())
     text = release_key.bundle_text(key_id or signer.key_id, signature)
     (folder / "SHA256SUMS.sig").write_text(text, encoding="ascii")
+
 
 STUB = """#!/bin/sh
 printf 'ran %s:' "{label}"
@@ -123,8 +125,11 @@ HASHERS = ("sha256sum", "shasum", "openssl")
 
 def _shells() -> list[object]:
     shells: list[object] = [pytest.param(("sh",), id="sh")]
-    for name, argv in (("dash", ("dash",)), ("busybox", ("busybox", "sh")),
-                       ("bash-posix", ("bash", "--posix"))):  # fmt: skip
+    for name, argv in (
+        ("dash", ("dash",)),
+        ("busybox", ("busybox", "sh")),
+        ("bash-posix", ("bash", "--posix")),
+    ):
         if shutil.which(argv[0]):
             shells.append(pytest.param(argv, id=name))
     return shells
@@ -148,9 +153,13 @@ class Server:
     redirect: dict[str, str] = field(default_factory=dict)  # path -> Location of a 302
 
     def publish(
-        self, name: str, content: bytes, sums: str | None = "auto", under: str = "",
+        self,
+        name: str,
+        content: bytes,
+        sums: str | None = "auto",
+        under: str = "",
         signed: bool = True,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Put a file (and, by default, its SHA256SUMS line, signed by the release key) at
         /<under>/<name>."""
         folder = self.root / under
@@ -234,10 +243,26 @@ def tls_cert(tmp_path: Path) -> Path:
     config, key, cert = tmp_path / "cert.cnf", tmp_path / "key.pem", tmp_path / "cert.pem"
     config.write_text(CERT_CONFIG)
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-config", str(config), "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-config",
+            str(config),
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     (tmp_path / "localhost.pem").write_text(key.read_text() + cert.read_text())
     return cert
 
@@ -281,8 +306,9 @@ class Machine:
         path.write_text("#!/bin/sh\n" + script)
         path.chmod(0o755)
 
-    def platform(self, system: str, machine: str, arm64_sysctl: bool | None = None,
-                 libc: str = "glibc") -> None:  # fmt: skip
+    def platform(
+        self, system: str, machine: str, arm64_sysctl: bool | None = None, libc: str = "glibc"
+    ) -> None:
         self.fake("uname", f'case "$1" in -m) echo {machine} ;; *) echo {system} ;; esac\n')
         if arm64_sysctl is None:
             self.unlink("sysctl")
@@ -298,17 +324,22 @@ class Machine:
     def env(self, **extra: str) -> dict[str, str]:
         return {"PATH": str(self.bin), "HOME": str(self.home), "LC_ALL": "C", **extra}
 
-    def run(self, *args: str, shell: tuple[str, ...] = ("sh",), script: Path | None = None,
-            **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    def run(
+        self, *args: str, shell: tuple[str, ...] = ("sh",), script: Path | None = None, **env: str
+    ) -> subprocess.CompletedProcess[str]:
         exe = shutil.which(shell[0])
         assert exe is not None
         # A new session has no controlling terminal: /dev/tty is unusable, as in CI.
         return subprocess.run(
             [exe, *shell[1:], str(script or release_keys().install_sh), *args],
             env=self.env(**env),
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-            check=False, start_new_session=True,
-        )  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            start_new_session=True,
+        )
 
     def leftovers(self, directory: Path | None = None) -> list[str]:
         folder = directory or self.installed.parent
@@ -345,8 +376,9 @@ def test_verifies_installs_and_runs_with_the_users_arguments(
     machine: Machine, server: Server, shell: tuple[str, ...]
 ) -> None:
     server.publish(LINUX_X86, stub())
-    result = machine.run("--yes", "two words", "", shell=shell,
-                         TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url)  # fmt: skip
+    result = machine.run(
+        "--yes", "two words", "", shell=shell, TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ran latest: [--yes] [two words] []\nstdin: not a terminal\n"
     assert machine.installed.read_bytes() == stub()
@@ -385,7 +417,7 @@ def test_an_upgrade_replaces_the_previous_binary(machine: Machine, server: Serve
             "{other}  tracebloc-installer-darwin-arm64\n{hex}  {name}\n"
             "{other}  tracebloc-installer-windows-x86_64.exe\n",
             id="merged-release-sums",
-        ),  # fmt: skip
+        ),
         pytest.param("{hex}  {name}\n{hex}  {name}\n", id="same-entry-twice"),
     ],
 )
@@ -436,7 +468,7 @@ def test_a_tampered_binary_is_refused_and_nothing_installed(
             f"{'1' * 64}  {LINUX_X86}\n{'2' * 64}  {LINUX_X86}\n",
             "different entries",
             id="two-different-entries",
-        ),  # fmt: skip
+        ),
         pytest.param(f"not-a-checksum  {LINUX_X86}\n", "holds no SHA-256", id="garbage-entry"),
         pytest.param(f"{'a' * 63}  {LINUX_X86}\n", "holds no SHA-256", id="short-entry"),
         pytest.param(None, "no SHA256SUMS", id="sums-file-missing"),
@@ -459,8 +491,9 @@ def test_without_any_checksum_tool_it_fails_rather_than_skip(
     # Without openssl the signature cannot be checked either: skip that check to reach this one.
     machine.unlink(*HASHERS)
     server.publish(LINUX_X86, stub())
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
-                         TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url, TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1"
+    )
     assert result.returncode == 1
     assert "no SHA-256 tool found" in result.stderr
     assert not ran(result)
@@ -530,14 +563,18 @@ def _make_release(folder: Path, case: str, name: str = LINUX_X86) -> None:
 SIGNATURE_REFUSALS = [
     pytest.param("missing-signature", "has no SHA256SUMS.sig", id="missing-signature"),
     pytest.param("other-key", "signed by another key", id="another-identity"),
-    pytest.param("other-key-claiming-the-release-key", "bad signature",
-                 id="another-identity-claiming-ours"),  # fmt: skip
+    pytest.param(
+        "other-key-claiming-the-release-key", "bad signature", id="another-identity-claiming-ours"
+    ),
     pytest.param("sums-changed-after-signing", "bad signature", id="tampered-sums"),
     pytest.param("sums-line-added-after-signing", "bad signature", id="line-added-to-sums"),
     pytest.param("signature-bytes-flipped", "bad signature", id="damaged-signature"),
     pytest.param("signature-not-base64", "bad signature", id="signature-not-base64"),
-    pytest.param("not-a-signature-file", "not a tracebloc-installer signature file",
-                 id="not-a-signature-file"),  # fmt: skip
+    pytest.param(
+        "not-a-signature-file",
+        "not a tracebloc-installer signature file",
+        id="not-a-signature-file",
+    ),
     pytest.param("binary-tampered", "checksum mismatch", id="tampered-binary"),
 ]
 
@@ -597,8 +634,10 @@ def test_the_opt_out_installs_without_the_signature_and_warns_every_time(
 ) -> None:
     _make_release(server.root, case)
     for _ in range(2):
-        result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
-                             TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1")  # fmt: skip
+        result = machine.run(
+            TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+            TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1",
+        )
         assert result.returncode == 0, result.stderr
         assert "warning: TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE=1" in result.stderr
         assert "signature NOT checked" in result.stderr
@@ -608,19 +647,23 @@ def test_the_opt_out_installs_without_the_signature_and_warns_every_time(
 
 def test_the_opt_out_still_checks_the_sha256(machine: Machine, server: Server) -> None:
     _make_release(server.root, "binary-tampered")
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
-                         TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url, TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE="1"
+    )
     _refused_with_one_line(result, "checksum mismatch")
 
 
-@pytest.mark.parametrize(("value", "verifies"), [("0", True), ("", True), ("yes", None),
-                                                 ("true", None), ("1 ", None)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "verifies"), [("0", True), ("", True), ("yes", None), ("true", None), ("1 ", None)]
+)
 def test_only_1_turns_the_signature_check_off(
     machine: Machine, server: Server, value: str, verifies: bool | None
 ) -> None:
     _make_release(server.root, "missing-signature")
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
-                         TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE=value)  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+        TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE=value,
+    )
     if verifies:
         _refused_with_one_line(result, "has no SHA256SUMS.sig")
     else:
@@ -673,15 +716,20 @@ def test_macos_clears_the_quarantine_attribute_after_the_checks(
     folder = tmp_path / "Downloads"
     _make_release(folder, "good", DARWIN_ARM)
     log = tmp_path / "xattr.log"
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), XATTR_LOG=str(log),
-                         QUARANTINED="1" if quarantined else "")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder),
+        XATTR_LOG=str(log),
+        QUARANTINED="1" if quarantined else "",
+    )
     assert result.returncode == 0, result.stderr
     calls = log.read_text().splitlines()
     assert calls[0].startswith("-p com.apple.quarantine ")
     if quarantined:
         assert len(calls) == 2 and calls[1].startswith("-d com.apple.quarantine ")
         # The scratch copy, before it became the installed file.
-        assert calls[1].split()[-1].startswith(str(machine.installed.parent / ".tracebloc-installer."))
+        assert (
+            calls[1].split()[-1].startswith(str(machine.installed.parent / ".tracebloc-installer."))
+        )
     else:
         assert len(calls) == 1
     assert "warning" not in result.stderr
@@ -692,26 +740,35 @@ def test_a_quarantine_that_cannot_be_cleared_is_a_warning(machine: Machine, tmp_
     machine.fake("xattr", XATTR)
     folder = tmp_path / "Downloads"
     _make_release(folder, "good", DARWIN_ARM)
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), QUARANTINED="1",
-                         XATTR_LOG=str(tmp_path / "xattr.log"), XATTR_DELETE_EXIT="1")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder),
+        QUARANTINED="1",
+        XATTR_LOG=str(tmp_path / "xattr.log"),
+        XATTR_DELETE_EXIT="1",
+    )
     assert result.returncode == 0, result.stderr
     assert "could not clear the quarantine attribute" in result.stderr
     assert ran(result)
 
 
-@pytest.mark.parametrize(("system", "case"), [("Darwin", "binary-tampered"),
-                                               ("Darwin", "other-key"), ("Linux", "good")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("system", "case"), [("Darwin", "binary-tampered"), ("Darwin", "other-key"), ("Linux", "good")]
+)
 def test_quarantine_is_left_alone_when_refused_or_not_macos(
     machine: Machine, tmp_path: Path, system: str, case: str
 ) -> None:
-    machine.platform(system, "arm64" if system == "Darwin" else "x86_64",
-                     arm64_sysctl=True if system == "Darwin" else None)  # fmt: skip
+    machine.platform(
+        system,
+        "arm64" if system == "Darwin" else "x86_64",
+        arm64_sysctl=True if system == "Darwin" else None,
+    )
     machine.fake("xattr", XATTR)
     folder = tmp_path / "release"
     _make_release(folder, case, DARWIN_ARM if system == "Darwin" else LINUX_X86)
     log = tmp_path / "xattr.log"
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), XATTR_LOG=str(log),
-                         QUARANTINED="1")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(folder), XATTR_LOG=str(log), QUARANTINED="1"
+    )
     assert result.returncode == (0 if case == "good" else 1), result.stderr
     assert not log.exists(), "xattr ran: " + log.read_text()
 
@@ -727,12 +784,16 @@ def test_a_version_pin_fetches_that_releases_directory(
 ) -> None:
     server.publish(LINUX_X86, stub("latest"))
     server.publish(LINUX_X86, stub("v1.2.3"), under="v1.2.3")
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url + "/",
-                         TRACEBLOC_INSTALLER_VERSION=pin)  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url + "/", TRACEBLOC_INSTALLER_VERSION=pin
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ran v1.2.3:")
-    assert server.requests == [f"/v1.2.3/{LINUX_X86}", "/v1.2.3/SHA256SUMS",
-                               "/v1.2.3/SHA256SUMS.sig"]  # fmt: skip
+    assert server.requests == [
+        f"/v1.2.3/{LINUX_X86}",
+        "/v1.2.3/SHA256SUMS",
+        "/v1.2.3/SHA256SUMS.sig",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -783,9 +844,10 @@ def test_an_offline_directory_needs_no_network_tool(
     (folder / "SHA256SUMS").write_text(sums_line(stub("offline"), LINUX_X86))
     sign(folder)
     result = machine.run(
-        "--yes", TRACEBLOC_INSTALLER_VERSION=pin or "latest",
+        "--yes",
+        TRACEBLOC_INSTALLER_VERSION=pin or "latest",
         TRACEBLOC_INSTALLER_DOWNLOAD_URL=str(mirror) if form == "path" else mirror.as_uri(),
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ran offline: [--yes]")
     assert machine.installed.read_bytes() == stub("offline")
@@ -828,8 +890,9 @@ def test_an_https_mirror_is_fetched_over_tls(
     machine: Machine, https_server: Server, tls_cert: Path
 ) -> None:
     https_server.publish(LINUX_X86, stub("tls"))
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=https_server.url,
-                         CURL_CA_BUNDLE=str(tls_cert))  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=https_server.url, CURL_CA_BUNDLE=str(tls_cert)
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("ran tls:")
     assert https_server.requests == [f"/{LINUX_X86}", "/SHA256SUMS", "/SHA256SUMS.sig"]
@@ -841,8 +904,9 @@ def test_an_https_mirror_may_not_redirect_to_plain_http(
     server.publish(LINUX_X86, stub("downgraded"))
     https_server.publish(LINUX_X86, stub("tls"))
     https_server.redirect[f"/{LINUX_X86}"] = f"{server.url}/{LINUX_X86}"
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=https_server.url,
-                         CURL_CA_BUNDLE=str(tls_cert))  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=https_server.url, CURL_CA_BUNDLE=str(tls_cert)
+    )
     assert result.returncode == 1
     assert "download failed" in result.stderr
     assert server.requests == [], "the plain-http redirect target was contacted"
@@ -962,8 +1026,10 @@ def test_no_run_installs_without_running(
 def test_install_dir_is_created_and_used(machine: Machine, server: Server) -> None:
     server.publish(LINUX_X86, stub())
     target = machine.root / "opt" / "tracebloc tools"
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
-                         TRACEBLOC_INSTALLER_INSTALL_DIR=str(target) + "/")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
+        TRACEBLOC_INSTALLER_INSTALL_DIR=str(target) + "/",
+    )
     assert result.returncode == 0, result.stderr
     assert (target / "tracebloc-installer").read_bytes() == stub()
     assert machine.leftovers(target) == ["tracebloc-installer"]
@@ -974,8 +1040,9 @@ def test_install_dir_is_created_and_used(machine: Machine, server: Server) -> No
 def test_no_path_note_when_the_install_dir_is_on_path(machine: Machine, server: Server) -> None:
     server.publish(LINUX_X86, stub())
     installed_dir = machine.installed.parent
-    result = machine.run(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url,
-                         PATH=f"{machine.bin}:{installed_dir}")  # fmt: skip
+    result = machine.run(
+        TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url, PATH=f"{machine.bin}:{installed_dir}"
+    )
     assert result.returncode == 0, result.stderr
     assert "not on your PATH" not in result.stderr
 
@@ -988,10 +1055,15 @@ def test_no_path_note_when_the_install_dir_is_on_path(machine: Machine, server: 
 def test_piped_script_passes_arguments_after_dash_dash(machine: Machine, server: Server) -> None:
     server.publish(LINUX_X86, stub())
     result = subprocess.run(
-        [host_sh(), "-s", "--", "--yes", "a b"], input=release_keys().install_sh.read_text(encoding="utf-8"),
-        env=machine.env(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url), capture_output=True,
-        text=True, timeout=120, check=False, start_new_session=True,
-    )  # fmt: skip
+        [host_sh(), "-s", "--", "--yes", "a b"],
+        input=release_keys().install_sh.read_text(encoding="utf-8"),
+        env=machine.env(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        start_new_session=True,
+    )
     assert result.returncode == 0, result.stderr
     # No terminal to hand over (no controlling tty): the installer keeps the drained pipe.
     assert result.stdout == "ran latest: [--yes] [a b]\nstdin: not a terminal\n"
@@ -1010,11 +1082,16 @@ def test_piped_script_hands_the_terminal_to_the_installer(machine: Machine, serv
 
     try:
         result = subprocess.run(
-            [host_sh(), "-s", "--", "--yes"], input=release_keys().install_sh.read_text(encoding="utf-8"),
-            env=machine.env(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url), capture_output=True,
-            text=True, timeout=120, check=False, start_new_session=True,
+            [host_sh(), "-s", "--", "--yes"],
+            input=release_keys().install_sh.read_text(encoding="utf-8"),
+            env=machine.env(TRACEBLOC_INSTALLER_DOWNLOAD_URL=server.url),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            start_new_session=True,
             preexec_fn=take_terminal,
-        )  # fmt: skip
+        )
     finally:
         os.close(follower)
         os.close(leader)
@@ -1029,9 +1106,14 @@ def test_a_truncated_download_runs_nothing(machine: Machine, tmp_path: Path) -> 
         truncated = tmp_path / "truncated.sh"
         truncated.write_text(text[:cut])
         result = subprocess.run(
-            [host_sh(), str(truncated)], env=machine.env(), capture_output=True, text=True,
-            check=False, timeout=60, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            [host_sh(), str(truncated)],
+            env=machine.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert result.returncode == 0
         assert result.stdout == "" and result.stderr == ""
     assert not (machine.home / ".local").exists()

@@ -14,8 +14,13 @@ from installer.edges import jsonstream
 from installer.edges.kubectl import parse_nodes
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=20)  # fmt: skip
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 def streamed(data: bytes, chunk: int) -> list[Any]:
@@ -30,11 +35,15 @@ def streamed(data: bytes, chunk: int) -> list[Any]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(doc=st.dictionaries(st.text(max_size=6), values, max_size=4),
-       items=st.lists(values, max_size=5), chunk=st.integers(1, 64),
-       indent=st.sampled_from([None, 0, 4]))  # fmt: skip
-def test_the_items_are_what_json_loads_sees(doc: dict[str, Any], items: list[Any], chunk: int,
-                                            indent: int | None) -> None:  # fmt: skip
+@given(
+    doc=st.dictionaries(st.text(max_size=6), values, max_size=4),
+    items=st.lists(values, max_size=5),
+    chunk=st.integers(1, 64),
+    indent=st.sampled_from([None, 0, 4]),
+)
+def test_the_items_are_what_json_loads_sees(
+    doc: dict[str, Any], items: list[Any], chunk: int, indent: int | None
+) -> None:
     doc = {**doc, "items": items}
     data = json.dumps(doc, indent=indent, ensure_ascii=False).encode()
     assert streamed(data, chunk) == json.loads(data)["items"]
@@ -53,10 +62,11 @@ def test_the_items_are_what_json_loads_sees(doc: dict[str, Any], items: list[Any
         pytest.param(b"[1, 2]", jsonstream.NotAnObject, id="a-list"),
         pytest.param(b'{"items": {"a": 1}}', jsonstream.NotAnObject, id="items-not-a-list"),
         pytest.param(b'{"kind": "List"}', jsonstream.NotAnObject, id="no-items"),
-        pytest.param(b'{"items": [1], "items": null}', jsonstream.NotAnObject,
-                     id="last-duplicate-wins"),
+        pytest.param(
+            b'{"items": [1], "items": null}', jsonstream.NotAnObject, id="last-duplicate-wins"
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_json_loads_rejects_is_rejected(data: bytes, error: type[Exception]) -> None:
     with pytest.raises(error):
         streamed(data, 3)

@@ -11,11 +11,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "installer"
 
 def test_the_readme_layout_names_every_module() -> None:
     readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    layout = readme[readme.index("## Layout"):readme.index("## Benchmarks")]
+    layout = readme[readme.index("## Layout") : readme.index("## Benchmarks")]
     words = set(layout.replace("`", " ").split())
     missing = sorted(
-        f"{path.parent.name}/{path.name}" for path in PACKAGE.rglob("*.py")
-        if path.name != "__init__.py" and path.name not in words
+        f"{path.parent.name}/{path.name}"
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py"
+        and path.name not in words
         and not (path.name.startswith("runtime") and "runtime*.py" in words)
-    )  # fmt: skip
+    )
     assert missing == []

@@ -21,28 +21,82 @@ GIB = 2**30
 # What `scripts/lib/cluster.sh::_create_new_cluster` passed to k3d, read from the twin for
 # each input (K3D_ARGS, in its order). The engine's argv is this plus OURS.
 TWIN_DEFAULT = [
-    "cluster", "create", "tracebloc", "--servers", "1", "--agents", "1",
-    "--api-port", "127.0.0.1:6550", "-v", f"{DATA}:/tracebloc@all",
-    "--k3s-arg", "--disable=traefik@server:*", "--k3s-arg", "--disable=servicelb@server:*",
-    "--k3s-arg", "--disable=local-storage@server:*", "--wait", "--timeout", "15m",
-    "--image", "rancher/k3s:v1.29.4-k3s1",
-]  # fmt: skip
+    "cluster",
+    "create",
+    "tracebloc",
+    "--servers",
+    "1",
+    "--agents",
+    "1",
+    "--api-port",
+    "127.0.0.1:6550",
+    "-v",
+    f"{DATA}:/tracebloc@all",
+    "--k3s-arg",
+    "--disable=traefik@server:*",
+    "--k3s-arg",
+    "--disable=servicelb@server:*",
+    "--k3s-arg",
+    "--disable=local-storage@server:*",
+    "--wait",
+    "--timeout",
+    "15m",
+    "--image",
+    "rancher/k3s:v1.29.4-k3s1",
+]
 TWIN_NODE_LOCAL = [
-    "cluster", "create", "tracebloc", "--servers", "1", "--agents", "0",
-    "--api-port", "127.0.0.1:6550",
-    "--k3s-arg", "--disable=traefik@server:*", "--k3s-arg", "--disable=servicelb@server:*",
-    "--wait", "--timeout", "15m", "--image", "rancher/k3s:v1.29.4-k3s1",
-]  # fmt: skip
+    "cluster",
+    "create",
+    "tracebloc",
+    "--servers",
+    "1",
+    "--agents",
+    "0",
+    "--api-port",
+    "127.0.0.1:6550",
+    "--k3s-arg",
+    "--disable=traefik@server:*",
+    "--k3s-arg",
+    "--disable=servicelb@server:*",
+    "--wait",
+    "--timeout",
+    "15m",
+    "--image",
+    "rancher/k3s:v1.29.4-k3s1",
+]
 TWIN_EVERYTHING = [
-    "cluster", "create", "lab", "--servers", "3", "--agents", "2",
-    "--api-port", "127.0.0.1:6550", "-v", f"{DATA}:/tracebloc@all",
-    "--k3s-arg", "--disable=traefik@server:*", "--k3s-arg", "--disable=servicelb@server:*",
-    "--k3s-arg", "--disable=local-storage@server:*", "--wait", "--timeout", "7m",
-    "-v", "/mnt/nfs/sets:/tracebloc-data@all", "--image", "rancher/k3s:v1.30.1-k3s1",
-    "--gpus=all", "--config", "/cfg/proxy.yaml",
-    "-v", "/etc/corp/ca.pem:/etc/ssl/certs/tracebloc-mitm-ca.crt@all",
-    "--registry-config", "/cfg/registries.yaml",
-]  # fmt: skip
+    "cluster",
+    "create",
+    "lab",
+    "--servers",
+    "3",
+    "--agents",
+    "2",
+    "--api-port",
+    "127.0.0.1:6550",
+    "-v",
+    f"{DATA}:/tracebloc@all",
+    "--k3s-arg",
+    "--disable=traefik@server:*",
+    "--k3s-arg",
+    "--disable=servicelb@server:*",
+    "--k3s-arg",
+    "--disable=local-storage@server:*",
+    "--wait",
+    "--timeout",
+    "7m",
+    "-v",
+    "/mnt/nfs/sets:/tracebloc-data@all",
+    "--image",
+    "rancher/k3s:v1.30.1-k3s1",
+    "--gpus=all",
+    "--config",
+    "/cfg/proxy.yaml",
+    "-v",
+    "/etc/corp/ca.pem:/etc/ssl/certs/tracebloc-mitm-ca.crt@all",
+    "--registry-config",
+    "/cfg/registries.yaml",
+]
 OURS = ["--runtime-label", "tracebloc.io/created-by=tracebloc-installer@server:*"]
 NO_FILES = lc.CreateFiles(None, None)
 
@@ -51,14 +105,30 @@ NO_FILES = lc.CreateFiles(None, None)
     ("env", "gpu", "files", "ca", "twin"),
     [
         pytest.param({}, False, NO_FILES, None, TWIN_DEFAULT, id="defaults"),
-        pytest.param({"TB_STORAGE_MODE": "node-local", "AGENTS": "3"}, False, NO_FILES, None,
-                     TWIN_NODE_LOCAL, id="node-local-forces-one-node"),  # fmt: skip
         pytest.param(
-            {"CLUSTER_NAME": "lab", "SERVERS": "3", "AGENTS": "2", "TB_CREATE_TIMEOUT_MIN": "7",
-             "HOST_DATASET_DIR": "/mnt/nfs/sets", "K8S_VERSION": "v1.30.1-k3s1",
-             "TRACEBLOC_CA_BUNDLE": "/etc/corp/ca.pem"},
-            True, lc.CreateFiles("/cfg/proxy.yaml", "/cfg/registries.yaml"), "/etc/corp/ca.pem",
-            TWIN_EVERYTHING, id="dataset-gpu-proxy-ca-pinned"),  # fmt: skip
+            {"TB_STORAGE_MODE": "node-local", "AGENTS": "3"},
+            False,
+            NO_FILES,
+            None,
+            TWIN_NODE_LOCAL,
+            id="node-local-forces-one-node",
+        ),
+        pytest.param(
+            {
+                "CLUSTER_NAME": "lab",
+                "SERVERS": "3",
+                "AGENTS": "2",
+                "TB_CREATE_TIMEOUT_MIN": "7",
+                "HOST_DATASET_DIR": "/mnt/nfs/sets",
+                "K8S_VERSION": "v1.30.1-k3s1",
+                "TRACEBLOC_CA_BUNDLE": "/etc/corp/ca.pem",
+            },
+            True,
+            lc.CreateFiles("/cfg/proxy.yaml", "/cfg/registries.yaml"),
+            "/etc/corp/ca.pem",
+            TWIN_EVERYTHING,
+            id="dataset-gpu-proxy-ca-pinned",
+        ),
     ],
 )
 def test_create_argv_is_the_twins_plus_the_creation_label(
@@ -69,8 +139,9 @@ def test_create_argv_is_the_twins_plus_the_creation_label(
 
 
 def test_latest_k3s_passes_no_image() -> None:
-    args = lc.create_args(lc.settings({"K8S_VERSION": "latest"}), DATA, gpu=False,
-                          files=NO_FILES, ca_path=None)  # fmt: skip
+    args = lc.create_args(
+        lc.settings({"K8S_VERSION": "latest"}), DATA, gpu=False, files=NO_FILES, ca_path=None
+    )
     assert "--image" not in args
 
 
@@ -82,11 +153,21 @@ def test_k3d_timeouts_are_go_durations(seconds: float, text: str) -> None:
 def test_start_merge_and_restart_argv_match_the_twins() -> None:
     s = lc.settings({})
     assert lc.start_args(s) == ["cluster", "start", "tracebloc", "--wait", "--timeout", "5m"]
-    assert lc.merge_args(s) == ["kubeconfig", "merge", "tracebloc", "--kubeconfig-merge-default",
-                                "--kubeconfig-switch-context"]  # fmt: skip
+    assert lc.merge_args(s) == [
+        "kubeconfig",
+        "merge",
+        "tracebloc",
+        "--kubeconfig-merge-default",
+        "--kubeconfig-switch-context",
+    ]
     assert lc.restart_args(lc.node_names(s)) == [
-        "update", "--restart", "unless-stopped",
-        "k3d-tracebloc-server-0", "k3d-tracebloc-agent-0", "k3d-tracebloc-serverlb"]  # fmt: skip
+        "update",
+        "--restart",
+        "unless-stopped",
+        "k3d-tracebloc-server-0",
+        "k3d-tracebloc-agent-0",
+        "k3d-tracebloc-serverlb",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -98,8 +179,11 @@ def test_start_merge_and_restart_argv_match_the_twins() -> None:
         pytest.param({"TB_LEFTOVER_ACTION": "nuke"}, "TB_LEFTOVER_ACTION", id="unknown-action"),
         pytest.param({"TB_CREATE_TIMEOUT_MIN": "08x"}, "TB_CREATE_TIMEOUT_MIN", id="bad-minutes"),
         pytest.param({"TB_API_WAIT_S": "0"}, "TB_API_WAIT_S", id="no-api-wait"),
-        pytest.param({"TB_STORAGE_MODE": "node-local", "HOST_DATASET_DIR": "/mnt/x"},
-                     "HOST_DATASET_DIR", id="dataset-with-node-local"),  # fmt: skip
+        pytest.param(
+            {"TB_STORAGE_MODE": "node-local", "HOST_DATASET_DIR": "/mnt/x"},
+            "HOST_DATASET_DIR",
+            id="dataset-with-node-local",
+        ),
     ],
 )
 def test_bad_settings_are_bad_input(env: dict[str, str], message: str) -> None:
@@ -116,14 +200,27 @@ S = lc.settings({})
         pytest.param(Connection(kubeconfig="/k"), KubeTarget(True), False, id="kubeconfig-flag"),
         pytest.param(Connection(context="x"), KubeTarget(True), False, id="context-flag"),
         pytest.param(Connection(), KubeTarget(True), True, id="no-current-context"),
-        pytest.param(Connection(), KubeTarget(True, "k3d-tracebloc", cluster="k3d-tracebloc"), True,
-                     id="our-own-context"),  # fmt: skip
-        pytest.param(Connection(), KubeTarget(True, "office", cluster="office"), False,
-                     id="another-cluster-is-never-redirected"),  # fmt: skip
-        pytest.param(Connection(), KubeTarget(True, "gone"), True,
-                     id="current-context-names-nothing"),  # fmt: skip
-        pytest.param(Connection(), KubeTarget(False, reason="bad yaml"), None,
-                     id="unreadable-kubeconfig-is-undecided"),  # fmt: skip
+        pytest.param(
+            Connection(),
+            KubeTarget(True, "k3d-tracebloc", cluster="k3d-tracebloc"),
+            True,
+            id="our-own-context",
+        ),
+        pytest.param(
+            Connection(),
+            KubeTarget(True, "office", cluster="office"),
+            False,
+            id="another-cluster-is-never-redirected",
+        ),
+        pytest.param(
+            Connection(), KubeTarget(True, "gone"), True, id="current-context-names-nothing"
+        ),
+        pytest.param(
+            Connection(),
+            KubeTarget(False, reason="bad yaml"),
+            None,
+            id="unreadable-kubeconfig-is-undecided",
+        ),
     ],
 )
 def test_when_the_engine_manages_the_local_cluster(
@@ -156,30 +253,53 @@ def test_registries_config_points_every_registry_at_the_node_ca() -> None:
 
 def test_release_dirs_follow_the_dataset_dir_for_data_only() -> None:
     assert lc.release_dirs(DATA, "/mnt/nfs", "team-a") == [
-        (f"{DATA}/team-a/mysql", 0o777), ("/mnt/nfs/team-a/data", 0o2777),
-        (f"{DATA}/team-a/logs", 0o3777)]  # fmt: skip
+        (f"{DATA}/team-a/mysql", 0o777),
+        ("/mnt/nfs/team-a/data", 0o2777),
+        (f"{DATA}/team-a/logs", 0o3777),
+    ]
 
 
-SERVER = Container(env_names=frozenset({"PATH", "HTTP_PROXY", "NO_PROXY"}),
-                   mounts=frozenset({"/tracebloc"}), image="rancher/k3s:v1.29.4-k3s1")  # fmt: skip
+SERVER = Container(
+    env_names=frozenset({"PATH", "HTTP_PROXY", "NO_PROXY"}),
+    mounts=frozenset({"/tracebloc"}),
+    image="rancher/k3s:v1.29.4-k3s1",
+)
 
 
 @pytest.mark.parametrize(
     ("env", "server", "lb_ips", "levels"),
     [
-        pytest.param({"HTTP_PROXY": "http://p:1", "NO_PROXY": "x"}, SERVER, ("127.0.0.1",), [],
-                     id="matching-cluster"),  # fmt: skip
+        pytest.param(
+            {"HTTP_PROXY": "http://p:1", "NO_PROXY": "x"},
+            SERVER,
+            ("127.0.0.1",),
+            [],
+            id="matching-cluster",
+        ),
         pytest.param({"HTTPS_PROXY": "http://p:1"}, SERVER, (), ["warn"], id="proxy-missing"),
         pytest.param({"TRACEBLOC_CA_BUNDLE": "/ca.pem"}, SERVER, (), ["warn"], id="ca-missing"),
         pytest.param({}, SERVER, ("0.0.0.0",), ["warn"], id="api-bound-to-all-addresses"),
         pytest.param({"HOST_DATASET_DIR": "/mnt"}, SERVER, (), ["fail"], id="dataset-unmounted"),
-        pytest.param({"TB_STORAGE_MODE": "node-local"}, SERVER, (), ["fail"],
-                     id="node-local-onto-hostpath"),  # fmt: skip
-        pytest.param({}, Container(image="rancher/k3s:v1.29.4-k3s1"), (), ["fail"],
-                     id="hostpath-onto-node-local"),  # fmt: skip
-        pytest.param({}, Container(mounts=frozenset({"/tracebloc"}),
-                                   image="docker.io/rancher/k3s:v1.35.5-k3s1@sha256:ab"), (),
-                     ["warn"], id="k3s-version-drift"),  # fmt: skip
+        pytest.param(
+            {"TB_STORAGE_MODE": "node-local"}, SERVER, (), ["fail"], id="node-local-onto-hostpath"
+        ),
+        pytest.param(
+            {},
+            Container(image="rancher/k3s:v1.29.4-k3s1"),
+            (),
+            ["fail"],
+            id="hostpath-onto-node-local",
+        ),
+        pytest.param(
+            {},
+            Container(
+                mounts=frozenset({"/tracebloc"}),
+                image="docker.io/rancher/k3s:v1.35.5-k3s1@sha256:ab",
+            ),
+            (),
+            ["warn"],
+            id="k3s-version-drift",
+        ),
     ],
 )
 def test_drift_of_an_existing_cluster(
@@ -192,16 +312,29 @@ def test_drift_of_an_existing_cluster(
 
 
 def test_docker_info_of_a_running_daemon() -> None:
-    read = parse_info(0, '{"MemTotal": 8331161600, "NCPU": 6, "Runtimes": {"runc": {}, '
-                         '"nvidia": {}}, "OperatingSystem": "Docker Desktop"}', "")  # fmt: skip
-    assert (read.state, read.memory_bytes, read.cpus, read.nvidia) == ("running", 8331161600, 6, True)
+    read = parse_info(
+        0,
+        '{"MemTotal": 8331161600, "NCPU": 6, "Runtimes": {"runc": {}, '
+        '"nvidia": {}}, "OperatingSystem": "Docker Desktop"}',
+        "",
+    )
+    assert (read.state, read.memory_bytes, read.cpus, read.nvidia) == (
+        "running",
+        8331161600,
+        6,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
     ("rc", "out", "state"),
     [
-        pytest.param(1, '{"ServerErrors": ["Cannot connect to the Docker daemon"]}', "stopped",
-                     id="daemon-down-json"),  # fmt: skip
+        pytest.param(
+            1,
+            '{"ServerErrors": ["Cannot connect to the Docker daemon"]}',
+            "stopped",
+            id="daemon-down-json",
+        ),
         pytest.param(1, "", "stopped", id="daemon-down-no-output"),
         pytest.param(0, "<html>", "unreadable", id="not-json"),
     ],
@@ -211,26 +344,41 @@ def test_docker_info_that_is_not_a_running_daemon(rc: int, out: str, state: str)
 
 
 def test_k3d_list_matches_the_exact_name() -> None:
-    out = ('[{"name": "tracebloc2", "serversRunning": 1, "nodes": []}, {"name": "tracebloc", '
-           '"serversRunning": 0, "nodes": [{"name": "k3d-tracebloc-server-0", "role": "server"},'
-           ' {"name": "k3d-tracebloc-tools", "role": "noRole"}]}]')  # fmt: skip
+    out = (
+        '[{"name": "tracebloc2", "serversRunning": 1, "nodes": []}, {"name": "tracebloc", '
+        '"serversRunning": 0, "nodes": [{"name": "k3d-tracebloc-server-0", "role": "server"},'
+        ' {"name": "k3d-tracebloc-tools", "role": "noRole"}]}]'
+    )
     read = parse_list(out, "tracebloc")
     assert read.present and not read.running and read.nodes == ("k3d-tracebloc-server-0",)
     assert not parse_list("[]", "tracebloc").present
 
 
 def _host(os_: str, gib: float) -> MachineFacts:
-    return MachineFacts(os=os_, arch="arm64", cpu_count=12, memory_total_bytes=int(gib * GIB),
-                        memory_available_bytes=int(gib * GIB), wsl=False)  # fmt: skip
+    return MachineFacts(
+        os=os_,
+        arch="arm64",
+        cpu_count=12,
+        memory_total_bytes=int(gib * GIB),
+        memory_available_bytes=int(gib * GIB),
+        wsl=False,
+    )
 
 
 @pytest.mark.parametrize(
     ("os_", "docker_gib", "level", "remedy"),
     [
         pytest.param("darwin", 4, "fail", "colima start --memory 8", id="small-mac-vm-fails"),
-        pytest.param("windows", 6, "warn", "%USERPROFILE%\\.wslconfig set [wsl2] memory=16GB, run "
-                     "`wsl --shutdown`", id="windows-wsl2-is-sized-by-wslconfig"),
-        pytest.param("darwin", 5 - 0.4, "warn", "Docker Desktop", id="vm-at-the-floor-within-grace"),
+        pytest.param(
+            "windows",
+            6,
+            "warn",
+            "%USERPROFILE%\\.wslconfig set [wsl2] memory=16GB, run `wsl --shutdown`",
+            id="windows-wsl2-is-sized-by-wslconfig",
+        ),
+        pytest.param(
+            "darwin", 5 - 0.4, "warn", "Docker Desktop", id="vm-at-the-floor-within-grace"
+        ),
     ],
 )
 def test_docker_budget_is_what_preflight_measures(
@@ -247,8 +395,11 @@ def test_docker_budget_is_what_preflight_measures(
 
 def test_a_host_too_small_for_the_floor_is_told_so() -> None:
     machine = budget_machine(_host("darwin", 6), DockerRead("running", 3 * GIB, 4))
-    notes = [f.message for f in preflight.check(machine, 100 * GIB, DATA, Thresholds())
-             if f.level == "note"]  # fmt: skip
+    notes = [
+        f.message
+        for f in preflight.check(machine, 100 * GIB, DATA, Thresholds())
+        if f.level == "note"
+    ]
     assert any("use a larger machine" in n for n in notes)
 
 

@@ -52,15 +52,19 @@ def test_a_lock_taken_later_is_released_too(tmp_path: Path) -> None:
 def test_a_holder_killed_with_sigkill_leaves_no_stale_lock(tmp_path: Path) -> None:
     path = str(tmp_path / "install.lock")
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\n"
-         f"sys.path.insert(0, {str(REPO)!r})\n"
-         "from installer.edges import lock\n"
-         f"with lock.hold([{path!r}], what='doomed'):\n"
-         "    print('held', flush=True)\n"
-         "    time.sleep(600)\n"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            f"sys.path.insert(0, {str(REPO)!r})\n"
+            "from installer.edges import lock\n"
+            f"with lock.hold([{path!r}], what='doomed'):\n"
+            "    print('held', flush=True)\n"
+            "    time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(Refused, match="doomed"), lock.hold([path], what="me"):
@@ -83,11 +87,13 @@ def test_a_child_started_under_the_lock_does_not_inherit_it_but_is_recorded(
         [fd] = held.fds.values()
         # No descriptor of the lock reaches the child (a daemon it starts would keep it);
         # the lock file names the child while it runs instead.
-        script = (f"import json, os, sys\n"
-                  f"try:\n    os.fstat({fd}); print('inherited')\n"
-                  f"except OSError:\n    print('not inherited')\n"
-                  f"doc = json.loads(open({path!r}).readline())\n"
-                  f"print(any(c['pid'] == os.getpid() for c in doc['children']))\n")  # fmt: skip
+        script = (
+            f"import json, os, sys\n"
+            f"try:\n    os.fstat({fd}); print('inherited')\n"
+            f"except OSError:\n    print('not inherited')\n"
+            f"doc = json.loads(open({path!r}).readline())\n"
+            f"print(any(c['pid'] == os.getpid() for c in doc['children']))\n"
+        )
         result = proc.run(sleeper, ["-c", script], timeout=30)
         assert result.stdout.split() == ["not", "inherited", "True"], result.stderr
         assert lock.read_holder(path)["children"] == []  # the child ended: struck off
@@ -96,12 +102,14 @@ def test_a_child_started_under_the_lock_does_not_inherit_it_but_is_recorded(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl: Linux only")
 def test_a_tool_that_outlives_its_killed_holder_keeps_the_next_one_out(tmp_path: Path) -> None:
     path = str(tmp_path / "install.lock")
-    script = (f"import sys, time\nsys.path.insert(0, {str(REPO)!r})\n"
-              "from installer.edges import lock, proc\n"
-              f"with lock.hold([{path!r}], what='doomed'):\n"
-              "    proc.run(proc.Tool('helm', sys.executable),\n"
-              "             ['-c', 'import ctypes, sys, time; ctypes.CDLL(None).prctl(1, 0, 0, 0, 0); '\n"
-              "              'print(1, flush=True); time.sleep(600)'], timeout=600)\n")  # fmt: skip
+    script = (
+        f"import sys, time\nsys.path.insert(0, {str(REPO)!r})\n"
+        "from installer.edges import lock, proc\n"
+        f"with lock.hold([{path!r}], what='doomed'):\n"
+        "    proc.run(proc.Tool('helm', sys.executable),\n"
+        "             ['-c', 'import ctypes, sys, time; ctypes.CDLL(None).prctl(1, 0, 0, 0, 0); '\n"
+        "              'print(1, flush=True); time.sleep(600)'], timeout=600)\n"
+    )
     holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -132,8 +140,11 @@ def test_a_recorded_pid_now_used_by_another_process_does_not_hold_the_lock(
     path = tmp_path / "install.lock"
     # A previous holder's record naming a child whose pid now belongs to another process
     # (this one, started at another time): not the child, so not a reason to refuse.
-    record = {"pid": 999999999, "what": "old", "children": [
-        {"pid": os.getpid(), "command": "helm upgrade", "started": 1.0}]}  # fmt: skip
+    record = {
+        "pid": 999999999,
+        "what": "old",
+        "children": [{"pid": os.getpid(), "command": "helm upgrade", "started": 1.0}],
+    }
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     with lock.hold([str(path)], what="me"):
         assert lock.read_holder(str(path))["what"] == "me"
@@ -153,9 +164,12 @@ def test_release_locks_of_different_data_dirs_are_one_file(tmp_path: Path) -> No
     [
         pytest.param({}, "did not say who it is", id="unreadable"),
         pytest.param({"pid": "x"}, "did not say who it is", id="pid-not-a-number"),
-        pytest.param({"pid": 1, "what": "install of x", "host": "elsewhere", "since": "t"},
-                     "install of x (pid 1 on elsewhere, since t)", id="another-host"),
+        pytest.param(
+            {"pid": 1, "what": "install of x", "host": "elsewhere", "since": "t"},
+            "install of x (pid 1 on elsewhere, since t)",
+            id="another-host",
+        ),
     ],
-)  # fmt: skip
+)
 def test_describe_says_only_what_the_lock_file_says(holder: dict[str, object], said: str) -> None:
     assert said in lock.describe(holder)

@@ -40,20 +40,24 @@ def test_arch_name(raw: str, expected: str) -> None:
     ("os_", "env", "osrelease", "expected"),
     [
         pytest.param("linux", {"WSL_DISTRO_NAME": "Ubuntu"}, None, True, id="wsl-distro-env"),
-        pytest.param("linux", {"WSL_INTEROP": "/run/WSL/1_interop"}, None, True,
-                     id="wsl-interop-env"),
+        pytest.param(
+            "linux", {"WSL_INTEROP": "/run/WSL/1_interop"}, None, True, id="wsl-interop-env"
+        ),
         pytest.param("linux", {}, WSL2_KERNEL, True, id="wsl2-kernel"),
         pytest.param("linux", {}, WSL1_KERNEL, True, id="wsl1-kernel-capitalised"),
         pytest.param("linux", {}, "6.8.0-45-generic\n", False, id="plain-linux"),
         pytest.param("linux", {}, None, False, id="osrelease-unreadable"),
-        pytest.param("linux", {"WSL_DISTRO_NAME": ""}, "6.8.0-45-generic", False,
-                     id="empty-wsl-env"),
-        pytest.param("windows", {"WSL_DISTRO_NAME": "Ubuntu"}, WSL2_KERNEL, False,
-                     id="windows-is-never-wsl"),
-        pytest.param("darwin", {"WSL_DISTRO_NAME": "Ubuntu"}, WSL2_KERNEL, False,
-                     id="darwin-is-never-wsl"),
+        pytest.param(
+            "linux", {"WSL_DISTRO_NAME": ""}, "6.8.0-45-generic", False, id="empty-wsl-env"
+        ),
+        pytest.param(
+            "windows", {"WSL_DISTRO_NAME": "Ubuntu"}, WSL2_KERNEL, False, id="windows-is-never-wsl"
+        ),
+        pytest.param(
+            "darwin", {"WSL_DISTRO_NAME": "Ubuntu"}, WSL2_KERNEL, False, id="darwin-is-never-wsl"
+        ),
     ],
-)  # fmt: skip
+)
 def test_is_wsl(os_: str, env: dict[str, str], osrelease: str | None, expected: bool) -> None:
     assert is_wsl(os_, env, osrelease) is expected
 
@@ -66,9 +70,14 @@ def test_read_osrelease(tmp_path: Path) -> None:
 
 
 def fake_platform(
-    mocker: MockerFixture, sys_platform: str, arch: str, *, cpus: int | None, total: int,
+    mocker: MockerFixture,
+    sys_platform: str,
+    arch: str,
+    *,
+    cpus: int | None,
+    total: int,
     available: int,
-) -> Any:  # fmt: skip
+) -> Any:
     mocker.patch.object(machine, "sys", SimpleNamespace(platform=sys_platform))
     mocker.patch.object(machine, "platform", SimpleNamespace(machine=lambda: arch))
     psutil = mocker.patch.object(machine, "psutil")
@@ -82,9 +91,14 @@ def test_read_machine_windows_amd64(mocker: MockerFixture) -> None:
     # A Windows host is never WSL, and /proc is not read there.
     opened = mocker.patch("installer.edges.machine.open", side_effect=AssertionError, create=True)
     facts = read_machine({"WSL_DISTRO_NAME": "Ubuntu"})
-    assert facts == MachineFacts(os="windows", arch="x86_64", cpu_count=16,
-                                 memory_total_bytes=32 * GiB, memory_available_bytes=20 * GiB,
-                                 wsl=False)  # fmt: skip
+    assert facts == MachineFacts(
+        os="windows",
+        arch="x86_64",
+        cpu_count=16,
+        memory_total_bytes=32 * GiB,
+        memory_available_bytes=20 * GiB,
+        wsl=False,
+    )
     psutil.cpu_count.assert_called_once_with(logical=True)
     opened.assert_not_called()
 
@@ -93,27 +107,40 @@ def test_read_machine_darwin_arm64(mocker: MockerFixture) -> None:
     fake_platform(mocker, "darwin", "arm64", cpus=10, total=16 * GiB, available=3 * GiB)
     opened = mocker.patch("installer.edges.machine.open", side_effect=AssertionError, create=True)
     facts = read_machine({})
-    assert facts == MachineFacts(os="darwin", arch="arm64", cpu_count=10,
-                                 memory_total_bytes=16 * GiB, memory_available_bytes=3 * GiB,
-                                 wsl=False)  # fmt: skip
+    assert facts == MachineFacts(
+        os="darwin",
+        arch="arm64",
+        cpu_count=10,
+        memory_total_bytes=16 * GiB,
+        memory_available_bytes=3 * GiB,
+        wsl=False,
+    )
     opened.assert_not_called()
 
 
 @pytest.mark.parametrize(
     ("osrelease", "wsl"),
-    [pytest.param(WSL2_KERNEL, True, id="wsl2"), pytest.param("6.8.0-45-generic\n", False,
-                                                             id="plain-linux")],
-)  # fmt: skip
+    [
+        pytest.param(WSL2_KERNEL, True, id="wsl2"),
+        pytest.param("6.8.0-45-generic\n", False, id="plain-linux"),
+    ],
+)
 def test_read_machine_linux_reads_osrelease(
     mocker: MockerFixture, osrelease: str, wsl: bool
 ) -> None:
     fake_platform(mocker, "linux", "aarch64", cpus=4, total=8 * GiB, available=6 * GiB)
-    opened = mocker.patch("installer.edges.machine.open", mocker.mock_open(read_data=osrelease),
-                          create=True)  # fmt: skip
+    opened = mocker.patch(
+        "installer.edges.machine.open", mocker.mock_open(read_data=osrelease), create=True
+    )
     facts = read_machine({})
-    assert facts == MachineFacts(os="linux", arch="arm64", cpu_count=4,
-                                 memory_total_bytes=8 * GiB, memory_available_bytes=6 * GiB,
-                                 wsl=wsl)  # fmt: skip
+    assert facts == MachineFacts(
+        os="linux",
+        arch="arm64",
+        cpu_count=4,
+        memory_total_bytes=8 * GiB,
+        memory_available_bytes=6 * GiB,
+        wsl=wsl,
+    )
     assert opened.call_args.args[0] == "/proc/sys/kernel/osrelease"
 
 
@@ -171,9 +198,11 @@ def test_disk_free_on_this_host_matches_the_tmp_filesystem(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "error",
-    [pytest.param(PermissionError(13, "Permission denied"), id="permission-denied"),
-     pytest.param(OSError(5, "Input/output error"), id="io-error")],
-)  # fmt: skip
+    [
+        pytest.param(PermissionError(13, "Permission denied"), id="permission-denied"),
+        pytest.param(OSError(5, "Input/output error"), id="io-error"),
+    ],
+)
 def test_disk_free_unreadable_is_none(
     tmp_path: Path, mocker: MockerFixture, error: OSError
 ) -> None:
@@ -183,9 +212,13 @@ def test_disk_free_unreadable_is_none(
 
 
 @pytest.mark.parametrize(
-    "path", [pytest.param("", id="empty"), pytest.param("   ", id="blank"),
-             pytest.param("/data\0dir", id="embedded-nul")],
-)  # fmt: skip
+    "path",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("   ", id="blank"),
+        pytest.param("/data\0dir", id="embedded-nul"),
+    ],
+)
 def test_disk_free_of_no_path_is_none(path: str, mocker: MockerFixture) -> None:
     psutil = mocker.patch.object(machine, "psutil")
     assert machine.disk_free(path) is None
@@ -205,10 +238,13 @@ def test_version_does_not_load_psutil() -> None:
     import subprocess
     import sys
 
-    code = ("import sys\nfrom installer import cli\ntry:\n    cli.main(['--version'])\n"
-            "except SystemExit:\n    pass\nprint('psutil' in sys.modules)")  # fmt: skip
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60, check=True)  # fmt: skip
+    code = (
+        "import sys\nfrom installer import cli\ntry:\n    cli.main(['--version'])\n"
+        "except SystemExit:\n    pass\nprint('psutil' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert result.stdout.splitlines()[-1] == "False"
     assert "tracebloc-installer" in result.stdout
 

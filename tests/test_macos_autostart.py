@@ -26,7 +26,7 @@ from tests.fakes.executables import make_executable
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX fakes and install(1)")
 
-LAUNCHCTL = '''import json, os, plistlib, sys
+LAUNCHCTL = """import json, os, plistlib, sys
 log = {log!r}
 argv = sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -54,9 +54,9 @@ elif domain.startswith("gui/"):
         sys.exit(78)
 else:
     sys.exit(64)
-'''
+"""
 
-SUDO = '''import json, os, sys
+SUDO = """import json, os, sys
 log = {log!r}
 argv = sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -65,7 +65,7 @@ if argv[:1] == ["-n"]:
     argv = argv[1:]
 os.environ["FAKE_ROOT"] = "1"
 os.execvp(argv[0], argv)
-'''
+"""
 
 
 def mac_machine(tmp_path: Path, *, headless: bool) -> dict[str, str]:
@@ -79,8 +79,11 @@ def mac_machine(tmp_path: Path, *, headless: bool) -> dict[str, str]:
     (bin_dir / "install").symlink_to(install)
     home = tmp_path / "Users" / "ci"
     home.mkdir(parents=True)
-    env = {"PATH": str(bin_dir), "HOME": str(home),
-           mac.LAUNCH_DAEMONS_SEAM: str(tmp_path / "Library" / "LaunchDaemons")}
+    env = {
+        "PATH": str(bin_dir),
+        "HOME": str(home),
+        mac.LAUNCH_DAEMONS_SEAM: str(tmp_path / "Library" / "LaunchDaemons"),
+    }
     if headless:
         env["FAKE_HEADLESS"] = "1"
     return env
@@ -92,24 +95,36 @@ def calls(tmp_path: Path) -> list[dict[str, object]]:
 
 def run(steps: tuple[mac.Step, ...], env: dict[str, str]) -> tuple[list[str], list[str]]:
     warned: list[str] = []
-    done = execute(RuntimePlan(2, "docker-missing", steps),
-                   Runner(env, Redactor(), as_root=False, say=lambda _: None, warn=warned.append))
+    done = execute(
+        RuntimePlan(2, "docker-missing", steps),
+        Runner(env, Redactor(), as_root=False, say=lambda _: None, warn=warned.append),
+    )
     return done, warned
 
 
 def test_a_headless_mac_gets_a_boot_daemon_launchd_accepts(tmp_path: Path) -> None:
     env = mac_machine(tmp_path, headless=True)
     home = env["HOME"]
-    steps = mac.autostart_steps(home, os.getuid(), "/opt/homebrew/bin/colima", headless=True,
-                                user="ci", daemons=mac.launch_daemons_dir(env))  # fmt: skip
+    steps = mac.autostart_steps(
+        home,
+        os.getuid(),
+        "/opt/homebrew/bin/colima",
+        headless=True,
+        user="ci",
+        daemons=mac.launch_daemons_dir(env),
+    )
     done, warned = run(steps, env)
 
     assert warned == []
     plist = Path(env[mac.LAUNCH_DAEMONS_SEAM]) / "io.tracebloc.runtime.plist"
     doc = plistlib.loads(plist.read_bytes())
-    assert doc["UserName"] == "ci" and "/opt/homebrew/bin/colima start" in doc["ProgramArguments"][2]
+    assert (
+        doc["UserName"] == "ci" and "/opt/homebrew/bin/colima start" in doc["ProgramArguments"][2]
+    )
     bootstraps = [c for c in calls(tmp_path) if c["tool"] == "launchctl"]
-    assert bootstraps == [{"tool": "launchctl", "argv": ["bootstrap", "system", str(plist)], "root": True}]
+    assert bootstraps == [
+        {"tool": "launchctl", "argv": ["bootstrap", "system", str(plist)], "root": True}
+    ]
     assert not (Path(home) / "Library" / "LaunchAgents").exists()  # never loads headless
     assert autostart.runtime_starts(env, "darwin", timeout=5, headless=True)
     assert not autostart.runtime_starts(env, "darwin", timeout=5, headless=False)
@@ -122,7 +137,11 @@ def test_a_desktop_mac_gets_a_login_agent_as_the_user(tmp_path: Path) -> None:
 
     assert warned == []
     agent = Path(env["HOME"]) / "Library" / "LaunchAgents" / "io.tracebloc.runtime.plist"
-    assert plistlib.loads(agent.read_bytes())["ProgramArguments"] == ["/usr/bin/open", "-a", "Docker"]
+    assert plistlib.loads(agent.read_bytes())["ProgramArguments"] == [
+        "/usr/bin/open",
+        "-a",
+        "Docker",
+    ]
     assert not any(c["tool"] == "sudo" for c in calls(tmp_path))
     assert autostart.runtime_starts(env, "darwin", timeout=5)
 
@@ -153,7 +172,7 @@ def test_a_running_docker_desktop_gets_the_login_agent_in_the_plan(
     assert runtime.tier0_autostart(mac_machine(tmp_path / "h", headless=True), "darwin", info) == ()
 
 
-REG = '''import json, os, sys
+REG = """import json, os, sys
 store, log = {store!r}, {log!r}
 argv = sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -168,10 +187,12 @@ if argv[:1] == ["add"] and len(argv) == 9 and argv[2] == "/v" and argv[4:6] == [
     sys.exit(0)
 sys.stderr.write("ERROR: Invalid syntax.\\n")
 sys.exit(1)
-'''
+"""
 
 
-def test_a_docker_desktop_someone_else_installed_on_windows_gets_the_run_key(tmp_path: Path) -> None:
+def test_a_docker_desktop_someone_else_installed_on_windows_gets_the_run_key(
+    tmp_path: Path,
+) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     store, log = tmp_path / "registry.json", tmp_path / "calls.jsonl"
@@ -188,6 +209,7 @@ def test_a_docker_desktop_someone_else_installed_on_windows_gets_the_run_key(tmp
     _, warned = run(steps, env)
     assert warned == []
     assert json.loads(store.read_text()) == {
-        r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run\Docker Desktop": f'"{exe}"'}
+        r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run\Docker Desktop": f'"{exe}"'
+    }
     assert autostart.runtime_starts(env, "windows", timeout=5)
     assert runtime.tier0_autostart(env, "windows", info) == ()  # set: nothing more

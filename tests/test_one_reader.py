@@ -61,8 +61,10 @@ def readers_outside_home(files: dict[str, str]) -> list[str]:
 
 
 def package_files() -> dict[str, str]:
-    return {str(path.relative_to(PACKAGE)).replace("\\", "/"): path.read_text(encoding="utf-8")
-            for path in PACKAGE.rglob("*.py")}  # fmt: skip
+    return {
+        str(path.relative_to(PACKAGE)).replace("\\", "/"): path.read_text(encoding="utf-8")
+        for path in PACKAGE.rglob("*.py")
+    }
 
 
 def test_no_module_but_call_turns_a_failed_run_into_a_reason() -> None:
@@ -72,7 +74,7 @@ def test_no_module_but_call_turns_a_failed_run_into_a_reason() -> None:
     )
 
 
-READER = '''
+READER = """
 from installer.decide.errors import InstallerError
 from installer.edges import proc
 
@@ -81,16 +83,20 @@ def _run(tool, args):
         return proc.run(tool, args, timeout=5)
     except InstallerError as exc:
         return exc.message
-'''
+"""
 
 
 @pytest.mark.parametrize(
     "source",
     [
         pytest.param(READER, id="a-private-run-reader"),
-        pytest.param(READER.replace("proc.run(tool", "Caller(env).run(tool"), id="through-a-binding"),
-        pytest.param(READER.replace("except InstallerError", "except (ToolTimeout, ToolNotFound)"),
-                     id="catching-the-subclasses"),
+        pytest.param(
+            READER.replace("proc.run(tool", "Caller(env).run(tool"), id="through-a-binding"
+        ),
+        pytest.param(
+            READER.replace("except InstallerError", "except (ToolTimeout, ToolNotFound)"),
+            id="catching-the-subclasses",
+        ),
     ],
 )
 def test_a_new_private_reader_is_caught(source: str) -> None:
@@ -98,27 +104,50 @@ def test_a_new_private_reader_is_caught(source: str) -> None:
 
 
 def test_a_poll_that_waits_out_a_deadline_is_not_a_reader() -> None:
-    source = READER.replace("except InstallerError as exc:\n        return exc.message",
-                            "except ToolTimeout:\n        pass")  # fmt: skip
+    source = READER.replace(
+        "except InstallerError as exc:\n        return exc.message",
+        "except ToolTimeout:\n        pass",
+    )
     assert readers_outside_home({"commands/poll.py": source}) == []
 
 
 def test_only_proc_starts_a_child_and_only_through_run() -> None:
-    starting = {"Popen", "run", "call", "check_call", "check_output", "getoutput",
-                "getstatusoutput", "system", "spawnv", "spawnl", "execv", "execvp", "startfile"}
+    starting = {
+        "Popen",
+        "run",
+        "call",
+        "check_call",
+        "check_output",
+        "getoutput",
+        "getstatusoutput",
+        "system",
+        "spawnv",
+        "spawnl",
+        "execv",
+        "execvp",
+        "startfile",
+    }
     outside = []
     for where, source in sorted(package_files().items()):
         for node in ast.walk(ast.parse(source)):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id in ("subprocess", "os")
-                    and node.func.attr in starting and where != "edges/proc.py"):  # fmt: skip
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ("subprocess", "os")
+                and node.func.attr in starting
+                and where != "edges/proc.py"
+            ):
                 outside.append(f"{where}:{node.lineno}")
     assert outside == []
     tree = ast.parse((PACKAGE / "edges" / "proc.py").read_text(encoding="utf-8"))
-    public = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)
-              and not f.name.startswith("_")
-              and any(isinstance(n, ast.Attribute) and n.attr == "Popen" for n in ast.walk(f))}  # fmt: skip
+    public = {
+        f.name
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef)
+        and not f.name.startswith("_")
+        and any(isinstance(n, ast.Attribute) and n.attr == "Popen" for n in ast.walk(f))
+    }
     assert public == {"run"}  # one entry point, attached to the terminal or not
 
 
@@ -126,8 +155,10 @@ def test_only_proc_starts_a_child_and_only_through_run() -> None:
 
 
 def test_an_answer_is_the_result_whatever_the_exit_code(tmp_path: Path) -> None:
-    tool = make_executable(tmp_path / "says", "import sys\nprint('out')\n"
-                                              "sys.stderr.write('first\\nlast words\\n')\nsys.exit(4)\n")
+    tool = make_executable(
+        tmp_path / "says",
+        "import sys\nprint('out')\nsys.stderr.write('first\\nlast words\\n')\nsys.exit(4)\n",
+    )
     got = call.answer(Tool("says", str(tool)), [], timeout=30)
     assert not isinstance(got, call.NoAnswer)
     assert (got.rc, got.stdout.strip()) == (4, "out")
@@ -140,15 +171,18 @@ def test_an_answer_is_the_result_whatever_the_exit_code(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("source", "timed_out"),
-    [pytest.param(None, False, id="no-tool"), pytest.param("import time\ntime.sleep(60)\n", True,
-                                                        id="stopped-at-its-deadline")],
+    [
+        pytest.param(None, False, id="no-tool"),
+        pytest.param("import time\ntime.sleep(60)\n", True, id="stopped-at-its-deadline"),
+    ],
 )
 def test_no_answer_says_why(tmp_path: Path, source: str | None, timed_out: bool) -> None:
     tool = Tool("slow", str(make_executable(tmp_path / "slow", source))) if source else None
     got = call.Caller(timeout=0.5).answer(tool, [], missing="slow was not found")
     assert isinstance(got, call.NoAnswer) and got.timed_out is timed_out
-    assert got.reason == ("`slow` did not finish within 0.5s and was stopped" if timed_out
-                          else "slow was not found")  # fmt: skip
+    assert got.reason == (
+        "`slow` did not finish within 0.5s and was stopped" if timed_out else "slow was not found"
+    )
     assert isinstance(got.error, ToolTimeout) if timed_out else got.error is None
     with pytest.raises(ToolFailed) as failed:
         call.Caller(timeout=0.5).checked(tool, [], missing="slow was not found")
@@ -158,7 +192,11 @@ def test_no_answer_says_why(tmp_path: Path, source: str | None, timed_out: bool)
 def test_a_secret_on_the_command_line_is_no_answer_and_nothing_runs(tmp_path: Path) -> None:
     ran = tmp_path / "ran"
     tool = make_executable(tmp_path / "t", f"open({str(ran)!r}, 'w').close()\n")
-    got = call.answer(Tool("t", str(tool)), ["--password", "hunter2-secret"], timeout=30,
-                      redactor=Redactor(("hunter2-secret",)))  # fmt: skip
+    got = call.answer(
+        Tool("t", str(tool)),
+        ["--password", "hunter2-secret"],
+        timeout=30,
+        redactor=Redactor(("hunter2-secret",)),
+    )
     assert isinstance(got, call.NoAnswer) and "a secret would appear" in got.reason
     assert not ran.exists()

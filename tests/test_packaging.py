@@ -119,8 +119,12 @@ def _env_reads(scope: Scope) -> Iterator[tuple[ast.AST, ast.expr]]:
             func = node.func
             if func.attr in _READ_METHODS and _is_environment(scope, func.value) and node.args:
                 yield node, node.args[0]
-            elif (func.attr == "getenv" and isinstance(func.value, ast.Name)
-                  and func.value.id == "os" and node.args):  # fmt: skip
+            elif (
+                func.attr == "getenv"
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "os"
+                and node.args
+            ):
                 yield node, node.args[0]
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if _is_environment(scope, node.value):
@@ -197,8 +201,13 @@ class Walker:
         """A call to one of our own functions: the values of its `return` expressions, with
         its parameters bound to what this call passes."""
         callee = call.func
-        name = (callee.id if isinstance(callee, ast.Name)
-                else callee.attr if isinstance(callee, ast.Attribute) else None)  # fmt: skip
+        name = (
+            callee.id
+            if isinstance(callee, ast.Name)
+            else callee.attr
+            if isinstance(callee, ast.Attribute)
+            else None
+        )
         found = self._function(name) if name else None
         if found is None:
             raise Unresolved(f"{scope.module}: cannot evaluate a call to `{ast.unparse(callee)}`")
@@ -221,10 +230,11 @@ class Walker:
         if isinstance(expr, ast.Name):
             for candidate in (scope, *self.scopes):
                 for node in candidate.tree.body:
-                    if (isinstance(node, ast.Assign)
-                            and isinstance(node.value, (ast.Tuple, ast.List))
-                            and any(isinstance(t, ast.Name) and t.id == expr.id
-                                    for t in node.targets)):  # fmt: skip
+                    if (
+                        isinstance(node, ast.Assign)
+                        and isinstance(node.value, (ast.Tuple, ast.List))
+                        and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
+                    ):
                         return node.value
         return expr
 
@@ -236,15 +246,23 @@ class Walker:
             target, iterable = None, None
             if isinstance(node, (ast.For, ast.comprehension)):
                 target, iterable = node.target, self._module_constant(scope, node.iter)
-            if (isinstance(target, ast.Name) and target.id == name.id
-                    and isinstance(iterable, (ast.Tuple, ast.List, ast.Set))):  # fmt: skip
+            if (
+                isinstance(target, ast.Name)
+                and target.id == name.id
+                and isinstance(iterable, (ast.Tuple, ast.List, ast.Set))
+            ):
                 return set().union(*(self.values(scope, e, depth + 1) for e in iterable.elts))
         # A local variable: every value it is assigned.
-        assigned = [node.value for node in ast.walk(search_root)
-                    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
-                    and any(isinstance(t, ast.Name) and t.id == name.id
-                            for t in (node.targets if isinstance(node, ast.Assign)
-                                      else [node.target]))]  # fmt: skip
+        assigned = [
+            node.value
+            for node in ast.walk(search_root)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            and node.value is not None
+            and any(
+                isinstance(t, ast.Name) and t.id == name.id
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+        ]
         params = _params(func)
         if assigned and name.id not in params:
             return set().union(*(self.values(scope, v, depth + 1) for v in assigned))
@@ -252,9 +270,13 @@ class Walker:
         if func is not None and name.id in params:
             return self._arguments(func.name, params.index(name.id), name.id, depth)
         # A module-level constant used inside a function (`TOOLS_DIR = "TRACEBLOC_…"`).
-        constants = [node.value for node in scope.tree.body
-                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                     and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)]  # fmt: skip
+        constants = [
+            node.value
+            for node in scope.tree.body
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets)
+        ]
         if func is not None and constants:
             return set().union(*(self.values(scope, v, depth + 1) for v in constants))
         raise Unresolved(f"{scope.module}: cannot evaluate `{name.id}`")
@@ -267,8 +289,13 @@ class Walker:
                 if not isinstance(node, ast.Call):
                     continue
                 callee = node.func
-                called = (callee.id if isinstance(callee, ast.Name)
-                          else callee.attr if isinstance(callee, ast.Attribute) else None)  # fmt: skip
+                called = (
+                    callee.id
+                    if isinstance(callee, ast.Name)
+                    else callee.attr
+                    if isinstance(callee, ast.Attribute)
+                    else None
+                )
                 if called != function:
                     continue
                 calls += 1
@@ -303,8 +330,9 @@ def engine_reads() -> tuple[dict[str, list[str]], list[str]]:
 def documented() -> set[str]:
     """Variable names in the first column of MIGRATION.md's engine table."""
     text = MIGRATION.read_text(encoding="utf-8")
-    match = re.search(r"^## Environment variables the engine reads\n(.*?)(?=^## )", text,
-                      re.MULTILINE | re.DOTALL)  # fmt: skip
+    match = re.search(
+        r"^## Environment variables the engine reads\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL
+    )
     assert match, "MIGRATION.md lost its '## Environment variables the engine reads' section"
     names: set[str] = set()
     for line in match.group(1).splitlines():
@@ -322,9 +350,10 @@ def test_the_walker_sees_every_kind_of_read() -> None:
         "TB_NAMESPACE",  # env.get("X")
         "HTTPS_PROXY",  # env[n] for n in a literal tuple
         "TB_STORAGE_MODE",  # env.get(name) with name a parameter, via its call site
-        "TRACEBLOC_KUBECTL", "TRACEBLOC_NVIDIA_SMI",  # find_tool's f-string, via callers
+        "TRACEBLOC_KUBECTL",
+        "TRACEBLOC_NVIDIA_SMI",  # find_tool's f-string, via callers
         "PATH",
-    }  # fmt: skip
+    }
     assert expected <= set(names), sorted(expected - set(names))
     # The values document's own `env` mapping is not the environment.
     assert "RESOURCE_LIMITS" not in names
@@ -379,8 +408,10 @@ def test_shell_scripts_are_shellcheck_clean(script: Path, shell: str) -> None:
     shellcheck = _linter("shellcheck")
     result = subprocess.run(
         [shellcheck, "--shell", shell, "--severity", "style", str(script)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -389,8 +420,12 @@ def test_workflow_is_actionlint_clean(workflow: Path) -> None:
     actionlint = _linter("actionlint")
     result = subprocess.run(
         [actionlint, "-no-color", str(workflow)],
-        capture_output=True, text=True, check=False, cwd=REPO, env=_linter_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env=_linter_env(),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -468,8 +503,11 @@ def test_the_release_signs_sha256sums_and_attests_every_binary() -> None:
     assert "cosign sign-blob --yes --bundle release/SHA256SUMS.sigstore.json" in script
     assert "--certificate-oidc-issuer https://token.actions.githubusercontent.com" in script
     uses = [str(step.get("uses", "")) for step in _steps(job)]
-    attest = [step for step in _steps(job)
-              if str(step.get("uses", "")).startswith("actions/attest-build-provenance@")]  # fmt: skip
+    attest = [
+        step
+        for step in _steps(job)
+        if str(step.get("uses", "")).startswith("actions/attest-build-provenance@")
+    ]
     assert len(attest) == 1 and attest[0]["with"]["subject-path"] == "release/tracebloc-installer-*"
     assert any(u.startswith("sigstore/cosign-installer@") for u in uses)
     # Signed before publishing: the publish step comes last.
@@ -503,8 +541,12 @@ def test_workflow_is_zizmor_clean() -> None:
     zizmor = _linter("zizmor")
     result = subprocess.run(
         [zizmor, "--offline", "--no-progress", str(WORKFLOW.parent)],
-        capture_output=True, text=True, check=False, cwd=REPO, env=_linter_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env=_linter_env(),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -553,11 +595,17 @@ def test_each_runner_builds_the_asset_install_scripts_download() -> None:
 def test_the_binary_job_builds_tests_smokes_and_uploads() -> None:
     job = _workflow()["jobs"]["binary"]
     script = _runs(job)
-    for command in ("python build/freeze.py", "python build/test_binary.py",
-                    "--version", "probe --json", "check_install_ps1.ps1"):  # fmt: skip
+    for command in (
+        "python build/freeze.py",
+        "python build/test_binary.py",
+        "--version",
+        "probe --json",
+        "check_install_ps1.ps1",
+    ):
         assert command in script, f"the binary job never runs {command!r}"
-    assert any(str(step.get("uses", "")).startswith("actions/upload-artifact@")
-               for step in _steps(job))  # fmt: skip
+    assert any(
+        str(step.get("uses", "")).startswith("actions/upload-artifact@") for step in _steps(job)
+    )
     assert "Press Enter" in script, "the Windows double-click check is missing"
 
 
@@ -607,9 +655,13 @@ def _knobs(text: str) -> set[str]:
 
 
 def test_both_scripts_and_the_docs_name_the_same_settings() -> None:
-    knobs = {"TRACEBLOC_INSTALLER_VERSION", "TRACEBLOC_INSTALLER_INSTALL_DIR",
-             "TRACEBLOC_INSTALLER_DOWNLOAD_URL", "TRACEBLOC_INSTALLER_NO_RUN",
-             "TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE"}  # fmt: skip
+    knobs = {
+        "TRACEBLOC_INSTALLER_VERSION",
+        "TRACEBLOC_INSTALLER_INSTALL_DIR",
+        "TRACEBLOC_INSTALLER_DOWNLOAD_URL",
+        "TRACEBLOC_INSTALLER_NO_RUN",
+        "TRACEBLOC_INSTALLER_INSECURE_SKIP_SIGNATURE",
+    }
     assert _knobs(INSTALL_SH.read_text(encoding="utf-8")) == knobs
     assert _knobs(INSTALL_PS1.read_text(encoding="utf-8")) == knobs
     assert _knobs(PACKAGING_README.read_text(encoding="utf-8")) == knobs
@@ -646,8 +698,11 @@ def test_install_ps1_exits_only_when_run_from_a_file() -> None:
     code = _ps1_code_lines()
     exits = [line for line in code if re.search(r"\bexit\b", line, re.IGNORECASE)]
     assert exits == ["    if (${function:Install-TraceblocInstaller}.File) { exit $LASTEXITCODE }"]
-    assert code[-3:] == ["    Install-TraceblocInstaller -Arguments $Forwarded", exits[0],
-                         "} -Forwarded $args"]  # fmt: skip
+    assert code[-3:] == [
+        "    Install-TraceblocInstaller -Arguments $Forwarded",
+        exits[0],
+        "} -Forwarded $args",
+    ]
 
 
 def test_install_ps1_is_one_script_block_that_leaves_nothing_behind() -> None:
@@ -685,8 +740,9 @@ def test_pinning_a_key_writes_every_place_consistently(tmp_path: Path) -> None:
     release_key = _build_module("release_key")
     for name in ("install.sh", "install.ps1"):
         shutil.copy(REPO / "packaging" / name, tmp_path / name)
-    private = release_key._openssl("genpkey", "-algorithm", "RSA",
-                                   "-pkeyopt", "rsa_keygen_bits:2048").decode()  # fmt: skip
+    private = release_key._openssl(
+        "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"
+    ).decode()
     key = release_key.pin(release_key.public_pem_of_private(private), tmp_path)
     assert release_key.pinned(tmp_path) == key
     sh = (tmp_path / "install.sh").read_text(encoding="utf-8")
@@ -694,8 +750,12 @@ def test_pinning_a_key_writes_every_place_consistently(tmp_path: Path) -> None:
     assert f'RELEASE_KEY_ID="{key.key_id}"' in sh and key.pem.strip() in sh
     assert f"$releaseKeyModulus = '{key.modulus_b64}'" in ps1
     # The modulus install.ps1 pins is the PEM's (read back through openssl).
-    modulus = release_key._openssl("rsa", "-pubin", "-noout", "-modulus",
-                                   data=key.pem.encode()).decode().strip().partition("=")[2]  # fmt: skip
+    modulus = (
+        release_key._openssl("rsa", "-pubin", "-noout", "-modulus", data=key.pem.encode())
+        .decode()
+        .strip()
+        .partition("=")[2]
+    )
     assert int(modulus, 16) == int.from_bytes(base64.b64decode(key.modulus_b64), "big")
     # Everything else in the scripts is untouched.
     original = (REPO / "packaging" / "install.sh").read_text(encoding="utf-8")
@@ -746,8 +806,12 @@ def test_bootstrap_scripts_are_ascii(script: Path) -> None:
 
 
 def test_migration_tables_of_the_old_settings_are_generated_from_the_registry() -> None:
-    result = subprocess.run([sys.executable, str(REPO / "tests" / "tools" / "migration_tables.py"),
-                             "--check"], capture_output=True, text=True, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "tools" / "migration_tables.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, (
         "MIGRATION.md's tables of the old settings differ from installer/decide/variables.py: "
         "run python tests/tools/migration_tables.py" + result.stderr
@@ -760,10 +824,14 @@ def test_every_old_variable_the_engine_honours_is_one_it_reads() -> None:
     names, _ = engine_reads()
     honoured = {v.name for v in VARIABLES if v.fate is Fate.HONOURED and v.by == ENGINE}
     unread = honoured - set(names) - PASSED_THROUGH
-    assert not unread, f"the registry says the engine honours these, but nothing reads them: {unread}"
+    assert not unread, (
+        f"the registry says the engine honours these, but nothing reads them: {unread}"
+    )
     # And every engine variable that shares a name with an old one is honoured, not dropped.
     dropped = {v.name for v in VARIABLES if v.fate is not Fate.HONOURED}
-    assert not dropped & set(names), f"read by the engine but listed as not honoured: {dropped & set(names)}"
+    assert not dropped & set(names), (
+        f"read by the engine but listed as not honoured: {dropped & set(names)}"
+    )
 
 
 def test_each_old_setting_is_listed_once_with_a_reason() -> None:

@@ -24,7 +24,9 @@ def doc(*items: Any) -> bytes:
 
 
 def test_parse_nodes_valid() -> None:
-    read = parse_nodes(nodes_json(node("a", "3920m", "16302572Ki"), node("b", "8", "32Gi")).encode())
+    read = parse_nodes(
+        nodes_json(node("a", "3920m", "16302572Ki"), node("b", "8", "32Gi")).encode()
+    )
     assert read.readable
     assert read.nodes == (
         Node("a", 3920, 16302572 * 1024, schedulable=True, parsed=True),
@@ -84,17 +86,32 @@ def test_parse_nodes_unparseable_beside_valid() -> None:
 @pytest.mark.parametrize(
     ("item", "name"),
     [
-        pytest.param({"status": {"allocatable": {"cpu": "4", "memory": "1Gi"}}}, "<unnamed>",
-                     id="no-metadata"),
-        pytest.param({"metadata": None, "status": {"allocatable": {"cpu": "4", "memory": "1Gi"}}},
-                     "<unnamed>", id="metadata-null"),
-        pytest.param({"metadata": {"name": 7}, "status": {"allocatable": {"cpu": "4",
-                      "memory": "1Gi"}}}, "<unnamed>", id="name-not-a-string"),
-        pytest.param({"metadata": {"name": "x"}, "spec": None,
-                      "status": {"allocatable": {"cpu": "4", "memory": "1Gi"}}}, "x",
-                     id="spec-null-is-schedulable"),
+        pytest.param(
+            {"status": {"allocatable": {"cpu": "4", "memory": "1Gi"}}},
+            "<unnamed>",
+            id="no-metadata",
+        ),
+        pytest.param(
+            {"metadata": None, "status": {"allocatable": {"cpu": "4", "memory": "1Gi"}}},
+            "<unnamed>",
+            id="metadata-null",
+        ),
+        pytest.param(
+            {"metadata": {"name": 7}, "status": {"allocatable": {"cpu": "4", "memory": "1Gi"}}},
+            "<unnamed>",
+            id="name-not-a-string",
+        ),
+        pytest.param(
+            {
+                "metadata": {"name": "x"},
+                "spec": None,
+                "status": {"allocatable": {"cpu": "4", "memory": "1Gi"}},
+            },
+            "x",
+            id="spec-null-is-schedulable",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_nodes_odd_but_usable_items(item: dict[str, Any], name: str) -> None:
     (parsed,) = parse_nodes(doc(item)).nodes
     assert parsed.name == name
@@ -103,9 +120,12 @@ def test_parse_nodes_odd_but_usable_items(item: dict[str, Any], name: str) -> No
 
 @pytest.mark.parametrize(
     "item",
-    [pytest.param(None, id="null-item"), pytest.param("node", id="string-item"),
-     pytest.param([1, 2], id="list-item")],
-)  # fmt: skip
+    [
+        pytest.param(None, id="null-item"),
+        pytest.param("node", id="string-item"),
+        pytest.param([1, 2], id="list-item"),
+    ],
+)
 def test_parse_nodes_item_that_is_not_an_object(item: Any) -> None:
     read = parse_nodes(doc(item))
     assert read.readable
@@ -126,8 +146,9 @@ def test_parse_nodes_unschedulable_must_be_true_not_truthy() -> None:
         pytest.param(b"   \n", id="whitespace"),
         pytest.param(doc(node("a"))[:-7], id="truncated-json"),
         pytest.param(b"\xff\xfe{not json", id="invalid-utf8-not-json"),
-        pytest.param(b"error: You must be logged in to the server (Unauthorized)\n",
-                     id="plain-text"),
+        pytest.param(
+            b"error: You must be logged in to the server (Unauthorized)\n", id="plain-text"
+        ),
         pytest.param(b"[" * 100_000 + b"]" * 100_000, id="pathologically-nested"),
         pytest.param(b"null", id="null-document"),
         pytest.param(b"[]", id="list-document"),
@@ -137,7 +158,7 @@ def test_parse_nodes_unschedulable_must_be_true_not_truthy() -> None:
         pytest.param(b'{"items": null}', id="items-null"),
         pytest.param(b'{"items": {"a": 1}}', id="items-not-a-list"),
     ],
-)  # fmt: skip
+)
 def test_parse_nodes_unreadable(out: bytes) -> None:
     read = parse_nodes(out)
     assert not read.readable
@@ -172,8 +193,9 @@ def test_parse_nodes_huge_list() -> None:
     assert read.readable
     assert len(read.nodes) == 5000
     assert all(n.usable for n in read.nodes)
-    assert read.nodes[4999] == Node("n4999", (4999 % 64 + 1) * 1000, (4999 % 256 + 1) * GiB,
-                                    schedulable=True, parsed=True)  # fmt: skip
+    assert read.nodes[4999] == Node(
+        "n4999", (4999 % 64 + 1) * 1000, (4999 % 256 + 1) * GiB, schedulable=True, parsed=True
+    )
 
 
 # --- helm: release values -------------------------------------------------------------------
@@ -187,12 +209,14 @@ def release(rc: int, out: bytes = b"", err: bytes = b"", namespace: str = "trace
     ("err", "namespace"),
     [
         pytest.param(b"Error: release: not found\n", "tracebloc", id="release-not-found"),
-        pytest.param(b'Error: namespaces "team-a" not found\n', "team-a",
-                     id="namespace-not-found"),
-        pytest.param(b"WARNING: kubeconfig is group-readable\nError: release: not found\n",
-                     "tracebloc", id="not-found-after-a-warning"),
+        pytest.param(b'Error: namespaces "team-a" not found\n', "team-a", id="namespace-not-found"),
+        pytest.param(
+            b"WARNING: kubeconfig is group-readable\nError: release: not found\n",
+            "tracebloc",
+            id="not-found-after-a-warning",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_release_absent(err: bytes, namespace: str) -> None:
     read = release(1, err=err, namespace=namespace)
     assert read.state is ReleaseState.ABSENT
@@ -203,26 +227,36 @@ def test_parse_release_absent(err: bytes, namespace: str) -> None:
 @pytest.mark.parametrize(
     ("rc", "err", "reason"),
     [
-        pytest.param(1, b"Error: Kubernetes cluster unreachable: Get \"https://127.0.0.1:6443/version\": "
-                        b"dial tcp 127.0.0.1:6443: connect: connection refused\n",
-                     "exit 1: Error: Kubernetes cluster unreachable: Get \"https://127.0.0.1:6443/version\": "
-                     "dial tcp 127.0.0.1:6443: connect: connection refused",
-                     id="connection-refused"),
-        pytest.param(1, b'Error: query: failed to query with labels: secrets is forbidden: User '
-                        b'"ana" cannot list resource "secrets" in API group "" in the namespace '
-                        b'"tracebloc"\n',
-                     'exit 1: Error: query: failed to query with labels: secrets is forbidden: User '
-                     '"ana" cannot list resource "secrets" in API group "" in the namespace '
-                     '"tracebloc"',
-                     id="forbidden"),
+        pytest.param(
+            1,
+            b'Error: Kubernetes cluster unreachable: Get "https://127.0.0.1:6443/version": '
+            b"dial tcp 127.0.0.1:6443: connect: connection refused\n",
+            'exit 1: Error: Kubernetes cluster unreachable: Get "https://127.0.0.1:6443/version": '
+            "dial tcp 127.0.0.1:6443: connect: connection refused",
+            id="connection-refused",
+        ),
+        pytest.param(
+            1,
+            b"Error: query: failed to query with labels: secrets is forbidden: User "
+            b'"ana" cannot list resource "secrets" in API group "" in the namespace '
+            b'"tracebloc"\n',
+            "exit 1: Error: query: failed to query with labels: secrets is forbidden: User "
+            '"ana" cannot list resource "secrets" in API group "" in the namespace '
+            '"tracebloc"',
+            id="forbidden",
+        ),
         pytest.param(2, b"", "exit 2 with no message", id="failure-without-a-message"),
-        pytest.param(1, b'Error: namespaces "other" not found\n',
-                     'exit 1: Error: namespaces "other" not found',
-                     id="a-different-namespace-not-found"),
-        pytest.param(1, b"\xffError: boom\n", "exit 1: \ufffdError: boom",
-                     id="invalid-utf8-stderr"),
+        pytest.param(
+            1,
+            b'Error: namespaces "other" not found\n',
+            'exit 1: Error: namespaces "other" not found',
+            id="a-different-namespace-not-found",
+        ),
+        pytest.param(
+            1, b"\xffError: boom\n", "exit 1: \ufffdError: boom", id="invalid-utf8-stderr"
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_release_unreadable_failures(rc: int, err: bytes, reason: str) -> None:
     read = release(rc, err=err)
     assert read.state is ReleaseState.UNREADABLE
@@ -254,14 +288,19 @@ def test_parse_release_rc0_but_unreadable(out: bytes) -> None:
         pytest.param(b"null", {}, id="null-is-no-values"),
         pytest.param(b"null\n", {}, id="null-with-newline"),
         pytest.param(b"{}", {}, id="empty-map"),
-        pytest.param(b'{"env": {"RESOURCE_LIMITS": "cpu=4,memory=16Gi", "RESOURCE_PROVENANCE": '
-                     b'"user"}}', {"env": {"RESOURCE_LIMITS": "cpu=4,memory=16Gi",
-                                           "RESOURCE_PROVENANCE": "user"}}, id="values"),
+        pytest.param(
+            b'{"env": {"RESOURCE_LIMITS": "cpu=4,memory=16Gi", "RESOURCE_PROVENANCE": "user"}}',
+            {"env": {"RESOURCE_LIMITS": "cpu=4,memory=16Gi", "RESOURCE_PROVENANCE": "user"}},
+            id="values",
+        ),
         pytest.param(b'\xef\xbb\xbf{"clientId": "x"}', {"clientId": "x"}, id="bom-prefixed"),
-        pytest.param('{"clientPassword": "pä:ss#@"}'.encode(), {"clientPassword": "pä:ss#@"},
-                     id="unicode-values"),
+        pytest.param(
+            '{"clientPassword": "pä:ss#@"}'.encode(),
+            {"clientPassword": "pä:ss#@"},
+            id="unicode-values",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_release_present(out: bytes, values: dict[str, Any]) -> None:
     read = release(0, out=out, err=b"WARNING: something harmless\n")
     assert read.state is ReleaseState.PRESENT
@@ -275,23 +314,62 @@ def test_parse_release_present(out: bytes, values: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("conn", "timeout", "argv"),
     [
-        pytest.param(Connection(), 10.0,
-                     ["get", "nodes", "-o", "json", "--request-timeout=10s"], id="default"),
-        pytest.param(CONN, 10.0,
-                     ["get", "nodes", "-o", "json", "--kubeconfig", "/home/ana/.kube/config",
-                      "--context", "prod-eu", "--request-timeout=10s"], id="with-connection"),
-        pytest.param(Connection(context="kind-kind"), 10.0,
-                     ["get", "nodes", "-o", "json", "--context", "kind-kind",
-                      "--request-timeout=10s"], id="context-only"),
-        pytest.param(Connection(kubeconfig="C:\\Users\\ana\\.kube\\config"), 10.0,
-                     ["get", "nodes", "-o", "json", "--kubeconfig", "C:\\Users\\ana\\.kube\\config",
-                      "--request-timeout=10s"], id="kubeconfig-only-windows-path"),
-        pytest.param(Connection(), 2.1, ["get", "nodes", "-o", "json", "--request-timeout=3s"],
-                     id="fractional-timeout-rounds-up"),
-        pytest.param(Connection(), 0.2, ["get", "nodes", "-o", "json", "--request-timeout=1s"],
-                     id="sub-second-timeout-is-at-least-1s"),
+        pytest.param(
+            Connection(),
+            10.0,
+            ["get", "nodes", "-o", "json", "--request-timeout=10s"],
+            id="default",
+        ),
+        pytest.param(
+            CONN,
+            10.0,
+            [
+                "get",
+                "nodes",
+                "-o",
+                "json",
+                "--kubeconfig",
+                "/home/ana/.kube/config",
+                "--context",
+                "prod-eu",
+                "--request-timeout=10s",
+            ],
+            id="with-connection",
+        ),
+        pytest.param(
+            Connection(context="kind-kind"),
+            10.0,
+            ["get", "nodes", "-o", "json", "--context", "kind-kind", "--request-timeout=10s"],
+            id="context-only",
+        ),
+        pytest.param(
+            Connection(kubeconfig="C:\\Users\\ana\\.kube\\config"),
+            10.0,
+            [
+                "get",
+                "nodes",
+                "-o",
+                "json",
+                "--kubeconfig",
+                "C:\\Users\\ana\\.kube\\config",
+                "--request-timeout=10s",
+            ],
+            id="kubeconfig-only-windows-path",
+        ),
+        pytest.param(
+            Connection(),
+            2.1,
+            ["get", "nodes", "-o", "json", "--request-timeout=3s"],
+            id="fractional-timeout-rounds-up",
+        ),
+        pytest.param(
+            Connection(),
+            0.2,
+            ["get", "nodes", "-o", "json", "--request-timeout=1s"],
+            id="sub-second-timeout-is-at-least-1s",
+        ),
     ],
-)  # fmt: skip
+)
 def test_get_nodes_args(conn: Connection, timeout: float, argv: list[str]) -> None:
     assert get_nodes_args(conn, timeout) == argv
 
@@ -299,17 +377,43 @@ def test_get_nodes_args(conn: Connection, timeout: float, argv: list[str]) -> No
 @pytest.mark.parametrize(
     ("conn", "argv"),
     [
-        pytest.param(Connection(),
-                     ["get", "values", "team-a", "-n", "team-a", "-o", "json"], id="default"),
-        pytest.param(CONN,
-                     ["get", "values", "team-a", "-n", "team-a", "-o", "json", "--kubeconfig",
-                      "/home/ana/.kube/config", "--kube-context", "prod-eu"],
-                     id="with-connection"),
-        pytest.param(Connection(context="kind-kind"),
-                     ["get", "values", "team-a", "-n", "team-a", "-o", "json", "--kube-context",
-                      "kind-kind"], id="context-only"),
+        pytest.param(
+            Connection(), ["get", "values", "team-a", "-n", "team-a", "-o", "json"], id="default"
+        ),
+        pytest.param(
+            CONN,
+            [
+                "get",
+                "values",
+                "team-a",
+                "-n",
+                "team-a",
+                "-o",
+                "json",
+                "--kubeconfig",
+                "/home/ana/.kube/config",
+                "--kube-context",
+                "prod-eu",
+            ],
+            id="with-connection",
+        ),
+        pytest.param(
+            Connection(context="kind-kind"),
+            [
+                "get",
+                "values",
+                "team-a",
+                "-n",
+                "team-a",
+                "-o",
+                "json",
+                "--kube-context",
+                "kind-kind",
+            ],
+            id="context-only",
+        ),
     ],
-)  # fmt: skip
+)
 def test_get_values_args(conn: Connection, argv: list[str]) -> None:
     assert get_values_args("team-a", "team-a", conn) == argv
 
@@ -317,17 +421,45 @@ def test_get_values_args(conn: Connection, argv: list[str]) -> None:
 @pytest.mark.parametrize(
     ("conn", "values_path", "argv"),
     [
-        pytest.param(Connection(), "/home/ana/.tracebloc/values.yaml",
-                     ["upgrade", "--install", "team-a", "tracebloc/client", "--namespace", "team-a",
-                      "--create-namespace", "--cleanup-on-fail", "--values",
-                      "/home/ana/.tracebloc/values.yaml"], id="default"),
-        pytest.param(CONN, "C:\\Users\\ana\\.tracebloc\\values.yaml",
-                     ["upgrade", "--install", "team-a", "tracebloc/client", "--namespace", "team-a",
-                      "--create-namespace", "--cleanup-on-fail", "--values",
-                      "C:\\Users\\ana\\.tracebloc\\values.yaml", "--kubeconfig",
-                      "/home/ana/.kube/config", "--kube-context", "prod-eu"],
-                     id="with-connection-windows-path"),
+        pytest.param(
+            Connection(),
+            "/home/ana/.tracebloc/values.yaml",
+            [
+                "upgrade",
+                "--install",
+                "team-a",
+                "tracebloc/client",
+                "--namespace",
+                "team-a",
+                "--create-namespace",
+                "--cleanup-on-fail",
+                "--values",
+                "/home/ana/.tracebloc/values.yaml",
+            ],
+            id="default",
+        ),
+        pytest.param(
+            CONN,
+            "C:\\Users\\ana\\.tracebloc\\values.yaml",
+            [
+                "upgrade",
+                "--install",
+                "team-a",
+                "tracebloc/client",
+                "--namespace",
+                "team-a",
+                "--create-namespace",
+                "--cleanup-on-fail",
+                "--values",
+                "C:\\Users\\ana\\.tracebloc\\values.yaml",
+                "--kubeconfig",
+                "/home/ana/.kube/config",
+                "--kube-context",
+                "prod-eu",
+            ],
+            id="with-connection-windows-path",
+        ),
     ],
-)  # fmt: skip
+)
 def test_upgrade_install_args(conn: Connection, values_path: str, argv: list[str]) -> None:
     assert upgrade_install_args("team-a", "tracebloc/client", "team-a", values_path, conn) == argv

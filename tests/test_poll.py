@@ -55,15 +55,20 @@ def test_slow_looks_count_against_the_deadline() -> None:
 
 def test_the_wait_ends_at_the_first_wanted_answer() -> None:
     t = FakeTime()
-    got = poll.until(t.answers(None, None, "up", "later"), 60, 5, done=lambda a: a is not None,
-                     clock=t.clock, sleep=t.sleep)  # fmt: skip
+    got = poll.until(
+        t.answers(None, None, "up", "later"),
+        60,
+        5,
+        done=lambda a: a is not None,
+        clock=t.clock,
+        sleep=t.sleep,
+    )
     assert got == poll.Polled(True, "up", 10.0)
     assert t.slept == [5, 5]
 
 
 def test_an_answer_at_once_does_not_sleep() -> None:
-    got = poll.until(lambda: True, 600, 5, clock=lambda: 0.0,
-                     sleep=lambda s: pytest.fail("slept"))  # fmt: skip
+    got = poll.until(lambda: True, 600, 5, clock=lambda: 0.0, sleep=lambda s: pytest.fail("slept"))
     assert got == poll.Polled(True, True, 0.0)
 
 
@@ -75,8 +80,14 @@ def test_no_time_at_all_looks_once(timeout: float) -> None:
         looks.append(1)
         return ["still there"]
 
-    got = poll.until(check, timeout, 1, done=lambda left: not left, clock=lambda: 0.0,
-                     sleep=lambda s: pytest.fail("slept"))  # fmt: skip
+    got = poll.until(
+        check,
+        timeout,
+        1,
+        done=lambda left: not left,
+        clock=lambda: 0.0,
+        sleep=lambda s: pytest.fail("slept"),
+    )
     assert looks == [1]
     assert got == poll.Polled(False, ["still there"], 0.0)
 
@@ -125,8 +136,14 @@ def test_a_pause_that_ends_exactly_at_the_deadline_is_not_taken_without_a_look_t
 
 def test_no_time_at_all_looks_once_without_a_look_at_the_deadline_too() -> None:
     looks: list[int] = []
-    got = poll.until(lambda: looks.append(1), 0, 1, at_deadline=False, clock=lambda: 0.0,
-                     sleep=lambda s: pytest.fail("slept"))  # fmt: skip
+    got = poll.until(
+        lambda: looks.append(1),
+        0,
+        1,
+        at_deadline=False,
+        clock=lambda: 0.0,
+        sleep=lambda s: pytest.fail("slept"),
+    )
     assert looks == [1] and not got.done
 
 
@@ -148,14 +165,16 @@ def test_no_module_but_poll_sleeps_inside_a_loop_of_its_own() -> None:
                 continue
             for call in ast.walk(node):
                 if isinstance(call, ast.Call) and (
-                        getattr(call.func, "id", None) == "sleep"
-                        or getattr(call.func, "attr", None) == "sleep"):  # fmt: skip
+                    getattr(call.func, "id", None) == "sleep"
+                    or getattr(call.func, "attr", None) == "sleep"
+                ):
                     loops.append(f"{path.relative_to(root)}:{node.lineno}")
     assert loops == []
 
 
 def test_a_new_clusters_api_that_never_answers_is_looked_at_once_with_no_wait(
-        tmp_path: Path) -> None:  # fmt: skip
+    tmp_path: Path,
+) -> None:
     import dataclasses
     import io
     import json
@@ -169,12 +188,20 @@ def test_a_new_clusters_api_that_never_answers_is_looked_at_once_with_no_wait(
     from tests.fakes.executables import make_executable
 
     calls = tmp_path / "calls"
-    make_executable(tmp_path / "kubectl", "import json, sys\n"
-                    f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-                    "sys.exit(1)\n")  # fmt: skip
+    make_executable(
+        tmp_path / "kubectl",
+        "import json, sys\n"
+        f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "sys.exit(1)\n",
+    )
     env = {"PATH": str(tmp_path)}
     s = dataclasses.replace(lc.settings({}), api_wait_s=0)
     with pytest.raises(InstallerError, match="its API did not answer within 0s"):
-        localcluster_create.wait_for_api(s, env, Ui(io.StringIO(), env={}, redactor=Redactor()),
-                                Redactor(), proc.find_tool("kubectl", env))  # fmt: skip
+        localcluster_create.wait_for_api(
+            s,
+            env,
+            Ui(io.StringIO(), env={}, redactor=Redactor()),
+            Redactor(),
+            proc.find_tool("kubectl", env),
+        )
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [lc.api_wait_args()]

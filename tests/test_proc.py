@@ -182,8 +182,9 @@ def test_secret_in_argv_is_refused_before_starting(tmp_path: Path) -> None:
     redactor = Redactor(["hunter2-s3cret"])
 
     with pytest.raises(InstallerError) as caught:
-        proc.run(tool(child, "helm"), ["--set", "password=hunter2-s3cret"], timeout=30,
-                 redactor=redactor)  # fmt: skip
+        proc.run(
+            tool(child, "helm"), ["--set", "password=hunter2-s3cret"], timeout=30, redactor=redactor
+        )
 
     assert not marker.exists(), "the child was started with a secret on its command line"
     assert "hunter2-s3cret" not in caught.value.message + caught.value.remedy
@@ -306,10 +307,12 @@ def test_find_tool_hyphenated_name_uses_underscore_variable(tmp_path: Path) -> N
     "env",
     [
         pytest.param({"PATH": ""}, id="not-on-path"),
-        pytest.param({"PATH": "", "TRACEBLOC_NVIDIA_SMI": "/nonexistent/nvidia-smi"},
-                     id="explicit-path-missing"),
+        pytest.param(
+            {"PATH": "", "TRACEBLOC_NVIDIA_SMI": "/nonexistent/nvidia-smi"},
+            id="explicit-path-missing",
+        ),
     ],
-)  # fmt: skip
+)
 def test_find_tool_hyphenated_name_messages_name_the_real_variable(env: dict[str, str]) -> None:
     with pytest.raises(ToolNotFound) as caught:
         proc.find_tool("nvidia-smi", env, "linux")
@@ -379,8 +382,11 @@ def test_frozen_run_gives_the_child_the_users_library_path(
         "print(json.dumps([os.environ.get('LD_LIBRARY_PATH'), "
         "os.environ.get('LD_LIBRARY_PATH_ORIG')]))\n",
     )
-    env = {"PATH": os.defpath, "LD_LIBRARY_PATH": str(tmp_path / "_MEI"),
-           "LD_LIBRARY_PATH_ORIG": str(tmp_path / "user-lib")}  # fmt: skip
+    env = {
+        "PATH": os.defpath,
+        "LD_LIBRARY_PATH": str(tmp_path / "_MEI"),
+        "LD_LIBRARY_PATH_ORIG": str(tmp_path / "user-lib"),
+    }
 
     result = proc.run(tool(child), [], timeout=30, env=env)
 
@@ -457,8 +463,13 @@ def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> 
     )
     try:
         proc._kill_tree(child, None, ())
-        assert taskkill.call_args.args[0] == [proc.taskkill_path(os.environ), "/F", "/T", "/PID",
-                                              str(child.pid)]  # fmt: skip
+        assert taskkill.call_args.args[0] == [
+            proc.taskkill_path(os.environ),
+            "/F",
+            "/T",
+            "/PID",
+            str(child.pid),
+        ]
         assert child.returncode is not None
     finally:
         if child.poll() is None:

@@ -244,8 +244,10 @@ def test_integer_with_any_suffix_scales_exactly(n: int, suffix: str) -> None:
     assert parse_quantity(f"{n}{suffix}") == n * MULTIPLIERS[suffix]
 
 
-@given(whole=st.integers(min_value=0, max_value=10**12),
-       digits=st.text("0123456789", min_size=1, max_size=9))  # fmt: skip
+@given(
+    whole=st.integers(min_value=0, max_value=10**12),
+    digits=st.text("0123456789", min_size=1, max_size=9),
+)
 def test_decimal_is_exact(whole: int, digits: str) -> None:
     expected = whole + Fraction(int(digits), 10 ** len(digits))
     assert parse_quantity(f"{whole}.{digits}") == expected

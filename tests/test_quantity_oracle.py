@@ -31,12 +31,23 @@ from hypothesis import strategies as st
 from installer.decide.quantity import MAX_EXPONENT, MAX_LENGTH, QuantityError, parse_quantity
 
 ORACLE_SUFFIXES: dict[str, Fraction] = {
-    "Ki": Fraction(2) ** 10, "Mi": Fraction(2) ** 20, "Gi": Fraction(2) ** 30,
-    "Ti": Fraction(2) ** 40, "Pi": Fraction(2) ** 50, "Ei": Fraction(2) ** 60,
-    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 10**3), "": Fraction(1),
-    "k": Fraction(10) ** 3, "M": Fraction(10) ** 6, "G": Fraction(10) ** 9,
-    "T": Fraction(10) ** 12, "P": Fraction(10) ** 15, "E": Fraction(10) ** 18,
-}  # fmt: skip
+    "Ki": Fraction(2) ** 10,
+    "Mi": Fraction(2) ** 20,
+    "Gi": Fraction(2) ** 30,
+    "Ti": Fraction(2) ** 40,
+    "Pi": Fraction(2) ** 50,
+    "Ei": Fraction(2) ** 60,
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10) ** 3,
+    "M": Fraction(10) ** 6,
+    "G": Fraction(10) ** 9,
+    "T": Fraction(10) ** 12,
+    "P": Fraction(10) ** 15,
+    "E": Fraction(10) ** 18,
+}
 DIGITS = "0123456789"
 INT64 = 2**63
 

@@ -62,15 +62,24 @@ def test_a_password_cut_short_leaves_no_fragment(password: str, keep: int) -> No
     # The password's first word alone is the one cut not masked (it may be a tool's name:
     # see test_the_first_word_of_a_password_is_not_taken_for_the_password_cut_short).
     word = re.match(r"\w+", password)
-    assume(not (word and cut == word.group() and not password[len(cut)].isalnum()
-                and password[len(cut)] != "_"))
+    assume(
+        not (
+            word
+            and cut == word.group()
+            and not password[len(cut)].isalnum()
+            and password[len(cut)] != "_"
+        )
+    )
     redact = Redactor([password])
-    for prefix, suffix in (("Error: password ", "…"), ("Error: password ", "\nnext line"),
-                           ("clientPassword: ", "")):  # fmt: skip
+    for prefix, suffix in (
+        ("Error: password ", "…"),
+        ("Error: password ", "\nnext line"),
+        ("clientPassword: ", ""),
+    ):
         shown = redact(prefix + cut + suffix).replace(MASK, "")
         # The fragment may also be part of the tool's own words (cut 'cli' of 'cli000' in
         # 'clientPassword'): only what follows them is the printed value.
-        rest = shown[len(prefix):] if shown.startswith(prefix) else shown
+        rest = shown[len(prefix) :] if shown.startswith(prefix) else shown
         assert cut not in rest, (prefix + cut + suffix, shown)
 
 
@@ -96,25 +105,29 @@ def test_a_name_that_contains_the_password_is_not_garbled(password: str, text: s
 @pytest.mark.parametrize(
     ("password", "text", "shown"),
     [
-        pytest.param("client", "password client rejected", f"password {MASK} rejected",
-                     id="standalone-word"),
+        pytest.param(
+            "client", "password client rejected", f"password {MASK} rejected", id="standalone-word"
+        ),
         pytest.param("s3cret", "token=s3cret&x", f"token={MASK}&x", id="query-value"),
         pytest.param("s3cret", "'s3cret'", f"'{MASK}'", id="quoted"),
     ],
-)  # fmt: skip
+)
 def test_the_password_as_a_token_is_masked(password: str, text: str, shown: str) -> None:
     assert Redactor([password])(text) == shown
 
 
 @settings(deadline=None)
-@given(password=st.text(min_size=1, max_size=30).filter(str.strip),
-       release=st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True))  # fmt: skip
+@given(
+    password=st.text(min_size=1, max_size=30).filter(str.strip),
+    release=st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True),
+)
 def test_the_engines_own_argv_never_trips_the_guard(password: str, release: str) -> None:
     # Whatever the password, even equal to the release, namespace or a path's name.
     redact = Redactor([password, release, "values", "client", "tracebloc"])
     for conn in (Connection(), Connection(kubeconfig=f"/h/{password}/kube", context=password)):
-        argv = helm.upgrade_install_args(release, "tracebloc/client", release,
-                                         f"/home/{password}/values.yaml", conn)  # fmt: skip
+        argv = helm.upgrade_install_args(
+            release, "tracebloc/client", release, f"/home/{password}/values.yaml", conn
+        )
         assert not redact.leaks(argv)
         assert not redact.leaks(helm.list_args(conn))
 
@@ -127,7 +140,10 @@ def test_a_password_passed_as_a_value_is_refused(password: str) -> None:
     assert redact.leaks(["upgrade", "--set-string", f"x={password}"])
     assert redact.leaks(["registry", "login", "--password", password])
     assert redact.leaks(["login", f"--password={password}"])
-    if not set(password) & set("/?#@ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0") and password.isprintable():
+    if (
+        not set(password) & set("/?#@ \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
+        and password.isprintable()
+    ):
         assert redact.leaks(["repo", "add", "r", f"https://u:{password}@charts.example"])
 
 
@@ -146,15 +162,19 @@ def _cut_by_alternation(form: str, text: str) -> list[tuple[int, int]]:
     lengths = [n for n in range(len(form) - 1, least - 1, -1) if n != _first_word(form)]
     if not lengths:
         return []
-    pattern = re.compile("(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")"
-                         + r"(?=\n|…|\.\.\.|\Z)")  # fmt: skip
+    pattern = re.compile(
+        "(?:" + "|".join(re.escape(form[:n]) for n in lengths) + ")" + r"(?=\n|…|\.\.\.|\Z)"
+    )
     return [m.span() for m in pattern.finditer(text)]
 
 
 @settings(max_examples=300, deadline=None)
-@given(form=st.text(alphabet="ab.\n…", min_size=1, max_size=9),
-       pieces=st.lists(st.sampled_from(["a", "b", "ab", "ba", ".", "...", "\n", "…", "aab"]),
-                       max_size=12))  # fmt: skip
+@given(
+    form=st.text(alphabet="ab.\n…", min_size=1, max_size=9),
+    pieces=st.lists(
+        st.sampled_from(["a", "b", "ab", "ba", ".", "...", "\n", "…", "aab"]), max_size=12
+    ),
+)
 def test_the_cut_matcher_finds_what_one_alternative_per_prefix_found(
     form: str, pieces: list[str]
 ) -> None:
@@ -175,29 +195,51 @@ def test_a_10_kb_token_is_masked_whole_and_cut_short() -> None:
     assert token[:100] not in redactor(f"{token[:5000]}\n{token}")
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    pytest.param("k3d", "k3d", id="the-tool-name-alone"),
-    pytest.param("run k3d\n", "run k3d\n", id="the-tool-name-at-a-line-end"),
-    pytest.param("k3d cluster create", "k3d cluster create", id="a-command"),
-    pytest.param("pw k3d-\n", f"pw {MASK}\n", id="one-character-more-is-masked"),
-    pytest.param("pw k3d-Sec…", f"pw {MASK}…", id="cut-inside-the-password"),
-    pytest.param("pw k3d-Secret-9!", f"pw {MASK}", id="the-password"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        pytest.param("k3d", "k3d", id="the-tool-name-alone"),
+        pytest.param("run k3d\n", "run k3d\n", id="the-tool-name-at-a-line-end"),
+        pytest.param("k3d cluster create", "k3d cluster create", id="a-command"),
+        pytest.param("pw k3d-\n", f"pw {MASK}\n", id="one-character-more-is-masked"),
+        pytest.param("pw k3d-Sec…", f"pw {MASK}…", id="cut-inside-the-password"),
+        pytest.param("pw k3d-Secret-9!", f"pw {MASK}", id="the-password"),
+    ],
+)
 def test_the_first_word_of_a_password_is_not_taken_for_the_password_cut_short(
     text: str, shown: str
 ) -> None:
     assert Redactor(["k3d-Secret-9!"])(text) == shown
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    pytest.param("https://admin:pw@host:6443/x", "https://admin:********@host:6443/x", id="kube-api-server"),
-    pytest.param("http://u:p@ss@proxy:3128 a@b.c", "http://u:********@proxy:3128 a@b.c", id="at-in-the-password"),
-    pytest.param('{"u": "https://u:x@h", "m": "c@d"}', '{"u": "https://u:********@h", "m": "c@d"}', id="json"),
-    pytest.param("http://u:p%40ss@proxy:3128", "http://u:********@proxy:3128", id="percent-encoded"),
-    pytest.param("https://a:b@h?x=c@d", "https://a:********@h?x=c@d", id="at-in-the-query"),
-    pytest.param("ssh://git@github.com", "ssh://git@github.com", id="a-user-alone-is-no-password"),
-    pytest.param("http://proxy:3128/a@b", "http://proxy:3128/a@b", id="a-port-is-no-password"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        pytest.param(
+            "https://admin:pw@host:6443/x",
+            "https://admin:********@host:6443/x",
+            id="kube-api-server",
+        ),
+        pytest.param(
+            "http://u:p@ss@proxy:3128 a@b.c",
+            "http://u:********@proxy:3128 a@b.c",
+            id="at-in-the-password",
+        ),
+        pytest.param(
+            '{"u": "https://u:x@h", "m": "c@d"}',
+            '{"u": "https://u:********@h", "m": "c@d"}',
+            id="json",
+        ),
+        pytest.param(
+            "http://u:p%40ss@proxy:3128", "http://u:********@proxy:3128", id="percent-encoded"
+        ),
+        pytest.param("https://a:b@h?x=c@d", "https://a:********@h?x=c@d", id="at-in-the-query"),
+        pytest.param(
+            "ssh://git@github.com", "ssh://git@github.com", id="a-user-alone-is-no-password"
+        ),
+        pytest.param("http://proxy:3128/a@b", "http://proxy:3128/a@b", id="a-port-is-no-password"),
+    ],
+)
 def test_a_urls_password_is_masked_whether_or_not_it_is_known(text: str, shown: str) -> None:
     assert Redactor()(text) == shown
     assert Redactor(["unrelated-secret"])(text) == shown
@@ -208,11 +250,14 @@ def test_a_remedys_url_template_is_not_masked_but_a_known_password_so_spelled_is
     assert Redactor(["password"])("http://u:password@proxy:3128") == f"http://u:{MASK}@proxy:3128"
 
 
-@pytest.mark.parametrize("text", [
-    "server https://admin:password@10.0.0.5:6443",  # a kubeconfig's real, weak password
-    "server https://admin:Pass@cluster.local:6443",
-    "https://user:password@10.0.0.5:6443",  # the template's words, a real host
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "server https://admin:password@10.0.0.5:6443",  # a kubeconfig's real, weak password
+        "server https://admin:Pass@cluster.local:6443",
+        "https://user:password@10.0.0.5:6443",  # the template's words, a real host
+    ],
+)
 def test_a_weak_password_that_reads_like_a_placeholder_is_still_masked(text: str) -> None:
     shown = Redactor()(text)
     assert "assword@" not in shown and "Pass@" not in shown and MASK in shown

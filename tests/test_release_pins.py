@@ -57,8 +57,13 @@ def test_the_release_job_refuses_pending_pins_before_signing_or_publishing() -> 
 def refusal(document: Any, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "tools.json"
     path.write_text(json.dumps(document), encoding="utf-8")
-    return subprocess.run([sys.executable, str(CHECK), str(path)], capture_output=True,
-                          text=True, timeout=60, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(CHECK), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def pinned() -> dict[str, Any]:
@@ -68,8 +73,9 @@ def pinned() -> dict[str, Any]:
         for entry in tool["platforms"].values():
             entry["sha256"] = "ab" * 32
             if name == "tracebloc":
-                entry["cross_check"] = ("SHA256SUMS of the release, and the binary's cosign "
-                                        "keyless signature")  # fmt: skip
+                entry["cross_check"] = (
+                    "SHA256SUMS of the release, and the binary's cosign keyless signature"
+                )
     return document
 
 
@@ -78,18 +84,34 @@ def test_a_fully_pinned_document_passes(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize(("change", "said"), [
-    pytest.param(lambda d: d["tools"]["tracebloc"]["platforms"]["linux-x86_64"].update(
-        sha256="PENDING"), "tracebloc v", id="cli-pending"),
-    pytest.param(lambda d: d["tools"]["kubectl"]["platforms"]["windows-x86_64"].update(
-        sha256="PENDING"), "kubectl v", id="kubectl-pending"),
-    pytest.param(lambda d: d["tools"]["helm"]["platforms"]["darwin-arm64"].update(
-        sha256="abc"), "sha256 abc", id="not-a-checksum"),
-    pytest.param(lambda d: d["tools"]["tracebloc"]["platforms"]["darwin-arm64"].update(
-        cross_check="SHA256SUMS of the release only: no cosign on the pinning machine"),
-        "not cross-checked with cosign", id="cli-without-cosign"),
-    pytest.param(lambda d: d.update(tools={}), "no tools are pinned", id="empty"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        pytest.param(
+            lambda d: d["tools"]["tracebloc"]["platforms"]["linux-x86_64"].update(sha256="PENDING"),
+            "tracebloc v",
+            id="cli-pending",
+        ),
+        pytest.param(
+            lambda d: d["tools"]["kubectl"]["platforms"]["windows-x86_64"].update(sha256="PENDING"),
+            "kubectl v",
+            id="kubectl-pending",
+        ),
+        pytest.param(
+            lambda d: d["tools"]["helm"]["platforms"]["darwin-arm64"].update(sha256="abc"),
+            "sha256 abc",
+            id="not-a-checksum",
+        ),
+        pytest.param(
+            lambda d: d["tools"]["tracebloc"]["platforms"]["darwin-arm64"].update(
+                cross_check="SHA256SUMS of the release only: no cosign on the pinning machine"
+            ),
+            "not cross-checked with cosign",
+            id="cli-without-cosign",
+        ),
+        pytest.param(lambda d: d.update(tools={}), "no tools are pinned", id="empty"),
+    ],
+)
 def test_any_entry_not_pinned_refuses_naming_it(tmp_path: Path, change: Any, said: str) -> None:
     document = copy.deepcopy(pinned())
     change(document)
@@ -101,7 +123,10 @@ def test_any_entry_not_pinned_refuses_naming_it(tmp_path: Path, change: Any, sai
 def test_the_repositorys_own_pins_are_refused_while_pending(tmp_path: Path) -> None:
     """Today's tools.json (written offline) is what the workflow must not publish."""
     document = json.loads((REPO / "installer" / "data" / "tools.json").read_text())
-    if not any(e["sha256"] == "PENDING" for t in document["tools"].values()
-               for e in t["platforms"].values()):  # fmt: skip
+    if not any(
+        e["sha256"] == "PENDING"
+        for t in document["tools"].values()
+        for e in t["platforms"].values()
+    ):
         pytest.skip("every tool is pinned in this checkout")
     assert refusal(document, tmp_path).returncode == 1

@@ -35,15 +35,38 @@ CREDENTIALS = {"TRACEBLOC_CLIENT_ID": "client-7f3a", "TRACEBLOC_CLIENT_PASSWORD"
 
 # Issue 3: "Keys, and only these".
 TOP_LEVEL_KEYS = {
-    "env", "clientId", "clientPassword", "storageClass", "hostPath", "singleNode", "pvc",
-    "pvcAccessMode", "clusterScope", "images", "gpu", "global", "dockerRegistry",
-}  # fmt: skip
+    "env",
+    "clientId",
+    "clientPassword",
+    "storageClass",
+    "hostPath",
+    "singleNode",
+    "pvc",
+    "pvcAccessMode",
+    "clusterScope",
+    "images",
+    "gpu",
+    "global",
+    "dockerRegistry",
+}
 ENV_KEYS = {
-    "RESOURCE_LIMITS", "RESOURCE_REQUESTS", "RESOURCE_PROVENANCE", "CLIENT_ENV",
-    "HTTP_PROXY_HOST", "HTTP_PROXY_PORT", "HTTP_PROXY_USERNAME", "HTTP_PROXY_PASSWORD",
-    "NO_PROXY", "GPU_LIMITS", "GPU_REQUESTS", "RUNTIME_CLASS_NAME", "SINGLE_NODE",
-    "GPU_VISIBLE_DEVICES", "HOST_UID", "HOST_GID",
-}  # fmt: skip
+    "RESOURCE_LIMITS",
+    "RESOURCE_REQUESTS",
+    "RESOURCE_PROVENANCE",
+    "CLIENT_ENV",
+    "HTTP_PROXY_HOST",
+    "HTTP_PROXY_PORT",
+    "HTTP_PROXY_USERNAME",
+    "HTTP_PROXY_PASSWORD",
+    "NO_PROXY",
+    "GPU_LIMITS",
+    "GPU_REQUESTS",
+    "RUNTIME_CLASS_NAME",
+    "SINGLE_NODE",
+    "GPU_VISIBLE_DEVICES",
+    "HOST_UID",
+    "HOST_GID",
+}
 
 
 @dataclass(frozen=True)
@@ -166,8 +189,13 @@ def test_values_document_matches_golden(name: str) -> None:
     assert golden.exists(), f"{golden} is missing: run with REGEN_GOLDEN=1 and review it"
     expected = golden.read_bytes()
     if data != expected:
-        diff = difflib.unified_diff(expected.decode().splitlines(), data.decode().splitlines(),
-                                    "golden", "rendered", lineterm="")  # fmt: skip
+        diff = difflib.unified_diff(
+            expected.decode().splitlines(),
+            data.decode().splitlines(),
+            "golden",
+            "rendered",
+            lineterm="",
+        )
         pytest.fail("rendered values differ from the golden file:\n" + "\n".join(diff))
 
 
@@ -194,8 +222,9 @@ def test_values_document_follows_issue_rules(name: str) -> None:
     assert doc["pvc"] == {"mysql": "2Gi", "logs": "10Gi", "data": "50Gi"}
     assert doc["pvcAccessMode"] == "ReadWriteOnce"
     assert doc["clusterScope"] is True
-    assert missing_credentials(doc) == ([] if "TRACEBLOC_CLIENT_ID" in case.env
-                                        else ["clientId", "clientPassword"])  # fmt: skip
+    assert missing_credentials(doc) == (
+        [] if "TRACEBLOC_CLIENT_ID" in case.env else ["clientId", "clientPassword"]
+    )
     if "HTTP_PROXY_PASSWORD" in case.extra:
         assert env["HTTP_PROXY_HOST"] == "proxy.corp.example"
         assert env["HTTP_PROXY_PORT"] == "3128"
@@ -211,26 +240,39 @@ def test_values_document_follows_issue_rules(name: str) -> None:
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
-        pytest.param("hostpath", {
-            "storageClass": {"create": True, "name": "client-storage-class",
-                             "provisioner": "manual", "allowVolumeExpansion": True,
-                             "parameters": {}},
-            "hostPath": {"enabled": True},
-        }, id="hostpath-default"),
-        pytest.param("node-local", {
-            "storageClass": {"create": False, "name": "local-path"},
-            "hostPath": {"enabled": False},
-        }, id="node-local"),
+        pytest.param(
+            "hostpath",
+            {
+                "storageClass": {
+                    "create": True,
+                    "name": "client-storage-class",
+                    "provisioner": "manual",
+                    "allowVolumeExpansion": True,
+                    "parameters": {},
+                },
+                "hostPath": {"enabled": True},
+            },
+            id="hostpath-default",
+        ),
+        pytest.param(
+            "node-local",
+            {
+                "storageClass": {"create": False, "name": "local-path"},
+                "hostPath": {"enabled": False},
+            },
+            id="node-local",
+        ),
     ],
-)  # fmt: skip
+)
 def test_storage_keys(mode: str, expected: dict[str, Any]) -> None:
     env = {"HOME": "/h", "TB_STORAGE_MODE": mode}
     doc = document(env)
     assert {k: doc[k] for k in ("storageClass", "hostPath", "singleNode") if k in doc} == expected
 
 
-def document(env: dict[str, str], nodes: NodeRead | None = None, gpu: str | None = None,
-             mysql: str = "5.7") -> dict[str, Any]:  # fmt: skip
+def document(
+    env: dict[str, str], nodes: NodeRead | None = None, gpu: str | None = None, mysql: str = "5.7"
+) -> dict[str, Any]:
     cfg = plan_config(env, probe_config(env), os_="linux")
     nodes = nodes or parse_nodes(nodes_out(node("a", "8", "16Gi")))
     training = resolve_training(cfg.probe.override, ABSENT, nodes)
@@ -240,12 +282,16 @@ def document(env: dict[str, str], nodes: NodeRead | None = None, gpu: str | None
 @pytest.mark.parametrize(
     ("vendor", "gpu_env", "device_plugin"),
     [
-        pytest.param("nvidia", "nvidia.com/gpu=1", {"enabled": True, "vendor": "nvidia"},
-                     id="nvidia-smi-lists-a-gpu"),
+        pytest.param(
+            "nvidia",
+            "nvidia.com/gpu=1",
+            {"enabled": True, "vendor": "nvidia"},
+            id="nvidia-smi-lists-a-gpu",
+        ),
         pytest.param("amd", "", {"enabled": True, "vendor": "amd"}, id="amd-dev-kfd"),
         pytest.param(None, "", None, id="no-gpu"),
     ],
-)  # fmt: skip
+)
 def test_gpu_keys(vendor: str | None, gpu_env: str, device_plugin: dict[str, Any] | None) -> None:
     doc = document({"HOME": "/h"}, gpu=vendor)
     assert doc["env"]["GPU_LIMITS"] == doc["env"]["GPU_REQUESTS"] == gpu_env
@@ -262,9 +308,15 @@ def test_without_site_evidence_no_single_node_key_is_written() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("dev", "dev"), ("development", "dev"), ("stg", "stg"), ("Staging", "stg"),
-     ("prod", "prod"), ("production", "prod")],
-)  # fmt: skip
+    [
+        ("dev", "dev"),
+        ("development", "dev"),
+        ("stg", "stg"),
+        ("Staging", "stg"),
+        ("prod", "prod"),
+        ("production", "prod"),
+    ],
+)
 def test_client_env_is_normalised(raw: str, expected: str) -> None:
     assert document({"HOME": "/h", "CLIENT_ENV": raw})["env"]["CLIENT_ENV"] == expected
 
@@ -281,20 +333,34 @@ def test_no_proxy_alone_writes_nothing() -> None:
 @pytest.mark.parametrize(
     ("extra", "server"),
     [
-        pytest.param({"TRACEBLOC_REGISTRY_SERVER": "https://auth.corp.example/v2/"},
-                     "https://auth.corp.example/v2/", id="explicit-server"),
-        pytest.param({"TRACEBLOC_IMAGE_REGISTRY": "mirror.corp.example"},
-                     "https://mirror.corp.example", id="mirror-host"),
+        pytest.param(
+            {"TRACEBLOC_REGISTRY_SERVER": "https://auth.corp.example/v2/"},
+            "https://auth.corp.example/v2/",
+            id="explicit-server",
+        ),
+        pytest.param(
+            {"TRACEBLOC_IMAGE_REGISTRY": "mirror.corp.example"},
+            "https://mirror.corp.example",
+            id="mirror-host",
+        ),
         pytest.param({}, "https://index.docker.io/v1/", id="docker-hub"),
     ],
-)  # fmt: skip
+)
 def test_registry_server(extra: dict[str, str], server: str) -> None:
-    env = {"HOME": "/h", "TRACEBLOC_REGISTRY_USERNAME": "u", "TRACEBLOC_REGISTRY_PASSWORD": "p",
-           "TRACEBLOC_REGISTRY_EMAIL": "ops@corp.example", **extra}  # fmt: skip
+    env = {
+        "HOME": "/h",
+        "TRACEBLOC_REGISTRY_USERNAME": "u",
+        "TRACEBLOC_REGISTRY_PASSWORD": "p",
+        "TRACEBLOC_REGISTRY_EMAIL": "ops@corp.example",
+        **extra,
+    }
     assert document(env)["dockerRegistry"] == {
-        "create": True, "server": server, "username": "u", "password": "p",
+        "create": True,
+        "server": server,
+        "username": "u",
+        "password": "p",
         "email": "ops@corp.example",
-    }  # fmt: skip
+    }
 
 
 def test_redacted_masks_all_three_secrets() -> None:

@@ -21,19 +21,20 @@ from tests.fakes.executables import make_executable
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX fake docker")
 
-DOCKER = '''import json, sys, time
+DOCKER = """import json, sys, time
 with open({log!r}, "a", encoding="utf-8") as out:
     out.write(json.dumps(sys.argv[1:]) + "\\n")
 time.sleep({sleep!r})
 sys.stderr.write({said!r})
 sys.exit({rc!r})
-'''
+"""
 
 
 def fake_docker(tmp_path: Path, *, rc: int = 0, said: str = "", sleep: float = 0) -> dict[str, str]:
     log = tmp_path / "docker.log"
-    make_executable(tmp_path / "bin" / "docker", DOCKER.format(log=str(log), rc=rc, said=said,
-                                                                sleep=sleep))  # fmt: skip
+    make_executable(
+        tmp_path / "bin" / "docker", DOCKER.format(log=str(log), rc=rc, said=said, sleep=sleep)
+    )
     return {"PATH": str(tmp_path / "bin")}
 
 
@@ -50,26 +51,40 @@ def ui() -> tuple[Ui, io.StringIO]:
 SMOKE = ["run", "--rm", "--platform", "linux/amd64", "busybox:1.36", "true"]
 
 
-@pytest.mark.parametrize(("rc", "said", "expected"), [
-    pytest.param(0, "", "ok", id="it-ran"),
-    pytest.param(1, "exec /bin/true: exec format error", "broken", id="exec-format-error"),
-    pytest.param(139, "", "broken", id="crashed-with-no-words"),
-    pytest.param(125, "docker: exec format error", "broken", id="docker-saw-the-exec-format-error"),
-    pytest.param(125, "Cannot connect to the Docker daemon", "unknown", id="docker-itself-failed"),
-    pytest.param(125, "Unable to find image 'busybox:1.36' locally\ndocker: Error response from "
-                 "daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: i/o timeout", "unknown",
-                 id="image-could-not-be-pulled"),  # fmt: skip
-    pytest.param(None, "", "timeout", id="did-not-finish"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("rc", "said", "expected"),
+    [
+        pytest.param(0, "", "ok", id="it-ran"),
+        pytest.param(1, "exec /bin/true: exec format error", "broken", id="exec-format-error"),
+        pytest.param(139, "", "broken", id="crashed-with-no-words"),
+        pytest.param(
+            125, "docker: exec format error", "broken", id="docker-saw-the-exec-format-error"
+        ),
+        pytest.param(
+            125, "Cannot connect to the Docker daemon", "unknown", id="docker-itself-failed"
+        ),
+        pytest.param(
+            125,
+            "Unable to find image 'busybox:1.36' locally\ndocker: Error response from "
+            'daemon: Get "https://registry-1.docker.io/v2/": dial tcp: i/o timeout',
+            "unknown",
+            id="image-could-not-be-pulled",
+        ),
+        pytest.param(None, "", "timeout", id="did-not-finish"),
+    ],
+)
 def test_what_the_smoke_run_shows(rc: int | None, said: str, expected: str) -> None:
     assert amd64_verdict(rc, said) == expected
 
 
-@pytest.mark.parametrize(("os_", "arch", "mysql"), [
-    pytest.param("darwin", "amd64", "5.7", id="intel-mac-runs-amd64-natively"),
-    pytest.param("darwin", "arm64", "8.4", id="apple-silicon-with-the-multi-arch-8.4"),
-    pytest.param("linux", "arm64", "5.7", id="linux-is-not-the-twins-check"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("os_", "arch", "mysql"),
+    [
+        pytest.param("darwin", "amd64", "5.7", id="intel-mac-runs-amd64-natively"),
+        pytest.param("darwin", "arm64", "8.4", id="apple-silicon-with-the-multi-arch-8.4"),
+        pytest.param("linux", "arm64", "5.7", id="linux-is-not-the-twins-check"),
+    ],
+)
 def test_nothing_is_run_where_no_amd64_only_image_needs_emulation(
     tmp_path: Path, os_: str, arch: str, mysql: str
 ) -> None:
@@ -110,9 +125,15 @@ def test_a_smoke_run_that_hangs_is_killed_at_the_bound_and_stops(tmp_path: Path)
 
 
 def test_an_image_that_cannot_be_pulled_is_no_evidence_and_only_warns(tmp_path: Path) -> None:
-    env = fake_docker(tmp_path, rc=125, said="Unable to find image 'busybox:1.36' locally\n"
-                      "docker: Error response from daemon: pull access denied for busybox\n")  # fmt: skip
+    env = fake_docker(
+        tmp_path,
+        rc=125,
+        said="Unable to find image 'busybox:1.36' locally\n"
+        "docker: Error response from daemon: pull access denied for busybox\n",
+    )
     shown, out = ui()
     assert check_amd64(env, Redactor(), shown, os_="darwin", arch="arm64", mysql="5.7") == "unknown"
-    assert "amd64 emulation could not be verified (docker: Error response from daemon: pull " \
-           "access denied for busybox); going on" in out.getvalue()  # fmt: skip
+    assert (
+        "amd64 emulation could not be verified (docker: Error response from daemon: pull "
+        "access denied for busybox); going on" in out.getvalue()
+    )

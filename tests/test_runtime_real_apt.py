@@ -39,7 +39,9 @@ from tests.fakes.runtime_host import (
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="Debian's apt runs on Linux only"),
-    pytest.mark.skipif(shutil.which("dpkg") is None, reason="not a Debian-family machine (no dpkg)"),
+    pytest.mark.skipif(
+        shutil.which("dpkg") is None, reason="not a Debian-family machine (no dpkg)"
+    ),
 ]
 
 
@@ -56,15 +58,20 @@ def engine_files(cluster: FakeCluster, tmp_path: Path, distro: str) -> tuple[str
     fpr = gpg_key(home, "docker stand-in")
     env = linux_host(cluster, distro)
     base = "ubuntu" if distro == "ubuntu" else "debian"
-    (cluster.root / "mirror/download.docker.com/linux" / base / "gpg").write_bytes(export(home, fpr))
+    (cluster.root / "mirror/download.docker.com/linux" / base / "gpg").write_bytes(
+        export(home, fpr)
+    )
     # The engine asks this machine's dpkg for apt's architecture name, as on a real host.
     (cluster.bin / "dpkg").symlink_to(shutil.which("dpkg") or "/usr/bin/dpkg")
     env["TB_TEST_DOCKER_APT_KEY_FPR"] = fpr
     result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, **env)
     assert result.returncode == 0, result.stderr
-    install = next(c for c in root_calls(cluster)
-                   if c[:len(DOCKER_CE_APT) - 3] == DOCKER_CE_APT[:-3] and "docker-ce" in c)
-    packages = [a for a in install[len(DOCKER_CE_APT) - 3:] if not a.startswith("-")]
+    install = next(
+        c
+        for c in root_calls(cluster)
+        if c[: len(DOCKER_CE_APT) - 3] == DOCKER_CE_APT[:-3] and "docker-ce" in c
+    )
+    packages = [a for a in install[len(DOCKER_CE_APT) - 3 :] if not a.startswith("-")]
     source = (sysroot(cluster) / APT_SOURCE.lstrip("/")).read_text(encoding="utf-8")
     return source, packages, fpr
 
@@ -86,18 +93,31 @@ def installs(apt: Apt, line: str, packages: list[str]) -> tuple[bool, str]:
     return simulated.returncode == 0 and all(f"Inst {p} " in said for p in packages), said
 
 
-@pytest.mark.parametrize("distro", [pytest.param("debian", id="debian-12-bookworm"),
-                                    pytest.param("ubuntu", id="ubuntu-24.04-noble")])
+@pytest.mark.parametrize(
+    "distro",
+    [
+        pytest.param("debian", id="debian-12-bookworm"),
+        pytest.param("ubuntu", id="ubuntu-24.04-noble"),
+    ],
+)
 def test_the_real_apt_installs_docker_from_the_source_and_key_the_engine_wrote(
-    cluster: FakeCluster, tmp_path: Path, distro: str, debian_tools: None,
+    cluster: FakeCluster,
+    tmp_path: Path,
+    distro: str,
+    debian_tools: None,
 ) -> None:
     source, packages, fpr = engine_files(cluster, tmp_path, distro)
     assert packages == ["docker-ce", "docker-ce-cli", "containerd.io"]
     codename = "noble" if distro == "ubuntu" else "bookworm"
     assert f"VERSION_CODENAME={codename}" in OS_RELEASES[distro]
     repo = tmp_path / "repo"
-    signed_repository(repo / "linux" / ("ubuntu" if distro == "ubuntu" else "debian"), codename,
-                      tmp_path / "gnupg", fpr, dpkg_arch())  # fmt: skip
+    signed_repository(
+        repo / "linux" / ("ubuntu" if distro == "ubuntu" else "debian"),
+        codename,
+        tmp_path / "gnupg",
+        fpr,
+        dpkg_arch(),
+    )
     apt = Apt(tmp_path / "apt")
     line = for_apt(source, repo, sysroot(cluster))
 

@@ -42,11 +42,14 @@ def one_clear_line(stderr: str) -> None:
 # --- finding 2: control characters in values bound for root-owned files -------------------------
 
 
-@pytest.mark.parametrize(("variable", "value"), [
-    pytest.param("NO_PROXY", "localhost" + INJECTED, id="no-proxy"),
-    pytest.param("HTTPS_PROXY", "http://proxy.corp:3128" + INJECTED, id="https-proxy"),
-    pytest.param("http_proxy", f"http://ana:pw\r\n{INJECTED}@proxy:3128", id="http-proxy-crlf"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        pytest.param("NO_PROXY", "localhost" + INJECTED, id="no-proxy"),
+        pytest.param("HTTPS_PROXY", "http://proxy.corp:3128" + INJECTED, id="https-proxy"),
+        pytest.param("http_proxy", f"http://ana:pw\r\n{INJECTED}@proxy:3128", id="http-proxy-crlf"),
+    ],
+)
 def test_a_line_break_in_a_proxy_variable_stops_prepare_host_before_anything(
     cluster: FakeCluster, variable: str, value: str
 ) -> None:
@@ -78,7 +81,9 @@ def test_a_line_break_in_a_proxy_variable_stops_an_install_before_the_question(
     assert not (sysroot(cluster) / "etc").exists()
 
 
-@pytest.mark.parametrize("char", ["\n", "\r", "\t", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\x01"])
+@pytest.mark.parametrize(
+    "char", ["\n", "\r", "\t", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\x01"]
+)
 def test_every_control_character_is_bad_input_naming_the_variable_not_the_value(char: str) -> None:
     with pytest.raises(BadInput) as raised:
         runtime_given({"HTTPS_PROXY": f"http://u:secret{char}@p:1"})
@@ -112,7 +117,9 @@ def test_root_writes_the_bundles_certificates_and_never_reads_its_path(
 ) -> None:
     bundle, cert = corp_bundle(tmp_path)
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
-    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, TRACEBLOC_CA_BUNDLE=str(bundle), **env)
+    result = cluster.run(
+        "prepare-host", TB_PREPARE_USER=GRANTEE, TRACEBLOC_CA_BUNDLE=str(bundle), **env
+    )
 
     assert result.returncode == 0, result.stderr
     written = (sysroot(cluster) / CA_FILE).read_bytes()
@@ -134,7 +141,9 @@ def test_a_link_to_another_owners_file_is_refused_before_anything(
         link.unlink()
         link.symlink_to(target)
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
-    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, TRACEBLOC_CA_BUNDLE=str(link), **env)
+    result = cluster.run(
+        "prepare-host", TB_PREPARE_USER=GRANTEE, TRACEBLOC_CA_BUNDLE=str(link), **env
+    )
 
     assert result.returncode == 2, result.stderr
     assert "a link to a file another user owns" in result.stderr
@@ -142,20 +151,31 @@ def test_a_link_to_another_owners_file_is_refused_before_anything(
     assert root_calls(cluster) == []
 
 
-@pytest.mark.parametrize(("extra", "said"), [
-    pytest.param(b"-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n", "PRIVATE KEY block",
-                 id="private-key"),
-    pytest.param(b"-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n", "not base64",
-                 id="broken-certificate"),
-    pytest.param(b"-----BEGIN CERTIFICATE-----\nMAA=\n", "does not end", id="unterminated"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        pytest.param(
+            b"-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n",
+            "PRIVATE KEY block",
+            id="private-key",
+        ),
+        pytest.param(
+            b"-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
+            "not base64",
+            id="broken-certificate",
+        ),
+        pytest.param(b"-----BEGIN CERTIFICATE-----\nMAA=\n", "does not end", id="unterminated"),
+    ],
+)
 def test_a_bundle_with_anything_but_certificates_is_refused_before_anything(
     cluster: FakeCluster, tmp_path: Path, extra: bytes, said: str
 ) -> None:
     bundle, cert = corp_bundle(tmp_path)
     bundle.write_bytes(cert + extra)
     env = linux_host(cluster, "debian", docker="stopped", sudo="nopw")
-    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE, TRACEBLOC_CA_BUNDLE=str(bundle), **env)
+    result = cluster.run(
+        "prepare-host", TB_PREPARE_USER=GRANTEE, TRACEBLOC_CA_BUNDLE=str(bundle), **env
+    )
 
     assert result.returncode == 2, result.stderr
     assert said in result.stderr and "TRACEBLOC_CA_BUNDLE" in result.stderr
@@ -167,12 +187,15 @@ def test_a_bundle_with_anything_but_certificates_is_refused_before_anything(
 # --- finding 6: a grant is real before it is announced -------------------------------------------
 
 
-@pytest.mark.parametrize(("user", "said"), [
-    pytest.param("bbo", "names no account on this machine", id="typo"),
-    pytest.param("-o", "is not a user name", id="an-option"),
-    pytest.param("root", "root needs no docker group", id="root"),
-    pytest.param(f"{GRANTEE}\nx", "holds a control character", id="line-break"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("user", "said"),
+    [
+        pytest.param("bbo", "names no account on this machine", id="typo"),
+        pytest.param("-o", "is not a user name", id="an-option"),
+        pytest.param("root", "root needs no docker group", id="root"),
+        pytest.param(f"{GRANTEE}\nx", "holds a control character", id="line-break"),
+    ],
+)
 def test_a_prepare_user_that_is_no_account_is_refused_before_anything(
     cluster: FakeCluster, user: str, said: str
 ) -> None:
@@ -199,8 +222,11 @@ def test_a_grant_that_did_not_happen_fails_the_run_and_is_never_announced(
 
     assert result.returncode == 1, result.stderr
     assert "can now install" not in result.stdout + result.stderr
-    assert ("cannot lock /etc/group" if broken == "usermod-fails" else
-            f"{GRANTEE} is not in the docker group") in result.stderr  # fmt: skip
+    assert (
+        "cannot lock /etc/group"
+        if broken == "usermod-fails"
+        else f"{GRANTEE} is not in the docker group"
+    ) in result.stderr
 
 
 # --- finding 7: no secret staged on disk, even through a kill -9 ----------------------------------
@@ -228,11 +254,14 @@ def test_a_kill_9_during_the_sudo_step_leaves_no_proxy_password_on_disk(
     waiting = tmp_path / "sudo-waiting"
     real = cluster.bin / "sudo-real"
     os.replace(cluster.bin / "sudo", real)
-    make_executable(cluster.bin / "sudo", "import os, sys, time\n"
-                    "if sys.argv[-1].endswith('http-proxy.conf.tracebloc-new'):\n"
-                    f"    open({str(waiting)!r}, 'w').write(str(os.getpid()))\n"
-                    "    time.sleep(60)\n"
-                    f"os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])\n")  # fmt: skip
+    make_executable(
+        cluster.bin / "sudo",
+        "import os, sys, time\n"
+        "if sys.argv[-1].endswith('http-proxy.conf.tracebloc-new'):\n"
+        f"    open({str(waiting)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(60)\n"
+        f"os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])\n",
+    )
     engine = cluster.start("prepare-host", TB_PREPARE_USER=GRANTEE, HTTPS_PROXY=PROXY, **env)
     try:
         deadline = time.monotonic() + 60
@@ -265,8 +294,14 @@ def test_a_kill_9_during_the_sudo_step_leaves_no_proxy_password_on_disk(
 
 
 def real_tools_runner(said: list[str]) -> executor.Runner:
-    return executor.Runner({"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, Redactor(), as_root=True,
-                           say=said.append, warn=said.append, sleep=lambda s: None)  # fmt: skip
+    return executor.Runner(
+        {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+        Redactor(),
+        as_root=True,
+        say=said.append,
+        warn=said.append,
+        sleep=lambda s: None,
+    )
 
 
 def test_real_install_cmp_grep_and_mv_take_a_streamed_owner_only_file(tmp_path: Path) -> None:
@@ -276,8 +311,16 @@ def test_real_install_cmp_grep_and_mv_take_a_streamed_owner_only_file(tmp_path: 
     dest = tmp_path / "http-proxy.conf"
     content = rt.proxy_dropin({"HTTPS_PROXY": PROXY})
     assert content is not None
-    step = rt.streamed(rt.Step(("install", "-m", "0600", rt.STAGED, str(dest)), "proxy",
-                               kind="stage", content=content, secret=True, guard="ours"))  # fmt: skip
+    step = rt.streamed(
+        rt.Step(
+            ("install", "-m", "0600", rt.STAGED, str(dest)),
+            "proxy",
+            kind="stage",
+            content=content,
+            secret=True,
+            guard="ours",
+        )
+    )
     assert step.argv[3] == "/dev/stdin"
     plan = rt.RuntimePlan(rt.PRIVILEGED, "test", (step,), as_root=True)
     said: list[str] = []
@@ -296,16 +339,32 @@ def test_real_sudo_relays_the_streamed_content_to_root(tmp_path: Path) -> None:
     command it runs: the guarded write and the compare through `sudo -n`, as for /etc."""
     import shutil
 
-    assert shutil.which("sudo", path="/usr/bin:/bin"), "sudo is missing: apt-get install -y sudo (.ci/run does)"
+    assert shutil.which("sudo", path="/usr/bin:/bin"), (
+        "sudo is missing: apt-get install -y sudo (.ci/run does)"
+    )
     dest = tmp_path / "http-proxy.conf"
     content = rt.proxy_dropin({"HTTPS_PROXY": PROXY})
     assert content is not None
-    step = rt.streamed(rt.Step(("install", "-m", "0600", rt.STAGED, str(dest)), "proxy",
-                               kind="stage", content=content, secret=True, guard="ours"))  # fmt: skip
+    step = rt.streamed(
+        rt.Step(
+            ("install", "-m", "0600", rt.STAGED, str(dest)),
+            "proxy",
+            kind="stage",
+            content=content,
+            secret=True,
+            guard="ours",
+        )
+    )
     plan = rt.RuntimePlan(rt.PRIVILEGED, "test", (step,))
     said: list[str] = []
-    through_sudo = executor.Runner({"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, Redactor(), as_root=False,
-                                   say=said.append, warn=said.append, sleep=lambda s: None)  # fmt: skip
+    through_sudo = executor.Runner(
+        {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+        Redactor(),
+        as_root=False,
+        say=said.append,
+        warn=said.append,
+        sleep=lambda s: None,
+    )
     done = executor.execute(plan, through_sudo)
     assert any(line.startswith("sudo -n mv -f ") for line in done), done
     assert dest.read_text(encoding="utf-8") == content and (dest.stat().st_mode & 0o777) == 0o600
@@ -326,23 +385,45 @@ def test_real_usermod_takes_the_grant_argv_and_refuses_an_option_as_a_name(tmp_p
     assert usermod, "usermod (Debian's passwd package) is missing"
     etc = tmp_path / "etc"
     etc.mkdir()
-    (etc / "passwd").write_text(f"root:x:0:0:root:/root:/bin/sh\n{GRANTEE}:x:65534:65534::/:/usr/sbin/nologin\n")
+    (etc / "passwd").write_text(
+        f"root:x:0:0:root:/root:/bin/sh\n{GRANTEE}:x:65534:65534::/:/usr/sbin/nologin\n"
+    )
     (etc / "shadow").write_text(f"root:*:19000:0:99999:7:::\n{GRANTEE}:*:19000:0:99999:7:::\n")
     (etc / "group").write_text("root:x:0:\nnogroup:x:65534:\ndocker:x:999:\n")
     (etc / "gshadow").write_text("root:*::\nnogroup:*::\ndocker:!::\n")
-    facts = rt.Facts(os="linux", docker="stopped", docker_cli=True, uid=0, sudo="root", user="root",
-                     tools=frozenset({"systemctl"}))  # fmt: skip
+    facts = rt.Facts(
+        os="linux",
+        docker="stopped",
+        docker_cli=True,
+        uid=0,
+        sudo="root",
+        user="root",
+        tools=frozenset({"systemctl"}),
+    )
     plan = decide_linux(facts, mode=rt.PREPARE_HOST, target_user=GRANTEE)
     grant = next(s.argv for s in plan.steps if s.argv[:1] == ("usermod",))
-    ok = subprocess.run([usermod, "--root", str(tmp_path), *grant[1:]], capture_output=True,
-                        text=True, timeout=60, check=False)  # fmt: skip
+    ok = subprocess.run(
+        [usermod, "--root", str(tmp_path), *grant[1:]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert ok.returncode == 0, ok.stderr
     assert f"docker:x:999:{GRANTEE}" in (etc / "group").read_text()
-    refused = subprocess.run([usermod, "--root", str(tmp_path), *grant[1:-1], "-o"], capture_output=True,
-                             text=True, timeout=60, check=False)  # fmt: skip
+    refused = subprocess.run(
+        [usermod, "--root", str(tmp_path), *grant[1:-1], "-o"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert refused.returncode == 6 and "'-o' does not exist" in refused.stderr
     check = next(s.argv for s in plan.steps if s.kind == "member")
-    assert subprocess.run(["id", *check[1:]], capture_output=True, timeout=30, check=False).returncode == 0
+    assert (
+        subprocess.run(["id", *check[1:]], capture_output=True, timeout=30, check=False).returncode
+        == 0
+    )
 
 
 def test_the_certificates_kept_are_the_bundles_own_bytes(tmp_path: Path) -> None:
@@ -354,13 +435,19 @@ def test_the_certificates_kept_are_the_bundles_own_bytes(tmp_path: Path) -> None
     second = netlab.Authority("Second Root", tmp_path).pem.read_text()
     bundle = f"# comment\r\n{first.replace(chr(10), chr(13) + chr(10))}\nSubject: x\n{second}"
     kept = pem.certificates(bundle.encode())
-    blocks = [b + "-----END CERTIFICATE-----\n" for b in kept.split("-----END CERTIFICATE-----\n")[:-1]]
-    assert [ssl.PEM_cert_to_DER_cert(b) for b in blocks] == [ssl.PEM_cert_to_DER_cert(first),
-                                                             ssl.PEM_cert_to_DER_cert(second)]  # fmt: skip
+    blocks = [
+        b + "-----END CERTIFICATE-----\n" for b in kept.split("-----END CERTIFICATE-----\n")[:-1]
+    ]
+    assert [ssl.PEM_cert_to_DER_cert(b) for b in blocks] == [
+        ssl.PEM_cert_to_DER_cert(first),
+        ssl.PEM_cert_to_DER_cert(second),
+    ]
     with pytest.raises(pem.NotCertificates):
         pem.certificates(b"no pem here")
     with pytest.raises(pem.NotCertificates):
-        pem.certificates(first.encode() + b"-----BEGIN EC PRIVATE KEY-----\nMAA=\n-----END EC PRIVATE KEY-----\n")
+        pem.certificates(
+            first.encode() + b"-----BEGIN EC PRIVATE KEY-----\nMAA=\n-----END EC PRIVATE KEY-----\n"
+        )
 
 
 def test_a_proxy_variable_that_is_not_utf8_stops_prepare_host_in_one_line(
@@ -370,8 +457,12 @@ def test_a_proxy_variable_that_is_not_utf8_stops_prepare_host_in_one_line(
     no place in a unit file (systemd ignores such an assignment) and cannot even be encoded
     for root's stdin: bad input, one line, before anything."""
     env = linux_host(cluster, "debian")
-    result = cluster.run("prepare-host", TB_PREPARE_USER=GRANTEE,
-                         HTTPS_PROXY="http://u:p\udcff@proxy.corp:3128", **env)  # fmt: skip
+    result = cluster.run(
+        "prepare-host",
+        TB_PREPARE_USER=GRANTEE,
+        HTTPS_PROXY="http://u:p\udcff@proxy.corp:3128",
+        **env,
+    )
 
     assert result.returncode == 2, result.stderr
     assert "HTTPS_PROXY" in result.stderr and "Traceback" not in result.stderr, result.stderr

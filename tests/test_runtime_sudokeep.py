@@ -15,11 +15,11 @@ from tests.fakes.executables import make_executable
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="sudo")
 
-SUDO = '''import json, sys
+SUDO = """import json, sys
 with open({log!r}, "a", encoding="utf-8") as out:
     out.write(json.dumps(sys.argv[1:]) + "\\n")
 sys.exit({rc!r})
-'''
+"""
 
 
 def fake_sudo(tmp_path: Path, rc: int = 0) -> dict[str, str]:
@@ -41,7 +41,9 @@ def called(tmp_path: Path, count: int, within: float = 30.0) -> list[list[str]]:
     return calls(tmp_path)
 
 
-def test_the_ticket_is_refreshed_without_a_prompt_while_the_flow_runs_and_never_after(tmp_path: Path) -> None:
+def test_the_ticket_is_refreshed_without_a_prompt_while_the_flow_runs_and_never_after(
+    tmp_path: Path,
+) -> None:
     env = fake_sudo(tmp_path)
     with keepalive(env, interval=0.2):
         called(tmp_path, 2)

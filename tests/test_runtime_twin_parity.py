@@ -31,16 +31,37 @@ from tests.test_cli_install import env_for, fresh
 
 TWIN_REPO = Path("/work/.mirror/tracebloc+client/repo")
 MIGRATION = Path(__file__).resolve().parent.parent / "MIGRATION.md"
-SAFE = ("bash", "sh", "grep", "mktemp", "chmod", "rm", "cat", "find", "uname", "readlink",
-        "mkdir", "tail", "cp", "sed", "sleep", "date", "basename", "dirname", "tr", "printf", "head")
+SAFE = (
+    "bash",
+    "sh",
+    "grep",
+    "mktemp",
+    "chmod",
+    "rm",
+    "cat",
+    "find",
+    "uname",
+    "readlink",
+    "mkdir",
+    "tail",
+    "cp",
+    "sed",
+    "sleep",
+    "date",
+    "basename",
+    "dirname",
+    "tr",
+    "printf",
+    "head",
+)
 PROXY = "http://proxy.corp:3128"
 
-ID = '''import sys
+ID = """import sys
 argv = sys.argv[1:]
 print({"-u": "1000", "-un": "ana", "-nG": "ana", "-Gn": "ana"}.get(argv[0] if argv else "", "ana"))
-'''
+"""
 
-HARNESS = r'''
+HARNESS = r"""
 source "$TWIN/common.sh"
 source "$TWIN/setup-linux.sh"
 export PATH="$FAKE_PATH"
@@ -62,19 +83,24 @@ if [ -n "${PREPARE:-}" ]; then
 else
   install_docker_engine
 fi
-'''
+"""
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step"),
-    pytest.mark.skipif(not (TWIN_REPO / "HEAD").exists(), reason="the twin's repository is not here"),
+    pytest.mark.skipif(
+        not (TWIN_REPO / "HEAD").exists(), reason="the twin's repository is not here"
+    ),
 ]
 
 
 def twin_scripts(where: Path) -> Path:
     where.mkdir(parents=True, exist_ok=True)
     for name in ("common.sh", "setup-linux.sh"):
-        text = subprocess.run(["git", f"--git-dir={TWIN_REPO}", "show", f"HEAD:scripts/lib/{name}"],
-                              capture_output=True, check=True).stdout  # fmt: skip
+        text = subprocess.run(
+            ["git", f"--git-dir={TWIN_REPO}", "show", f"HEAD:scripts/lib/{name}"],
+            capture_output=True,
+            check=True,
+        ).stdout
         (where / name).write_bytes(text)
     return where
 
@@ -90,12 +116,24 @@ def run_twin(cluster: FakeCluster, env: dict[str, str], **extra: str) -> None:
     docker = make_executable(cluster.root / "docker-to-install", cluster.program("docker"))
     cluster.install("tee")
     cluster.on("tee", stdout="")
-    run_env = {**cluster.env(**env, **extra), "TWIN": str(twin_scripts(cluster.root / "twin")),
-               "TB_DOCKER_DROPIN_DIR": str(cluster.root / "twin-dropin"), "USER": "ana",
-               "FAKE_PATH": f"{cluster.bin}:{twin_bin}", "FAKE_DOCKER": str(docker),
-               "FAKE_BIN": str(cluster.bin)}  # fmt: skip
-    subprocess.run([shutil.which("bash") or "/bin/bash", "-c", HARNESS], env=run_env, cwd=cluster.root,
-                   capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    run_env = {
+        **cluster.env(**env, **extra),
+        "TWIN": str(twin_scripts(cluster.root / "twin")),
+        "TB_DOCKER_DROPIN_DIR": str(cluster.root / "twin-dropin"),
+        "USER": "ana",
+        "FAKE_PATH": f"{cluster.bin}:{twin_bin}",
+        "FAKE_DOCKER": str(docker),
+        "FAKE_BIN": str(cluster.bin),
+    }
+    subprocess.run(
+        [shutil.which("bash") or "/bin/bash", "-c", HARNESS],
+        env=run_env,
+        cwd=cluster.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def effects(calls: list[list[str]], dropin: str = "") -> set[str]:
@@ -121,14 +159,20 @@ def effects(calls: list[list[str]], dropin: str = "") -> set[str]:
         elif head in ("systemctl", "usermod"):
             out.add(" ".join(a for a in argv if a != "--"))  # the engine's `usermod … -- NAME`
         elif head in ("apt-get", "dnf", "yum", "zypper", "pacman", "bash") and (
-                "install" in argv or "-S" in argv or head == "bash"):  # fmt: skip
-            out.add("package " + " ".join(a for a in argv[1:] if not a.startswith("-")
-                                          and "=" not in a and a != "install"))  # fmt: skip
+            "install" in argv or "-S" in argv or head == "bash"
+        ):
+            out.add(
+                "package "
+                + " ".join(
+                    a for a in argv[1:] if not a.startswith("-") and "=" not in a and a != "install"
+                )
+            )
     return out
 
 
-def engine_effects(cluster: FakeCluster, backend: BackendServer, command: str,
-                   env: dict[str, str], **extra: str) -> set[str]:  # fmt: skip
+def engine_effects(
+    cluster: FakeCluster, backend: BackendServer, command: str, env: dict[str, str], **extra: str
+) -> set[str]:
     if command == "prepare-host":
         result = cluster.run("prepare-host", **env, **extra)
     else:
@@ -138,8 +182,11 @@ def engine_effects(cluster: FakeCluster, backend: BackendServer, command: str,
 
 
 DOCKER_CE = "package docker-ce docker-ce-cli containerd.io"
-APT_REPO = {"write /etc/apt/keyrings/docker.asc", "write /etc/apt/sources.list.d/docker.list",
-            "package ca-certificates"}  # fmt: skip
+APT_REPO = {
+    "write /etc/apt/keyrings/docker.asc",
+    "write /etc/apt/sources.list.d/docker.list",
+    "package ca-certificates",
+}
 RPM_REPO = {"write /etc/yum.repos.d/docker-ce.repo", "write /etc/pki/rpm-gpg/docker-ce.asc"}
 # Every root call both sides make and the engine's extras the twin has not, by scenario:
 # (only the twin, only the engine). Each is in MIGRATION.md's deliberate differences.
@@ -166,29 +213,38 @@ SIGNED = {  # the signed repository instead of get.docker.com (or dnf config-man
     "rebuild": ({"package dnf-plugins-core"}, RPM_REPO),
 }
 DIFFERENCES = {
-    "debian": SIGNED["apt"], "ubuntu": SIGNED["apt"],
+    "debian": SIGNED["apt"],
+    "ubuntu": SIGNED["apt"],
     # `try-restart` restarts only a running daemon: the twin asked `is-active` first.
     "proxy-set": (SIGNED["apt"][0], SIGNED["apt"][1] | {"systemctl try-restart docker"}),
-    "prepare-host": SIGNED["apt"], "fedora": SIGNED["rpm"], "rhel-9": SIGNED["rpm"],
+    "prepare-host": SIGNED["apt"],
+    "fedora": SIGNED["rpm"],
+    "rhel-9": SIGNED["rpm"],
     "rocky-9": SIGNED["rebuild"],
     # A Docker the engine starts is enabled at boot too (scripts/lib/cluster.sh did it there).
     "stopped": (set(), {"systemctl enable docker"}),
     "stale-proxy-dropin": (set(), {"systemctl try-restart docker", "systemctl enable docker"}),
 }
-STALE = "# Managed by tracebloc installer (#244)\n[Service]\nEnvironment=\"HTTP_PROXY=http://gone:3128\"\n"
+STALE = '# Managed by tracebloc installer (#244)\n[Service]\nEnvironment="HTTP_PROXY=http://gone:3128"\n'
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_the_engine_runs_as_root_what_the_twin_ran(tmp_path: Path, backend: BackendServer,
-                                                   name: str) -> None:  # fmt: skip
+def test_the_engine_runs_as_root_what_the_twin_ran(
+    tmp_path: Path, backend: BackendServer, name: str
+) -> None:
     distro, command, docker, extra = SCENARIOS[name]
     twin = FakeCluster(tmp_path / "twin")
     twin_env = linux_host(twin, distro, docker=docker, sudo="nopw", etc_tools=False)
     if name == "stale-proxy-dropin":
         (twin.root / "twin-dropin").mkdir()
         (twin.root / "twin-dropin" / "http-proxy.conf").write_text(STALE, encoding="utf-8")
-    run_twin(twin, twin_env, PREPARE="1" if command == "prepare-host" else "",
-             TIER0="1" if docker == "running" else "", **extra)  # fmt: skip
+    run_twin(
+        twin,
+        twin_env,
+        PREPARE="1" if command == "prepare-host" else "",
+        TIER0="1" if docker == "running" else "",
+        **extra,
+    )
     twin_effects = effects(root_calls(twin), str(twin.root / "twin-dropin"))
     engine = FakeCluster(tmp_path / "engine")
     if command == "install":
@@ -201,8 +257,9 @@ def test_the_engine_runs_as_root_what_the_twin_ran(tmp_path: Path, backend: Back
     engine_side = engine_effects(engine, backend, command, engine_env, **extra)
 
     # The twin's get.docker.com script runs as `bash <tempfile>`: one effect, named once.
-    twin_effects = {("package" if e.startswith("package ") and "/tmp" in e else e)
-                    for e in twin_effects}  # fmt: skip
+    twin_effects = {
+        ("package" if e.startswith("package ") and "/tmp" in e else e) for e in twin_effects
+    }
     only_twin, only_engine = DIFFERENCES.get(name, (set(), set()))
     assert twin_effects - engine_side == only_twin, f"twin did, engine not: {sorted(engine_side)}"
     assert engine_side - twin_effects == only_engine - twin_effects, "engine did, twin not"

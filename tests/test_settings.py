@@ -23,15 +23,20 @@ from tests.test_packaging import engine_reads
 # and the parsers it runs (config.py, decide/settings.py's number and yes/no readers,
 # decide/yesno.py, decide/paths.py), and the registry's own notices. Passing the whole
 # environment through to a child (edges/proc.py, edges/childio.py) reads no name.
-BUILDER = {"installer/config.py", "installer/commands/settings.py", "installer/decide/paths.py",
-           "installer/decide/settings.py", "installer/decide/yesno.py"}  # fmt: skip
+BUILDER = {
+    "installer/config.py",
+    "installer/commands/settings.py",
+    "installer/decide/paths.py",
+    "installer/decide/settings.py",
+    "installer/decide/yesno.py",
+}
 
 # Readers not yet moved into the builder: each is named so that none is added unnoticed and
 # the list only shrinks (an entry that no longer reads its variable fails too).
 NOT_YET_MOVED = {
     # no-color.org's convention, "set to anything": not a setting the builder could refuse.
     "installer/present/ui.py": {"NO_COLOR", "TB_PLAIN"},
-}  # fmt: skip
+}
 
 
 def registered_reads() -> dict[str, set[str]]:
@@ -47,28 +52,43 @@ def registered_reads() -> dict[str, set[str]]:
 
 
 def test_no_module_outside_the_settings_builder_reads_a_registered_variable() -> None:
-    outside = {module: names for module, names in registered_reads().items()
-               if module not in BUILDER}  # fmt: skip
-    added = {m: sorted(n - NOT_YET_MOVED.get(m, set())) for m, n in outside.items()
-             if n - NOT_YET_MOVED.get(m, set())}  # fmt: skip
+    outside = {
+        module: names for module, names in registered_reads().items() if module not in BUILDER
+    }
+    added = {
+        m: sorted(n - NOT_YET_MOVED.get(m, set()))
+        for m, n in outside.items()
+        if n - NOT_YET_MOVED.get(m, set())
+    }
     assert added == {}, "read it in commands/settings.build (or config.py) and pass the value"
-    moved = {m: sorted(n - outside.get(m, set())) for m, n in NOT_YET_MOVED.items()
-             if n - outside.get(m, set())}  # fmt: skip
+    moved = {
+        m: sorted(n - outside.get(m, set()))
+        for m, n in NOT_YET_MOVED.items()
+        if n - outside.get(m, set())
+    }
     assert moved == {}, "no longer read there: strike it from NOT_YET_MOVED"
 
 
 def test_the_data_directory_and_the_paths_under_it_are_named_once() -> None:
     where = paths.paths({"HOME": "/home/ana"}, "linux")
     assert where == paths.Paths(
-        home="/home/ana", data_dir="/home/ana/.tracebloc", data_dir_source="HOME",
-        log_file="/home/ana/.tracebloc/install.log", data_lock="/home/ana/.tracebloc/install.lock",
-        locks_dir="/home/ana/.tracebloc/locks", tools_cache="/home/ana/.tracebloc/bin")  # fmt: skip
+        home="/home/ana",
+        data_dir="/home/ana/.tracebloc",
+        data_dir_source="HOME",
+        log_file="/home/ana/.tracebloc/install.log",
+        data_lock="/home/ana/.tracebloc/install.lock",
+        locks_dir="/home/ana/.tracebloc/locks",
+        tools_cache="/home/ana/.tracebloc/bin",
+    )
 
 
 def test_windows_paths_use_the_profile_and_backslashes() -> None:
     where = paths.paths({"USERPROFILE": "C:\\Users\\ana", "HOST_DATA_DIR": "D:\\tb"}, "windows")
     assert (where.data_dir, where.log_file, where.locks_dir) == (
-        "D:\\tb", "D:\\tb\\install.log", "C:\\Users\\ana\\.tracebloc\\locks")
+        "D:\\tb",
+        "D:\\tb\\install.log",
+        "C:\\Users\\ana\\.tracebloc\\locks",
+    )
     assert where.data_dir_source == "HOST_DATA_DIR"
     assert where.tools_cache == "C:\\Users\\ana\\AppData\\Local\\tracebloc\\bin"
 
@@ -86,9 +106,14 @@ def test_no_home_and_no_data_directory_is_bad_input_naming_both() -> None:
 
 
 def args_for(command: str, **given: object) -> argparse.Namespace:
-    defaults: dict[str, object] = {"command": command, "kubeconfig": None, "namespace": None,
-                                   "context": None, "chart": None,
-                                   "keep_context_namespace": False}  # fmt: skip
+    defaults: dict[str, object] = {
+        "command": command,
+        "kubeconfig": None,
+        "namespace": None,
+        "context": None,
+        "chart": None,
+        "keep_context_namespace": False,
+    }
     return argparse.Namespace(**{**defaults, **given})
 
 
@@ -99,8 +124,12 @@ def test_probe_and_status_settings_need_no_data_directory() -> None:
 
 
 def test_plan_settings_hold_every_validated_setting(cluster: FakeCluster) -> None:
-    env = {"HOME": str(cluster.home), "TRACEBLOC_SKIP_PREFLIGHT": "yes", "PF_MIN_CPU": "1",
-           "TB_METRICS_WAIT_S": "5"}  # fmt: skip
+    env = {
+        "HOME": str(cluster.home),
+        "TRACEBLOC_SKIP_PREFLIGHT": "yes",
+        "PF_MIN_CPU": "1",
+        "TB_METRICS_WAIT_S": "5",
+    }
     built = settings.build(args_for("plan"), env, Redactor())
     assert built.plan is not None and built.install is not None and built.paths is not None
     assert built.plan.host_data_dir == built.paths.data_dir == str(cluster.home / ".tracebloc")
@@ -110,10 +139,16 @@ def test_plan_settings_hold_every_validated_setting(cluster: FakeCluster) -> Non
     assert built.backend_url is not None and built.backend_url.startswith("https://")
 
 
-@pytest.mark.parametrize("variable", [
-    "TRACEBLOC_ALLOW_NETWORK_FS", "TRACEBLOC_SKIP_DAILY_USER", "TRACEBLOC_SKIP_PREFLIGHT",
-    "TRACEBLOC_FORCE_REINSTALL", "TRACEBLOC_NO_REBOOT",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "TRACEBLOC_ALLOW_NETWORK_FS",
+        "TRACEBLOC_SKIP_DAILY_USER",
+        "TRACEBLOC_SKIP_PREFLIGHT",
+        "TRACEBLOC_FORCE_REINSTALL",
+        "TRACEBLOC_NO_REBOOT",
+    ],
+)
 def test_plan_refuses_a_typo_in_any_yes_no_variable_before_reading_the_cluster(
     cluster: FakeCluster, variable: str
 ) -> None:
@@ -145,11 +180,20 @@ def test_plan_settings_carry_the_ca_bundle_and_its_variable_for_every_command(
 
 
 def test_the_proxy_variables_are_read_once_as_given() -> None:
-    env = {"HTTPS_PROXY": "http://ana:p@ss@proxy:3128", "NO_PROXY": "", "no_proxy": "corp",
-           "PATH": "/bin"}  # fmt: skip
+    env = {
+        "HTTPS_PROXY": "http://ana:p@ss@proxy:3128",
+        "NO_PROXY": "",
+        "no_proxy": "corp",
+        "PATH": "/bin",
+    }
     assert dsettings.proxy_environment(env) == {
-        "HTTPS_PROXY": "http://ana:p@ss@proxy:3128", "NO_PROXY": "", "no_proxy": "corp"}
+        "HTTPS_PROXY": "http://ana:p@ss@proxy:3128",
+        "NO_PROXY": "",
+        "no_proxy": "corp",
+    }
     # Kept as given, blank ones too (the readers' `or` decides, as it did on the environment);
     # the runtime's daemon is handed the non-blank ones, as before.
-    assert dsettings.runtime_given(env).proxy == {"HTTPS_PROXY": "http://ana:p@ss@proxy:3128",
-                                                  "no_proxy": "corp"}  # fmt: skip
+    assert dsettings.runtime_given(env).proxy == {
+        "HTTPS_PROXY": "http://ana:p@ss@proxy:3128",
+        "no_proxy": "corp",
+    }

@@ -17,8 +17,13 @@ NAMED = re.compile(r"[\"']((?:TB|TRACEBLOC|PF)_[A-Z0-9_]*[A-Z0-9])[\"']")
 
 
 def test_the_reference_is_what_the_generator_writes() -> None:
-    result = subprocess.run([sys.executable, str(GENERATOR), "--check"], capture_output=True,
-                            text=True, timeout=60, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(GENERATOR), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
 
 

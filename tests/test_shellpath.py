@@ -15,33 +15,49 @@ def choice(name: str, source: str) -> ToolChoice:
 
 
 def test_only_engine_kept_tools_nobody_else_has_get_a_link() -> None:
-    choices = {"kubectl": choice("kubectl", "download"), "helm": choice("helm", "cache"),
-               "k3d": choice("k3d", "path")}  # fmt: skip
+    choices = {
+        "kubectl": choice("kubectl", "download"),
+        "helm": choice("helm", "cache"),
+        "k3d": choice("k3d", "path"),
+    }
     env = {"HOME": HOME}
     assert links(choices, env, "linux", on_path=[], taken=[]) == [
         (f"{HOME}/.tracebloc/bin/kubectl", f"{HOME}/.local/bin/kubectl"),
-        (f"{HOME}/.tracebloc/bin/helm", f"{HOME}/.local/bin/helm")]
+        (f"{HOME}/.tracebloc/bin/helm", f"{HOME}/.local/bin/helm"),
+    ]
     # A kubectl of the person's own on PATH is never shadowed; a file at the link is left.
-    assert links(choices, env, "linux", on_path=["kubectl"], taken=[f"{HOME}/.local/bin/helm"]) == []
+    assert (
+        links(choices, env, "linux", on_path=["kubectl"], taken=[f"{HOME}/.local/bin/helm"]) == []
+    )
     assert links(choices, env, "windows", on_path=[], taken=[]) == []
 
 
-@pytest.mark.parametrize(("shell", "os_", "kept"), [
-    pytest.param("/bin/bash", "linux", "~/.bashrc", id="bash-linux"),
-    pytest.param("/bin/bash", "darwin", "~/.bash_profile", id="bash-macos"),
-    pytest.param("/bin/zsh", "darwin", "~/.zshrc", id="zsh"),
-    pytest.param("", "linux", "~/.profile", id="sh"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shell", "os_", "kept"),
+    [
+        pytest.param("/bin/bash", "linux", "~/.bashrc", id="bash-linux"),
+        pytest.param("/bin/bash", "darwin", "~/.bash_profile", id="bash-macos"),
+        pytest.param("/bin/zsh", "darwin", "~/.zshrc", id="zsh"),
+        pytest.param("", "linux", "~/.profile", id="sh"),
+    ],
+)
 def test_the_path_note_is_for_the_persons_shell(shell: str, os_: str, kept: str) -> None:
     env = {"HOME": HOME, "SHELL": shell, "PATH": "/usr/bin:/bin"}
     assert path_note(env, os_, f"{HOME}/.local/bin", "k3d is") == (
         f"k3d is in {HOME}/.local/bin, which is not on your PATH yet: run "
-        f"`export PATH=\"{HOME}/.local/bin:$PATH\"` (add it to {kept} to keep it)")
-    assert path_note({**env, "PATH": f"/usr/bin:{HOME}/.local/bin/"}, os_, f"{HOME}/.local/bin",
-                     "k3d is") == ""  # fmt: skip
+        f'`export PATH="{HOME}/.local/bin:$PATH"` (add it to {kept} to keep it)'
+    )
+    assert (
+        path_note(
+            {**env, "PATH": f"/usr/bin:{HOME}/.local/bin/"}, os_, f"{HOME}/.local/bin", "k3d is"
+        )
+        == ""
+    )
 
 
 def test_fish_gets_its_own_line() -> None:
     env = {"HOME": HOME, "SHELL": "/usr/bin/fish", "PATH": "/usr/bin"}
-    assert "run `fish_add_path /home/ana/.local/bin` (add it to ~/.config/fish/config.fish" in \
-        path_note(env, "linux", f"{HOME}/.local/bin", "helm is")  # fmt: skip
+    assert (
+        "run `fish_add_path /home/ana/.local/bin` (add it to ~/.config/fish/config.fish"
+        in path_note(env, "linux", f"{HOME}/.local/bin", "helm is")
+    )

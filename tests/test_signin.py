@@ -58,44 +58,69 @@ class TtyTerm(Term):
 # --- the pure decisions ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("env", "values_given", "previous", "expected"), [
-    pytest.param({}, False, (None, None), True, id="bare-run-signs-in"),
-    pytest.param({"TRACEBLOC_CLIENT_ID": "a", "TRACEBLOC_CLIENT_PASSWORD": "b"}, False,
-                 (None, None), False, id="env-credentials-unattended"),
-    pytest.param({"TRACEBLOC_CLIENT_ID": "a"}, False, (None, None), False,
-                 id="half-env-is-credentials-error-not-sign-in"),
-    pytest.param({"TRACEBLOC_VALUES_FILE": "/v.yaml"}, False, (None, None), False, id="values-file-env"),
-    pytest.param({}, True, (None, None), False, id="values-file-given"),
-    pytest.param({}, False, ("id", "pw"), False, id="earlier-values-file-with-credentials"),
-    pytest.param({}, False, ("id", None), True, id="earlier-values-file-without-password"),
-])  # fmt: skip
-def test_when_sign_in_is_the_way_credentials_come(env: dict[str, str], values_given: bool,
-                                                  previous: tuple[str | None, str | None],
-                                                  expected: bool) -> None:  # fmt: skip
-    assert signin.wanted(credentials_given(env), values_given=values_given,
-                         previous=previous) is expected  # fmt: skip
+@pytest.mark.parametrize(
+    ("env", "values_given", "previous", "expected"),
+    [
+        pytest.param({}, False, (None, None), True, id="bare-run-signs-in"),
+        pytest.param(
+            {"TRACEBLOC_CLIENT_ID": "a", "TRACEBLOC_CLIENT_PASSWORD": "b"},
+            False,
+            (None, None),
+            False,
+            id="env-credentials-unattended",
+        ),
+        pytest.param(
+            {"TRACEBLOC_CLIENT_ID": "a"},
+            False,
+            (None, None),
+            False,
+            id="half-env-is-credentials-error-not-sign-in",
+        ),
+        pytest.param(
+            {"TRACEBLOC_VALUES_FILE": "/v.yaml"}, False, (None, None), False, id="values-file-env"
+        ),
+        pytest.param({}, True, (None, None), False, id="values-file-given"),
+        pytest.param({}, False, ("id", "pw"), False, id="earlier-values-file-with-credentials"),
+        pytest.param({}, False, ("id", None), True, id="earlier-values-file-without-password"),
+    ],
+)
+def test_when_sign_in_is_the_way_credentials_come(
+    env: dict[str, str], values_given: bool, previous: tuple[str | None, str | None], expected: bool
+) -> None:
+    assert (
+        signin.wanted(credentials_given(env), values_given=values_given, previous=previous)
+        is expected
+    )
 
 
-@pytest.mark.parametrize(("raw", "clean"), [
-    pytest.param("lab\x1b[D\x1b[D one", "lab one", id="arrow-keys"),
-    pytest.param("\x1b[200~lab-one\x1b[201~", "lab-one", id="bracketed-paste"),
-    pytest.param("  lab\x1bOA\t \r", "lab", id="ss3-and-whitespace"),
-    pytest.param("\x1b]0;title\x07box", "box", id="osc-title"),
-    pytest.param("Müller's GPU", "Müller's GPU", id="unicode-kept"),
-    pytest.param("\x1b[A\x1b[B", "", id="only-escapes"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        pytest.param("lab\x1b[D\x1b[D one", "lab one", id="arrow-keys"),
+        pytest.param("\x1b[200~lab-one\x1b[201~", "lab-one", id="bracketed-paste"),
+        pytest.param("  lab\x1bOA\t \r", "lab", id="ss3-and-whitespace"),
+        pytest.param("\x1b]0;title\x07box", "box", id="osc-title"),
+        pytest.param("Müller's GPU", "Müller's GPU", id="unicode-kept"),
+        pytest.param("\x1b[A\x1b[B", "", id="only-escapes"),
+    ],
+)
 def test_a_typed_name_loses_escape_sequences(raw: str, clean: str) -> None:
     assert signin.clean_name(raw) == clean
 
 
-@pytest.mark.parametrize(("env", "zone", "expected"), [
-    pytest.param({"TRACEBLOC_CLIENT_LOCATION": " FR "}, "Europe/Berlin", ("FR", "env"), id="env-wins"),
-    pytest.param({}, "Europe/Berlin", ("DE", "time zone"), id="zone-tab"),
-    pytest.param({}, "Europe/Zurich", ("CH", "time zone"), id="zone1970-first-country"),
-    pytest.param({}, "UTC", (None, "none"), id="utc-names-no-country"),
-    pytest.param({}, "Mars/Olympus", (None, "none"), id="unknown-zone-omitted"),
-    pytest.param({}, None, (None, "none"), id="no-zone"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("env", "zone", "expected"),
+    [
+        pytest.param(
+            {"TRACEBLOC_CLIENT_LOCATION": " FR "}, "Europe/Berlin", ("FR", "env"), id="env-wins"
+        ),
+        pytest.param({}, "Europe/Berlin", ("DE", "time zone"), id="zone-tab"),
+        pytest.param({}, "Europe/Zurich", ("CH", "time zone"), id="zone1970-first-country"),
+        pytest.param({}, "UTC", (None, "none"), id="utc-names-no-country"),
+        pytest.param({}, "Mars/Olympus", (None, "none"), id="unknown-zone-omitted"),
+        pytest.param({}, None, (None, "none"), id="no-zone"),
+    ],
+)
 def test_the_location_comes_from_the_variable_or_the_zone_table(
     env: dict[str, str], zone: str | None, expected: tuple[str | None, str]
 ) -> None:
@@ -110,29 +135,41 @@ def test_localtime_link_gives_the_zone() -> None:
 
 
 def test_the_credential_file_is_read_as_data() -> None:
-    text = ("# tracebloc client credential\nTRACEBLOC_CLIENT_ID=abc-123\n"
-            f"TRACEBLOC_CLIENT_PASSWORD={PASSWORD}\nTB_NAMESPACE=ana-01\n"
-            "PATH=$(rm -rf ~)\n")  # fmt: skip
+    text = (
+        "# tracebloc client credential\nTRACEBLOC_CLIENT_ID=abc-123\n"
+        f"TRACEBLOC_CLIENT_PASSWORD={PASSWORD}\nTB_NAMESPACE=ana-01\n"
+        "PATH=$(rm -rf ~)\n"
+    )
     minted = signin.parse_credential(text)
     assert (minted.client_id, minted.password, minted.namespace, minted.adopted) == (
-        "abc-123", PASSWORD, "ana-01", False)
+        "abc-123",
+        PASSWORD,
+        "ana-01",
+        False,
+    )
     assert PASSWORD not in repr(minted)
 
 
 def test_an_adopted_credential_file_has_no_password() -> None:
-    minted = signin.parse_credential("TRACEBLOC_CLIENT_ID=u\nTB_NAMESPACE=ana-01\n"
-                                     "TRACEBLOC_CLIENT_ADOPTED=1\n")  # fmt: skip
+    minted = signin.parse_credential(
+        "TRACEBLOC_CLIENT_ID=u\nTB_NAMESPACE=ana-01\nTRACEBLOC_CLIENT_ADOPTED=1\n"
+    )
     assert minted.adopted and minted.password is None
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param("TB_NAMESPACE=ana-01\nTRACEBLOC_CLIENT_PASSWORD=x\n", id="no-id"),
-    pytest.param("TRACEBLOC_CLIENT_ID=u\nTRACEBLOC_CLIENT_PASSWORD=x\n", id="no-namespace"),
-    pytest.param("TRACEBLOC_CLIENT_ID=u\nTB_NAMESPACE=Bad_NS\nTRACEBLOC_CLIENT_PASSWORD=x\n",
-                 id="namespace-not-a-label"),
-    pytest.param("TRACEBLOC_CLIENT_ID=u\nTB_NAMESPACE=a\n", id="mint-without-password"),
-    pytest.param("garbage\n", id="not-key-value"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("TB_NAMESPACE=ana-01\nTRACEBLOC_CLIENT_PASSWORD=x\n", id="no-id"),
+        pytest.param("TRACEBLOC_CLIENT_ID=u\nTRACEBLOC_CLIENT_PASSWORD=x\n", id="no-namespace"),
+        pytest.param(
+            "TRACEBLOC_CLIENT_ID=u\nTB_NAMESPACE=Bad_NS\nTRACEBLOC_CLIENT_PASSWORD=x\n",
+            id="namespace-not-a-label",
+        ),
+        pytest.param("TRACEBLOC_CLIENT_ID=u\nTB_NAMESPACE=a\n", id="mint-without-password"),
+        pytest.param("garbage\n", id="not-key-value"),
+    ],
+)
 def test_a_credential_file_that_is_not_the_clis_is_refused(text: str) -> None:
     with pytest.raises(signin.CredentialFileError):
         signin.parse_credential(text)
@@ -155,23 +192,37 @@ def test_a_rejected_location_gets_the_hint_for_where_it_came_from() -> None:
     assert lines == ["Error: HTTP 403 forbidden"]
 
 
-@pytest.mark.parametrize(("os_", "shell", "path", "expected"), [
-    pytest.param("linux", "/bin/bash", "/usr/bin", 'export PATH="/home/a/.tracebloc/bin:$PATH"',
-                 id="bash"),
-    pytest.param("darwin", "/bin/zsh", "/usr/bin", 'export PATH="/home/a/.tracebloc/bin:$PATH"',
-                 id="zsh"),
-    pytest.param("linux", "/usr/bin/fish", "/usr/bin", "fish_add_path /home/a/.tracebloc/bin",
-                 id="fish"),
-    pytest.param("linux", "/bin/bash", "/usr/bin:/home/a/.tracebloc/bin/", None, id="already-on-path"),
-])  # fmt: skip
-def test_the_path_line_is_for_the_persons_shell(os_: str, shell: str, path: str,
-                                                expected: str | None) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("os_", "shell", "path", "expected"),
+    [
+        pytest.param(
+            "linux",
+            "/bin/bash",
+            "/usr/bin",
+            'export PATH="/home/a/.tracebloc/bin:$PATH"',
+            id="bash",
+        ),
+        pytest.param(
+            "darwin", "/bin/zsh", "/usr/bin", 'export PATH="/home/a/.tracebloc/bin:$PATH"', id="zsh"
+        ),
+        pytest.param(
+            "linux", "/usr/bin/fish", "/usr/bin", "fish_add_path /home/a/.tracebloc/bin", id="fish"
+        ),
+        pytest.param(
+            "linux", "/bin/bash", "/usr/bin:/home/a/.tracebloc/bin/", None, id="already-on-path"
+        ),
+    ],
+)
+def test_the_path_line_is_for_the_persons_shell(
+    os_: str, shell: str, path: str, expected: str | None
+) -> None:
     assert signin.path_line("/home/a/.tracebloc/bin", os_=os_, shell=shell, path=path) == expected
 
 
 def test_the_path_line_on_windows_is_powershell() -> None:
-    line = signin.path_line(r"C:\Users\a\AppData\Local\tracebloc\bin", os_="windows", shell="",
-                            path=r"C:\Windows")  # fmt: skip
+    line = signin.path_line(
+        r"C:\Users\a\AppData\Local\tracebloc\bin", os_="windows", shell="", path=r"C:\Windows"
+    )
     assert line == r'$env:Path = "C:\Users\a\AppData\Local\tracebloc\bin;" + $env:Path'
 
 
@@ -192,28 +243,53 @@ def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def setting(tmp_path: Path, *releases: tuple[str, str], readable: bool = True,
-            stored: dict[str, str] | None = None) -> flow.Setting:  # fmt: skip
-    listing = ListRead(readable, tuple(Installed(n, ns, "client-1.4.2", "deployed")
-                                       for n, ns in releases), "" if readable else "timeout")  # fmt: skip
+def setting(
+    tmp_path: Path,
+    *releases: tuple[str, str],
+    readable: bool = True,
+    stored: dict[str, str] | None = None,
+) -> flow.Setting:
+    listing = ListRead(
+        readable,
+        tuple(Installed(n, ns, "client-1.4.2", "deployed") for n, ns in releases),
+        "" if readable else "timeout",
+    )
     return flow.Setting(str(tmp_path / "data"), listing, stored or {})
 
 
-def run_flow(cli: FakeCli, tmp_path: Path, term: Term | None, *, may_ask: bool = True,
-             st: flow.Setting | None = None, **env: str) -> flow.SignedIn:  # fmt: skip
+def run_flow(
+    cli: FakeCli,
+    tmp_path: Path,
+    term: Term | None,
+    *,
+    may_ask: bool = True,
+    st: flow.Setting | None = None,
+    **env: str,
+) -> flow.SignedIn:
     said: list[str] = []
-    return flow.sign_in(Tool("tracebloc", str(cli.path)), env_for(tmp_path, **env),
-                        Redactor(), terminal=term, may_ask=may_ask,
-                        setting=st or setting(tmp_path), say=said.append)  # fmt: skip
+    return flow.sign_in(
+        Tool("tracebloc", str(cli.path)),
+        env_for(tmp_path, **env),
+        Redactor(),
+        terminal=term,
+        may_ask=may_ask,
+        setting=st or setting(tmp_path),
+        say=said.append,
+    )
 
 
 def test_a_bare_sign_in_mints_names_and_registers(cli: FakeCli, tmp_path: Path) -> None:
-    cli.script(create={"mode": "mint", "client_id": "uuid-1", "password": PASSWORD,
-                       "namespace": "lab-one"})  # fmt: skip
+    cli.script(
+        create={"mode": "mint", "client_id": "uuid-1", "password": PASSWORD, "namespace": "lab-one"}
+    )
     term = Term("\x1b[D lab one ")
     got = run_flow(cli, tmp_path, term, TZ="Europe/Berlin")
     assert (got.client_id, got.password, got.namespace, got.adopted) == (
-        "uuid-1", PASSWORD, "lab-one", False)
+        "uuid-1",
+        PASSWORD,
+        "lab-one",
+        False,
+    )
     path = str(tmp_path / "data" / tbcli.SIGNIN_DIR / tbcli.CREDENTIAL_FILE)
     create = ["client", "create", "--yes", "--name", "lab one", "--credential-file", path]
     if os.path.exists("/usr/share/zoneinfo/zone.tab"):
@@ -231,8 +307,7 @@ def test_the_name_comes_from_the_variable_and_location_from_its_variable(
     cli: FakeCli, tmp_path: Path
 ) -> None:
     term = Term()
-    run_flow(cli, tmp_path, term, TRACEBLOC_CLIENT_NAME="gpu box",
-             TRACEBLOC_CLIENT_LOCATION="FR")  # fmt: skip
+    run_flow(cli, tmp_path, term, TRACEBLOC_CLIENT_NAME="gpu box", TRACEBLOC_CLIENT_LOCATION="FR")
     create = cli.calls()[-1]
     assert create[create.index("--name") + 1] == "gpu box"
     assert create[create.index("--location") + 1] == "FR"
@@ -248,8 +323,9 @@ def test_an_empty_name_is_asked_again_and_no_zone_omits_the_location(
     assert "--location" not in cli.calls()[-1]
 
 
-def test_no_name_and_nobody_to_ask_is_exit_2_before_signing_in(cli: FakeCli,
-                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_no_name_and_nobody_to_ask_is_exit_2_before_signing_in(
+    cli: FakeCli, tmp_path: Path
+) -> None:
     with pytest.raises(BadInput) as caught:
         run_flow(cli, tmp_path, Term(), may_ask=False)
     assert caught.value.exit_code == 2 and "TRACEBLOC_CLIENT_NAME" in caught.value.message
@@ -287,49 +363,70 @@ def test_login_runs_on_the_persons_terminal(cli: FakeCli, tmp_path: Path) -> Non
     assert "WDJB-MJHT" in shown and "https://ai.tracebloc.io/device" in shown
 
 
-def test_another_accounts_client_here_is_refused_before_minting(cli: FakeCli,
-                                                                tmp_path: Path) -> None:  # fmt: skip
+def test_another_accounts_client_here_is_refused_before_minting(
+    cli: FakeCli, tmp_path: Path
+) -> None:
     cli.script(list={"clients": [{"id": 7, "name": "mine", "namespace": "ana-01"}]})
     with pytest.raises(Refused) as caught:
-        run_flow(cli, tmp_path, Term(), st=setting(tmp_path, ("bob-01", "bob-01")),
-                 TRACEBLOC_CLIENT_NAME="box")  # fmt: skip
+        run_flow(
+            cli,
+            tmp_path,
+            Term(),
+            st=setting(tmp_path, ("bob-01", "bob-01")),
+            TRACEBLOC_CLIENT_NAME="box",
+        )
     assert caught.value.exit_code == 3 and "bob-01" in caught.value.message
     remedy = caught.value.remedy or ""
     assert "(1) repair" in remedy and "(2) switch" in remedy and "(3) run both" in remedy
     assert cli.calls() == [["login"], ["client", "list", "--plain"]]
 
 
-@pytest.mark.parametrize("listed", [
-    pytest.param({"clients": [{"id": 7, "name": "mine", "namespace": "bob-01"}]}, id="owned"),
-    pytest.param({"rc": 1}, id="list-unreadable-defers-to-create"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "listed",
+    [
+        pytest.param({"clients": [{"id": 7, "name": "mine", "namespace": "bob-01"}]}, id="owned"),
+        pytest.param({"rc": 1}, id="list-unreadable-defers-to-create"),
+    ],
+)
 def test_an_owned_or_unprovable_installed_client_goes_on_to_create(
     cli: FakeCli, tmp_path: Path, listed: dict[str, Any]
 ) -> None:
     cli.script(list=listed)
-    run_flow(cli, tmp_path, Term(), st=setting(tmp_path, ("bob-01", "bob-01")),
-             TRACEBLOC_CLIENT_NAME="box")  # fmt: skip
+    run_flow(
+        cli,
+        tmp_path,
+        Term(),
+        st=setting(tmp_path, ("bob-01", "bob-01")),
+        TRACEBLOC_CLIENT_NAME="box",
+    )
     assert cli.calls()[-1][:2] == ["client", "create"]
 
 
-def test_the_legacy_namespace_is_not_checked_against_the_list(cli: FakeCli,
-                                                              tmp_path: Path) -> None:  # fmt: skip
-    run_flow(cli, tmp_path, Term(), st=setting(tmp_path, ("tracebloc", "tracebloc")),
-             TRACEBLOC_CLIENT_NAME="box")  # fmt: skip
+def test_the_legacy_namespace_is_not_checked_against_the_list(cli: FakeCli, tmp_path: Path) -> None:
+    run_flow(
+        cli,
+        tmp_path,
+        Term(),
+        st=setting(tmp_path, ("tracebloc", "tracebloc")),
+        TRACEBLOC_CLIENT_NAME="box",
+    )
     # Listed, as the twin lists it, but its absence from the list proves nothing.
     assert [c[:2] for c in cli.calls()] == [["login"], ["client", "list"], ["client", "create"]]
 
 
-def test_unreadable_releases_refuse_without_signing_in_or_minting(cli: FakeCli,
-                                                                  tmp_path: Path) -> None:  # fmt: skip
+def test_unreadable_releases_refuse_without_signing_in_or_minting(
+    cli: FakeCli, tmp_path: Path
+) -> None:
     with pytest.raises(Refused):
-        run_flow(cli, tmp_path, Term(), st=setting(tmp_path, readable=False),
-                 TRACEBLOC_CLIENT_NAME="box")  # fmt: skip
+        run_flow(
+            cli, tmp_path, Term(), st=setting(tmp_path, readable=False), TRACEBLOC_CLIENT_NAME="box"
+        )
     assert cli.calls() == []
 
 
-def test_a_failed_create_shows_the_clis_error_and_leaves_no_file(cli: FakeCli,
-                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_a_failed_create_shows_the_clis_error_and_leaves_no_file(
+    cli: FakeCli, tmp_path: Path
+) -> None:
     cli.script(create={"mode": "fail", "error": "creating client: HTTP 403: forbidden"})
     with pytest.raises(InstallerError) as caught:
         run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box")
@@ -340,27 +437,35 @@ def test_a_failed_create_shows_the_clis_error_and_leaves_no_file(cli: FakeCli,
 def test_an_unknown_location_gets_the_twins_hint(cli: FakeCli, tmp_path: Path) -> None:
     cli.script(bad_locations=["berlin"])
     with pytest.raises(InstallerError) as caught:
-        run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box",
-                 TRACEBLOC_CLIENT_LOCATION="berlin")  # fmt: skip
+        run_flow(
+            cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box", TRACEBLOC_CLIENT_LOCATION="berlin"
+        )
     assert "not a recognised carbon zone" in caught.value.message
     assert "TRACEBLOC_CLIENT_LOCATION" in caught.value.message
 
 
 @POSIX_ONLY
-def test_a_credential_file_readable_by_others_is_refused_and_removed(cli: FakeCli,
-                                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_a_credential_file_readable_by_others_is_refused_and_removed(
+    cli: FakeCli, tmp_path: Path
+) -> None:
     cli.script(create={"mode": "world-readable"})
     with pytest.raises(InstallerError, match="readable by others"):
         run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box")
     assert not (tmp_path / "data" / tbcli.SIGNIN_DIR).exists()
 
 
-@pytest.mark.parametrize("where", [
-    pytest.param((tbcli.CREDENTIAL_FILE,), id="an-older-engines-place"),
-    pytest.param((tbcli.SIGNIN_DIR, tbcli.CREDENTIAL_FILE), id="a-killed-runs-sign-in-directory"),
-])  # fmt: skip
-def test_a_stale_credential_file_is_never_read_as_this_runs(cli: FakeCli, tmp_path: Path,
-                                                           where: tuple[str, ...]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param((tbcli.CREDENTIAL_FILE,), id="an-older-engines-place"),
+        pytest.param(
+            (tbcli.SIGNIN_DIR, tbcli.CREDENTIAL_FILE), id="a-killed-runs-sign-in-directory"
+        ),
+    ],
+)
+def test_a_stale_credential_file_is_never_read_as_this_runs(
+    cli: FakeCli, tmp_path: Path, where: tuple[str, ...]
+) -> None:
     stale = tmp_path.joinpath("data", *where)
     stale.parent.mkdir(parents=True)
     stale.write_text("TRACEBLOC_CLIENT_ID=old\nTRACEBLOC_CLIENT_PASSWORD=old\nTB_NAMESPACE=old\n")
@@ -369,31 +474,52 @@ def test_a_stale_credential_file_is_never_read_as_this_runs(cli: FakeCli, tmp_pa
         run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box")
 
 
-def test_an_adopted_cluster_keeps_the_installed_releases_password(cli: FakeCli,
-                                                                  tmp_path: Path) -> None:  # fmt: skip
-    cli.script(create={"mode": "adopt", "client_id": "uuid-9", "namespace": "ana-01"},
-               list={"clients": [{"id": 9, "name": "ana-01", "namespace": "ana-01"}]})  # fmt: skip
-    got = run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box",
-                   st=setting(tmp_path, ("ana-01", "ana-01"), stored={"ns:ana-01": "kept-pw"}))  # fmt: skip
+def test_an_adopted_cluster_keeps_the_installed_releases_password(
+    cli: FakeCli, tmp_path: Path
+) -> None:
+    cli.script(
+        create={"mode": "adopt", "client_id": "uuid-9", "namespace": "ana-01"},
+        list={"clients": [{"id": 9, "name": "ana-01", "namespace": "ana-01"}]},
+    )
+    got = run_flow(
+        cli,
+        tmp_path,
+        Term(),
+        TRACEBLOC_CLIENT_NAME="box",
+        st=setting(tmp_path, ("ana-01", "ana-01"), stored={"ns:ana-01": "kept-pw"}),
+    )
     assert (got.client_id, got.password, got.namespace, got.adopted) == (
-        "uuid-9", "kept-pw", "ana-01", True)
+        "uuid-9",
+        "kept-pw",
+        "ana-01",
+        True,
+    )
 
 
-def test_an_adopted_client_in_the_legacy_namespace_is_found_by_its_id(cli: FakeCli,
-                                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_an_adopted_client_in_the_legacy_namespace_is_found_by_its_id(
+    cli: FakeCli, tmp_path: Path
+) -> None:
     from installer.decide.model import ReleaseRead, ReleaseState
 
     cli.script(create={"mode": "adopt", "client_id": "uuid-9", "namespace": "ana-01"})
-    read = ReleaseRead("tracebloc", "tracebloc", ReleaseState.PRESENT,
-                       {"clientId": "uuid-9", "clientPassword": "legacy-pw"})  # fmt: skip
+    read = ReleaseRead(
+        "tracebloc",
+        "tracebloc",
+        ReleaseState.PRESENT,
+        {"clientId": "uuid-9", "clientPassword": "legacy-pw"},
+    )
     stored = flow.stored_passwords({("tracebloc", "tracebloc"): read})
-    got = run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box",
-                   st=setting(tmp_path, ("tracebloc", "tracebloc"), stored=stored))  # fmt: skip
+    got = run_flow(
+        cli,
+        tmp_path,
+        Term(),
+        TRACEBLOC_CLIENT_NAME="box",
+        st=setting(tmp_path, ("tracebloc", "tracebloc"), stored=stored),
+    )
     assert (got.password, got.adopted) == ("legacy-pw", True)
 
 
-def test_an_adopted_cluster_without_a_readable_password_stops(cli: FakeCli,
-                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_an_adopted_cluster_without_a_readable_password_stops(cli: FakeCli, tmp_path: Path) -> None:
     cli.script(create={"mode": "adopt"})
     with pytest.raises(InstallerError, match="stored password could not be read"):
         run_flow(cli, tmp_path, Term(), TRACEBLOC_CLIENT_NAME="box")
@@ -413,19 +539,24 @@ def test_an_old_cli_is_said_to_be_too_old(cli: FakeCli, tmp_path: Path) -> None:
     cli.script(old=True)
     tool = Tool("tracebloc", str(cli.path))
     assert not tbcli.supports_signin(tool, env_for(tmp_path))
-    why = flow.cli_tool(env_for(tmp_path, TRACEBLOC_CLI=str(cli.path),
-                                TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    why = flow.cli_tool(
+        env_for(tmp_path, TRACEBLOC_CLI=str(cli.path), TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"))
+    )
     assert isinstance(why, str) and "too old" in why and "install.sh" in why
 
 
 def test_the_cli_is_found_on_path_and_a_pending_pin_is_never_downloaded(
     cli: FakeCli, tmp_path: Path
 ) -> None:
-    on_path = flow.cli_tool(env_for(tmp_path, PATH=str(cli.dir),
-                                    TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    on_path = flow.cli_tool(
+        env_for(tmp_path, PATH=str(cli.dir), TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"))
+    )
     assert isinstance(on_path, Tool) and on_path.path == str(cli.path)
-    missing = flow.cli_tool(env_for(tmp_path, PATH=str(tmp_path / "nowhere"),
-                                    TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    missing = flow.cli_tool(
+        env_for(
+            tmp_path, PATH=str(tmp_path / "nowhere"), TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")
+        )
+    )
     assert isinstance(missing, str)
     assert "no verified checksum" in missing and "TRACEBLOC_CLI" in missing
     assert "releases/latest/download/install" in missing
@@ -437,11 +568,25 @@ def accept(_: str, __: str) -> Check:
 
 
 def test_yes_without_a_terminal_is_exit_2_naming_the_unattended_variables(tmp_path: Path) -> None:
-    hook = flow.hook(env_for(tmp_path), Redactor(), interactive=False, terminal=None,
-                     setting=setting(tmp_path), say=print, warn=print)  # fmt: skip
+    hook = flow.hook(
+        env_for(tmp_path),
+        Redactor(),
+        interactive=False,
+        terminal=None,
+        setting=setting(tmp_path),
+        say=print,
+        warn=print,
+    )
     with pytest.raises(BadInput) as caught:
-        obtain(CredentialsGiven(), previous=(None, None), interactive=False, terminal=None, check=accept,
-               say=print, sign_in=hook)  # fmt: skip
+        obtain(
+            CredentialsGiven(),
+            previous=(None, None),
+            interactive=False,
+            terminal=None,
+            check=accept,
+            say=print,
+            sign_in=hook,
+        )
     assert caught.value.exit_code == 2
     remedy = caught.value.remedy or ""
     assert "TRACEBLOC_CLIENT_ID" in remedy and "TRACEBLOC_VALUES_FILE" in remedy
@@ -454,13 +599,31 @@ def test_signed_in_credentials_take_the_backend_check(cli: FakeCli, tmp_path: Pa
         checked.append((user, password))
         return Check(Verdict.REJECTED)
 
-    env = env_for(tmp_path, PATH=str(cli.dir), TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"),
-                  TRACEBLOC_CLIENT_NAME="box")  # fmt: skip
-    hook = flow.hook(env, Redactor(), interactive=True, terminal=Term(),
-                     setting=setting(tmp_path), say=print, warn=print)  # fmt: skip
+    env = env_for(
+        tmp_path,
+        PATH=str(cli.dir),
+        TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"),
+        TRACEBLOC_CLIENT_NAME="box",
+    )
+    hook = flow.hook(
+        env,
+        Redactor(),
+        interactive=True,
+        terminal=Term(),
+        setting=setting(tmp_path),
+        say=print,
+        warn=print,
+    )
     with pytest.raises(InstallerError, match="rejected the credential"):
-        obtain(CredentialsGiven(), previous=(None, None), interactive=True, terminal=Term(), check=check,
-               say=print, sign_in=hook)  # fmt: skip
+        obtain(
+            CredentialsGiven(),
+            previous=(None, None),
+            interactive=True,
+            terminal=Term(),
+            check=check,
+            say=print,
+            sign_in=hook,
+        )
     assert checked == [("c0ffee-uuid", "0123abcd" * 8)]
     assert SIGN_IN == "sign-in"
 
@@ -469,10 +632,24 @@ def test_without_the_cli_the_old_prompt_goes_on(tmp_path: Path) -> None:
     warned: list[str] = []
     env = env_for(tmp_path, PATH=str(tmp_path / "nowhere"), TRACEBLOC_TOOLS_DIR=str(tmp_path / "t"))
     term = Term("client-7", "pw")
-    hook = flow.hook(env, Redactor(), interactive=True, terminal=term, setting=setting(tmp_path),
-                     say=print, warn=warned.append)  # fmt: skip
-    got = obtain(CredentialsGiven(), previous=(None, None), interactive=True, terminal=term, check=accept,
-                 say=print, sign_in=hook)  # fmt: skip
+    hook = flow.hook(
+        env,
+        Redactor(),
+        interactive=True,
+        terminal=term,
+        setting=setting(tmp_path),
+        say=print,
+        warn=warned.append,
+    )
+    got = obtain(
+        CredentialsGiven(),
+        previous=(None, None),
+        interactive=True,
+        terminal=term,
+        check=accept,
+        say=print,
+        sign_in=hook,
+    )
     assert (got.client_id, got.password) == ("client-7", "pw")
     assert warned and "browser sign-in is not available" in warned[0]
 
@@ -481,8 +658,10 @@ def test_an_old_cli_on_path_is_passed_over_with_a_note(cli: FakeCli, tmp_path: P
     from installer.commands.tools import resolve_tool
 
     cli.script(old=True)
-    choice = resolve_tool("tracebloc", env_for(tmp_path, PATH=str(cli.dir),
-                                               TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    choice = resolve_tool(
+        "tracebloc",
+        env_for(tmp_path, PATH=str(cli.dir), TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")),
+    )
     assert choice.source is None
     assert str(cli.path) in choice.note and "tracebloc login" in choice.note
 
@@ -491,9 +670,15 @@ def test_the_cli_a_person_names_is_used_whatever_is_on_path(cli: FakeCli, tmp_pa
     from installer.commands.tools import resolve_tool
     from installer.present.tools import choice_text
 
-    choice = resolve_tool("tracebloc", env_for(tmp_path, PATH=str(tmp_path / "nowhere"),
-                                               TRACEBLOC_CLI=str(cli.path),
-                                               TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools")))  # fmt: skip
+    choice = resolve_tool(
+        "tracebloc",
+        env_for(
+            tmp_path,
+            PATH=str(tmp_path / "nowhere"),
+            TRACEBLOC_CLI=str(cli.path),
+            TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"),
+        ),
+    )
     assert (choice.source, choice.path, choice.version) == ("env", str(cli.path), "0.10.9")
     assert "named by TRACEBLOC_CLI" in choice_text(choice)
 
@@ -510,18 +695,26 @@ def test_the_credential_file_is_removed_on_ctrl_c(tmp_path: Path) -> None:
 
 
 def test_the_summary_says_how_to_reach_a_cli_not_on_path(cli: FakeCli, tmp_path: Path) -> None:
-    env = env_for(tmp_path, PATH=str(tmp_path / "nowhere"), TRACEBLOC_CLI=str(cli.path),
-                  SHELL="/usr/bin/zsh", TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"))  # fmt: skip
+    env = env_for(
+        tmp_path,
+        PATH=str(tmp_path / "nowhere"),
+        TRACEBLOC_CLI=str(cli.path),
+        SHELL="/usr/bin/zsh",
+        TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"),
+    )
     (note,) = flow.cli_notes(env)
     assert "tracebloc data ingest" in note
     if sys.platform != "win32":
         assert f'export PATH="{cli.dir}:$PATH"' in note
 
 
-@pytest.mark.parametrize(("server", "named"), [
-    pytest.param("https://127.0.0.1:6550", "tracebloc", id="k3d-context-on-this-machine"),
-    pytest.param("https://10.20.0.7:6443", None, id="k3d-context-at-another-address"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("server", "named"),
+    [
+        pytest.param("https://127.0.0.1:6550", "tracebloc", id="k3d-context-on-this-machine"),
+        pytest.param("https://10.20.0.7:6443", None, id="k3d-context-at-another-address"),
+    ],
+)
 def test_the_k3d_cluster_is_named_for_the_remedy_only_when_it_is_on_this_machine(
     server: str, named: str | None
 ) -> None:
@@ -534,8 +727,7 @@ def test_the_k3d_cluster_is_named_for_the_remedy_only_when_it_is_on_this_machine
     env = {"HOME": "/nonexistent-home"}
     cfg = plan_config(env, probe_config(env, context="k3d-tracebloc"), os_="linux")
     target = KubeTarget(True, context="k3d-tracebloc", server=server, cluster="k3d-tracebloc")
-    cluster = ClusterRead(target, ListRead(True), {}, {}, NodeRead(False, reason="not read"),
-                          Gpu())  # fmt: skip
+    cluster = ClusterRead(target, ListRead(True), {}, {}, NodeRead(False, reason="not read"), Gpu())
 
     setting = flow.setting_for(cfg, cluster)
 
@@ -545,7 +737,8 @@ def test_the_k3d_cluster_is_named_for_the_remedy_only_when_it_is_on_this_machine
 
 @pytest.mark.skipif(sys.platform == "win32", reason="directory descriptors are POSIX")
 def test_the_signin_directory_swapped_for_a_link_while_it_is_emptied_leads_nowhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Between the look at `.tracebloc-signin` and its listing, it becomes a link to the
     person's documents: none of their files is removed."""

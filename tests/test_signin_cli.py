@@ -20,25 +20,43 @@ PTY = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are P
 MINTED_ID, MINTED_PASSWORD, MINTED_NS = "5b7c-uuid", "e1f2a3b4" * 8, "lab-one"
 
 
-def setup(cluster: FakeCluster, backend: BackendServer, **extra: str) -> tuple[FakeCli, dict[str, str]]:
+def setup(
+    cluster: FakeCluster, backend: BackendServer, **extra: str
+) -> tuple[FakeCli, dict[str, str]]:
     cluster.nodes(node("laptop", "8", "16Gi")).installed().installable()
     # The minted namespace's workloads, as the chart would make them there.
     cluster.workloads(*workloads.client(release=MINTED_NS, namespace=MINTED_NS))
     cli = FakeCli(cluster.root)
-    cli.script(create={"mode": "mint", "client_id": MINTED_ID, "password": MINTED_PASSWORD,
-                       "namespace": MINTED_NS})  # fmt: skip
-    env = cluster.env(TRACEBLOC_BACKEND_URL=backend.url, TRACEBLOC_SKIP_PREFLIGHT="1",
-                      TB_METRICS_WAIT_S="5", TB_PLAIN="1", READY_TIMEOUT="30", TZ="UTC",
-                      SHELL="/bin/bash", **extra)  # fmt: skip
+    cli.script(
+        create={
+            "mode": "mint",
+            "client_id": MINTED_ID,
+            "password": MINTED_PASSWORD,
+            "namespace": MINTED_NS,
+        }
+    )
+    env = cluster.env(
+        TRACEBLOC_BACKEND_URL=backend.url,
+        TRACEBLOC_SKIP_PREFLIGHT="1",
+        TB_METRICS_WAIT_S="5",
+        TB_PLAIN="1",
+        READY_TIMEOUT="30",
+        TZ="UTC",
+        SHELL="/bin/bash",
+        **extra,
+    )
     env["PATH"] = f"{cli.dir}:{env['PATH']}"
     return cli, env
 
 
 @PTY
-@pytest.mark.parametrize("piped", [
-    pytest.param(False, id="run-in-a-terminal"),
-    pytest.param(True, id="curl-pipe-sh-only-dev-tty-reaches-the-person"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "piped",
+    [
+        pytest.param(False, id="run-in-a-terminal"),
+        pytest.param(True, id="curl-pipe-sh-only-dev-tty-reaches-the-person"),
+    ],
+)
 def test_a_bare_run_signs_in_and_installs_the_minted_client(
     cluster: FakeCluster, backend: BackendServer, tmp_path: Path, piped: bool
 ) -> None:
@@ -49,8 +67,12 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     store.parent.mkdir(parents=True, exist_ok=True)
     store.write_bytes(b"password store")
     stderr = tmp_path / "stderr.txt"
-    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env,
-                     stdio_log=stderr if piped else None)  # fmt: skip
+    term = Pty.start(
+        [*installer_command(), "install"],
+        cwd=cluster.root,
+        env=env,
+        stdio_log=stderr if piped else None,
+    )
     try:
         term.expect("WDJB-MJHT")  # the device code, on the person's terminal
         term.expect("Name your secure environment")
@@ -68,7 +90,8 @@ def test_a_bare_run_signs_in_and_installs_the_minted_client(
     create = next(c for c in cli.calls() if c[:2] == ["client", "create"])
     assert create[create.index("--name") + 1] == "lab one"
     assert [(r.fields["username"], r.fields["password"]) for r in backend.requests] == [
-        (MINTED_ID, MINTED_PASSWORD)]  # the backend check, as for environment credentials
+        (MINTED_ID, MINTED_PASSWORD)
+    ]  # the backend check, as for environment credentials
     upgrade = next(a for a in cluster.calls("helm") if a[:2] == ["upgrade", "--install"])
     assert upgrade[2] == MINTED_NS and upgrade[upgrade.index("--namespace") + 1] == MINTED_NS
     written = yaml.safe_load((cluster.home / ".tracebloc" / "values.yaml").read_text())
@@ -97,8 +120,9 @@ def test_yes_with_no_terminal_stops_with_exit_2_naming_the_unattended_variables(
 def test_plan_says_it_would_sign_in_with_the_name_and_location(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
-    cli, env = setup(cluster, backend, TRACEBLOC_CLIENT_NAME="gpu box",
-                     TRACEBLOC_CLIENT_LOCATION="DE")  # fmt: skip
+    cli, env = setup(
+        cluster, backend, TRACEBLOC_CLIENT_NAME="gpu box", TRACEBLOC_CLIENT_LOCATION="DE"
+    )
     result = cluster_run_without_tty(env, cluster.root, "plan")
     assert result.returncode == 0, result.stderr
     said = result.stdout + result.stderr
@@ -112,14 +136,18 @@ def test_plan_says_it_would_sign_in_with_the_name_and_location(
     from installer.commands.steps import MINTED
 
     document = json.loads(cluster_run_without_tty(env, cluster.root, "plan", "--json").stdout)
-    upgrade = next(c["argv"] for c in document["changes"] if c["argv"][1:3] == ["upgrade", "--install"])
+    upgrade = next(
+        c["argv"] for c in document["changes"] if c["argv"][1:3] == ["upgrade", "--install"]
+    )
     assert upgrade[3] == MINTED and upgrade[upgrade.index("--namespace") + 1] == MINTED
 
 
-def test_credentials_in_the_environment_never_sign_in(cluster: FakeCluster,
-                                                      backend: BackendServer) -> None:  # fmt: skip
-    cli, env = setup(cluster, backend, TRACEBLOC_CLIENT_ID="client-7f3a",
-                     TRACEBLOC_CLIENT_PASSWORD="pw pw")  # fmt: skip
+def test_credentials_in_the_environment_never_sign_in(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cli, env = setup(
+        cluster, backend, TRACEBLOC_CLIENT_ID="client-7f3a", TRACEBLOC_CLIENT_PASSWORD="pw pw"
+    )
     cluster.workloads(*workloads.client())  # the default namespace, as before sign-in existed
     result = cluster_run_without_tty(env, cluster.root, "install", "--yes")
     assert result.returncode == 0, result.stderr
@@ -130,9 +158,16 @@ def test_credentials_in_the_environment_never_sign_in(cluster: FakeCluster,
 def cluster_run_without_tty(env: dict[str, str], cwd: Path, *args: str):  # type: ignore[no-untyped-def]
     import subprocess
 
-    return subprocess.run([*installer_command(), *args], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          start_new_session=sys.platform != "win32")  # fmt: skip
+    return subprocess.run(
+        [*installer_command(), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        start_new_session=sys.platform != "win32",
+    )
 
 
 # --- a local cluster the engine makes -------------------------------------------------------
@@ -185,11 +220,14 @@ def test_on_a_new_local_cluster_the_sign_in_follows_its_creation(
 
 
 @PTY
-@pytest.mark.parametrize("how", [
-    pytest.param("record", id="the-cli-handles-ctrl-c-and-leaves-echo-off"),
-    pytest.param("default", id="the-cli-dies-of-ctrl-c-with-echo-off"),
-    pytest.param("ignore", id="the-cli-ignores-ctrl-c-and-is-ended-after-a-bound"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param("record", id="the-cli-handles-ctrl-c-and-leaves-echo-off"),
+        pytest.param("default", id="the-cli-dies-of-ctrl-c-with-echo-off"),
+        pytest.param("ignore", id="the-cli-ignores-ctrl-c-and-is-ended-after-a-bound"),
+    ],
+)
 def test_ctrl_c_during_login_reaches_the_cli_and_the_terminal_gets_its_echo_back(
     cluster: FakeCluster, backend: BackendServer, how: str
 ) -> None:
@@ -234,8 +272,14 @@ def test_a_minted_kube_system_namespace_is_refused_before_anything_changes(
     from tests.fakes.terminal import Pty
 
     cli, env = setup(cluster, backend)
-    cli.script(create={"mode": "mint", "client_id": MINTED_ID, "password": MINTED_PASSWORD,
-                       "namespace": "kube-system"})  # fmt: skip
+    cli.script(
+        create={
+            "mode": "mint",
+            "client_id": MINTED_ID,
+            "password": MINTED_PASSWORD,
+            "namespace": "kube-system",
+        }
+    )
     term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=env)
     try:
         term.expect("Name your secure environment")
@@ -275,8 +319,12 @@ def test_after_a_sign_in_the_record_finds_the_client_and_a_rerun_asks_for_nothin
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     saved = json.loads(record.read_text(encoding="utf-8"))
     assert {k: saved[k] for k in ("release", "namespace", "context", "server", "credentials")} == {
-        "release": MINTED_NS, "namespace": MINTED_NS, "context": "office",
-        "server": "https://10.1.2.3:6443", "credentials": "sign-in"}  # fmt: skip
+        "release": MINTED_NS,
+        "namespace": MINTED_NS,
+        "context": "office",
+        "server": "https://10.1.2.3:6443",
+        "credentials": "sign-in",
+    }
     assert MINTED_PASSWORD not in record.read_text(encoding="utf-8")
 
     # status, with no options, looks where the client is, and says why in one line.

@@ -37,8 +37,12 @@ pytestmark = pytest.mark.skipif(
 
 
 def twin_source(path: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(MIRROR), "show", f"HEAD:{path}"],
-                          check=True, capture_output=True, text=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", "--git-dir", str(MIRROR), "show", f"HEAD:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 @dataclass(frozen=True)
@@ -51,27 +55,48 @@ class Situation:
 
 
 SITUATIONS = {
-    "fresh-named-berlin": Situation(env={"TRACEBLOC_CLIENT_NAME": "gpu box", "TZ": "Europe/Berlin"}),
-    "location-from-variable": Situation(env={"TRACEBLOC_CLIENT_NAME": "box",
-                                             "TRACEBLOC_CLIENT_LOCATION": "FR", "TZ": "UTC"}),
+    "fresh-named-berlin": Situation(
+        env={"TRACEBLOC_CLIENT_NAME": "gpu box", "TZ": "Europe/Berlin"}
+    ),
+    "location-from-variable": Situation(
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TRACEBLOC_CLIENT_LOCATION": "FR", "TZ": "UTC"}
+    ),
     "no-zone-no-location": Situation(env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"}),
     "name-typed-after-an-empty-line": Situation(env={"TZ": "UTC"}, typed=("", "lab-one")),
-    "lapsed-code-once": Situation(env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
-                                  cli={"login": ["expired", "ok"]}, typed=("",)),
-    "lapsed-code-twice": Situation(env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
-                                   cli={"login": ["expired", "expired"]}, typed=("",), fails=True),
+    "lapsed-code-once": Situation(
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
+        cli={"login": ["expired", "ok"]},
+        typed=("",),
+    ),
+    "lapsed-code-twice": Situation(
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
+        cli={"login": ["expired", "expired"]},
+        typed=("",),
+        fails=True,
+    ),
     "installed-client-of-another-account": Situation(
-        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"}, installed="bob-01",
-        cli={"list": {"clients": [{"id": 7, "name": "ana", "namespace": "ana-01"}]}}, fails=True),
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
+        installed="bob-01",
+        cli={"list": {"clients": [{"id": 7, "name": "ana", "namespace": "ana-01"}]}},
+        fails=True,
+    ),
     "installed-client-owned": Situation(
-        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"}, installed="ana-01",
-        cli={"list": {"clients": [{"id": 7, "name": "ana", "namespace": "ana-01"}]},
-             "create": {"mode": "adopt", "namespace": "ana-01"}}),
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
+        installed="ana-01",
+        cli={
+            "list": {"clients": [{"id": 7, "name": "ana", "namespace": "ana-01"}]},
+            "create": {"mode": "adopt", "namespace": "ana-01"},
+        },
+    ),
     "legacy-namespace-installed": Situation(
-        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"}, installed="tracebloc"),
-    "create-fails": Situation(env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
-                              cli={"create": {"mode": "fail"}}, fails=True),
-}  # fmt: skip
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"}, installed="tracebloc"
+    ),
+    "create-fails": Situation(
+        env={"TRACEBLOC_CLIENT_NAME": "box", "TZ": "UTC"},
+        cli={"create": {"mode": "fail"}},
+        fails=True,
+    ),
+}
 
 
 def run_twin(root: Path, situation: Situation) -> tuple[list[list[str]], int]:
@@ -96,13 +121,20 @@ _login_tty_ok() {{ return 1; }}
 detect_installed_client() {{ INSTALLED_CLIENT_NS="${{TB_TEST_INSTALLED:-}}"; INSTALLED_CLIENT_UNKNOWN=0; }}
 provision_client
 """
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "HOST_DATA_DIR": str(data),
-           "TB_TTY": "/dev/stdin", "TB_TEST_INSTALLED": situation.installed,
-           **({"TB_TEST_TYPED": "1"} if situation.typed else {}), **situation.env}  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "HOST_DATA_DIR": str(data),
+        "TB_TTY": "/dev/stdin",
+        "TB_TEST_INSTALLED": situation.installed,
+        **({"TB_TEST_TYPED": "1"} if situation.typed else {}),
+        **situation.env,
+    }
     # The twin's own test hook: its prompts read TB_TTY, here the canned lines on stdin.
     typed = "".join(line + "\n" for line in situation.typed)
-    done = subprocess.run([str(BASH), "-c", script], env=env, capture_output=True, text=True,
-                          input=typed, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [str(BASH), "-c", script], env=env, capture_output=True, text=True, input=typed, timeout=120
+    )
     return cli.calls(), done.returncode
 
 
@@ -127,13 +159,22 @@ def run_engine(root: Path, situation: Situation, data: Path) -> tuple[list[list[
     cli.script(**situation.cli)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(root / "engine-home"), **situation.env}
     rows = (Installed(situation.installed, situation.installed, "client-1.4.2", "deployed"),)
-    setting = flow.Setting(str(data), ListRead(True, rows if situation.installed else ()),
-                           {f"ns:{situation.installed}": "stored"} if situation.installed else {})  # fmt: skip
+    setting = flow.Setting(
+        str(data),
+        ListRead(True, rows if situation.installed else ()),
+        {f"ns:{situation.installed}": "stored"} if situation.installed else {},
+    )
     failed = False
     try:
-        flow.sign_in(Tool("tracebloc", str(cli.path)), env, Redactor(),
-                     terminal=Typed(situation.typed) if situation.typed else None,
-                     may_ask=bool(situation.typed), setting=setting, say=lambda _: None)  # fmt: skip
+        flow.sign_in(
+            Tool("tracebloc", str(cli.path)),
+            env,
+            Redactor(),
+            terminal=Typed(situation.typed) if situation.typed else None,
+            may_ask=bool(situation.typed),
+            setting=setting,
+            say=lambda _: None,
+        )
     except InstallerError:
         failed = True
     return cli.calls(), failed

@@ -39,8 +39,17 @@ pytestmark = [
 def k3d(*, agents: int = 1, gpu: bool = False) -> list[dict[str, Any]]:
     """The local cluster both twins created: k3d, one server and AGENTS agents, amd64."""
     names = ["k3d-tracebloc-server-0"] + [f"k3d-tracebloc-agent-{i}" for i in range(agents)]
-    return [node(n, "8", "16Gi", arch="amd64", provider_id=f"k3s://{n}",
-                 gpus={"nvidia.com/gpu": "1"} if gpu else None) for n in names]  # fmt: skip
+    return [
+        node(
+            n,
+            "8",
+            "16Gi",
+            arch="amd64",
+            provider_id=f"k3s://{n}",
+            gpus={"nvidia.com/gpu": "1"} if gpu else None,
+        )
+        for n in names
+    ]
 
 
 @dataclass(frozen=True)
@@ -61,16 +70,29 @@ def nvidia(cluster: FakeCluster) -> None:
 
 SCENARIOS = {
     "fresh-k3d": Scenario(twins=("bash", "ps1")),
-    "reinstall-user-marker": Scenario(release={
-        **{"clientId": "client-7f3a", "clientPassword": "s3cr3t pass"},
-        "env": {"RESOURCE_LIMITS": "cpu=3,memory=6Gi", "RESOURCE_REQUESTS": "cpu=3,memory=6Gi",
-                "RESOURCE_PROVENANCE": "user"}}),  # fmt: skip
-    "proxy-with-credentials": Scenario(env={
-        "HTTPS_PROXY": "http://ana:p@ss:w0rd@proxy.corp.example:3128",
-        "NO_PROXY": "localhost,127.0.0.1,.svc,.cluster.local"}),  # fmt: skip
-    "registry-mirror": Scenario(env={
-        "TRACEBLOC_IMAGE_REGISTRY": "mirror.corp.example:5000",
-        "TRACEBLOC_REGISTRY_USERNAME": "robot$tracebloc", "TRACEBLOC_REGISTRY_PASSWORD": "reg#pa:ss"}),
+    "reinstall-user-marker": Scenario(
+        release={
+            **{"clientId": "client-7f3a", "clientPassword": "s3cr3t pass"},
+            "env": {
+                "RESOURCE_LIMITS": "cpu=3,memory=6Gi",
+                "RESOURCE_REQUESTS": "cpu=3,memory=6Gi",
+                "RESOURCE_PROVENANCE": "user",
+            },
+        }
+    ),
+    "proxy-with-credentials": Scenario(
+        env={
+            "HTTPS_PROXY": "http://ana:p@ss:w0rd@proxy.corp.example:3128",
+            "NO_PROXY": "localhost,127.0.0.1,.svc,.cluster.local",
+        }
+    ),
+    "registry-mirror": Scenario(
+        env={
+            "TRACEBLOC_IMAGE_REGISTRY": "mirror.corp.example:5000",
+            "TRACEBLOC_REGISTRY_USERNAME": "robot$tracebloc",
+            "TRACEBLOC_REGISTRY_PASSWORD": "reg#pa:ss",
+        }
+    ),
     "host-dataset-dir": Scenario(env={"HOST_DATASET_DIR": "{datasets}"}),
     "nvidia-gpu": Scenario(setup=nvidia, twins=("bash", "ps1")),
     "node-local-storage": Scenario(env={"TB_STORAGE_MODE": "node-local"}, nodes=k3d(agents=0)),
@@ -100,10 +122,21 @@ def _identity(obj: dict[str, Any]) -> str:
 
 def render(values: Path, namespace: str = "tracebloc") -> dict[str, dict[str, Any]]:
     result = subprocess.run(
-        [str(HELM), "template", namespace, str(CHART), "--namespace", namespace,
-         "--values", str(values)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            str(HELM),
+            "template",
+            namespace,
+            str(CHART),
+            "--namespace",
+            namespace,
+            "--values",
+            str(values),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, f"helm template failed for {values.name}:\n{result.stderr}"
     objects = [o for o in yaml.safe_load_all(result.stdout) if isinstance(o, dict)]
     return {_identity(o): o for o in objects}
@@ -133,7 +166,10 @@ def differences(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]]) -> s
 
 def _strip(obj: dict[str, Any]) -> dict[str, Any]:
     obj = yaml.safe_load(yaml.safe_dump(obj))
-    for meta in (obj.get("metadata") or {}, ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}):
+    for meta in (
+        obj.get("metadata") or {},
+        ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {},
+    ):
         notes = meta.get("annotations") or {}
         for key in [k for k in notes if k.startswith("checksum/")]:
             del notes[key]
@@ -197,13 +233,17 @@ def twin_values(name: str, twin: str, out: Path) -> Path:
     return out
 
 
-CASES = [pytest.param(name, twin, id=f"{name}-vs-{twin}")
-         for name, scenario in SCENARIOS.items() for twin in scenario.twins]  # fmt: skip
+CASES = [
+    pytest.param(name, twin, id=f"{name}-vs-{twin}")
+    for name, scenario in SCENARIOS.items()
+    for twin in scenario.twins
+]
 
 
 @pytest.mark.parametrize(("name", "twin"), CASES)
-def test_the_chart_sees_what_the_twin_wrote(cluster: FakeCluster, tmp_path: Path, name: str,
-                                            twin: str) -> None:  # fmt: skip
+def test_the_chart_sees_what_the_twin_wrote(
+    cluster: FakeCluster, tmp_path: Path, name: str, twin: str
+) -> None:
     if name == "host-dataset-dir" and not hasattr(os, "getuid"):
         pytest.skip("HOST_UID/HOST_GID are a POSIX user's ids")
     datasets = tmp_path / "datasets"
@@ -229,5 +269,3 @@ def test_the_comparison_sees_a_difference_the_chart_acts_on(tmp_path: Path) -> N
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(base), encoding="utf-8")
     found = differences(render(tmp_path / "a.yaml"), render(tmp_path / "b.yaml"))
     assert "Deployment/tracebloc-jobs-manager env SINGLE_NODE" in found
-
-

@@ -114,9 +114,11 @@ def test_plain_step_is_two_timestamped_lines() -> None:
 
 @pytest.mark.parametrize(
     ("raised", "outcome"),
-    [pytest.param(RuntimeError("boom"), "failed", id="step-fails"),
-     pytest.param(KeyboardInterrupt(), "interrupted", id="ctrl-c-during-step")],
-)  # fmt: skip
+    [
+        pytest.param(RuntimeError("boom"), "failed", id="step-fails"),
+        pytest.param(KeyboardInterrupt(), "interrupted", id="ctrl-c-during-step"),
+    ],
+)
 def test_plain_step_that_raises(raised: BaseException, outcome: str) -> None:
     ui = plain_ui()
     with pytest.raises(type(raised)), ui.step("Installing the client"):
@@ -133,9 +135,13 @@ def test_plain_messages_each_line_stamped() -> None:
     ui.error("helm failed:\nline one\nline two")
     lines = text(ui).splitlines()
     assert [re.sub(STAMP + " ", "", line) for line in lines] == [
-        "namespace tracebloc", "installed", "warning: low memory", "error: helm failed:",
-        "error: line one", "error: line two",
-    ]  # fmt: skip
+        "namespace tracebloc",
+        "installed",
+        "warning: low memory",
+        "error: helm failed:",
+        "error: line one",
+        "error: line two",
+    ]
     assert all(re.match(STAMP, line) for line in lines)
     assert "\x1b" not in text(ui)
 
@@ -205,10 +211,13 @@ def test_spinner_runs_during_step_and_stops_after() -> None:
 
 @pytest.mark.parametrize(
     ("raised", "shown"),
-    [pytest.param(RuntimeError("boom"), "✗ Installing the client", id="step-fails"),
-     pytest.param(KeyboardInterrupt(), "✗ Installing the client: interrupted",
-                  id="ctrl-c-during-step")],
-)  # fmt: skip
+    [
+        pytest.param(RuntimeError("boom"), "✗ Installing the client", id="step-fails"),
+        pytest.param(
+            KeyboardInterrupt(), "✗ Installing the client: interrupted", id="ctrl-c-during-step"
+        ),
+    ],
+)
 def test_fancy_step_that_raises_finishes_its_line(raised: BaseException, shown: str) -> None:
     ui = fancy_ui()
     with pytest.raises(type(raised)), ui.step("Installing the client"):
@@ -467,8 +476,9 @@ SCRIPT = textwrap.dedent(
 
 
 def test_pipe_is_plain() -> None:
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                            timeout=60, check=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=True
+    )
     lines = result.stdout.splitlines()
     assert lines[0] == "plain"
     assert re.fullmatch(rf"{STAMP} Installing the client: done {TOOK}", lines[-1])

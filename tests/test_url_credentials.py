@@ -18,7 +18,8 @@ def test_a_password_in_the_kube_api_server_url_is_never_shown_or_logged(
 ) -> None:
     fresh(cluster).kube_target(context="office", server=SERVER)
     cluster.kubeconfig.write_text(
-        KUBECONFIG_OF_A_CLUSTER.replace("https://10.1.2.3:6443", SERVER), encoding="utf-8")
+        KUBECONFIG_OF_A_CLUSTER.replace("https://10.1.2.3:6443", SERVER), encoding="utf-8"
+    )
     env = env_for(backend)
 
     plan = cluster.run("plan", **env)
@@ -27,8 +28,15 @@ def test_a_password_in_the_kube_api_server_url_is_never_shown_or_logged(
 
     assert install.returncode == 0, install.stderr
     log = (cluster.home / ".tracebloc" / "install.log").read_text(encoding="utf-8")
-    shown = [plan.stdout, plan.stderr, plan_json.stdout, plan_json.stderr, install.stdout,
-             install.stderr, log]  # fmt: skip
+    shown = [
+        plan.stdout,
+        plan.stderr,
+        plan_json.stdout,
+        plan_json.stderr,
+        install.stdout,
+        install.stderr,
+        log,
+    ]
     assert not [text for text in shown if URL_PASSWORD in text]
     assert "https://admin:********@10.1.2.3:6443" in plan.stdout + plan.stderr
     assert "https://admin:********@10.1.2.3:6443" in plan_json.stdout
@@ -44,6 +52,6 @@ def test_a_mirror_url_with_a_password_is_refused_without_showing_it(
 
     assert result.returncode == 2, result.stderr
     assert "https://bot:********@mirror.example/tools" in result.stderr
-    log = (cluster.home / ".tracebloc" / "install.log")
+    log = cluster.home / ".tracebloc" / "install.log"
     for text in (result.stdout, result.stderr, log.read_text() if log.exists() else ""):
         assert MIRROR_PASSWORD not in text

@@ -87,7 +87,8 @@ def test_unchanged_content_is_not_rewritten_and_makes_no_bak(tmp_path: Path) -> 
 
 @POSIX_MODES
 def test_a_values_file_swapped_for_a_link_after_the_check_never_has_its_target_chmodded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Between the link check and the tightening of an unchanged file, `values.yaml` becomes
     a link to another file with the same bytes: that file keeps its mode."""
@@ -135,17 +136,32 @@ def _raising(exc: OSError) -> Any:
 @pytest.mark.parametrize(
     ("target", "failure", "why"),
     [
-        pytest.param("installer.edges.valuesfile.os.replace", _replace_failing_on(1),
-                     "No space left on device", id="disk-full-at-first-rename"),
-        pytest.param("installer.edges.valuesfile.os.replace", _replace_failing_on(2),
-                     "No space left on device", id="disk-full-after-bak-was-written"),
-        pytest.param("installer.edges.valuesfile.os.fsync", _raising(OSError(5, "Input/output error")),
-                     "Input/output error", id="fsync-fails"),
-        pytest.param("installer.edges.valuesfile.tempfile.mkstemp",
-                     _raising(PermissionError(13, "Permission denied")), "Permission denied",
-                     id="directory-not-writable"),
+        pytest.param(
+            "installer.edges.valuesfile.os.replace",
+            _replace_failing_on(1),
+            "No space left on device",
+            id="disk-full-at-first-rename",
+        ),
+        pytest.param(
+            "installer.edges.valuesfile.os.replace",
+            _replace_failing_on(2),
+            "No space left on device",
+            id="disk-full-after-bak-was-written",
+        ),
+        pytest.param(
+            "installer.edges.valuesfile.os.fsync",
+            _raising(OSError(5, "Input/output error")),
+            "Input/output error",
+            id="fsync-fails",
+        ),
+        pytest.param(
+            "installer.edges.valuesfile.tempfile.mkstemp",
+            _raising(PermissionError(13, "Permission denied")),
+            "Permission denied",
+            id="directory-not-writable",
+        ),
     ],
-)  # fmt: skip
+)
 def test_failed_write_leaves_previous_file_as_it_was(
     tmp_path: Path, mocker: Any, target: str, failure: Any, why: str
 ) -> None:
@@ -170,12 +186,18 @@ def test_failed_write_leaves_previous_file_as_it_was(
 @pytest.mark.parametrize(
     ("target", "failure"),
     [
-        pytest.param("installer.edges.valuesfile.os.replace", OSError(28, "No space left on device"),
-                     id="disk-full"),
-        pytest.param("installer.edges.valuesfile.os.fsync", OSError(5, "Input/output error"),
-                     id="fsync-fails"),
+        pytest.param(
+            "installer.edges.valuesfile.os.replace",
+            OSError(28, "No space left on device"),
+            id="disk-full",
+        ),
+        pytest.param(
+            "installer.edges.valuesfile.os.fsync",
+            OSError(5, "Input/output error"),
+            id="fsync-fails",
+        ),
     ],
-)  # fmt: skip
+)
 def test_failed_first_write_leaves_nothing(
     tmp_path: Path, mocker: Any, target: str, failure: OSError
 ) -> None:
@@ -185,8 +207,11 @@ def test_failed_first_write_leaves_nothing(
     assert listing(tmp_path) == set()
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="ENOTDIR's wording; Windows reports a file "
-                    "in the way as an existing file, and the write fails the same way")
+@pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="ENOTDIR's wording; Windows reports a file "
+    "in the way as an existing file, and the write fails the same way",
+)
 def test_directory_that_cannot_be_created(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_bytes(b"")
@@ -284,8 +309,7 @@ def test_windows_acl_comes_before_any_byte_is_written(tmp_path: Path) -> None:
     calls = [json.loads(line) for line in record.read_text().splitlines()]
     # Two writes (the .bak, then the file), each restricted while still empty.
     assert [call["size"] for call in calls] == [0, 0]
-    assert all(call["argv"][1:] == ["/inheritance:r", "/grant:r", "CORP\\ana:F"]
-               for call in calls)  # fmt: skip
+    assert all(call["argv"][1:] == ["/inheritance:r", "/grant:r", "CORP\\ana:F"] for call in calls)
     assert path.read_bytes() == NEW
     assert (path.parent / "values.yaml.bak").read_bytes() == OLD
 
@@ -296,8 +320,12 @@ def test_windows_icacls_failure_aborts_and_keeps_the_old_file(
     cluster: FakeCluster, tmp_path: Path, previous: bytes | None
 ) -> None:
     cluster.install("icacls.exe")
-    cluster.on("icacls.exe", stderr="values.yaml: Access is denied.\n"
-               "Successfully processed 0 files; Failed processing 1 files\n", rc=5)  # fmt: skip
+    cluster.on(
+        "icacls.exe",
+        stderr="values.yaml: Access is denied.\n"
+        "Successfully processed 0 files; Failed processing 1 files\n",
+        rc=5,
+    )
     path = tmp_path / "data" / "values.yaml"
     path.parent.mkdir()
     if previous is not None:

@@ -10,50 +10,86 @@ from installer.decide.variables import notices, translate_argv
 from tests.fakes.cluster import FakeCluster, node
 
 
-@pytest.mark.parametrize(("argv", "kept", "env"), [
-    pytest.param(["--force"], [], {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="force-re-applies"),
-    pytest.param(["--reinstall", "install", "--yes"], ["install", "--yes"],
-                 {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="reinstall"),
-    pytest.param(["--reuse-data"], [], {"TB_LEFTOVER_ACTION": "reuse"}, id="reuse-data"),
-    pytest.param(["--wipe-data"], [], {"TB_LEFTOVER_ACTION": "wipe"}, id="wipe-data"),
-    pytest.param(["--data-dir=~/tb"], [], {"HOST_DATA_DIR": "~/tb"}, id="data-dir-equals"),
-    pytest.param(["--data-dir", "/h/x", "plan"], ["plan"], {"HOST_DATA_DIR": "/h/x"},
-                 id="data-dir-separate"),
-    pytest.param(["-NoReboot"], [], {"TRACEBLOC_NO_REBOOT": "1"}, id="powershell-no-reboot"),
-    pytest.param(["-DailyUser", "CONTOSO\\bob", "-Resume"], [],
-                 {"TRACEBLOC_DAILY_USER": "CONTOSO\\bob", "TRACEBLOC_RESUME": "1"},
-                 id="powershell-daily-user-and-resume"),
-    pytest.param(["install", "--daily-user=bob", "--no-reboot", "--resume"], ["install"],
-                 {"TRACEBLOC_DAILY_USER": "bob", "TRACEBLOC_NO_REBOOT": "1", "TRACEBLOC_RESUME": "1"},
-                 id="the-engines-own-resume-command"),
-    pytest.param(["-help"], ["--help"], {}, id="powershell-help-any-case"),
-    pytest.param(["plan", "--", "--force"], ["plan", "--", "--force"], {}, id="after-double-dash"),
-    pytest.param(["--force", "--prepare-host"], ["prepare-host"],
-                 {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="prepare-host-flag-at-any-position"),
-    pytest.param(["prepare-host"], ["prepare-host"], {}, id="prepare-host-command"),
-])  # fmt: skip
-def test_old_flags_that_still_mean_something(argv: list[str], kept: list[str],
-                                             env: dict[str, str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "kept", "env"),
+    [
+        pytest.param(["--force"], [], {"TRACEBLOC_FORCE_REINSTALL": "1"}, id="force-re-applies"),
+        pytest.param(
+            ["--reinstall", "install", "--yes"],
+            ["install", "--yes"],
+            {"TRACEBLOC_FORCE_REINSTALL": "1"},
+            id="reinstall",
+        ),
+        pytest.param(["--reuse-data"], [], {"TB_LEFTOVER_ACTION": "reuse"}, id="reuse-data"),
+        pytest.param(["--wipe-data"], [], {"TB_LEFTOVER_ACTION": "wipe"}, id="wipe-data"),
+        pytest.param(["--data-dir=~/tb"], [], {"HOST_DATA_DIR": "~/tb"}, id="data-dir-equals"),
+        pytest.param(
+            ["--data-dir", "/h/x", "plan"],
+            ["plan"],
+            {"HOST_DATA_DIR": "/h/x"},
+            id="data-dir-separate",
+        ),
+        pytest.param(["-NoReboot"], [], {"TRACEBLOC_NO_REBOOT": "1"}, id="powershell-no-reboot"),
+        pytest.param(
+            ["-DailyUser", "CONTOSO\\bob", "-Resume"],
+            [],
+            {"TRACEBLOC_DAILY_USER": "CONTOSO\\bob", "TRACEBLOC_RESUME": "1"},
+            id="powershell-daily-user-and-resume",
+        ),
+        pytest.param(
+            ["install", "--daily-user=bob", "--no-reboot", "--resume"],
+            ["install"],
+            {"TRACEBLOC_DAILY_USER": "bob", "TRACEBLOC_NO_REBOOT": "1", "TRACEBLOC_RESUME": "1"},
+            id="the-engines-own-resume-command",
+        ),
+        pytest.param(["-help"], ["--help"], {}, id="powershell-help-any-case"),
+        pytest.param(
+            ["plan", "--", "--force"], ["plan", "--", "--force"], {}, id="after-double-dash"
+        ),
+        pytest.param(
+            ["--force", "--prepare-host"],
+            ["prepare-host"],
+            {"TRACEBLOC_FORCE_REINSTALL": "1"},
+            id="prepare-host-flag-at-any-position",
+        ),
+        pytest.param(["prepare-host"], ["prepare-host"], {}, id="prepare-host-command"),
+    ],
+)
+def test_old_flags_that_still_mean_something(
+    argv: list[str], kept: list[str], env: dict[str, str]
+) -> None:
     done = translate_argv(argv)
     assert done.refused is None
     assert done.argv == kept
     assert done.env == env
 
 
-@pytest.mark.parametrize(("argv", "named"), [
-    pytest.param(["--diagnose"], "tracebloc-installer diagnose", id="diagnose"),
-    pytest.param(["-Diagnose"], "tracebloc-installer diagnose", id="powershell-diagnose"),
-    pytest.param(["-DailyUser"], "needs a user name", id="powershell-daily-user-without-a-name"),
-    pytest.param(["--data-dir="], "needs a path", id="data-dir-empty"),
-])  # fmt: skip
-def test_old_flags_whose_job_moved_are_refused_naming_the_replacement(argv: list[str],
-                                                                       named: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        pytest.param(["--diagnose"], "tracebloc-installer diagnose", id="diagnose"),
+        pytest.param(["-Diagnose"], "tracebloc-installer diagnose", id="powershell-diagnose"),
+        pytest.param(
+            ["-DailyUser"], "needs a user name", id="powershell-daily-user-without-a-name"
+        ),
+        pytest.param(["--data-dir="], "needs a path", id="data-dir-empty"),
+    ],
+)
+def test_old_flags_whose_job_moved_are_refused_naming_the_replacement(
+    argv: list[str], named: str
+) -> None:
     assert named in (translate_argv(argv).refused or "")
 
 
 def test_a_variable_no_longer_read_gets_one_line_naming_the_replacement() -> None:
-    said = notices({"TRACEBLOC_INSTALL_REF": "v1", "K3D_VERSION": "latest", "TB_NAMESPACE": "x",
-                    "HELM_VERSION": ""})  # fmt: skip
+    said = notices(
+        {
+            "TRACEBLOC_INSTALL_REF": "v1",
+            "K3D_VERSION": "latest",
+            "TB_NAMESPACE": "x",
+            "HELM_VERSION": "",
+        }
+    )
     assert said == [
         "K3D_VERSION is ignored: the engine brings the k3d it verified; a version variable "
         "would fetch one nobody checked",
@@ -74,8 +110,9 @@ def test_cli_data_dir_flag_sets_the_data_directory(cluster: FakeCluster) -> None
     # plan is install's dry run: it reads what is installed with `helm list -A` (empty here)
     cluster.nodes(node("a")).installed().kube_target()
     chosen = cluster.home / "elsewhere"
-    result = cluster.run("--data-dir=" + str(chosen), "plan", "--json",
-                         TRACEBLOC_SKIP_REBOOT_PROMPT="1")  # fmt: skip
+    result = cluster.run(
+        "--data-dir=" + str(chosen), "plan", "--json", TRACEBLOC_SKIP_REBOOT_PROMPT="1"
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["verdict"]["action"] == "install"
     assert str(chosen / "values.yaml") in result.stdout
@@ -87,5 +124,7 @@ def test_a_telemetry_opt_out_is_answered_with_what_is_true(cluster: FakeCluster,
     cluster.nodes(node("a")).installed().kube_target()
     result = cluster.run("plan", "--json", **{name: "1"})
     assert result.returncode == 0, result.stderr
-    assert (f"note: {name} is ignored: tracebloc-installer sends no telemetry, so there is "
-            "nothing to turn off") in result.stderr
+    assert (
+        f"note: {name} is ignored: tracebloc-installer sends no telemetry, so there is "
+        "nothing to turn off"
+    ) in result.stderr

@@ -55,7 +55,9 @@ def powershell_words(line: str) -> list[str]:
     return words
 
 
-quotes_and_text = st.text(alphabet=st.sampled_from(POWERSHELL_SINGLE_QUOTES + "ab $`\";&|()@#%\u00e9"))
+quotes_and_text = st.text(
+    alphabet=st.sampled_from(POWERSHELL_SINGLE_QUOTES + 'ab $`";&|()@#%\u00e9')
+)
 
 
 @given(st.lists(st.one_of(quotes_and_text, st.text()), min_size=1))
@@ -72,7 +74,9 @@ def test_a_pasted_curly_quote_cannot_end_the_string(quote: str) -> None:
     assert line[1:-1].count(quote) == 4  # each doubled
 
 
-def test_taskkill_is_started_from_system32_by_its_absolute_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_taskkill_is_started_from_system32_by_its_absolute_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ran: list[list[str]] = []
 
     def fake_run(argv: list[str], **_: Any) -> subprocess.CompletedProcess[bytes]:

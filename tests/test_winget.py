@@ -37,18 +37,34 @@ def test_without_winget_the_plan_installs_the_pinned_bundle_before_docker_deskto
     plan = wh.plan_host(facts(winget=False, temp_dir=TEMP), wh.Options())
     assert plan.blockers == ()
     order = keys(plan)
-    assert order[order.index("wsl-default") + 1:order.index("docker-users")] == [
-        "winget-download", "winget-signature", "winget-install", "docker-desktop"]
+    assert order[order.index("wsl-default") + 1 : order.index("docker-users")] == [
+        "winget-download",
+        "winget-signature",
+        "winget-install",
+        "docker-desktop",
+    ]
     steps = {s.key: s for s in plan.steps}
     assert all(steps[k].privileged for k in wg.KEYS)  # in the one elevated window
     assert steps["winget-download"].argv == ()  # the engine itself, through its one downloader
     assert steps["winget-signature"].argv == (
-        "powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command",
+        "powershell.exe",
+        "-NoProfile",
+        "-NonInteractive",
+        "-ExecutionPolicy",
+        "Bypass",
+        "-Command",
         f"$s = Get-AuthenticodeSignature -LiteralPath {BUNDLE}; [ordered]@{{ status = "
-        '"$($s.Status)"; subject = "$($s.SignerCertificate.Subject)" } | ConvertTo-Json -Compress')
+        '"$($s.Status)"; subject = "$($s.SignerCertificate.Subject)" } | ConvertTo-Json -Compress',
+    )
     assert steps["winget-install"].argv == (
-        "powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command",
-        f"Add-AppxPackage -Path {BUNDLE} -ErrorAction Stop")
+        "powershell.exe",
+        "-NoProfile",
+        "-NonInteractive",
+        "-ExecutionPolicy",
+        "Bypass",
+        "-Command",
+        f"Add-AppxPackage -Path {BUNDLE} -ErrorAction Stop",
+    )
     shown = "\n".join(host_lines(plan))
     assert wg.URL in shown and wg.SHA256 in shown and "signed by Microsoft Corporation" in shown
 
@@ -57,20 +73,24 @@ def test_a_temp_path_with_spaces_is_one_quoted_powershell_literal() -> None:
     path = wg.bundle_path(r"C:\Users\Jo O'Neil\AppData\Local\Temp")
     assert wg.install_argv(path)[-1] == (
         r"Add-AppxPackage -Path 'C:\Users\Jo O''Neil\AppData\Local\Temp\tracebloc-winget"
-        r"\Microsoft.DesktopAppInstaller_8wekyb3d8bbwe.msixbundle' -ErrorAction Stop")
+        r"\Microsoft.DesktopAppInstaller_8wekyb3d8bbwe.msixbundle' -ErrorAction Stop"
+    )
 
 
 @pytest.mark.parametrize(
     ("overrides", "winget_steps"),
     [
         pytest.param({"winget": True}, False, id="winget-already-there"),
-        pytest.param({"winget": False, "docker_desktop": True}, False, id="docker-desktop-installed"),
+        pytest.param(
+            {"winget": False, "docker_desktop": True}, False, id="docker-desktop-installed"
+        ),
         pytest.param({"winget": False, "docker_usable": True}, False, id="docker-answers-tier-0"),
         pytest.param({"winget": False}, True, id="no-winget"),
     ],
 )
-def test_winget_is_installed_only_when_docker_desktop_needs_it(overrides: dict[str, Any],
-                                                               winget_steps: bool) -> None:  # fmt: skip
+def test_winget_is_installed_only_when_docker_desktop_needs_it(
+    overrides: dict[str, Any], winget_steps: bool
+) -> None:
     plan = wh.plan_host(facts(temp_dir=TEMP, **overrides), wh.Options())
     assert any(k in keys(plan) for k in wg.KEYS) is winget_steps
 
@@ -88,16 +108,32 @@ def test_the_pin_is_one_release_with_its_published_digest() -> None:
     ("status", "subject", "refused"),
     [
         pytest.param("Valid", MICROSOFT, None, id="valid-microsoft"),
-        pytest.param("HashMismatch", MICROSOFT, "not valid (Get-AuthenticodeSignature: HashMismatch)",
-                     id="tampered"),
+        pytest.param(
+            "HashMismatch",
+            MICROSOFT,
+            "not valid (Get-AuthenticodeSignature: HashMismatch)",
+            id="tampered",
+        ),
         pytest.param("NotSigned", "", "not valid", id="unsigned"),
         pytest.param("UnknownError", MICROSOFT, "not valid", id="untrusted-chain"),
-        pytest.param("Valid", "CN=Contoso Ltd, O=Contoso Ltd, C=US", "not signed by Microsoft",
-                     id="valid-but-another-signer"),
-        pytest.param("Valid", "CN=Microsoft Corporation, O=Contoso", "not signed by Microsoft",
-                     id="microsoft-in-the-name-only"),
-        pytest.param("Valid", 'CN="Microsoft Corporation, Evil", O=Microsoft Corporation',
-                     "not signed by Microsoft", id="quoted-name-with-a-comma"),
+        pytest.param(
+            "Valid",
+            "CN=Contoso Ltd, O=Contoso Ltd, C=US",
+            "not signed by Microsoft",
+            id="valid-but-another-signer",
+        ),
+        pytest.param(
+            "Valid",
+            "CN=Microsoft Corporation, O=Contoso",
+            "not signed by Microsoft",
+            id="microsoft-in-the-name-only",
+        ),
+        pytest.param(
+            "Valid",
+            'CN="Microsoft Corporation, Evil", O=Microsoft Corporation',
+            "not signed by Microsoft",
+            id="quoted-name-with-a-comma",
+        ),
         pytest.param("", "", "no status", id="nothing-read"),
     ],
 )
@@ -121,7 +157,9 @@ def fake_fetch(body: bytes, sha256: str) -> Any:
     return fetch
 
 
-def test_a_download_with_another_digest_is_deleted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_download_with_another_digest_is_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(download, "fetch", fake_fetch(b"evil", "0" * 64))
     path = wg.bundle_path(str(tmp_path))
     problem = edge.fetch_bundle(path, {})
@@ -129,7 +167,9 @@ def test_a_download_with_another_digest_is_deleted(tmp_path: Path, monkeypatch: 
     assert not os.path.exists(path) and not os.path.exists(path + ".part")
 
 
-def test_the_published_digest_lands_under_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_published_digest_lands_under_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(download, "fetch", fake_fetch(b"bundle", wg.SHA256))
     path = wg.bundle_path(str(tmp_path))
     assert edge.fetch_bundle(path, {}) is None
@@ -147,8 +187,12 @@ def test_after_the_install_windowsapps_is_on_path_once() -> None:
 # --- the elevated half, against fake Windows tools --------------------------------------------
 
 
-def no_winget(fake: dict[str, object], monkeypatch: pytest.MonkeyPatch, sha256: str = wg.SHA256,
-              **state: object) -> Path:  # fmt: skip
+def no_winget(
+    fake: dict[str, object],
+    monkeypatch: pytest.MonkeyPatch,
+    sha256: str = wg.SHA256,
+    **state: object,
+) -> Path:
     """A machine whose winget appears (in WindowsApps, off PATH) only once installed."""
     env = fake["env"]
     assert isinstance(env, dict)
@@ -158,9 +202,17 @@ def no_winget(fake: dict[str, object], monkeypatch: pytest.MonkeyPatch, sha256: 
     env["LOCALAPPDATA"] = str(local)
     temp = Path(str(fake["state"])).parent / "temp"
     installed = executable_path(local / "Microsoft" / "WindowsApps" / "winget")
-    scenario(fake, probe={"admin": True, "winget": False, "temp": str(temp),
-                          "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1}},
-             appx_installs=str(installed), **state)  # fmt: skip
+    scenario(
+        fake,
+        probe={
+            "admin": True,
+            "winget": False,
+            "temp": str(temp),
+            "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
+        },
+        appx_installs=str(installed),
+        **state,
+    )
 
     def fetch(url: str, out: io.BufferedWriter, **kwargs: Any) -> download.Fetched:
         assert url == wg.URL
@@ -186,7 +238,9 @@ def test_the_elevated_half_installs_winget_verified_then_docker_desktop_with_it(
     assert scripts.index(wg.install_argv(path)[-1]) == signature + 1  # verified, then installed
     made = calls(fake_windows)
     docker = ["winget", "install", "-e", "--id", "Docker.DockerDesktop"]
-    assert [c[:5] for c in made].index(docker) > [c[-1] for c in made].index(wg.install_argv(path)[-1])
+    assert [c[:5] for c in made].index(docker) > [c[-1] for c in made].index(
+        wg.install_argv(path)[-1]
+    )
     assert not os.path.exists(path)  # the bundle is removed once installed
     assert "done: install winget (App Installer) from the verified bundle" in said
     recorded = flow.load_state(str(Path(str(fake_windows["data"])) / flow.STATE_FILE))
@@ -196,17 +250,24 @@ def test_the_elevated_half_installs_winget_verified_then_docker_desktop_with_it(
 @pytest.mark.parametrize(
     ("signature", "refused"),
     [
-        pytest.param({"status": "Valid", "subject": "CN=Contoso, O=Contoso"},
-                     "not signed by Microsoft Corporation", id="another-signer"),
+        pytest.param(
+            {"status": "Valid", "subject": "CN=Contoso, O=Contoso"},
+            "not signed by Microsoft Corporation",
+            id="another-signer",
+        ),
         pytest.param({"status": "HashMismatch", "subject": MICROSOFT}, "not valid", id="tampered"),
     ],
 )
 def test_a_bundle_whose_signature_is_refused_is_never_installed(
-    fake_windows: dict[str, object], monkeypatch: pytest.MonkeyPatch,
-    signature: dict[str, str], refused: str,
-) -> None:  # fmt: skip
+    fake_windows: dict[str, object],
+    monkeypatch: pytest.MonkeyPatch,
+    signature: dict[str, str],
+    refused: str,
+) -> None:
     temp = no_winget(fake_windows, monkeypatch, signature=signature)
-    with pytest.raises(InstallerError, match=f"winget could not be installed: .*{refused}") as stopped:
+    with pytest.raises(
+        InstallerError, match=f"winget could not be installed: .*{refused}"
+    ) as stopped:
         run(fake_windows, elevated_child=True)
     assert "Microsoft Store" in (stopped.value.remedy or "")
     assert not any("Add-AppxPackage" in s for s in powershell_scripts(fake_windows))

@@ -29,11 +29,21 @@ ALL_OFF = {wh.WSL_FEATURE: "Disabled", wh.VM_PLATFORM: "Disabled", wh.HYPER_V: "
 
 def facts(**overrides: object) -> wh.WinFacts:
     base: dict[str, object] = dict(
-        readable=True, admin=False, edition="Microsoft Windows 11 Pro", features=dict(ALL_OFF),
-        virtualization=True, wsl_version="", winget=True, docker_desktop=False,
-        docker_usable=False, port_busy=False, our_cluster_running=False, host_memory_gib=16,
-        user="nurse", in_docker_users=False,
-    )  # fmt: skip
+        readable=True,
+        admin=False,
+        edition="Microsoft Windows 11 Pro",
+        features=dict(ALL_OFF),
+        virtualization=True,
+        wsl_version="",
+        winget=True,
+        docker_desktop=False,
+        docker_usable=False,
+        port_busy=False,
+        our_cluster_running=False,
+        host_memory_gib=16,
+        user="nurse",
+        in_docker_users=False,
+    )
     base.update(overrides)
     return wh.WinFacts(**base)  # type: ignore[arg-type]
 
@@ -48,24 +58,42 @@ def keys(plan: wh.HostPlan) -> list[str]:
 def test_a_working_docker_desktop_means_nothing_as_administrator() -> None:
     plan = wh.plan_host(facts(docker_usable=True, docker_desktop=True), wh.Options())
     assert plan.tier == 0 and plan.steps == () and plan.privileged == ()
-    assert host_lines(plan) == ["host:     Docker Desktop answers: nothing to prepare, "
-                                "no administrator rights needed"]  # fmt: skip
+    assert host_lines(plan) == [
+        "host:     Docker Desktop answers: nothing to prepare, no administrator rights needed"
+    ]
 
 
 def test_a_bare_windows_11_pro_laptop_gets_every_step_with_a_reboot_announced() -> None:
     plan = wh.plan_host(facts(), wh.Options())
     assert plan.tier == 1
-    assert keys(plan) == [f"feature:{wh.WSL_FEATURE}", f"feature:{wh.VM_PLATFORM}",
-                          f"feature:{wh.HYPER_V}", "wsl-update", "wsl-default", "docker-desktop",
-                          "docker-users", "wslconfig", "autostart", "docker-start"]  # fmt: skip
+    assert keys(plan) == [
+        f"feature:{wh.WSL_FEATURE}",
+        f"feature:{wh.VM_PLATFORM}",
+        f"feature:{wh.HYPER_V}",
+        "wsl-update",
+        "wsl-default",
+        "docker-desktop",
+        "docker-users",
+        "wslconfig",
+        "autostart",
+        "docker-start",
+    ]
     assert plan.reboot_expected
     assert [s.key for s in plan.privileged][-1] == "docker-users"
     assert {s.key for s in plan.as_user} == {"wslconfig", "autostart", "docker-start"}
     wsl = plan.steps[0]
-    assert wsl.argv == ("dism.exe", "/online", "/enable-feature",
-                        f"/featurename:{wh.WSL_FEATURE}", "/all", "/norestart")  # fmt: skip
+    assert wsl.argv == (
+        "dism.exe",
+        "/online",
+        "/enable-feature",
+        f"/featurename:{wh.WSL_FEATURE}",
+        "/all",
+        "/norestart",
+    )
     lines = host_lines(plan)
-    assert lines[0].startswith("host:     7 step(s) as administrator (one Windows prompt), 3 as nurse")
+    assert lines[0].startswith(
+        "host:     7 step(s) as administrator (one Windows prompt), 3 as nurse"
+    )
     assert any("a reboot is needed" in line for line in lines)
     assert any("winget.exe install -e --id Docker.DockerDesktop" in line for line in lines)
 
@@ -126,8 +154,10 @@ def test_virtualization_off_in_firmware_stops_before_anything_changes() -> None:
     ],
 )
 def test_port_6550(ours: bool | None, blocked: bool, noted: bool) -> None:
-    plan = wh.plan_host(facts(port_busy=True, our_cluster_running=ours,
-                              port_owner=wh.Listener(4242, "vmmem")), wh.Options())  # fmt: skip
+    plan = wh.plan_host(
+        facts(port_busy=True, our_cluster_running=ours, port_owner=wh.Listener(4242, "vmmem")),
+        wh.Options(),
+    )
     assert bool(plan.blockers) is blocked
     if blocked:
         assert "port 6550 is already in use by vmmem (pid 4242)" in plan.blockers[0][0]
@@ -147,7 +177,9 @@ def test_an_unreadable_machine_is_a_blocker_not_a_guess() -> None:
 @pytest.mark.parametrize(
     ("output", "minimum", "current"),
     [
-        pytest.param("WSL version: 2.3.26.0\nKernel version: 5.15.153.1-2", "2.1.5", True, id="current"),
+        pytest.param(
+            "WSL version: 2.3.26.0\nKernel version: 5.15.153.1-2", "2.1.5", True, id="current"
+        ),
         pytest.param("WSL バージョン: 2.1.5.0", "2.1.5", True, id="localised-label-at-the-floor"),
         pytest.param("WSL version: 2.0.9.0", "2.1.5", False, id="stale-modern-wsl"),
         pytest.param("", "2.1.5", False, id="legacy-or-absent"),
@@ -189,10 +221,16 @@ def test_a_host_too_small_says_so_and_writes_no_budget() -> None:
     ("existing", "merged"),
     [
         pytest.param("", "[wsl2]\r\nmemory=6GB\r\n", id="no-file"),
-        pytest.param("[wsl2]\nprocessors=4\n", "[wsl2]\r\nmemory=6GB\nprocessors=4\n",
-                     id="under-the-existing-section"),
-        pytest.param("[experimental]\nsparseVhd=true", "[experimental]\nsparseVhd=true\r\n"
-                     "[wsl2]\r\nmemory=6GB\r\n", id="another-section-only"),
+        pytest.param(
+            "[wsl2]\nprocessors=4\n",
+            "[wsl2]\r\nmemory=6GB\nprocessors=4\n",
+            id="under-the-existing-section",
+        ),
+        pytest.param(
+            "[experimental]\nsparseVhd=true",
+            "[experimental]\nsparseVhd=true\r\n[wsl2]\r\nmemory=6GB\r\n",
+            id="another-section-only",
+        ),
         pytest.param("[wsl2]\nmemory=12GB\n", None, id="the-operators-memory-is-kept"),
     ],
 )
@@ -242,8 +280,16 @@ def command_line_to_argv(line: str) -> list[str]:
     return args
 
 
-@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",),
-                                               blacklist_characters="\x00"), min_size=0), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+            min_size=0,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_win_quote_round_trips_through_commandlinetoargvw(args: list[str]) -> None:
     assert command_line_to_argv(" ".join(wh.win_quote(a) for a in args)) == args
 
@@ -255,8 +301,9 @@ def test_ps_quote_expands_nothing() -> None:
 def test_one_elevation_of_the_engine_itself_for_the_privileged_half() -> None:
     exe = r"C:\Users\Jo O'Neil\AppData\Local\Programs\tracebloc\tracebloc-installer.exe"
     opts = wh.Options(daily_user="nurse", no_reboot=True)
-    argv = wh.elevate_argv(exe, wh.engine_args("prepare-host", opts, ("--windows-elevated",
-                                                                        "--client-password=x")))
+    argv = wh.elevate_argv(
+        exe, wh.engine_args("prepare-host", opts, ("--windows-elevated", "--client-password=x"))
+    )
     assert argv[:4] == ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command"]
     script = argv[4]
     assert "-Verb RunAs -Wait -PassThru" in script and "exit $p.ExitCode" in script
@@ -294,32 +341,49 @@ def test_the_daily_user_name_is_bare(raw: str, user: str) -> None:
 
 
 def test_the_probe_reads_what_windows_said_and_nothing_more() -> None:
-    out = json.dumps({
-        "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 2, wh.HYPER_V: 3},
-        "admin": False, "user": "nurse", "edition": "Microsoft Windows 11 Pro",
-        "memory_kib": 16 * 2**20, "virtualization": True, "winget": True,
-        "docker_desktop": False, "port_busy": True, "port_pid": 77, "port_process": "java",
-    })  # fmt: skip
-    got = edge.parse_probe(out, wsl_version="", docker_usable=False, our_cluster_running=False,
-                           in_docker_users=None)  # fmt: skip
+    out = json.dumps(
+        {
+            "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 2, wh.HYPER_V: 3},
+            "admin": False,
+            "user": "nurse",
+            "edition": "Microsoft Windows 11 Pro",
+            "memory_kib": 16 * 2**20,
+            "virtualization": True,
+            "winget": True,
+            "docker_desktop": False,
+            "port_busy": True,
+            "port_pid": 77,
+            "port_process": "java",
+        }
+    )
+    got = edge.parse_probe(
+        out, wsl_version="", docker_usable=False, our_cluster_running=False, in_docker_users=None
+    )
     assert got.features == {wh.WSL_FEATURE: "Enabled", wh.VM_PLATFORM: "Disabled", wh.HYPER_V: None}
     assert got.host_memory_gib == 16 and got.port_owner == wh.Listener(77, "java")
     assert got.in_docker_users is None
 
 
 def test_a_probe_that_is_not_json_is_unreadable() -> None:
-    got = edge.parse_probe("Access denied", wsl_version="", docker_usable=False,
-                           our_cluster_running=None, in_docker_users=None)  # fmt: skip
+    got = edge.parse_probe(
+        "Access denied",
+        wsl_version="",
+        docker_usable=False,
+        our_cluster_running=None,
+        in_docker_users=None,
+    )
     assert not got.readable and "not JSON" in got.reason
 
 
 def test_wsl_writes_utf16_to_a_pipe() -> None:
-    assert edge.decode_wsl("WSL version: 2.3.26.0\r\n".encode("utf-16-le")).startswith("WSL version: 2.3.26.0")
+    assert edge.decode_wsl("WSL version: 2.3.26.0\r\n".encode("utf-16-le")).startswith(
+        "WSL version: 2.3.26.0"
+    )
 
 
 # --- the flow, against fake Windows tools -------------------------------------------------------
 
-FAKE = r'''
+FAKE = r"""
 import json, os, sys
 name = os.path.basename(sys.argv[0]).removesuffix(".exe")
 log = os.environ["TB_FAKE_LOG"]
@@ -367,7 +431,7 @@ if name == "wsl" and sys.argv[1:] == ["--version"]:
     sys.exit(state.get("wsl_version_rc", 1))
 rc = state.get("rc", {}).get(" ".join([name, *sys.argv[1:]]), 0)
 sys.exit(rc)
-'''
+"""
 TOOLS = ("powershell", "wsl", "dism", "winget", "net", "reg", "cmd", "shutdown", "docker")
 
 
@@ -380,21 +444,37 @@ def fake_windows(tmp_path: Path) -> dict[str, object]:
     log, state = tmp_path / "calls.jsonl", tmp_path / "state.json"
     profile = tmp_path / "profile"
     profile.mkdir()
-    env = {"PATH": str(bin_dir), "TB_FAKE_LOG": str(log), "TB_FAKE_STATE": str(state),
-           "USERNAME": "nurse", "USERPROFILE": str(profile), "SYSTEMROOT": os.environ.get("SYSTEMROOT", ""),
-           "TRACEBLOC_CLIENT_PASSWORD": PASSWORD, "TB_DOCKER_WAIT_MIN": "0.1"}  # fmt: skip
+    env = {
+        "PATH": str(bin_dir),
+        "TB_FAKE_LOG": str(log),
+        "TB_FAKE_STATE": str(state),
+        "USERNAME": "nurse",
+        "USERPROFILE": str(profile),
+        "SYSTEMROOT": os.environ.get("SYSTEMROOT", ""),
+        "TRACEBLOC_CLIENT_PASSWORD": PASSWORD,
+        "TB_DOCKER_WAIT_MIN": "0.1",
+    }
     return {"env": env, "log": log, "state": state, "profile": profile, "data": tmp_path / "data"}
 
 
 def scenario(fake: dict[str, object], **state: object) -> None:
-    probe = {"features": {wh.WSL_FEATURE: 2, wh.VM_PLATFORM: 2, wh.HYPER_V: 2}, "admin": False,
-             "user": "nurse", "edition": "Microsoft Windows 11 Pro", "memory_kib": 16 * 2**20,
-             "virtualization": True, "winget": True, "docker_desktop": False, "port_busy": False,
-             "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe"}  # fmt: skip
+    probe = {
+        "features": {wh.WSL_FEATURE: 2, wh.VM_PLATFORM: 2, wh.HYPER_V: 2},
+        "admin": False,
+        "user": "nurse",
+        "edition": "Microsoft Windows 11 Pro",
+        "memory_kib": 16 * 2**20,
+        "virtualization": True,
+        "winget": True,
+        "docker_desktop": False,
+        "port_busy": False,
+        "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
+    }
     probe.update(state.pop("probe", {}))  # type: ignore[arg-type]
     child_state = str(Path(str(fake["data"])) / flow.STATE_FILE)
-    Path(str(fake["state"])).write_text(json.dumps({"probe": probe, "group": None,
-                                                    "child_state_path": child_state, **state}))
+    Path(str(fake["state"])).write_text(
+        json.dumps({"probe": probe, "group": None, "child_state_path": child_state, **state})
+    )
 
 
 def calls(fake: dict[str, object]) -> list[list[str]]:
@@ -407,9 +487,17 @@ def run(fake: dict[str, object], **kwargs: object) -> tuple[wh.HostPlan, list[st
     env = fake["env"]
     assert isinstance(env, dict)
     opts = wh.options(env, **kwargs.pop("opts", {}))  # type: ignore[arg-type]
-    plan = flow.prepare(r"C:\tb\tracebloc-installer.exe", env, opts, Redactor([PASSWORD]),
-                        str(fake["data"]), ask=kwargs.pop("ask", None), say=said.append,
-                        our_cluster_running=False, **kwargs)  # type: ignore[arg-type]
+    plan = flow.prepare(
+        r"C:\tb\tracebloc-installer.exe",
+        env,
+        opts,
+        Redactor([PASSWORD]),
+        str(fake["data"]),
+        ask=kwargs.pop("ask", None),
+        say=said.append,
+        our_cluster_running=False,
+        **kwargs,
+    )  # type: ignore[arg-type]
     return plan, said
 
 
@@ -418,7 +506,9 @@ def mutating(fake: dict[str, object]) -> list[list[str]]:
     return [c for c in calls(fake) if c[0] not in ("powershell", "docker") and c[:2] not in reads]
 
 
-def test_a_working_docker_desktop_makes_no_call_beyond_the_reads(fake_windows: dict[str, object]) -> None:
+def test_a_working_docker_desktop_makes_no_call_beyond_the_reads(
+    fake_windows: dict[str, object],
+) -> None:
     scenario(fake_windows, docker_up_after=0, probe={"docker_desktop": True})
     plan, said = run(fake_windows)
     assert plan.tier == 0 and said == []
@@ -426,14 +516,21 @@ def test_a_working_docker_desktop_makes_no_call_beyond_the_reads(fake_windows: d
     assert not any("RunAs" in c[-1] for c in calls(fake_windows) if c[0] == "powershell")
 
 
-def test_a_bare_laptop_elevates_once_and_hands_off_for_the_reboot(fake_windows: dict[str, object]) -> None:
+def test_a_bare_laptop_elevates_once_and_hands_off_for_the_reboot(
+    fake_windows: dict[str, object],
+) -> None:
     # What the elevated child records (a real one enables the features: DISM's 3010).
-    scenario(fake_windows, elevated_rc=2,
-             child_records={"done": ["feature:VirtualMachinePlatform"], "reboot_pending": True})
+    scenario(
+        fake_windows,
+        elevated_rc=2,
+        child_records={"done": ["feature:VirtualMachinePlatform"], "reboot_pending": True},
+    )
     with pytest.raises(flow.RebootPending) as stopped:
         run(fake_windows, opts={"no_reboot": True}, ask=lambda _: "y")
     assert stopped.value.exit_code == wh.REBOOT_EXIT
-    assert "reboot when ready; the install continues at your next sign-in" in (stopped.value.remedy or "")
+    assert "reboot when ready; the install continues at your next sign-in" in (
+        stopped.value.remedy or ""
+    )
     made = calls(fake_windows)
     elevations = [c for c in made if c[0] == "powershell" and "-Verb RunAs" in c[-1]]
     assert len(elevations) == 1
@@ -455,7 +552,8 @@ def test_the_reboot_happens_only_on_a_yes(fake_windows: dict[str, object]) -> No
 
 
 def test_the_end_of_input_at_the_reboot_question_is_a_no_and_the_hand_off(
-        fake_windows: dict[str, object]) -> None:  # fmt: skip
+    fake_windows: dict[str, object],
+) -> None:
     def gone(prompt: str) -> str:
         assert prompt == "Reboot now? [y/N] "
         raise EOFError
@@ -474,30 +572,52 @@ def test_a_declined_windows_prompt_installs_nothing(fake_windows: dict[str, obje
     assert mutating(fake_windows) == []
 
 
-def test_the_elevated_child_runs_the_privileged_half_and_records_it(fake_windows: dict[str, object]) -> None:
-    scenario(fake_windows, probe={"admin": True, "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1,
-                                                              wh.HYPER_V: 1}},
-             rc={"wsl --update --web-download": 1}, group=["nurse-old"])  # fmt: skip
+def test_the_elevated_child_runs_the_privileged_half_and_records_it(
+    fake_windows: dict[str, object],
+) -> None:
+    scenario(
+        fake_windows,
+        probe={"admin": True, "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1}},
+        rc={"wsl --update --web-download": 1},
+        group=["nurse-old"],
+    )
     plan, said = run(fake_windows, elevated_child=True)
     made = mutating(fake_windows)
     assert made == [
-        ["wsl", "--update", "--web-download"], ["wsl", "--update"],  # the twin's second rung
+        ["wsl", "--update", "--web-download"],
+        ["wsl", "--update"],  # the twin's second rung
         ["wsl", "--set-default-version", "2"],
-        ["winget", "install", "-e", "--id", "Docker.DockerDesktop", "--accept-package-agreements",
-         "--accept-source-agreements", "--silent", "--override", wh.DOCKER_DESKTOP_ARGS],
+        [
+            "winget",
+            "install",
+            "-e",
+            "--id",
+            "Docker.DockerDesktop",
+            "--accept-package-agreements",
+            "--accept-source-agreements",
+            "--silent",
+            "--override",
+            wh.DOCKER_DESKTOP_ARGS,
+        ],
         ["net", "localgroup", "docker-users", "nurse", "/add"],
-    ]  # fmt: skip
+    ]
     recorded = flow.load_state(str(Path(str(fake_windows["data"])) / flow.STATE_FILE))
     assert recorded.done == ["wsl-update", "wsl-default", "docker-desktop", "docker-users"]
     assert not recorded.reboot_pending
     assert not (Path(str(fake_windows["profile"])) / ".wslconfig").exists()  # the user's half
 
 
-def test_a_docker_desktop_install_failure_stops_with_the_manual_remedy(fake_windows: dict[str, object]) -> None:
-    scenario(fake_windows, probe={"admin": True, "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1,
-                                                              wh.HYPER_V: 1}},
-             rc={"winget install -e --id Docker.DockerDesktop --accept-package-agreements "
-                 "--accept-source-agreements --silent --override " + wh.DOCKER_DESKTOP_ARGS: 5})  # fmt: skip
+def test_a_docker_desktop_install_failure_stops_with_the_manual_remedy(
+    fake_windows: dict[str, object],
+) -> None:
+    scenario(
+        fake_windows,
+        probe={"admin": True, "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1}},
+        rc={
+            "winget install -e --id Docker.DockerDesktop --accept-package-agreements "
+            "--accept-source-agreements --silent --override " + wh.DOCKER_DESKTOP_ARGS: 5
+        },
+    )
     with pytest.raises(InstallerError, match=r"Docker Desktop could not be installed \(exit 5\)"):
         run(fake_windows, elevated_child=True)
     # What was done before the stop stays recorded, and the stop with its remedy is there for
@@ -508,47 +628,79 @@ def test_a_docker_desktop_install_failure_stops_with_the_manual_remedy(fake_wind
 
 
 def test_a_failed_elevated_half_is_a_failure_even_after_an_earlier_partial_run(
-        fake_windows: dict[str, object]) -> None:  # fmt: skip
+    fake_windows: dict[str, object],
+) -> None:
     """Steps an earlier run did (resumed after a reboot) do not turn this run's failure into
     a success; the parent says the child's stop and its remedy."""
-    scenario(fake_windows, elevated_rc=1, child_records={
-        "done": ["feature:VirtualMachinePlatform", "wsl-update"],
-        "stopped": ["Docker Desktop could not be installed (exit 5)", wh.DOCKER_MANUAL]})  # fmt: skip
+    scenario(
+        fake_windows,
+        elevated_rc=1,
+        child_records={
+            "done": ["feature:VirtualMachinePlatform", "wsl-update"],
+            "stopped": ["Docker Desktop could not be installed (exit 5)", wh.DOCKER_MANUAL],
+        },
+    )
     with pytest.raises(InstallerError, match=r"Docker Desktop could not be installed") as caught:
         run(fake_windows, resume=True)
     assert caught.value.remedy == wh.DOCKER_MANUAL
     assert not any(c[:2] == ["cmd", "/d"] for c in mutating(fake_windows))  # never started
 
 
-def test_a_failed_elevated_half_without_a_record_says_the_exit(fake_windows: dict[str, object]) -> None:
-    scenario(fake_windows, elevated_rc=1,
-             child_records={"done": ["feature:VirtualMachinePlatform"]})  # fmt: skip
+def test_a_failed_elevated_half_without_a_record_says_the_exit(
+    fake_windows: dict[str, object],
+) -> None:
+    scenario(
+        fake_windows, elevated_rc=1, child_records={"done": ["feature:VirtualMachinePlatform"]}
+    )
     with pytest.raises(InstallerError, match=r"the elevated preparation failed \(exit 1\)"):
         run(fake_windows, resume=True)
 
 
-def test_the_daily_users_half_sizes_the_vm_starts_docker_and_waits(fake_windows: dict[str, object]) -> None:
-    scenario(fake_windows, probe={"features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
-                                  "docker_desktop": True},
-             docker_up_after=2, elevated_rc=0)  # fmt: skip
+def test_the_daily_users_half_sizes_the_vm_starts_docker_and_waits(
+    fake_windows: dict[str, object],
+) -> None:
+    scenario(
+        fake_windows,
+        probe={
+            "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
+            "docker_desktop": True,
+        },
+        docker_up_after=2,
+        elevated_rc=0,
+    )
     wslconfig = Path(str(fake_windows["profile"])) / ".wslconfig"
     wslconfig.write_text("[wsl2]\nprocessors=4\n")
     plan, said = run(fake_windows)
     assert wslconfig.read_bytes() == b"[wsl2]\r\nmemory=14GB\nprocessors=4\n"
     made = mutating(fake_windows)
-    assert ["cmd", "/d", "/c", "start", '""', r"C:\Program Files\Docker\Docker\Docker Desktop.exe"] in made
+    assert [
+        "cmd",
+        "/d",
+        "/c",
+        "start",
+        '""',
+        r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
+    ] in made
     assert any(c[:2] == ["reg", "add"] and "Docker Desktop" in c for c in made)  # autostart
     assert "Docker Desktop is running" in said
 
 
-def test_docker_desktop_that_never_comes_up_says_what_to_do(fake_windows: dict[str, object]) -> None:
+def test_docker_desktop_that_never_comes_up_says_what_to_do(
+    fake_windows: dict[str, object],
+) -> None:
     scenario(fake_windows, probe={"docker_desktop": True}, docker_up_after=10**6)
     facts_ = wh.WinFacts(True, docker_desktop=True)
     clock = iter(float(t) for t in range(0, 10_000, 60))
     with pytest.raises(InstallerError, match="did not come up within 2 minutes") as stopped:
-        flow.wait_for_docker(facts_, wh.Options(docker_wait_s=120), fake_windows["env"],  # type: ignore[arg-type]
-                             Redactor([]), lambda _: None, clock=lambda: next(clock),
-                             sleep=lambda _: None)  # fmt: skip
+        flow.wait_for_docker(
+            facts_,
+            wh.Options(docker_wait_s=120),
+            fake_windows["env"],  # type: ignore[arg-type]
+            Redactor([]),
+            lambda _: None,
+            clock=lambda: next(clock),
+            sleep=lambda _: None,
+        )
     assert "TB_DOCKER_WAIT_MIN" in (stopped.value.remedy or "")
 
 

@@ -56,22 +56,44 @@ def windows_laptop(cluster: FakeCluster, data_dir: Path, exe: str, prefix: list[
         cluster.on(tool, rc=0)  # anything not scripted below succeeds, and is logged
     cluster.on("powershell", rc=9)  # an unscripted script fails loudly
     cluster.on("wsl", "--version", rc=1)  # legacy WSL: no --version
-    probe = {"features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1}, "admin": False,
-             "user": "nurse", "edition": "Microsoft Windows 11 Pro", "memory_kib": 16 * 2**20,
-             "virtualization": True, "winget": True, "docker_desktop": False, "port_busy": False,
-             "temp": str(cluster.root / "temp"),
-             "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe"}  # fmt: skip
+    probe = {
+        "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
+        "admin": False,
+        "user": "nurse",
+        "edition": "Microsoft Windows 11 Pro",
+        "memory_kib": 16 * 2**20,
+        "virtualization": True,
+        "winget": True,
+        "docker_desktop": False,
+        "port_busy": False,
+        "temp": str(cluster.root / "temp"),
+        "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
+    }
     cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(probe))
     cluster.on("powershell", edge.members_script("docker-users"), rc=3)  # no such group yet
     # The elevated engine's record, as a real elevated `prepare-host` would leave it.
-    record = {"schema": 1, "consented": True, "done": PRIVILEGED, "reboot_pending": False,
-              "failed": []}  # fmt: skip
-    cluster.on("powershell", elevation_script(exe, prefix), mark=DESKTOP,
-               write=[(str(data_dir / flow.STATE_FILE), json.dumps(record))])  # fmt: skip
+    record = {
+        "schema": 1,
+        "consented": True,
+        "done": PRIVILEGED,
+        "reboot_pending": False,
+        "failed": [],
+    }
+    cluster.on(
+        "powershell",
+        elevation_script(exe, prefix),
+        mark=DESKTOP,
+        write=[(str(data_dir / flow.STATE_FILE), json.dumps(record))],
+    )
     down = {"ServerErrors": ["error during connect: open //./pipe/dockerDesktopLinuxEngine"]}
     cluster.on("docker", "info", stdout=json.dumps(down), rc=1)
-    info = {"MemTotal": 16 * GIB, "NCPU": 8, "OperatingSystem": "Docker Desktop",
-            "Runtimes": {"runc": {}}, "ServerErrors": None}  # fmt: skip
+    info = {
+        "MemTotal": 16 * GIB,
+        "NCPU": 8,
+        "OperatingSystem": "Docker Desktop",
+        "Runtimes": {"runc": {}},
+        "ServerErrors": None,
+    }
     cluster.on("docker", "info", stdout=json.dumps(info), after=DESKTOP)
     cluster.on("docker", "update", stdout="ok\n")
 
@@ -87,12 +109,27 @@ def elevations(cluster: FakeCluster) -> list[list[str]]:
 def the_daily_users_half(cluster: FakeCluster, profile: Path) -> None:
     """After the elevation: the Docker VM sized, autostart, Docker Desktop started and waited for."""
     made = windows_calls(cluster)
-    after = made[made.index(elevations(cluster)[0]) + 1:]
-    assert ["reg", "add", r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run", "/v",
-            "Docker Desktop", "/t", "REG_SZ", "/d",
-            r'"C:\Program Files\Docker\Docker\Docker Desktop.exe"', "/f"] in after  # fmt: skip
-    assert ["cmd", "/d", "/c", "start", '""',
-            r"C:\Program Files\Docker\Docker\Docker Desktop.exe"] in after  # fmt: skip
+    after = made[made.index(elevations(cluster)[0]) + 1 :]
+    assert [
+        "reg",
+        "add",
+        r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run",
+        "/v",
+        "Docker Desktop",
+        "/t",
+        "REG_SZ",
+        "/d",
+        r'"C:\Program Files\Docker\Docker\Docker Desktop.exe"',
+        "/f",
+    ] in after
+    assert [
+        "cmd",
+        "/d",
+        "/c",
+        "start",
+        '""',
+        r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
+    ] in after
     assert (profile / ".wslconfig").read_bytes() == b"[wsl2]\r\nmemory=14GB\r\n"
     # None of the privileged steps ran in this (the daily user's) process.
     assert not [c for c in made if c[0] in ("dism", "winget", "net")]
@@ -108,12 +145,22 @@ def test_plan_lists_every_privileged_step_and_runs_none(cluster: FakeCluster) ->
     changes = json.loads(result.stdout)["changes"]
     admin = [c["argv"] for c in changes if c["why"].startswith("as administrator")]
     assert admin == [
-        ["wsl.exe", "--update", "--web-download"], ["wsl.exe", "--set-default-version", "2"],
-        ["winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
-         "--accept-package-agreements", "--accept-source-agreements", "--silent", "--override",
-         wh.DOCKER_DESKTOP_ARGS],
+        ["wsl.exe", "--update", "--web-download"],
+        ["wsl.exe", "--set-default-version", "2"],
+        [
+            "winget.exe",
+            "install",
+            "-e",
+            "--id",
+            "Docker.DockerDesktop",
+            "--accept-package-agreements",
+            "--accept-source-agreements",
+            "--silent",
+            "--override",
+            wh.DOCKER_DESKTOP_ARGS,
+        ],
         ["net.exe", "localgroup", "docker-users", "nurse", "/add"],
-    ]  # fmt: skip
+    ]
     assert elevations(cluster) == []
     assert [c[0] for c in windows_calls(cluster)] == ["powershell", "wsl", "powershell"]  # reads
 
@@ -129,8 +176,13 @@ def test_install_elevates_once_then_runs_the_daily_users_half_and_connects(
     assert result.returncode == 0, result.stderr
     assert "installed and connected" in result.stdout
     [elevation] = elevations(cluster)
-    assert elevation == ["powershell", "-NoProfile", "-NonInteractive", "-Command",
-                         elevation_script(exe, prefix)]  # fmt: skip
+    assert elevation == [
+        "powershell",
+        "-NoProfile",
+        "-NonInteractive",
+        "-Command",
+        elevation_script(exe, prefix),
+    ]
     the_daily_users_half(cluster, cluster.home)
     order = [e["tool"] for e in cluster.call_log()]
     assert order.index("cmd") < order.index("k3d")  # Docker Desktop first, then the cluster
@@ -143,20 +195,38 @@ def test_the_same_laptop_through_the_flow_the_cli_calls(cluster: FakeCluster) ->
     exe, prefix = r"C:\tb\tracebloc-installer.exe", flow.engine_command()[1]
     data = cluster.root / "data"
     windows_laptop(cluster, data, exe, prefix)
-    env = cluster.env(USERNAME="nurse", USERPROFILE=str(cluster.home), TB_DOCKER_WAIT_MIN="0.5",
-                      TRACEBLOC_CLIENT_PASSWORD=PASSWORD)  # fmt: skip
+    env = cluster.env(
+        USERNAME="nurse",
+        USERPROFILE=str(cluster.home),
+        TB_DOCKER_WAIT_MIN="0.5",
+        TRACEBLOC_CLIENT_PASSWORD=PASSWORD,
+    )
     opts = flow.options(env)
-    _, plan = flow.survey(env, opts, Redactor([PASSWORD]), our_cluster_running=False,
-                          docker_usable=False)  # fmt: skip
+    _, plan = flow.survey(
+        env, opts, Redactor([PASSWORD]), our_cluster_running=False, docker_usable=False
+    )
     assert [s.key for s in plan.privileged] == PRIVILEGED
     assert elevations(cluster) == []
 
     said: list[str] = []
-    flow.prepare(exe, env, opts, Redactor([PASSWORD]), str(data), ask=None, say=said.append,
-                 our_cluster_running=False)  # fmt: skip
+    flow.prepare(
+        exe,
+        env,
+        opts,
+        Redactor([PASSWORD]),
+        str(data),
+        ask=None,
+        say=said.append,
+        our_cluster_running=False,
+    )
     [elevation] = elevations(cluster)
-    assert elevation == ["powershell", "-NoProfile", "-NonInteractive", "-Command",
-                         elevation_script(exe, prefix)]  # fmt: skip
+    assert elevation == [
+        "powershell",
+        "-NoProfile",
+        "-NonInteractive",
+        "-Command",
+        elevation_script(exe, prefix),
+    ]
     the_daily_users_half(cluster, cluster.home)
     assert "Docker Desktop is running" in said
     assert all(PASSWORD not in " ".join(e["argv"]) for e in cluster.call_log())

@@ -39,8 +39,11 @@ def tree(root: Path, files: int, dirs: int = 3) -> dict[str, bytes]:
 
 
 def contents(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes()
-            for p in root.rglob("*") if p.is_file() and not p.is_symlink()}  # fmt: skip
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 # --- a swap at every step ---------------------------------------------------------------
@@ -69,11 +72,17 @@ class _HookedOs:
 def _swap(kind: str, home: Path) -> None:
     """Replace the data directory, the release directory or the database itself with a
     link to the project database, the real one moved aside (as `mv` and `ln -s` would)."""
-    target = {"data-dir": (home / ".tracebloc", home / "projects" / "shop-db"),
-              "release-dir": (home / ".tracebloc" / "tracebloc",
-                              home / "projects" / "shop-db" / "tracebloc"),
-              "database": (home / ".tracebloc" / "tracebloc" / "mysql",
-                           home / "projects" / "shop-db" / "tracebloc" / "mysql")}[kind]  # fmt: skip
+    target = {
+        "data-dir": (home / ".tracebloc", home / "projects" / "shop-db"),
+        "release-dir": (
+            home / ".tracebloc" / "tracebloc",
+            home / "projects" / "shop-db" / "tracebloc",
+        ),
+        "database": (
+            home / ".tracebloc" / "tracebloc" / "mysql",
+            home / "projects" / "shop-db" / "tracebloc" / "mysql",
+        ),
+    }[kind]
     place, link_to = target
     aside = place.with_name(place.name + ".moved")
     if place.is_symlink() or aside.exists() or not place.exists():
@@ -97,9 +106,7 @@ def _wipe_with(home: Path, before: Callable[[], None]) -> list[str] | str:
 
 @POSIX_ONLY
 @pytest.mark.parametrize("kind", ["data-dir", "release-dir", "database"])
-def test_a_link_swapped_in_at_any_step_of_the_wipe_leads_nowhere(
-    tmp_path: Path, kind: str
-) -> None:
+def test_a_link_swapped_in_at_any_step_of_the_wipe_leads_nowhere(tmp_path: Path, kind: str) -> None:
     """Every file-system call of the wipe is a moment the swap can happen at: the project
     database, never shown, survives each one, and so does everything beside the leftover."""
     calls = 0
@@ -127,7 +134,9 @@ def test_a_link_swapped_in_at_any_step_of_the_wipe_leads_nowhere(
         _wipe_with(home, swap_at)
         assert contents(home / "projects" / "shop-db") == project, (kind, moment)
         data = home / ".tracebloc"
-        real = data.with_name(".tracebloc.moved") if kind == "data-dir" and data.is_symlink() else data
+        real = (
+            data.with_name(".tracebloc.moved") if kind == "data-dir" and data.is_symlink() else data
+        )
         assert (real / "notes.txt").read_text() == "kept", (kind, moment)
         logs = real / "tracebloc" / "logs" / "keep.log"
         if not logs.exists():
@@ -155,6 +164,7 @@ def _home_of(dest: Path) -> Path:
 
 
 # --- kill -9 at random moments ------------------------------------------------------------
+
 
 class _Wiping:
     """A forked process doing the wipe (a fork, not a new interpreter: 50 starts stay fast);
@@ -234,8 +244,9 @@ def test_kill_9_at_any_moment_of_the_wipe_leaves_each_database_whole_or_gone(
                 assert contents(there) == whole, (kill, name)  # offered: then all of it
             else:
                 assert not there.exists(), (kill, name)
-            outcomes[f"{name}-{'whole' if there.exists() else 'gone'}"] = outcomes.get(
-                f"{name}-{'whole' if there.exists() else 'gone'}", 0) + 1  # fmt: skip
+            outcomes[f"{name}-{'whole' if there.exists() else 'gone'}"] = (
+                outcomes.get(f"{name}-{'whole' if there.exists() else 'gone'}", 0) + 1
+            )
         assert contents(home / "projects") == project, kill
         assert (data / "tracebloc" / "logs" / "keep.log").read_text() == "kept", kill
         shutil.rmtree(home)
@@ -279,7 +290,6 @@ def test_the_data_directory_swapped_for_a_link_after_the_choice_is_not_wiped(
     assert not any(c[1:3] == ["cluster", "create"] for c in changed_machine(cluster))
 
 
-
 @POSIX_ONLY
 @pytest.mark.parametrize("layout", ["per-release", "flat"])
 def test_the_next_install_removes_a_killed_wipes_trash_and_never_offers_it(
@@ -291,7 +301,8 @@ def test_the_next_install_removes_a_killed_wipes_trash_and_never_offers_it(
     creatable(docker_running(machine_without_cluster(fresh(cluster))))
     release = cluster.home / ".tracebloc" / "tracebloc"
     trash = (release if layout == "per-release" else release.parent) / (
-        f"{datadir.TRASH_PREFIX}0123456789ab-mysql")  # fmt: skip
+        f"{datadir.TRASH_PREFIX}0123456789ab-mysql"
+    )
     tree(trash / "mysql", 5)
     (release / "logs").mkdir(parents=True)
     (release / "logs" / "keep.log").write_text("kept")
@@ -338,9 +349,13 @@ def test_a_mount_inside_the_database_is_not_crossed_by_the_wipe(tmp_path: Path) 
     probe = subprocess.run([*argv, "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"no private mount namespace here: {probe.stderr.decode().strip()}")
-    done = subprocess.run([*argv, sys.executable, "-c", _BIND_MOUNTED, str(tmp_path)],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    done = subprocess.run(
+        [*argv, sys.executable, "-c", _BIND_MOUNTED, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("kept"), done.stdout
     assert "mysql" in done.stdout  # not wholly removed: said so

@@ -27,13 +27,21 @@ def test_an_empty_answer_is_the_questions_default(typed: str, default: bool) -> 
     assert yesno.answer(typed, default=default) is default
 
 
-@pytest.mark.parametrize("typed", [
-    pytest.param("n", id="n"), pytest.param("no", id="no"), pytest.param("N", id="capital-n"),
-    pytest.param("ye", id="a-typo"), pytest.param("yes please", id="more-than-yes"),
-    pytest.param("yy", id="doubled"), pytest.param("1", id="a-variables-true"),
-    pytest.param("true", id="a-variables-true-word"), pytest.param("oui", id="another-language"),
-    pytest.param("y\x1b[A", id="an-escape-sequence"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "typed",
+    [
+        pytest.param("n", id="n"),
+        pytest.param("no", id="no"),
+        pytest.param("N", id="capital-n"),
+        pytest.param("ye", id="a-typo"),
+        pytest.param("yes please", id="more-than-yes"),
+        pytest.param("yy", id="doubled"),
+        pytest.param("1", id="a-variables-true"),
+        pytest.param("true", id="a-variables-true-word"),
+        pytest.param("oui", id="another-language"),
+        pytest.param("y\x1b[A", id="an-escape-sequence"),
+    ],
+)
 def test_anything_else_typed_is_no_even_where_the_default_is_yes(typed: str) -> None:
     assert yesno.answer(typed, default=True) is False
     assert yesno.answer(typed, default=False) is False
@@ -59,16 +67,22 @@ class Person:
         return said
 
 
-@pytest.mark.parametrize(("default", "prompt"), [(False, "Install? [y/N] "),
-                                                 (True, "Install? [Y/n] ")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("default", "prompt"), [(False, "Install? [y/N] "), (True, "Install? [Y/n] ")]
+)
 def test_the_prompt_shows_the_default_the_answer_is_read_with(default: bool, prompt: str) -> None:
     person = Person("")
     assert agree(person.ask, "Install?", default=default) is default
     assert person.prompts == [prompt]
 
 
-@pytest.mark.parametrize("gone", [pytest.param(EOFError(), id="end-of-input"),
-                                  pytest.param(OSError("EIO"), id="terminal-unreadable")])  # fmt: skip
+@pytest.mark.parametrize(
+    "gone",
+    [
+        pytest.param(EOFError(), id="end-of-input"),
+        pytest.param(OSError("EIO"), id="terminal-unreadable"),
+    ],
+)
 @pytest.mark.parametrize("default", [False, True])
 def test_nobody_answering_is_never_a_yes(gone: BaseException, default: bool) -> None:
     assert agree(Person(gone).ask, "Proceed?", default=default) is False
@@ -93,8 +107,10 @@ def _strings(node: ast.AST) -> list[str]:
 
 
 def _modules() -> list[tuple[str, ast.Module]]:
-    return [(str(p.relative_to(ROOT)), ast.parse(p.read_text(encoding="utf-8")))
-            for p in sorted(ROOT.rglob("*.py"))]  # fmt: skip
+    return [
+        (str(p.relative_to(ROOT)), ast.parse(p.read_text(encoding="utf-8")))
+        for p in sorted(ROOT.rglob("*.py"))
+    ]
 
 
 def test_no_module_but_yesno_compares_an_answer_with_y() -> None:
@@ -105,8 +121,11 @@ def test_no_module_but_yesno_compares_an_answer_with_y() -> None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare):
-                said = [s.strip().lower() for part in (node.left, *node.comparators)
-                        for s in _strings(part)]  # fmt: skip
+                said = [
+                    s.strip().lower()
+                    for part in (node.left, *node.comparators)
+                    for s in _strings(part)
+                ]
                 if "y" in said:
                     found.append(f"{name}:{node.lineno}")
     assert found == []
@@ -119,8 +138,11 @@ def test_no_module_but_asking_writes_a_y_n_prompt_of_its_own() -> None:
             continue
         docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and id(node) not in docstrings
-                    and ("[y/N]" in node.value or "[Y/n]" in node.value)):  # fmt: skip
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and ("[y/N]" in node.value or "[Y/n]" in node.value)
+            ):
                 found.append(f"{name}:{node.lineno}")
     assert found == []

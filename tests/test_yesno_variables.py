@@ -20,11 +20,16 @@ def test_every_yes_no_variable_with_a_typo_is_refused_naming_it(name: str) -> No
     assert caught.value.exit_code == 2
 
 
-@pytest.mark.parametrize(("raw", "meant"), [
-    pytest.param("0", False, id="zero"), pytest.param("false", False, id="false"),
-    pytest.param("OFF", False, id="off-upper"), pytest.param("1", True, id="one"),
-    pytest.param(" Yes ", True, id="yes-spaced"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("raw", "meant"),
+    [
+        pytest.param("0", False, id="zero"),
+        pytest.param("false", False, id="false"),
+        pytest.param("OFF", False, id="off-upper"),
+        pytest.param("1", True, id="one"),
+        pytest.param(" Yes ", True, id="yes-spaced"),
+    ],
+)
 def test_the_windows_host_options_read_no_as_no(raw: str, meant: bool) -> None:
     # They counted any non-empty value as yes: TRACEBLOC_SKIP_DAILY_USER=0 skipped the user.
     chosen = winhost.options({"TRACEBLOC_SKIP_DAILY_USER": raw, "TRACEBLOC_NO_AUTOSTART": raw})
@@ -43,9 +48,13 @@ def test_skip_preflight_is_read_by_the_one_parser() -> None:
         preflight.skipped({"TRACEBLOC_SKIP_PREFLIGHT": "y"})
 
 
-@pytest.mark.parametrize(("raw", "allowed"), [
-    pytest.param("false", False, id="false-means-no"), pytest.param("1", True, id="one"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("raw", "allowed"),
+    [
+        pytest.param("false", False, id="false-means-no"),
+        pytest.param("1", True, id="one"),
+    ],
+)
 def test_network_storage_is_allowed_only_by_a_yes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: str, allowed: bool
 ) -> None:
@@ -54,8 +63,10 @@ def test_network_storage_is_allowed_only_by_a_yes(
     env = {"HOME": str(tmp_path), "TRACEBLOC_ALLOW_NETWORK_FS": raw}
     data = str(tmp_path / ".tracebloc")
     if allowed:
-        assert "TRACEBLOC_ALLOW_NETWORK_FS is set" in hostdirs.check(env, "linux", data, None,
-                                                                     "hostpath")[0]  # fmt: skip
+        assert (
+            "TRACEBLOC_ALLOW_NETWORK_FS is set"
+            in hostdirs.check(env, "linux", data, None, "hostpath")[0]
+        )
     else:
         with pytest.raises(BadInput, match="network filesystem"):
             hostdirs.check(env, "linux", data, None, "hostpath")

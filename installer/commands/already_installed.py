@@ -59,16 +59,26 @@ def check(
     environment's, else the previous values file's (what Enter keeps at the prompt)."""
     guess = with_saved_credentials(cfg, redactor)
     verdict = install_verdict.judge(guess, cluster, guess.client_id)
-    first = noop.release_settled(force=force, action=verdict.action, recovery=verdict.recovery,
-                                 status=verdict.status)  # fmt: skip
+    first = noop.release_settled(
+        force=force, action=verdict.action, recovery=verdict.recovery, status=verdict.status
+    )
     if first is not None:
         # Said only to a re-run of an installed client: a new install needs no reason.
         return Settled(first, said=first.why[0] if verdict.action == "upgrade" else "")
     target = verdict.target
     assert target is not None  # an upgrade verdict names its target
-    plan = make_plan(guess, env, redactor, release=target.release, machine=machine,
-                     nodes=cluster.nodes, gpu=cluster.gpu, local=local, tool_choices=choices,
-                     kube=cluster.target)  # fmt: skip
+    plan = make_plan(
+        guess,
+        env,
+        redactor,
+        release=target.release,
+        machine=machine,
+        nodes=cluster.nodes,
+        gpu=cluster.gpu,
+        local=local,
+        tool_choices=choices,
+        kube=cluster.target,
+    )
     stored = target.release.values if target.release.state is ReleaseState.PRESENT else None
     try:
         on_disk = read_regular(cfg.values_path) if plan.data is not None else None
@@ -83,24 +93,43 @@ def check(
     wanted, why_not, fresh = None, "", False
     conn, timeout = cfg.probe.conn, cfg.probe.timeout
     with concurrently(3) as pool:
-        looked = pool.submit(workloads.read_snapshot, tools.kubectl, target.name,
-                             target.namespace, conn, timeout=timeout, env=env,
-                             redactor=redactor)  # fmt: skip
-        defines = pool.submit(workloads.read_defined, tools.helm, target.name, target.namespace,
-                              conn, timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+        looked = pool.submit(
+            workloads.read_snapshot,
+            tools.kubectl,
+            target.name,
+            target.namespace,
+            conn,
+            timeout=timeout,
+            env=env,
+            redactor=redactor,
+        )
+        defines = pool.submit(
+            workloads.read_defined,
+            tools.helm,
+            target.name,
+            target.namespace,
+            conn,
+            timeout=timeout,
+            env=env,
+            redactor=redactor,
+        )
         try:
             wanted, why_not, fresh = _wanted_version(cfg, cluster, tools)
         except InstallerError as exc:
             why_not = exc.message
         seen, defined = looked.result(), defines.result()
     decided = noop.decide(
-        None, release=target.name, namespace=target.namespace,
-        installed_chart=verdict.installed_chart, wanted_version=wanted,
-        version_reason=why_not, ready=seen.snapshot.ready if seen.snapshot else None,
+        None,
+        release=target.name,
+        namespace=target.namespace,
+        installed_chart=verdict.installed_chart,
+        wanted_version=wanted,
+        version_reason=why_not,
+        ready=seen.snapshot.ready if seen.snapshot else None,
         workloads=ready_lines(seen.snapshot) if seen.snapshot else (),
         readiness_reason=seen.reason,
         problems=health_problems(seen.snapshot, defined) if seen.snapshot else (),
-    )  # fmt: skip
+    )
     return Settled(decided, plan, fresh, "" if decided.nothing else decided.why[0])
 
 
@@ -151,11 +180,28 @@ def for_plan(
     install would change nothing."""
     if verdict.action != "upgrade":
         return verdict
-    tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor,
-                         read_timeout=cfg.probe.timeout)
-             if helm_tool is not None and kubectl_tool is not None else None)  # fmt: skip
-    found = check(cfg, env, redactor, cluster, tools=tools, machine=machine, local=local,
-                  choices=choices, force=force)  # fmt: skip
+    tools = (
+        apply.Tools(
+            helm=helm_tool,
+            kubectl=kubectl_tool,
+            env=env,
+            redactor=redactor,
+            read_timeout=cfg.probe.timeout,
+        )
+        if helm_tool is not None and kubectl_tool is not None
+        else None
+    )
+    found = check(
+        cfg,
+        env,
+        redactor,
+        cluster,
+        tools=tools,
+        machine=machine,
+        local=local,
+        choices=choices,
+        force=force,
+    )
     if not found.check.nothing:
         return verdict
     return dataclasses.replace(verdict, action=noop.NOTHING_TO_CHANGE, reason=found.check.line)

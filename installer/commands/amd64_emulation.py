@@ -21,8 +21,16 @@ from installer.decide.runtime_macos import (
 from installer.present.ui import Ui
 
 
-def check_amd64(env: Mapping[str, str], redactor: Redactor, ui: Ui, *, os_: str, arch: str,
-                mysql: str, timeout: float = AMD64_SMOKE_TIMEOUT_S) -> str:  # fmt: skip
+def check_amd64(
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    *,
+    os_: str,
+    arch: str,
+    mysql: str,
+    timeout: float = AMD64_SMOKE_TIMEOUT_S,
+) -> str:
     """Raises InstallerError (the twin's Rosetta remedy) when emulation was seen not to
     work or did not answer in time; warns and goes on when it could not be tried (the image
     could not be pulled, no docker). Returns the verdict ("" when nothing was checked)."""
@@ -44,13 +52,17 @@ def check_amd64(env: Mapping[str, str], redactor: Redactor, ui: Ui, *, os_: str,
             step.fail()
     last = said.strip().splitlines()[-1] if said.strip() else ""
     if verdict == "unknown":
-        ui.warn(f"amd64 emulation could not be verified ({last or 'no docker'}); going on: the "
-                "MySQL 5.7 image will crash-loop if Rosetta/amd64 emulation is off")  # fmt: skip
+        ui.warn(
+            f"amd64 emulation could not be verified ({last or 'no docker'}); going on: the "
+            "MySQL 5.7 image will crash-loop if Rosetta/amd64 emulation is off"
+        )
         return verdict
     message, remedy = amd64_refusal()
     if verdict == "timeout":
-        message = (f"the amd64 emulation check did not finish within {timeout:g}s, and this "
-                   "install uses the amd64-only MySQL 5.7 image")  # fmt: skip
+        message = (
+            f"the amd64 emulation check did not finish within {timeout:g}s, and this "
+            "install uses the amd64-only MySQL 5.7 image"
+        )
     elif last:
         message = f"{message} (Docker said: {last})"
     raise InstallerError(message, remedy)

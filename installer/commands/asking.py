@@ -37,12 +37,14 @@ def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
     s = local.settings
     name = s.name if s is not None else "tracebloc"
     verb = {"create": "created", "start": "started"}.get(local.action or "", "used")
-    return [f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
-            f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
-            f"  chart:          {cfg.chart}",
-            "  training size:  decided from the new cluster's nodes once it is up"
-            if local.action == "create" else
-            "  training size:  decided from the cluster's nodes once it answers"]  # fmt: skip
+    return [
+        f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
+        f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
+        f"  chart:          {cfg.chart}",
+        "  training size:  decided from the new cluster's nodes once it is up"
+        if local.action == "create"
+        else "  training size:  decided from the cluster's nodes once it answers",
+    ]
 
 
 def shown_path(path: str) -> str:
@@ -53,18 +55,33 @@ def local_context(local: Local, cfg: PlanConfig, said: str = "") -> question.Con
     s = local.settings
     name = s.name if s is not None else "tracebloc"
     where = {"create": f"{name} (new, local)", "start": f"{name} (local, stopped now)"}.get(
-        local.action or "", f"{name} (local)")  # fmt: skip
-    return question.Context(where, cfg.probe.namespace, cfg.probe.release,
-                            shown_path(cfg.host_data_dir), more=[f"old data:  {said}"] if said else [])  # fmt: skip
+        local.action or "", f"{name} (local)"
+    )
+    return question.Context(
+        where,
+        cfg.probe.namespace,
+        cfg.probe.release,
+        shown_path(cfg.host_data_dir),
+        more=[f"old data:  {said}"] if said else [],
+    )
 
 
 def target_context(plan: Plan) -> question.Context:
     kube, probe, verdict = plan.kube, plan.cfg.probe, plan.verdict
-    where = (f"{kube.context} ({kube.server or 'server unknown'})"
-             if kube is not None and kube.readable else "the current kube context")  # fmt: skip
+    where = (
+        f"{kube.context} ({kube.server or 'server unknown'})"
+        if kube is not None and kube.readable
+        else "the current kube context"
+    )
     upgrade = verdict is not None and verdict.action.startswith("upgrade")
-    return question.Context(where, probe.namespace, probe.release,
-                            shown_path(plan.cfg.host_data_dir), upgrade=upgrade, more=[f"training:  {plan.facts.training.size}"])  # fmt: skip
+    return question.Context(
+        where,
+        probe.namespace,
+        probe.release,
+        shown_path(plan.cfg.host_data_dir),
+        upgrade=upgrade,
+        more=[f"training:  {plan.facts.training.size}"],
+    )
 
 
 def leftover_lines(said: str) -> list[str]:
@@ -77,15 +94,26 @@ def terminal_or_refuse(interactive: bool) -> None:
     and before credentials are asked for or sent. Under `curl … | sh` the controlling
     terminal (/dev/tty) still counts."""
     if interactive and credentials.open_terminal(os_name(sys.platform)) is None:
-        raise BadInput("install asks before it changes anything, and there is no terminal "
-                       "to ask on", "run it again with --yes to install without the question "
-                       "(the credentials then come from TRACEBLOC_CLIENT_ID and "
-                       "TRACEBLOC_CLIENT_PASSWORD)")  # fmt: skip
+        raise BadInput(
+            "install asks before it changes anything, and there is no terminal to ask on",
+            "run it again with --yes to install without the question "
+            "(the credentials then come from TRACEBLOC_CLIENT_ID and "
+            "TRACEBLOC_CLIENT_PASSWORD)",
+        )
 
 
-def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interactive: bool,
-             data_dir: str, heading: Sequence[str] = (), notes: Sequence[str] = (),
-             context: question.Context | None = None, shown_before: bool = False) -> None:  # fmt: skip
+def ask_once(
+    found: Sequence[Change],
+    fetched: Sequence[str],
+    ui: Ui,
+    *,
+    interactive: bool,
+    data_dir: str,
+    heading: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    context: question.Context | None = None,
+    shown_before: bool = False,
+) -> None:
     """The one question, before the first change: a few plain lines about the changes
     (present/question.py); `d` at the question shows every one outside the engine's data
     directory, in order, with its argv, and asks again. The full list is always in the log
@@ -95,12 +123,15 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
     # whole, every change with its argv: the record.
     width = ui.columns() if ui.fancy else 10**6
     if shown_before:
-        log.info("about to change:\n%s", "\n".join(question.details(found, fetched, heading, 10**6)))
+        log.info(
+            "about to change:\n%s", "\n".join(question.details(found, fetched, heading, 10**6))
+        )
     else:
         if context is not None and ui.fancy:
             ui.info("\n".join(question.summary(found, context, width)))
-            log.info("about to change:\n%s",
-                     "\n".join(question.details(found, fetched, heading, 10**6)))  # fmt: skip
+            log.info(
+                "about to change:\n%s", "\n".join(question.details(found, fetched, heading, 10**6))
+            )
         else:
             ui.info("\n".join(question.details(found, fetched, heading, width)))
     for note in notes:
@@ -116,13 +147,19 @@ def ask_once(found: Sequence[Change], fetched: Sequence[str], ui: Ui, *, interac
         ui.info("\n".join(question.details(found, fetched, heading, width)))
 
     if not agree(terminal.ask, "Install?", details=show_details):
-        kept = "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
-        raise Declined(f"Only the engine's own log and lock in {data_dir} were "
-                       f"written{kept}.")  # fmt: skip
+        kept = (
+            "; the tools downloaded into the engine's tools directory stay there" if fetched else ""
+        )
+        raise Declined(f"Only the engine's own log and lock in {data_dir} were written{kept}.")
 
 
-def agree(ask: Callable[[str], str], prompt: str, *, default: bool = False,
-          details: Callable[[], None] | None = None) -> bool:  # fmt: skip
+def agree(
+    ask: Callable[[str], str],
+    prompt: str,
+    *,
+    default: bool = False,
+    details: Callable[[], None] | None = None,
+) -> bool:
     """Every y/N question: asked as `prompt [y/N] ` (`[Y/n] ` when the default is yes), the
     answer read by decide/yesno.answer. The end of input or a terminal that cannot be read
     is never a yes, whatever the default: nobody agreed. With `details`, `d` (or

@@ -28,10 +28,6 @@ from installer.edges.gpu import detect_gpu
 T = TypeVar("T")
 
 
-
-
-
-
 def _outcome(future: Future[T]) -> tuple[T, None] | tuple[None, InstallerError]:
     try:
         return future.result(), None
@@ -58,12 +54,21 @@ def read_cluster(
     machine's GPU as already read this run (network_hosts.before_gate), not read again."""
     probe = cfg.probe
     conn, timeout = probe.conn, probe.timeout
-    tools = (apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
-             if helm_tool and kubectl_tool else None)  # fmt: skip
+    tools = (
+        apply.Tools(helm=helm_tool, kubectl=kubectl_tool, env=env, redactor=redactor)
+        if helm_tool and kubectl_tool
+        else None
+    )
 
     def listing() -> ListRead:
-        result = call.answer(helm_tool, helm.list_args(conn), timeout=timeout, env=env,
-                             redactor=redactor, missing="helm was not found")  # fmt: skip
+        result = call.answer(
+            helm_tool,
+            helm.list_args(conn),
+            timeout=timeout,
+            env=env,
+            redactor=redactor,
+            missing="helm was not found",
+        )
         if isinstance(result, call.NoAnswer):
             return ListRead(False, reason=result.reason)
         return helm.parse_list(result.rc, result.out, result.err)
@@ -71,8 +76,13 @@ def read_cluster(
     def status(name: str, namespace: str) -> StatusRead:
         if helm_tool is None:
             return StatusRead(error=InstallerError("helm was not found"))
-        result = call.answer(helm_tool, helm.status_args(name, namespace, conn),
-                             timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+        result = call.answer(
+            helm_tool,
+            helm.status_args(name, namespace, conn),
+            timeout=timeout,
+            env=env,
+            redactor=redactor,
+        )
         if isinstance(result, call.NoAnswer):
             return StatusRead(error=result.error or InstallerError(result.reason))
         try:
@@ -81,23 +91,31 @@ def read_cluster(
             return StatusRead(error=exc)
 
     with concurrently(8) as pool:
-        target_f = pool.submit(kubectl.read_target, kubectl_tool, conn, timeout=timeout,
-                               env=env, redactor=redactor)  # fmt: skip
+        target_f = pool.submit(
+            kubectl.read_target, kubectl_tool, conn, timeout=timeout, env=env, redactor=redactor
+        )
         list_f = pool.submit(listing)
-        nodes_f = pool.submit(kubectl.read_nodes, kubectl_tool, conn, timeout=timeout,
-                              env=env, redactor=redactor)  # fmt: skip
+        nodes_f = pool.submit(
+            kubectl.read_nodes, kubectl_tool, conn, timeout=timeout, env=env, redactor=redactor
+        )
         gpu_f = pool.submit(lambda: detect_gpu(env, os_, timeout=timeout) if gpu is None else gpu)
         repos_f = pool.submit(apply.read_repos, tools) if repos and tools else None
-        metrics_f = (pool.submit(apply.metrics_available, tools, conn)
-                     if metrics and tools else None)  # fmt: skip
+        metrics_f = pool.submit(apply.metrics_available, tools, conn) if metrics and tools else None
 
         value_fs: dict[Key, Future[ReleaseRead]] = {}
         status_fs: dict[Key, Future[StatusRead]] = {}
 
         def read_release(key: Key) -> None:
             if key not in value_fs:
-                value_fs[key] = pool.submit(helm.read_release, helm_tool, *key, conn,
-                                            timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+                value_fs[key] = pool.submit(
+                    helm.read_release,
+                    helm_tool,
+                    *key,
+                    conn,
+                    timeout=timeout,
+                    env=env,
+                    redactor=redactor,
+                )
                 status_fs[key] = pool.submit(status, *key)
 
         if helm_tool is not None:
@@ -120,7 +138,7 @@ def read_cluster(
             repos=found_repos,
             repos_error=repos_error,
             metrics=available,
-            asked=frozenset(name for name, f in (("repos", repos_f), ("metrics", metrics_f))
-                            if f is not None),  # fmt: skip
+            asked=frozenset(
+                name for name, f in (("repos", repos_f), ("metrics", metrics_f)) if f is not None
+            ),
         )
-

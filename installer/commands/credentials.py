@@ -109,15 +109,20 @@ def obtain(
     if sign_in is not None and not (previous_id and previous_password):
         signed = sign_in()  # None: the CLI cannot be had; the old ways go on
         if signed is not None:
-            return _checked_once(Credentials(signed.client_id, signed.password, SIGN_IN,
-                                             signed.namespace), check, say)  # fmt: skip
-    if interactive and terminal is not None and not (keep_previous and previous_id
-                                                      and previous_password):  # fmt: skip
+            return _checked_once(
+                Credentials(signed.client_id, signed.password, SIGN_IN, signed.namespace),
+                check,
+                say,
+            )
+    if (
+        interactive
+        and terminal is not None
+        and not (keep_previous and previous_id and previous_password)
+    ):
         return _prompt(terminal, previous_id, previous_password, check, say)
     if previous_id and previous_password:
         return _checked_once(Credentials(previous_id, previous_password, VALUES_FILE), check, say)
-    why = ("--yes never prompts" if not interactive
-           else "there is no terminal to ask on")  # fmt: skip
+    why = "--yes never prompts" if not interactive else "there is no terminal to ask on"
     raise BadInput(f"no credentials: {_SET_BOTH}", f"{why}: {_SET_BOTH} in the environment")
 
 
@@ -127,27 +132,32 @@ def _checked_once(
     result = check(creds.client_id, creds.password)
     if result.verdict is Verdict.REJECTED:
         if creds.origin == ENVIRONMENT:
-            raise BadInput(f"the backend rejected {ID_VAR} and {PASSWORD_VAR}",
-                           f"check both values (client id {creds.client_id!r})")  # fmt: skip
+            raise BadInput(
+                f"the backend rejected {ID_VAR} and {PASSWORD_VAR}",
+                f"check both values (client id {creds.client_id!r})",
+            )
         if creds.origin == SIGN_IN:
-            raise InstallerError(f"the backend rejected the credential tracebloc client create "
-                                 f"just issued (client id {creds.client_id!r})",
-                                 "re-run to try again; if it happens again, contact tracebloc "
-                                 "support")  # fmt: skip
-        raise BadInput("the backend rejected the client id and password saved in the "
-                       "previous values file", f"{_SET_BOTH}, or run interactively "
-                       "to enter them")  # fmt: skip
+            raise InstallerError(
+                f"the backend rejected the credential tracebloc client create "
+                f"just issued (client id {creds.client_id!r})",
+                "re-run to try again; if it happens again, contact tracebloc support",
+            )
+        raise BadInput(
+            "the backend rejected the client id and password saved in the previous values file",
+            f"{_SET_BOTH}, or run interactively to enter them",
+        )
     _not_rejected(result, creds, say)
     return creds
 
 
 def _not_rejected(result: Check, creds: Credentials, say: Callable[[str], None]) -> None:
     if result.verdict is Verdict.INACTIVE:
-        raise InstallerError(f"the tracebloc account of client {creds.client_id!r} is not active",
-                             "contact tracebloc support to activate it, then re-run")  # fmt: skip
+        raise InstallerError(
+            f"the tracebloc account of client {creds.client_id!r} is not active",
+            "contact tracebloc support to activate it, then re-run",
+        )
     if result.verdict is Verdict.UNVERIFIED:
-        say(f"could not verify the client id and password ({result.detail}); "
-            "continuing with them")  # fmt: skip
+        say(f"could not verify the client id and password ({result.detail}); continuing with them")
 
 
 # Asked for without a tracebloc CLI to sign in with: where the person finds the pair.
@@ -179,10 +189,14 @@ def _prompt(
             saved_password = None  # rejected: stop offering it
         default_id = client_id
         if attempt < MAX_TRIES:
-            terminal.say(f"The client ID or password is not correct (try {attempt} of "
-                         f"{MAX_TRIES}); please enter them again.")  # fmt: skip
-    raise BadInput(f"the backend rejected the client id and password {MAX_TRIES} times",
-                   f"check them in the tracebloc web app and re-run, or {_SET_BOTH}")  # fmt: skip
+            terminal.say(
+                f"The client ID or password is not correct (try {attempt} of "
+                f"{MAX_TRIES}); please enter them again."
+            )
+    raise BadInput(
+        f"the backend rejected the client id and password {MAX_TRIES} times",
+        f"check them in the tracebloc web app and re-run, or {_SET_BOTH}",
+    )
 
 
 def _answer(
@@ -193,14 +207,19 @@ def _answer(
         try:
             raw = read(prompt)
         except EOFError:
-            raise BadInput("no answer at the prompt (end of input)",
-                           f"{_SET_BOTH} to install without prompts") from None  # fmt: skip
+            raise BadInput(
+                "no answer at the prompt (end of input)", f"{_SET_BOTH} to install without prompts"
+            ) from None
         except OSError as exc:
-            raise BadInput(f"the terminal could not be read: {exc.strerror or exc}",
-                           f"{_SET_BOTH} to install without prompts") from None  # fmt: skip
+            raise BadInput(
+                f"the terminal could not be read: {exc.strerror or exc}",
+                f"{_SET_BOTH} to install without prompts",
+            ) from None
         if "\ufffd" in raw:  # what the terminal sent was not text in its own encoding
-            raise BadInput("the terminal sent characters that are not valid in its encoding",
-                           "type them in a UTF-8 terminal, or " + _SET_BOTH)  # fmt: skip
+            raise BadInput(
+                "the terminal sent characters that are not valid in its encoding",
+                "type them in a UTF-8 terminal, or " + _SET_BOTH,
+            )
         answer = clean_credential(raw)
         answer = answer.strip() if strip else answer
         if answer:
@@ -225,8 +244,9 @@ class _Tty:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         encoding = locale.getpreferredencoding(False) or "utf-8"
-        self._file = io.TextIOWrapper(io.FileIO(fd, "r+"), encoding=encoding, errors="replace",
-                                      write_through=True)  # fmt: skip
+        self._file = io.TextIOWrapper(
+            io.FileIO(fd, "r+"), encoding=encoding, errors="replace", write_through=True
+        )
 
     def ask(self, prompt: str) -> str:
         self._file.write(prompt)

@@ -131,8 +131,10 @@ def collect(
     def do_helm() -> None:
         tool = resolve_tool("helm", env, timeout=timeout()).tool()
         release, ns, conn = probe_cfg.release, probe_cfg.namespace, probe_cfg.conn
-        for name, args in (("helm-status.txt", helm.status_text_args(release, ns, conn)),
-                           ("helm-history.txt", helm.history_args(release, ns, conn))):  # fmt: skip
+        for name, args in (
+            ("helm-status.txt", helm.status_text_args(release, ns, conn)),
+            ("helm-history.txt", helm.history_args(release, ns, conn)),
+        ):
             result = proc.run(tool, args, timeout=timeout(), env=env, redactor=redactor)
             add(name, f"$ helm {' '.join(args)}\nexit {result.rc}\n{result.stdout}{result.stderr}")
 
@@ -156,9 +158,18 @@ def collect(
                         out.notes.append("logs: the rest skipped, the budget was spent")
                         return
                     text = workloads.read_log(
-                        tool, pod.name, c.name, probe_cfg.namespace, probe_cfg.conn,
-                        timeout=timeout(), env=env, redactor=redactor, lines=LOG_LINES,
-                        limit=LOG_BYTES, previous=previous)  # fmt: skip
+                        tool,
+                        pod.name,
+                        c.name,
+                        probe_cfg.namespace,
+                        probe_cfg.conn,
+                        timeout=timeout(),
+                        env=env,
+                        redactor=redactor,
+                        lines=LOG_LINES,
+                        limit=LOG_BYTES,
+                        previous=previous,
+                    )
                     suffix = ".previous" if previous else ""
                     add(f"logs/{pod.name}.{c.name}{suffix}.log", text or "(no log could be read)\n")
 
@@ -176,29 +187,51 @@ def collect(
             # A file we cannot parse cannot be redacted by key: it stays out.
             out.notes.append("values.yaml: left out, it is not a YAML map")
 
-    for name, action in (("status", do_status), ("probe", do_probe), ("plan", do_plan),
-                         ("helm", do_helm), ("pods", do_pods), ("files", do_files)):  # fmt: skip
+    for name, action in (
+        ("status", do_status),
+        ("probe", do_probe),
+        ("plan", do_plan),
+        ("helm", do_helm),
+        ("pods", do_pods),
+        ("files", do_files),
+    ):
         step(name, action)
     for name, action in support_steps(env, redactor, timeout, add, probe_cfg.conn, data_dir):
         step(name, action)
-    add("collection.json", _json({"tracebloc_installer": __version__, "os": sys.platform,
-                                  "release": probe_cfg.release, "namespace": probe_cfg.namespace,
-                                  "notes": out.notes}))  # fmt: skip
+    add(
+        "collection.json",
+        _json(
+            {
+                "tracebloc_installer": __version__,
+                "os": sys.platform,
+                "release": probe_cfg.release,
+                "namespace": probe_cfg.namespace,
+                "notes": out.notes,
+            }
+        ),
+    )
     path = bundle.write(data_dir, out.files, os_name(sys.platform), env)
     return Written(path, tuple(name for name, _ in out.files), tuple(out.notes))
 
 
-def support_steps(env: Mapping[str, str], redactor: Redactor, timeout: Callable[[], float],
-                  add: Callable[[str, str], None], conn: Connection,
-                  data_dir: str) -> list[tuple[str, Callable[[], None]]]:  # fmt: skip
+def support_steps(
+    env: Mapping[str, str],
+    redactor: Redactor,
+    timeout: Callable[[], float],
+    add: Callable[[str, str], None],
+    conn: Connection,
+    data_dir: str,
+) -> list[tuple[str, Callable[[], None]]]:
     """The machine and the whole cluster, as support reads them (commands/support.py)."""
     from installer.commands import support
 
-    return [("docker", lambda: support.docker_state(env, redactor, timeout, add)),
-            ("k3d", lambda: support.k3d_state(env, redactor, timeout, add)),
-            ("cluster", lambda: support.cluster_state(env, redactor, timeout, add, conn)),
-            ("disk", lambda: support.disk_state(env, redactor, timeout, add, data_dir)),
-            ("proxy", lambda: support.proxy_state(env, add))]  # fmt: skip
+    return [
+        ("docker", lambda: support.docker_state(env, redactor, timeout, add)),
+        ("k3d", lambda: support.k3d_state(env, redactor, timeout, add)),
+        ("cluster", lambda: support.cluster_state(env, redactor, timeout, add, conn)),
+        ("disk", lambda: support.disk_state(env, redactor, timeout, add, data_dir)),
+        ("proxy", lambda: support.proxy_state(env, add)),
+    ]
 
 
 def _json(document: Any) -> str:

@@ -47,13 +47,16 @@ class GpuSeen:
 
 def smoke_test(vendor: str) -> str:
     """A pod that asks for one GPU and runs the vendor's own tool (the scripts' GPU test)."""
-    image, tool = ((CHECK_IMAGE, "nvidia-smi") if vendor == "nvidia"
-                   else ("rocm/rocm-terminal", "rocm-smi"))  # fmt: skip
-    overrides = ('{"spec":{"containers":[{"name":"gpu-test","image":"' + image + '",'
-                 '"command":["' + tool + '"],"resources":{"limits":{"'
-                 + RESOURCE[vendor] + '":"1"}}}]}}')  # fmt: skip
-    return (f"kubectl run gpu-test --rm -it --restart=Never --image={image} "
-            f"--overrides='{overrides}'")
+    image, tool = (
+        (CHECK_IMAGE, "nvidia-smi") if vendor == "nvidia" else ("rocm/rocm-terminal", "rocm-smi")
+    )
+    overrides = (
+        '{"spec":{"containers":[{"name":"gpu-test","image":"' + image + '",'
+        '"command":["' + tool + '"],"resources":{"limits":{"' + RESOURCE[vendor] + '":"1"}}}]}}'
+    )
+    return (
+        f"kubectl run gpu-test --rm -it --restart=Never --image={image} --overrides='{overrides}'"
+    )
 
 
 def wait_s(env: Mapping[str, str]) -> float:
@@ -67,33 +70,59 @@ def advertised(nodes: NodeRead, vendor: str) -> int:
     return sum(count for n in nodes.nodes if n.schedulable for v, count in n.gpus if v == vendor)
 
 
-def verify(tools: Tools, conn: Connection, vendor: str, *, chart_plugin: bool,
-           plugin_namespace: str = "kube-system", rollout_s: float = ROLLOUT_S, nodes_s: float = NODES_S,
-           sleep: Callable[[float], None] = time.sleep) -> GpuSeen:  # fmt: skip
+def verify(
+    tools: Tools,
+    conn: Connection,
+    vendor: str,
+    *,
+    chart_plugin: bool,
+    plugin_namespace: str = "kube-system",
+    rollout_s: float = ROLLOUT_S,
+    nodes_s: float = NODES_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> GpuSeen:
     """Bounded: the rollout (when the chart brings the plugin), then the nodes."""
     said = ""
     if chart_plugin:
         name = plugin_name(vendor)
-        args = ["rollout", "status", f"daemonset/{name}", "-n", plugin_namespace,
-                f"--timeout={int(rollout_s)}s", *conn.kubectl_flags()]  # fmt: skip
+        args = [
+            "rollout",
+            "status",
+            f"daemonset/{name}",
+            "-n",
+            plugin_namespace,
+            f"--timeout={int(rollout_s)}s",
+            *conn.kubectl_flags(),
+        ]
         try:
             result = tools.run(tools.kubectl, args, rollout_s + 15)
             if result.rc != 0:
-                said = (f"the device plugin {plugin_namespace}/{name} did not roll out within "
-                        f"{rollout_s:g}s")  # fmt: skip
+                said = (
+                    f"the device plugin {plugin_namespace}/{name} did not roll out within "
+                    f"{rollout_s:g}s"
+                )
         except InstallerError as exc:
             said = f"the device plugin's rollout could not be read ({exc.message})"
 
     def look() -> int:
-        return advertised(kubectl.read_nodes(tools.kubectl, conn, timeout=tools.read_timeout,
-                                             env=tools.env, redactor=tools.redactor), vendor)
+        return advertised(
+            kubectl.read_nodes(
+                tools.kubectl,
+                conn,
+                timeout=tools.read_timeout,
+                env=tools.env,
+                redactor=tools.redactor,
+            ),
+            vendor,
+        )
 
     polled = poll.until(look, nodes_s, NODES_POLL_S, sleep=sleep)
     count = polled.last or 0
     if count:
         return GpuSeen(vendor, count)
-    reason = (f"no node advertised {RESOURCE[vendor]} within {nodes_s:g}s"
-              + (f" ({said})" if said else ""))
+    reason = f"no node advertised {RESOURCE[vendor]} within {nodes_s:g}s" + (
+        f" ({said})" if said else ""
+    )
     return GpuSeen(vendor, 0, reason)
 
 
@@ -101,6 +130,7 @@ def cpu_values(plan: Plan, reason: str) -> bytes:
     """The plan's values with no GPU request and no device plugin: what the release carries
     when no node advertised the GPU."""
     site = dataclasses.replace(plan.site, gpu=GpuPlan(None, reason))
-    values = values_document(plan.cfg, plan.facts.training, plan.facts.nodes,
-                             Gpu(None, reason=reason), plan.mysql, site)  # fmt: skip
+    values = values_document(
+        plan.cfg, plan.facts.training, plan.facts.nodes, Gpu(None, reason=reason), plan.mysql, site
+    )
     return to_yaml(values)

@@ -37,28 +37,35 @@ def dry_run_args(plan: Plan, values_path: str) -> list[str]:
     """The planned argv (helm.upgrade_install_args) with the private values file, as a
     server-side dry run that prints no Secret."""
     probe = plan.cfg.probe
-    return [*helm.upgrade_install_args(probe.release, plan.cfg.chart, probe.namespace,
-                                       values_path, probe.conn),
-            "--dry-run=server", "--hide-secret"]  # fmt: skip
+    return [
+        *helm.upgrade_install_args(
+            probe.release, plan.cfg.chart, probe.namespace, values_path, probe.conn
+        ),
+        "--dry-run=server",
+        "--hide-secret",
+    ]
 
 
 def not_run_because(plan: Plan) -> str:
     """Why no dry run can say what install will meet ("" when one can)."""
     if plan.verdict is not None and plan.verdict.recovery:
         # helm would answer "another operation is in progress": install recovers first.
-        return (f"install first recovers the release (helm {plan.verdict.recovery}); helm is "
-                "asked about the chart only after that")  # fmt: skip
+        return (
+            f"install first recovers the release (helm {plan.verdict.recovery}); helm is "
+            "asked about the chart only after that"
+        )
     chart = plan.cfg.chart
     if not (os.path.isdir(chart) or os.path.isfile(chart)):
-        return ("the chart comes from a repository that install prepares first; "
-                "helm checks it against the cluster only then")  # fmt: skip
+        return (
+            "the chart comes from a repository that install prepares first; "
+            "helm checks it against the cluster only then"
+        )
     if plan.data is not None and missing_credentials(plan.values):
         return "the client credentials are not known yet (install asks for them)"
     return ""
 
 
-def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str],
-            redactor: Redactor) -> Plan:  # fmt: skip
+def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str], redactor: Redactor) -> Plan:
     """The plan with helm's answer in its verdict (`dry_run`), refused when helm refuses."""
     verdict = plan.verdict
     if verdict is None or verdict.action not in GOES_AHEAD:
@@ -75,15 +82,24 @@ def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str],
     conn, probe = plan.cfg.probe.conn, plan.cfg.probe
     exists = verdict.action != "install"
     # A first install that helm refuses leaves no release: nothing to roll back or remove.
-    fix = ("nothing was changed; fix what helm names (a chart whose kubeVersion excludes "
-           "this cluster needs another cluster or chart version), then "
-           f"{remedy.installer(conn, probe.namespace, 'plan')}")  # fmt: skip
+    fix = (
+        "nothing was changed; fix what helm names (a chart whose kubeVersion excludes "
+        "this cluster needs another cluster or chart version), then "
+        f"{remedy.installer(conn, probe.namespace, 'plan')}"
+    )
     if exists:
         fix += f"\nto inspect: {remedy.helm(['status', probe.release], conn, probe.namespace)}"
     error = InstallerError(f"helm refuses to {verdict.action.split('-')[0]} the chart: {said}", fix)
-    refused = install_verdict.Verdict("refused", error.message, error, verdict.target, None,
-                            verdict.status, verdict.installed_chart,
-                            dry_run=f"refused: {said}")  # fmt: skip
+    refused = install_verdict.Verdict(
+        "refused",
+        error.message,
+        error,
+        verdict.target,
+        None,
+        verdict.status,
+        verdict.installed_chart,
+        dry_run=f"refused: {said}",
+    )
     return dataclasses.replace(plan, verdict=refused)
 
 
@@ -91,8 +107,9 @@ def _with(plan: Plan, verdict: install_verdict.Verdict, said: str) -> Plan:
     return dataclasses.replace(plan, verdict=dataclasses.replace(verdict, dry_run=said))
 
 
-def _dry_run(plan: Plan, helm_tool: Tool, env: Mapping[str, str],
-             redactor: Redactor) -> proc.Result | NoAnswer:  # fmt: skip
+def _dry_run(
+    plan: Plan, helm_tool: Tool, env: Mapping[str, str], redactor: Redactor
+) -> proc.Result | NoAnswer:
     if plan.data is None:  # the caller's own values file, used as it is
         return _answer(plan, helm_tool, plan.cfg.values_path, env, redactor)
     directory = tempfile.mkdtemp(prefix="tracebloc-plan-")  # 0700 on POSIX
@@ -107,9 +124,16 @@ def _dry_run(plan: Plan, helm_tool: Tool, env: Mapping[str, str],
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _answer(plan: Plan, helm_tool: Tool, values_path: str, env: Mapping[str, str],
-            redactor: Redactor) -> proc.Result | NoAnswer:  # fmt: skip
+def _answer(
+    plan: Plan, helm_tool: Tool, values_path: str, env: Mapping[str, str], redactor: Redactor
+) -> proc.Result | NoAnswer:
     # The rendered manifests go nowhere: they are not needed, and they hold the values.
     with open(os.devnull, "wb") as sink:
-        return call.answer(helm_tool, dry_run_args(plan, values_path), timeout=DRY_RUN_TIMEOUT_S,
-                           env=env, redactor=redactor, stdout=sink)  # fmt: skip
+        return call.answer(
+            helm_tool,
+            dry_run_args(plan, values_path),
+            timeout=DRY_RUN_TIMEOUT_S,
+            env=env,
+            redactor=redactor,
+            stdout=sink,
+        )

@@ -87,35 +87,48 @@ if TYPE_CHECKING:
     from installer.decide.tooling import ToolChoice
 
 
-
-
-
-
-
-
 def find_tools(
-    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, machine: MachineFacts,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    machine: MachineFacts,
     choices: Mapping[str, ToolChoice] | None = None,
-) -> tuple[apply.Tools, dict[str, ToolChoice]]:  # fmt: skip
+) -> tuple[apply.Tools, dict[str, ToolChoice]]:
     """Before anyone types a password: the tools the install cannot do without, fetched
     (pinned, verified) when missing: see commands/tools.py. `choices`: already resolved."""
     chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch), choices=choices)
-    tools = apply.Tools(helm=chosen["helm"].tool(), kubectl=chosen["kubectl"].tool(),
-                        env=env, redactor=redactor, read_timeout=cfg.probe.timeout)  # fmt: skip
+    tools = apply.Tools(
+        helm=chosen["helm"].tool(),
+        kubectl=chosen["kubectl"].tool(),
+        env=env,
+        redactor=redactor,
+        read_timeout=cfg.probe.timeout,
+    )
     return tools, chosen
 
 
 def read_cluster(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools,
-    settings: InstallSettings, gpu: Gpu | None,
-) -> ClusterRead:  # fmt: skip
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    ui: Ui,
+    tools: apply.Tools,
+    settings: InstallSettings,
+    gpu: Gpu | None,
+) -> ClusterRead:
     """Every read at once; an unreachable cluster or an unreadable release list stops the
     run here, before credentials are asked for or sent (neither depends on who we are)."""
     with ui.step("Reading the cluster") as step:
         cluster = cluster_reads.read_cluster(
-            cfg, env, tools.redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
-            os_=os_name(sys.platform), repos=cfg.chart_is_default,
-            metrics=settings.metrics_wait_s > 0, gpu=gpu)  # fmt: skip
+            cfg,
+            env,
+            tools.redactor,
+            helm_tool=tools.helm,
+            kubectl_tool=tools.kubectl,
+            os_=os_name(sys.platform),
+            repos=cfg.chart_is_default,
+            metrics=settings.metrics_wait_s > 0,
+            gpu=gpu,
+        )
         if not cluster.listing.readable:
             step.fail()
             early = install_verdict.judge(cfg, cluster, None)
@@ -127,14 +140,6 @@ def read_cluster(
     return cluster
 
 
-
-
-
-
-
-
-
-
 def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> install_verdict.Verdict:
     verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
     if verdict.error is not None:
@@ -144,58 +149,90 @@ def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> install_verd
     return verdict
 
 
-
-
-
-
-
-
-def recover(cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: install_verdict.Verdict) -> list[str]:
+def recover(
+    cfg: PlanConfig, ui: Ui, tools: apply.Tools, verdict: install_verdict.Verdict
+) -> list[str]:
     if verdict.recovery is None:
         return []
     release, namespace = cfg.probe.release, cfg.probe.namespace
-    with ui.step(f"Recovering release {release} (state {verdict.status}): "
-                 f"helm {verdict.recovery}"):  # fmt: skip
+    with ui.step(f"Recovering release {release} (state {verdict.status}): helm {verdict.recovery}"):
         apply.recover(tools, release, namespace, cfg.probe.conn, verdict.recovery)
     return [f"release {release} was {verdict.status}; recovered with helm {verdict.recovery}"]
 
 
 def prepare_repo(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, cluster: ClusterRead,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    ui: Ui,
+    tools: apply.Tools,
+    cluster: ClusterRead,
     fresh: bool = False,
-) -> None:  # fmt: skip
+) -> None:
     if cfg.chart_is_default:
         with ui.step("Preparing the chart repository"):
-            apply.ensure_repo(tools, DEFAULT_REPO_NAME, DEFAULT_REPO_URL, cfg.ca_bundle,
-                              repos=cluster.repos, fresh=fresh)  # fmt: skip
+            apply.ensure_repo(
+                tools,
+                DEFAULT_REPO_NAME,
+                DEFAULT_REPO_URL,
+                cfg.ca_bundle,
+                repos=cluster.repos,
+                fresh=fresh,
+            )
 
 
 def settle(
-    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, tools: apply.Tools,
-    cluster: ClusterRead, machine: MachineFacts, local: Local,
-    chosen: Mapping[str, ToolChoice], settings: InstallSettings,
-) -> tuple[already_installed.Settled, Outcome | None]:  # fmt: skip
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    tools: apply.Tools,
+    cluster: ClusterRead,
+    machine: MachineFacts,
+    local: Local,
+    chosen: Mapping[str, ToolChoice],
+    settings: InstallSettings,
+) -> tuple[already_installed.Settled, Outcome | None]:
     """Right after the read, before any question, sign-in or change: a healthy, up-to-date
     client is left as it is (the Outcome); otherwise the run goes on, saying why."""
-    found = already_installed.check(cfg, env, redactor, cluster, tools=tools, machine=machine, local=local,
-                          choices=chosen, force=settings.force)  # fmt: skip
+    found = already_installed.check(
+        cfg,
+        env,
+        redactor,
+        cluster,
+        tools=tools,
+        machine=machine,
+        local=local,
+        choices=chosen,
+        force=settings.force,
+    )
     if found.said:
         ui.info(f"re-applying: {found.said}")
     if not found.check.nothing or found.plan is None:
         return found, None
     done = found.check
     cli = tuple(signin.cli_check(env, os_name(sys.platform)))
-    return found, Outcome(done.release, done.namespace, found.plan.facts.training,
-                          cfg.values_path, None, cli, cluster.target, "left as it is",
-                          done.ready, unchanged=done.line,
-                          after_reboot=after_reboot(local, env, os_name(sys.platform),
-                                                    timeout=cfg.probe.timeout))  # fmt: skip
+    return found, Outcome(
+        done.release,
+        done.namespace,
+        found.plan.facts.training,
+        cfg.values_path,
+        None,
+        cli,
+        cluster.target,
+        "left as it is",
+        done.ready,
+        unchanged=done.line,
+        after_reboot=after_reboot(local, env, os_name(sys.platform), timeout=cfg.probe.timeout),
+    )
 
 
 def wait_for_metrics(
-    cfg: PlanConfig, ui: Ui, tools: apply.Tools, cluster: ClusterRead,
+    cfg: PlanConfig,
+    ui: Ui,
+    tools: apply.Tools,
+    cluster: ClusterRead,
     settings: InstallSettings,
-) -> None:  # fmt: skip
+) -> None:
     if settings.metrics_wait_s <= 0:
         return
     if cluster.metrics is True:
@@ -210,15 +247,18 @@ def wait_for_metrics(
     (ui.detail if seen.endswith("is available") else ui.info)(seen)
 
 
-def point_context(cfg: PlanConfig, tools: apply.Tools, settings: InstallSettings,
-                  notes: list[str]) -> str:  # fmt: skip
+def point_context(
+    cfg: PlanConfig, tools: apply.Tools, settings: InstallSettings, notes: list[str]
+) -> str:
     namespace, conn = cfg.probe.namespace, cfg.probe.conn
     if not settings.set_context_namespace:
         return "left as it is (TB_SET_CONTEXT_NAMESPACE=0 / --keep-context-namespace)"
     if apply.point_context(tools, conn, namespace):
         return f"set to {namespace}"
-    notes.append(f"could not point the kube context at namespace {namespace}; "
-                 f"use -n {namespace} with kubectl")  # fmt: skip
+    notes.append(
+        f"could not point the kube context at namespace {namespace}; "
+        f"use -n {namespace} with kubectl"
+    )
     return "unchanged (could not be set)"
 
 
@@ -237,8 +277,9 @@ def install(
     what = f"install of release {cfg.probe.release} in namespace {cfg.probe.namespace}"
     with lock.hold(locks, what=what) as held:
         clear_trash(cfg.host_data_dir, ui)  # a wipe killed midway, agreed to then
-        return _install(cfg, env, redactor, ui, interactive=interactive, settings=settings,
-                        held=held)  # fmt: skip
+        return _install(
+            cfg, env, redactor, ui, interactive=interactive, settings=settings, held=held
+        )
 
 
 def _install(
@@ -259,16 +300,26 @@ def _install(
     resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
-    local = localcluster.survey(cfg, env, redactor, machine, os_, fetch=True, seen=read.docker,
-                                host=read.windows, host_gpu=read.gpu)  # fmt: skip
+    local = localcluster.survey(
+        cfg,
+        env,
+        redactor,
+        machine,
+        os_,
+        fetch=True,
+        seen=read.docker,
+        host=read.windows,
+        host_gpu=read.gpu,
+    )
     fetched = changes.downloads({**chosen, **local.choices})
     links = shellpath.links({**chosen, **local.choices}, env, os_)
     machine = local.machine
     signs_in = signin_wanted(cfg, env)  # browser sign-in through the tracebloc CLI
     if local.decision.manage is False:
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
-        found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local, chosen,
-                                  settings)  # fmt: skip
+        found, unchanged = settle(
+            cfg, env, redactor, ui, tools, cluster, machine, local, chosen, settings
+        )
         if unchanged is not None:
             return unchanged
         guard_before_credentials(cfg, env, cluster, interactive=interactive)
@@ -287,28 +338,54 @@ def _install(
         early = None
         if localcluster.readable_as_it_is(local, env, os_):
             early = cluster_reads.read_cluster(
-                cfg, env, redactor, helm_tool=tools.helm, kubectl_tool=tools.kubectl, os_=os_,
-                repos=cfg.chart_is_default, metrics=settings.metrics_wait_s > 0,
-                gpu=read.gpu)  # fmt: skip
+                cfg,
+                env,
+                redactor,
+                helm_tool=tools.helm,
+                kubectl_tool=tools.kubectl,
+                os_=os_,
+                repos=cfg.chart_is_default,
+                metrics=settings.metrics_wait_s > 0,
+                gpu=read.gpu,
+            )
             if not early.listing.readable or early.repos_error is not None:
                 early = None  # read again once it is up, and stopped there if need be
         if early is not None:
-            found, unchanged = settle(cfg, env, redactor, ui, tools, early, machine, local,
-                                      chosen, settings)  # fmt: skip
+            found, unchanged = settle(
+                cfg, env, redactor, ui, tools, early, machine, local, chosen, settings
+            )
             if unchanged is not None:
                 return unchanged
             guard_before_credentials(cfg, env, early, interactive=interactive)
-        unmerged = None if early is not None else guard_unmerged(
-            local, cfg, env, redactor, os_, helm_tool=tools.helm, kubectl_tool=tools.kubectl,
-            interactive=interactive, gpu=read.gpu)  # fmt: skip
-        run_preflight(cfg, env, ui, machine,
-                      docker_root=local.docker.root_dir if local.docker is not None else "")
+        unmerged = (
+            None
+            if early is not None
+            else guard_unmerged(
+                local,
+                cfg,
+                env,
+                redactor,
+                os_,
+                helm_tool=tools.helm,
+                kubectl_tool=tools.kubectl,
+                interactive=interactive,
+                gpu=read.gpu,
+            )
+        )
+        run_preflight(
+            cfg,
+            env,
+            ui,
+            machine,
+            docker_root=local.docker.root_dir if local.docker is not None else "",
+        )
         terminal_or_refuse(interactive)
         # A choice, not the go-ahead: the plan below shows the data directory it mounts.
         # This run's log and lock stay where they were written (a declined run names them).
         written_in = cfg.host_data_dir
-        local, kept = localcluster.leftover_choice(local, cfg, env, ui, interactive=interactive,
-                                                   os_=os_)  # fmt: skip
+        local, kept = localcluster.leftover_choice(
+            local, cfg, env, ui, interactive=interactive, os_=os_
+        )
         cfg = kept.cfg
         # A sign-in registers against what is installed: it waits until the cluster is read.
         # Without a terminal or the CLI, the credentials (or their refusal) come first.
@@ -316,73 +393,126 @@ def _install(
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
             seen = early if early is not None else unmerged  # read as it is, before the question
-            refused = install_verdict.before_credentials(cfg, seen, cfg.client_id) if seen is not None else None
+            refused = (
+                install_verdict.before_credentials(cfg, seen, cfg.client_id)
+                if seen is not None
+                else None
+            )
             if refused is not None and refused.error is not None:
                 raise refused.error if early is not None else with_merge_hint(refused.error, local)
         listed = minted_later(cfg) if signs_in else cfg
-        approved = steps(listed, env, local=local,
-                         set_context_namespace=settings.set_context_namespace,
-                         links=links)  # fmt: skip
-        ask_once(approved, fetched, ui, interactive=interactive, data_dir=written_in,
-                 heading=local_heading(local, listed) + leftover_lines(kept.said),
-                 context=local_context(local, listed, kept.said))  # fmt: skip
+        approved = steps(
+            listed,
+            env,
+            local=local,
+            set_context_namespace=settings.set_context_namespace,
+            links=links,
+        )
+        ask_once(
+            approved,
+            fetched,
+            ui,
+            interactive=interactive,
+            data_dir=written_in,
+            heading=local_heading(local, listed) + leftover_lines(kept.said),
+            context=local_context(local, listed, kept.said),
+        )
         # The survey the cluster was made from: when Docker was set up first, it was read
         # again once Docker answered, and the GPU the values request is decided from that.
-        cfg, local = localcluster.bring_up(local, cfg, env, redactor, ui, interactive=interactive,
-                                    os_=os_, kubectl=tools.kubectl, chosen=kept)  # fmt: skip
+        cfg, local = localcluster.bring_up(
+            local,
+            cfg,
+            env,
+            redactor,
+            ui,
+            interactive=interactive,
+            os_=os_,
+            kubectl=tools.kubectl,
+            chosen=kept,
+        )
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
         if early is None:
-            found, unchanged = settle(cfg, env, redactor, ui, tools, cluster, machine, local,
-                                      chosen, settings)  # fmt: skip
+            found, unchanged = settle(
+                cfg, env, redactor, ui, tools, cluster, machine, local, chosen, settings
+            )
             if unchanged is not None:
                 return unchanged
         if signs_in:
-            cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive,
-                                     cluster=cluster)  # fmt: skip
+            cfg = obtain_credentials(
+                cfg, env, redactor, ui, interactive=interactive, cluster=cluster
+            )
     # A sign-in may have named the namespace: that release is locked too (a no-op otherwise).
     held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release))
     verdict = decide_target(cfg, cluster, ui)
     cfg = install_verdict.moved(cfg, verdict)
     if verdict.target is not None and verdict.target.moved:  # that release is locked too
-        held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace,
-                                   cfg.probe.release))  # fmt: skip
-    plan = make_plan(cfg, env, redactor, release=install_verdict.release_for_sizing(cfg, cluster, verdict),
-                     machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
-                     tool_choices=chosen, kube=cluster.target)  # fmt: skip
-    plan = dataclasses.replace(plan, verdict=verdict, kube=cluster.target,
-                               chart_version=chart_version(cfg.chart),
-                               set_context_namespace=settings.set_context_namespace)  # fmt: skip
-    planned = steps(cfg, env, set_context_namespace=settings.set_context_namespace,
-                    local=None if local.managed else local, verdict=verdict, plan=plan,
-                    links=links)  # fmt: skip
+        held.add(lock.release_lock(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release))
+    plan = make_plan(
+        cfg,
+        env,
+        redactor,
+        release=install_verdict.release_for_sizing(cfg, cluster, verdict),
+        machine=machine,
+        nodes=cluster.nodes,
+        gpu=cluster.gpu,
+        local=local,
+        tool_choices=chosen,
+        kube=cluster.target,
+    )
+    plan = dataclasses.replace(
+        plan,
+        verdict=verdict,
+        kube=cluster.target,
+        chart_version=chart_version(cfg.chart),
+        set_context_namespace=settings.set_context_namespace,
+    )
+    planned = steps(
+        cfg,
+        env,
+        set_context_namespace=settings.set_context_namespace,
+        local=None if local.managed else local,
+        verdict=verdict,
+        plan=plan,
+        links=links,
+    )
     if local.managed:  # agreed to before the cluster was up: what is left must be in that list
         hold_to(approved, planned, minted=cfg.probe.namespace if signs_in else None)
     for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
         ui.warn(warning)
     # On the local path the question was asked before the cluster was made: the rest of
     # the steps were in it, and the sizing read now is shown, not asked about again.
-    ask_once(planned, [] if local.managed else fetched, ui,
-             interactive=interactive and not local.managed, data_dir=cfg.host_data_dir,
-             heading=target_lines(plan), notes=plan.notes, context=target_context(plan),
-             shown_before=local.managed)  # fmt: skip
+    ask_once(
+        planned,
+        [] if local.managed else fetched,
+        ui,
+        interactive=interactive and not local.managed,
+        data_dir=cfg.host_data_dir,
+        heading=target_lines(plan),
+        notes=plan.notes,
+        context=target_context(plan),
+        shown_before=local.managed,
+    )
     # --- from here on, things change ---
     if local.managed:  # the pods run in this Mac's Docker only on the engine's own cluster
         check_amd64(env, redactor, ui, os_=os_, arch=plan.facts.machine.arch, mysql=plan.mysql)
     notes += recover(cfg, ui, tools, verdict)
     prepare_repo(cfg, env, ui, tools, cluster, fresh=found.index_fresh)
     release, namespace, conn = cfg.probe.release, cfg.probe.namespace, cfg.probe.conn
-    localcluster_create.release_dirs(local, cfg, release, env, redactor, ui, os_, cluster.target,
-                            cluster.nodes)
+    localcluster_create.release_dirs(
+        local, cfg, release, env, redactor, ui, os_, cluster.target, cluster.nodes
+    )
     written = None
     if plan.data is not None:
         written = write_values(cfg.values_path, plan.data, env=env, os_=os_)
     adopt_device_plugin(plan, tools, release, namespace, conn, ui)
-    notes += [note for note in plan.notes if "device plugin" in note or "CDI" in note
-              or note in local.gpu_notes]  # fmt: skip
+    notes += [
+        note
+        for note in plan.notes
+        if "device plugin" in note or "CDI" in note or note in local.gpu_notes
+    ]
     wait_for_metrics(cfg, ui, tools, cluster, settings)
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
-        apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s,
-                              conn)  # fmt: skip
+        apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s, conn)
     gpu_seen = verify_gpu(cfg, env, ui, tools, plan, settings, os_, gpu_wait_s)
     # The kube context is pointed while the first readiness poll is out: a local edit of
     # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
@@ -391,10 +521,16 @@ def _install(
     context_f = pointing.submit(point_context, cfg, tools, settings, notes)
     try:
         with ui.step("Waiting for the client to connect"):
-            ready = wait.wait_ready(tools, release, namespace, conn,
-                                    timeout_s=settings.ready_timeout_s,
-                                    read_timeout_s=cfg.probe.timeout, ui=ui,
-                                    training=plan.facts.training)  # fmt: skip
+            ready = wait.wait_ready(
+                tools,
+                release,
+                namespace,
+                conn,
+                timeout_s=settings.ready_timeout_s,
+                read_timeout_s=cfg.probe.timeout,
+                ui=ui,
+                training=plan.facts.training,
+            )
     finally:
         pointing.shutdown(wait=True)
     context_done = context_f.result()
@@ -402,20 +538,31 @@ def _install(
     notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
     notes += remember(cfg, env, os_, plan, cluster)
     if gpu_seen is not None and not gpu_seen.verified:
-        notes.append(f"no node advertised the GPU, so the client was installed for CPU (jobs "
-                     f"would stay Pending on a GPU no node offers): {gpu_seen.reason}; once "
-                     f"`kubectl get nodes -o jsonpath='{{..allocatable}}'` lists "
-                     f"{gpuverify.RESOURCE[gpu_seen.vendor]}, run the installer again")  # fmt: skip
-    return Outcome(release, namespace, plan.facts.training, cfg.values_path, written,
-                   tuple(notes), cluster.target, context_done, ready.workloads,
-                   gpu=gpu_seen.line() if gpu_seen else "",
-                   gpu_test=gpuverify.smoke_test(gpu_seen.vendor)
-                   if gpu_seen and gpu_seen.verified else "",
-                   after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout))  # fmt: skip
+        notes.append(
+            f"no node advertised the GPU, so the client was installed for CPU (jobs "
+            f"would stay Pending on a GPU no node offers): {gpu_seen.reason}; once "
+            f"`kubectl get nodes -o jsonpath='{{..allocatable}}'` lists "
+            f"{gpuverify.RESOURCE[gpu_seen.vendor]}, run the installer again"
+        )
+    return Outcome(
+        release,
+        namespace,
+        plan.facts.training,
+        cfg.values_path,
+        written,
+        tuple(notes),
+        cluster.target,
+        context_done,
+        ready.workloads,
+        gpu=gpu_seen.line() if gpu_seen else "",
+        gpu_test=gpuverify.smoke_test(gpu_seen.vendor) if gpu_seen and gpu_seen.verified else "",
+        after_reboot=after_reboot(local, env, os_, timeout=cfg.probe.timeout),
+    )
 
 
-def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
-             cluster: ClusterRead) -> list[str]:  # fmt: skip
+def remember(
+    cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan, cluster: ClusterRead
+) -> list[str]:
     """The install record (decide/record.py), in the engine's own data directory: where the
     next run without options finds this client. A failure to write it is a note, not a
     failed install."""
@@ -424,9 +571,17 @@ def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
     from installer.edges import record
 
     target = cluster.target
-    found = Record(cfg.probe.release, cfg.probe.namespace, target.context, target.server,
-                   cfg.chart, plan.chart_version, cfg.host_data_dir,
-                   cfg.credentials_origin, cfg.probe.conn.kubeconfig or "")  # fmt: skip
+    found = Record(
+        cfg.probe.release,
+        cfg.probe.namespace,
+        target.context,
+        target.server,
+        cfg.chart,
+        plan.chart_version,
+        cfg.host_data_dir,
+        cfg.credentials_origin,
+        cfg.probe.conn.kubeconfig or "",
+    )
     try:
         record.write(found, env=env, os_=os_)
     except InstallerError as exc:
@@ -434,9 +589,16 @@ def remember(cfg: PlanConfig, env: Mapping[str, str], os_: str, plan: Plan,
     return []
 
 
-def verify_gpu(cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Tools, plan: Plan,
-               settings: InstallSettings, os_: str,
-               wait_s: float) -> gpuverify.GpuSeen | None:  # fmt: skip
+def verify_gpu(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    ui: Ui,
+    tools: apply.Tools,
+    plan: Plan,
+    settings: InstallSettings,
+    os_: str,
+    wait_s: float,
+) -> gpuverify.GpuSeen | None:
     """When the values request a GPU: verified on the nodes, or the release re-applied for
     CPU (the values never keep requesting a GPU no node advertises)."""
     vendor = plan.gpu.vendor
@@ -444,21 +606,24 @@ def verify_gpu(cfg: PlanConfig, env: Mapping[str, str], ui: Ui, tools: apply.Too
         return None
     conn = cfg.probe.conn
     with ui.step(f"Verifying the GPU: {gpuverify.RESOURCE[vendor]} on the nodes") as step:
-        seen = gpuverify.verify(tools, conn, vendor, chart_plugin=plan.site.gpu.chart_plugin,
-                                nodes_s=wait_s)  # fmt: skip
+        seen = gpuverify.verify(
+            tools, conn, vendor, chart_plugin=plan.site.gpu.chart_plugin, nodes_s=wait_s
+        )
         if not seen.verified:
             step.warn()
     if seen.verified:
         return seen
     write_values(cfg.values_path, gpuverify.cpu_values(plan, seen.reason), env=env, os_=os_)
     with ui.step("Re-applying the client for CPU (no node advertises the GPU)"):
-        apply.upgrade_install(tools, plan.argv, cfg.probe.release, cfg.probe.namespace,
-                              settings.helm_timeout_s, conn)  # fmt: skip
+        apply.upgrade_install(
+            tools, plan.argv, cfg.probe.release, cfg.probe.namespace, settings.helm_timeout_s, conn
+        )
     return seen
 
 
-def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace: str,
-                        conn: Connection, ui: Ui) -> None:  # fmt: skip
+def adopt_device_plugin(
+    plan: Plan, tools: apply.Tools, release: str, namespace: str, conn: Connection, ui: Ui
+) -> None:
     """An orphaned NVIDIA device plugin becomes the release's (never two on a node)."""
     if plan.site.gpu.adopt is None:
         return
@@ -466,7 +631,10 @@ def adopt_device_plugin(plan: Plan, tools: apply.Tools, release: str, namespace:
 
     plugin = plan.site.gpu.adopt
     with ui.step(f"Adopting the device plugin {plugin.namespace}/{plugin.name}"):
-        adopt_plugin(lambda args: tools.run(tools.kubectl, args, tools.read_timeout),
-                     plugin, release, namespace, conn)  # fmt: skip
-
-
+        adopt_plugin(
+            lambda args: tools.run(tools.kubectl, args, tools.read_timeout),
+            plugin,
+            release,
+            namespace,
+            conn,
+        )

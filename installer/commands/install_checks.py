@@ -28,28 +28,37 @@ if TYPE_CHECKING:
 
 
 def run_preflight(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts,
-    cluster: ClusterRead | None = None, docker_root: str = "",
-) -> None:  # fmt: skip
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    ui: Ui,
+    machine: MachineFacts,
+    cluster: ClusterRead | None = None,
+    docker_root: str = "",
+) -> None:
     """The floors apply to the machine that runs the pods: this one when the cluster is
     local (or unknown), else the cluster's largest node. `docker_root`: Docker's data root,
     for the local cluster (its free disk is measured too)."""
     if cfg.preflight_skipped:
-        ui.warn("preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
-                "and the network checks")  # fmt: skip
+        ui.warn(
+            "preflight checks skipped (TRACEBLOC_SKIP_PREFLIGHT): the machine floors "
+            "and the network checks"
+        )
         return
     limits = cfg.thresholds
-    if cluster is not None and not reachability.is_local(cluster.target, cluster.nodes,
-                                                  storage_mode=cfg.storage_mode):
-        ui.info(f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
-                "not this machine, are checked against the floors")  # fmt: skip
+    if cluster is not None and not reachability.is_local(
+        cluster.target, cluster.nodes, storage_mode=cfg.storage_mode
+    ):
+        ui.info(
+            f"the cluster ({cluster.target.context}) is not on this machine: its nodes, "
+            "not this machine, are checked against the floors"
+        )
         findings = preflight.check_cluster(cluster.nodes, limits)
     else:
-        findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir,
-                                   limits)  # fmt: skip
+        findings = preflight.check(machine, disk_free(cfg.host_data_dir), cfg.host_data_dir, limits)
         if docker_root and same_filesystem(docker_root, cfg.host_data_dir) is False:
-            findings += preflight.docker_root(machine.os, disk_free(docker_root), docker_root,
-                                              limits)  # fmt: skip
+            findings += preflight.docker_root(
+                machine.os, disk_free(docker_root), docker_root, limits
+            )
     _report(findings, ui)
 
 
@@ -58,18 +67,24 @@ def recheck_docker_budget(cfg: PlanConfig, ui: Ui, machine: MachineFacts) -> Non
     the survey after it answers), before the cluster is made in it."""
     if cfg.preflight_skipped:
         return
-    _report(preflight.docker_budget(machine, cfg.thresholds), ui,
-            "Docker, now running, has less memory than the client needs (see above)")
+    _report(
+        preflight.docker_budget(machine, cfg.thresholds),
+        ui,
+        "Docker, now running, has less memory than the client needs (see above)",
+    )
 
 
-def _report(findings: list[preflight.Finding], ui: Ui,
-            said: str = "the machine that would run the client is below the minimum it needs "
-                        "(see above)") -> None:  # fmt: skip
+def _report(
+    findings: list[preflight.Finding],
+    ui: Ui,
+    said: str = "the machine that would run the client is below the minimum it needs (see above)",
+) -> None:
     for finding in findings:
         {"fail": ui.error, "warn": ui.warn}.get(finding.level, ui.info)(finding.message)
     if preflight.failed(findings):
         raise InstallerError(
-            said, "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
+            said,
+            "free memory or disk space, or set TRACEBLOC_SKIP_PREFLIGHT=1 to install anyway",
         )
 
 
@@ -83,27 +98,44 @@ def check_network(
     the survey uses them instead of reading them again)."""
     if cfg.preflight_skipped:
         return None, network_hosts.Needs()
-    choices = resolve_all(REQUIRED, env, this_settings(env, machine.arch),
-                          timeout=cfg.probe.timeout)  # fmt: skip
+    choices = resolve_all(
+        REQUIRED, env, this_settings(env, machine.arch), timeout=cfg.probe.timeout
+    )
     needs = network_hosts.before_gate(cfg, env, machine, os_name(sys.platform))
-    network.gate(cfg, env, ui, tools=[*network.tool_urls(choices), *needs.tools],
-                 runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
+    network.gate(
+        cfg,
+        env,
+        ui,
+        tools=[*network.tool_urls(choices), *needs.tools],
+        runtime=needs.runtime,
+        nvidia=needs.nvidia,
+    )
     return choices, needs
 
 
 def obtain_credentials(
-    cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, ui: Ui, *, interactive: bool,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    *,
+    interactive: bool,
     cluster: ClusterRead | None = None,
 ) -> PlanConfig:
     """The config with verified credentials in it. A caller's values file is used as-is."""
     if cfg.values_given:
         given = load_yaml(cfg.values_path, required=True)
-        client_id, password = credentials.previous_credentials(given if isinstance(given, dict) else None)
+        client_id, password = credentials.previous_credentials(
+            given if isinstance(given, dict) else None
+        )
         redactor.add(password)
-        return dataclasses.replace(cfg, client_id=cfg.client_id or client_id,
-                                   credentials_origin="TRACEBLOC_VALUES_FILE")  # fmt: skip
+        return dataclasses.replace(
+            cfg, client_id=cfg.client_id or client_id, credentials_origin="TRACEBLOC_VALUES_FILE"
+        )
     previous_doc = load_yaml(cfg.values_path, required=False)
-    previous = credentials.previous_credentials(previous_doc if isinstance(previous_doc, dict) else None)
+    previous = credentials.previous_credentials(
+        previous_doc if isinstance(previous_doc, dict) else None
+    )
     redactor.add(previous[1])
     # Both were validated by commands/settings.build: a bad TRACEBLOC_CA_BUNDLE or
     # TRACEBLOC_BACKEND_URL is bad input before anyone is asked.
@@ -123,17 +155,33 @@ def obtain_credentials(
     terminal = credentials.open_terminal(os_name(sys.platform)) if interactive else None
     sign_in = None
     if signin_wanted(cfg, env, previous):  # browser sign-in through the tracebloc CLI
-        sign_in = signin.hook(env, redactor, interactive=interactive,
-                              terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
-                              setting=signin.setting_for(cfg, cluster), say=ui.info,
-                              warn=ui.warn)  # fmt: skip
-    found = credentials.obtain(credentials_given(env), previous=previous, interactive=interactive,
-                               terminal=terminal, check=check, say=ui.warn, sign_in=sign_in,
-                               keep_previous=signed_in_before(cfg))  # fmt: skip
+        sign_in = signin.hook(
+            env,
+            redactor,
+            interactive=interactive,
+            terminal=terminal or credentials.open_terminal(os_name(sys.platform)),
+            setting=signin.setting_for(cfg, cluster),
+            say=ui.info,
+            warn=ui.warn,
+        )
+    found = credentials.obtain(
+        credentials_given(env),
+        previous=previous,
+        interactive=interactive,
+        terminal=terminal,
+        check=check,
+        say=ui.warn,
+        sign_in=sign_in,
+        keep_previous=signed_in_before(cfg),
+    )
     redactor.add(found.password)
     cfg = signin.with_namespace(cfg, found.namespace)
-    return dataclasses.replace(cfg, client_id=found.client_id, client_password=found.password,
-                               credentials_origin=found.origin)  # fmt: skip
+    return dataclasses.replace(
+        cfg,
+        client_id=found.client_id,
+        client_password=found.password,
+        credentials_origin=found.origin,
+    )
 
 
 def signed_in_before(cfg: PlanConfig) -> bool:
@@ -142,12 +190,16 @@ def signed_in_before(cfg: PlanConfig) -> bool:
     from installer.edges import record
 
     found, _ = record.read(cfg.host_data_dir)
-    return (found is not None and found.credentials == credentials.SIGN_IN
-            and found.namespace == cfg.probe.namespace)  # fmt: skip
+    return (
+        found is not None
+        and found.credentials == credentials.SIGN_IN
+        and found.namespace == cfg.probe.namespace
+    )
 
 
-def signin_wanted(cfg: PlanConfig, env: Mapping[str, str],
-                  previous: tuple[str | None, str | None] | None = None) -> bool:  # fmt: skip
+def signin_wanted(
+    cfg: PlanConfig, env: Mapping[str, str], previous: tuple[str | None, str | None] | None = None
+) -> bool:
     if previous is None:
         try:
             doc = load_yaml(cfg.values_path, required=False) if not cfg.values_given else None
@@ -163,8 +215,10 @@ def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: boo
     --yes, the previous values file. None when it is typed or minted by a sign-in."""
     if cfg.values_given:
         given = load_yaml(cfg.values_path, required=True)
-        return cfg.client_id or credentials.previous_credentials(
-            given if isinstance(given, dict) else None)[0]  # fmt: skip
+        return (
+            cfg.client_id
+            or credentials.previous_credentials(given if isinstance(given, dict) else None)[0]
+        )
     has_id, has_password = credentials.in_environment(credentials_given(env))
     if has_id and has_password:
         return cfg.client_id
@@ -178,15 +232,18 @@ def known_client_id(cfg: PlanConfig, env: Mapping[str, str], *, interactive: boo
     return client_id if client_id and password and not signin_wanted(cfg, env) else None
 
 
-def guard_before_credentials(cfg: PlanConfig, env: Mapping[str, str], cluster: ClusterRead,
-                             *, interactive: bool) -> None:  # fmt: skip
+def guard_before_credentials(
+    cfg: PlanConfig, env: Mapping[str, str], cluster: ClusterRead, *, interactive: bool
+) -> None:
     """The guard's refusal from a read already made, raised before credentials are asked
     for or sent (and before the one question). A browser sign-in may name another
     namespace, so with one to come the verdict waits for it."""
     if signin_wanted(cfg, env) and signin.can_sign_in(
-            env, credentials.open_terminal(os_name(sys.platform))):  # fmt: skip
+        env, credentials.open_terminal(os_name(sys.platform))
+    ):
         return
-    refused = install_verdict.before_credentials(cfg, cluster, known_client_id(cfg, env,
-                                                                     interactive=interactive))
+    refused = install_verdict.before_credentials(
+        cfg, cluster, known_client_id(cfg, env, interactive=interactive)
+    )
     if refused is not None and refused.error is not None:
         raise refused.error

@@ -55,8 +55,9 @@ class Plan:
     changes: tuple[Change, ...] = ()  # every change install makes, in order (present/changes.py)
 
 
-def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None,
-                variable: str | None = None) -> None:  # fmt: skip
+def check_paths(
+    cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None, variable: str | None = None
+) -> None:
     """`variable`: the flag or variable to name when the data directory is refused."""
     # No --chart and not the default: the chart is TRACEBLOC_CHART_PATH, as config read it.
     if not chart_flag and not cfg.chart_is_default and not os.path.isdir(cfg.chart):
@@ -68,8 +69,14 @@ def check_paths(cfg: PlanConfig, env: Mapping[str, str], chart_flag: str | None,
     # Before anything changes, and in plan too: plan refuses what install would refuse.
     from installer.edges import hostdirs
 
-    for warning in hostdirs.check(env, os_name(sys.platform), cfg.host_data_dir,
-                                  cfg.host_dataset_dir, cfg.storage_mode, variable=variable):  # fmt: skip
+    for warning in hostdirs.check(
+        env,
+        os_name(sys.platform),
+        cfg.host_data_dir,
+        cfg.host_dataset_dir,
+        cfg.storage_mode,
+        variable=variable,
+    ):
         logging.getLogger("installer").warning("%s", warning)
 
 
@@ -91,26 +98,31 @@ def make_plan(
     if gpu is None:
         with concurrently(1) as pool:
             gpu_future = pool.submit(detect_gpu, env, os_, timeout=cfg.probe.timeout)
-            facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
-                           sizing_only=False)  # fmt: skip
+            facts = gather(
+                cfg.probe, env, redactor, release, machine, tool_choices, nodes, sizing_only=False
+            )
             gpu = gpu_future.result()
     else:
-        facts = gather(cfg.probe, env, redactor, release, machine, tool_choices, nodes,
-                       sizing_only=False)  # fmt: skip
+        facts = gather(
+            cfg.probe, env, redactor, release, machine, tool_choices, nodes, sizing_only=False
+        )
     notes = list(cfg.probe.notes)
     if local is not None and local.managed and local.docker is not None:
         # The engine's k3d cluster: a GPU only where the cluster has (or is made with) it.
         notes += list(local.gpu_notes)
         if gpu.vendor == "amd":
             # k3d passes no AMD device (/dev/kfd, /dev/dri) to its nodes, nor did the scripts'.
-            notes.append("this machine has an AMD GPU, but the local k3d cluster cannot give it "
-                         "to pods: the client installs for CPU (an AMD GPU is used on a "
-                         "cluster whose nodes advertise amd.com/gpu)")  # fmt: skip
+            notes.append(
+                "this machine has an AMD GPU, but the local k3d cluster cannot give it "
+                "to pods: the client installs for CPU (an AMD GPU is used on a "
+                "cluster whose nodes advertise amd.com/gpu)"
+            )
             gpu = Gpu(None, reason="the local cluster has no AMD GPU access")
         elif gpu.vendor == "nvidia" and not local.gpu:
             gpu = Gpu(None, reason=local.gpu_reason or "the local cluster has no GPU access")
-    notes += [f"{name} had pasted terminal control characters; they were removed"
-              for name in cfg.cleaned]  # fmt: skip
+    notes += [
+        f"{name} had pasted terminal control characters; they were removed" for name in cfg.cleaned
+    ]
     argv = [
         "helm",
         *helm.upgrade_install_args(
@@ -119,31 +131,39 @@ def make_plan(
     ]
     if cfg.values_given:
         values = load_yaml(cfg.values_path, required=True) or {}
-        return Plan(cfg, facts, gpu, mysql_tag(values) or "chart default",
-                    "TRACEBLOC_VALUES_FILE is used as-is", values, None, argv, notes,
-                    local)  # fmt: skip
+        return Plan(
+            cfg,
+            facts,
+            gpu,
+            mysql_tag(values) or "chart default",
+            "TRACEBLOC_VALUES_FILE is used as-is",
+            values,
+            None,
+            argv,
+            notes,
+            local,
+        )
 
     from installer.commands.placement import decide_site
 
-    site = decide_site(cfg, env, facts, gpu, redactor,
-                       target=kube or KubeTarget(False, reason="not read"))  # fmt: skip
+    site = decide_site(
+        cfg, env, facts, gpu, redactor, target=kube or KubeTarget(False, reason="not read")
+    )
     gpu = site.gpu.gpu
     notes += list(site.notes)
     file_tag = None
     if cfg.mysql_engine == "auto":
         file_tag = mysql_tag(load_yaml(cfg.values_path, required=False))
-    data_present = any(_non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
-                       for parts in (("mysql",), (cfg.probe.namespace, "mysql")))  # fmt: skip
+    data_present = any(
+        _non_empty_dir(os.path.join(cfg.host_data_dir, *parts))
+        for parts in (("mysql",), (cfg.probe.namespace, "mysql"))
+    )
     arch, arch_from = node_arch(facts.nodes, facts.machine.arch)
-    mysql, why = decide_mysql(cfg.mysql_engine, arch, file_tag, facts.release,
-                              data_present)  # fmt: skip
+    mysql, why = decide_mysql(cfg.mysql_engine, arch, file_tag, facts.release, data_present)
     if arch_from != "this machine" and why.startswith("fresh install"):
         why += " (the nodes' kubernetes.io/arch)"
     values = values_document(cfg, facts.training, facts.nodes, gpu, mysql, site)
-    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, local,
-                site)  # fmt: skip
-
-
+    return Plan(cfg, facts, gpu, mysql, why, values, to_yaml(values), argv, notes, local, site)
 
 
 def _non_empty_dir(path: str) -> bool:
@@ -161,7 +181,8 @@ def with_saved_credentials(cfg: PlanConfig, redactor: Redactor | None) -> PlanCo
         return cfg
     previous = load_yaml(cfg.values_path, required=False)
     client_id, password = credentials.previous_credentials(
-        previous if isinstance(previous, dict) else None)  # fmt: skip
+        previous if isinstance(previous, dict) else None
+    )
     if not (client_id and password):
         return cfg
     if redactor is not None:
@@ -176,5 +197,3 @@ def chart_version(chart: str) -> str:
     document = load_yaml(os.path.join(chart, "Chart.yaml"), required=False)
     version = document.get("version") if isinstance(document, dict) else None
     return str(version) if version is not None else "unknown (Chart.yaml has no version)"
-
-

@@ -27,13 +27,23 @@ from installer.present.ui import Ui
 if TYPE_CHECKING:
     from installer.decide.localcluster_state import Local
 
-CHOICES = {"r": "reuse", "reuse": "reuse", "k": "reuse", "keep": "reuse", "w": "wipe",
-           "wipe": "wipe", "n": "new", "new": "new"}  # fmt: skip
-HOW_TO_CHOOSE = ("run again with one of:\n"
-                 "  --reuse-data        keep the data and use it (TB_LEFTOVER_ACTION=reuse)\n"
-                 "  --wipe-data         delete it and start fresh (TB_LEFTOVER_ACTION=wipe)\n"
-                 "  --data-dir=PATH     install into another directory (HOST_DATA_DIR)\n"
-                 "  (TRACEBLOC_SKIP_LEFTOVER_GUARD=1 skips this check)")  # fmt: skip
+CHOICES = {
+    "r": "reuse",
+    "reuse": "reuse",
+    "k": "reuse",
+    "keep": "reuse",
+    "w": "wipe",
+    "wipe": "wipe",
+    "n": "new",
+    "new": "new",
+}
+HOW_TO_CHOOSE = (
+    "run again with one of:\n"
+    "  --reuse-data        keep the data and use it (TB_LEFTOVER_ACTION=reuse)\n"
+    "  --wipe-data         delete it and start fresh (TB_LEFTOVER_ACTION=wipe)\n"
+    "  --data-dir=PATH     install into another directory (HOST_DATA_DIR)\n"
+    "  (TRACEBLOC_SKIP_LEFTOVER_GUARD=1 skips this check)"
+)
 
 
 def _terminal(os_: str) -> credentials.Terminal | None:
@@ -53,8 +63,9 @@ class Choice:
     shown: datadir.Shown | None = None
 
 
-def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
-          interactive: bool, os_: str) -> Choice:  # fmt: skip
+def guard(
+    local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *, interactive: bool, os_: str
+) -> Choice:
     """Only before a new cluster: an existing one keeps its data by design. Deletes
     nothing: a wipe chosen here is carried out after the go-ahead (`carry_out`)."""
     s = local.settings
@@ -71,16 +82,21 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
         raise InstallerError(f"{exc}; nothing was changed", HOW_TO_CHOOSE) from None
     node_local = s.storage_mode == "node-local"
     if node_local:
-        ui.info("node-local storage keeps its data inside the node: this data would be left "
-                "on disk, not used")  # fmt: skip
+        ui.info(
+            "node-local storage keeps its data inside the node: this data would be left "
+            "on disk, not used"
+        )
     action = s.leftover_action
     terminal = _terminal(os_) if interactive and action is None else None
     if action is None and terminal is None:
-        raise InstallerError("existing data found and no choice was given; nothing was "
-                             "changed", HOW_TO_CHOOSE)  # fmt: skip
+        raise InstallerError(
+            "existing data found and no choice was given; nothing was changed", HOW_TO_CHOOSE
+        )
     if action is None and terminal is not None:
-        terminal.say(f"  [r] {'keep (left unused)' if node_local else 'reuse'}  [w] wipe  "
-                     "[n] another directory  [a] abort (default)")  # fmt: skip
+        terminal.say(
+            f"  [r] {'keep (left unused)' if node_local else 'reuse'}  [w] wipe  "
+            "[n] another directory  [a] abort (default)"
+        )
         try:
             action = CHOICES.get(terminal.ask("Choice [r/w/n/a]: ").strip().lower(), "abort")
         except EOFError:
@@ -104,11 +120,14 @@ def guard(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
         check_files(new.values_path)  # its files, as the first directory's were
         again = dataclasses.replace(local, leftovers=tuple(datadir.leftovers(new.host_data_dir)))
         chosen = guard(again, new, env, ui, interactive=interactive, os_=os_)
-        moved_to = (f"{cfg.host_data_dir}: left untouched; the data directory is "
-                    f"{chosen.cfg.host_data_dir} (your choice)")  # fmt: skip
+        moved_to = (
+            f"{cfg.host_data_dir}: left untouched; the data directory is "
+            f"{chosen.cfg.host_data_dir} (your choice)"
+        )
         return dataclasses.replace(chosen, said=chosen.said or moved_to)
-    raise InstallerError(f"stopped: the data in {cfg.host_data_dir} was left untouched",
-                         HOW_TO_CHOOSE)  # fmt: skip
+    raise InstallerError(
+        f"stopped: the data in {cfg.host_data_dir} was left untouched", HOW_TO_CHOOSE
+    )
 
 
 def carry_out(choice: Choice, ui: Ui) -> PlanConfig:
@@ -119,13 +138,17 @@ def carry_out(choice: Choice, ui: Ui) -> PlanConfig:
     try:
         survivors = datadir.wipe(choice.shown)
     except datadir.Changed as exc:
-        raise InstallerError(f"{exc}: the data shown is not what is there now, so nothing was "
-                             "deleted and the cluster was not created",
-                             "look at the directory, then run the installer again") from None  # fmt: skip
+        raise InstallerError(
+            f"{exc}: the data shown is not what is there now, so nothing was "
+            "deleted and the cluster was not created",
+            "look at the directory, then run the installer again",
+        ) from None
     if survivors:
-        raise InstallerError(f"could not delete {', '.join(survivors)} (owned by another "
-                             "user, or a link); the cluster was not created",
-                             "remove them yourself, or choose another directory")  # fmt: skip
+        raise InstallerError(
+            f"could not delete {', '.join(survivors)} (owned by another "
+            "user, or a link); the cluster was not created",
+            "remove them yourself, or choose another directory",
+        )
     ui.info(f"deleted the earlier data in {data_dir} (your choice)")
     return choice.cfg
 
@@ -157,4 +180,3 @@ def moved(cfg: PlanConfig, data_dir: str) -> PlanConfig:
         raise BadInput(f"{data_dir!r} cannot be the data directory")
     values = cfg.values_path if cfg.values_given else os.path.join(data_dir, "values.yaml")
     return dataclasses.replace(cfg, host_data_dir=data_dir, values_path=values)
-

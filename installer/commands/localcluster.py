@@ -39,9 +39,16 @@ from installer.edges import childio, datadir, docker, k3d, kubeconfig
 from installer.present.ui import Ui
 
 
-def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, info: DockerRead,
-                  env: Mapping[str, str], redactor: Redactor | None,
-                  min_mem_gib: float, host: HostPlan | None = None) -> Local:  # fmt: skip
+def _windows_host(
+    s: lc.Settings,
+    decision: lc.Decision,
+    machine: MachineFacts,
+    info: DockerRead,
+    env: Mapping[str, str],
+    redactor: Redactor | None,
+    min_mem_gib: float,
+    host: HostPlan | None = None,
+) -> Local:
     """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
     Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
     blocker that stops the install before anything changes. `host`: the plan the network
@@ -51,29 +58,40 @@ def _windows_host(s: lc.Settings, decision: lc.Decision, machine: MachineFacts, 
     if host is None:
         opts = winhost.options(env, min_mem_gib)
         # Docker does not answer, so no k3d cluster of ours can hold the API port.
-        _, host = winhost.survey(env, opts, redactor or Redactor(), our_cluster_running=False,
-                                 docker_usable=False)  # fmt: skip
+        _, host = winhost.survey(
+            env, opts, redactor or Redactor(), our_cluster_running=False, docker_usable=False
+        )
     said = info.reason or "Docker is not running"
     if host.blockers:
         message, remedy = host.blockers[0]
         if host.unread:  # what the installer would have done for it is unknown: do it by hand
-            remedy = (f"{docker_remedy('windows', info.state)} (the installer could not read "
-                      "this machine to prepare it; if that persists, run it with --verbose "
-                      "and send the log)")  # fmt: skip
-        return Local(s, decision, machine, docker=info, problems=((f"{said}; {message}", remedy),),
-                     windows=host)  # fmt: skip
+            remedy = (
+                f"{docker_remedy('windows', info.state)} (the installer could not read "
+                "this machine to prepare it; if that persists, run it with --verbose "
+                "and send the log)"
+            )
+        return Local(
+            s,
+            decision,
+            machine,
+            docker=info,
+            problems=((f"{said}; {message}", remedy),),
+            windows=host,
+        )
     if not host.steps:
-        return Local(s, decision, machine, docker=info,
-                     problems=((said, docker_remedy("windows", info.state)),))  # fmt: skip
+        return Local(
+            s,
+            decision,
+            machine,
+            docker=info,
+            problems=((said, docker_remedy("windows", info.state)),),
+        )
     return Local(s, decision, machine, docker=info, windows=host)
 
 
-
-
-
-
-def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
-                 release: str) -> tuple[tuple[str, ...], ...]:  # fmt: skip
+def commands_for(
+    local: Local, data_dir: str, env: Mapping[str, str], os_: str, release: str
+) -> tuple[tuple[str, ...], ...]:
     """Every docker/k3d command bring_up and release_dirs would run, argv exactly."""
     s = local.settings
     if s is None or not local.managed or local.action is None:
@@ -81,7 +99,9 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
     out: list[tuple[str, ...]] = []
     if local.action == CREATE:
         files = localcluster_create.files_for(s, data_dir, env, os_ == "windows")
-        args = lc.create_args(s, data_dir, gpu=local.gpu, files=files, ca_path=localcluster_create.ca_path(s))
+        args = lc.create_args(
+            s, data_dir, gpu=local.gpu, files=files, ca_path=localcluster_create.ca_path(s)
+        )
         out.append(("k3d", *args))
         nodes = lc.node_names(s)
     else:
@@ -95,8 +115,6 @@ def commands_for(local: Local, data_dir: str, env: Mapping[str, str], os_: str,
     if os_ == "windows" and s.storage_mode == "hostpath":
         out.append(("docker", *localcluster_create.exec_args(s, release)))
     return tuple(out)
-
-
 
 
 def find_k3d(env: Mapping[str, str], *, fetch: bool) -> Tool:
@@ -114,10 +132,19 @@ def choose_k3d(env: Mapping[str, str], *, fetch: bool) -> ToolChoice:
     return resolve_tool("k3d", env)
 
 
-def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
-           machine: MachineFacts, os_: str, *, fetch: bool = False,
-           seen: DockerRead | None = None, host: HostPlan | None = None,
-           host_gpu: Gpu | None = None, gpu_checked: gh.Checked | None = None) -> Local:  # fmt: skip
+def survey(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor | None,
+    machine: MachineFacts,
+    os_: str,
+    *,
+    fetch: bool = False,
+    seen: DockerRead | None = None,
+    host: HostPlan | None = None,
+    host_gpu: Gpu | None = None,
+    gpu_checked: gh.Checked | None = None,
+) -> Local:
     """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
     machine's GPU the network preflight read moments before (commands/network_hosts.py), used
     instead of reading them again. `gpu_checked`: the GPU steps ran (no GPU steps are
@@ -127,8 +154,10 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
     s = lc.settings(env)
     if s.dataset_dir and not os.path.isdir(s.dataset_dir):
-        raise BadInput(f"HOST_DATASET_DIR={s.dataset_dir!r} is not a directory",
-                       "mount the dataset volume first, or unset HOST_DATASET_DIR")  # fmt: skip
+        raise BadInput(
+            f"HOST_DATASET_DIR={s.dataset_dir!r} is not a directory",
+            "mount the dataset volume first, or unset HOST_DATASET_DIR",
+        )
     decision = lc.decide(conn, kubeconfig.read_context(env, os_), s)
     if not decision.manage:
         return Local(s, decision, machine)
@@ -140,21 +169,30 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         from installer.commands import runtime
 
         if os_ == "windows":
-            return _windows_host(s, decision, machine, info, env, redactor,
-                                 cfg.thresholds.min_mem_gib, host)  # fmt: skip
-        plan = runtime.survey(env, os_, info, machine, timeout=timeout) \
-            if os_ in ("linux", "darwin") else None  # fmt: skip
+            return _windows_host(
+                s, decision, machine, info, env, redactor, cfg.thresholds.min_mem_gib, host
+            )
+        plan = (
+            runtime.survey(env, os_, info, machine, timeout=timeout)
+            if os_ in ("linux", "darwin")
+            else None
+        )
         if plan is None or plan.refusal is not None or not plan.steps:
             said = info.reason or "Docker is not running"
-            problems.append((f"{said}; {plan.refusal[0]}", plan.refusal[1])
-                            if plan is not None and plan.refusal is not None
-                            else (said, docker_remedy(os_, info.state)))  # fmt: skip
+            problems.append(
+                (f"{said}; {plan.refusal[0]}", plan.refusal[1])
+                if plan is not None and plan.refusal is not None
+                else (said, docker_remedy(os_, info.state))
+            )
             return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
         # No Docker at all: no cluster of ours can exist, so the one made after Docker is
         # new and the earlier data is decided now, before the plan (a stopped Docker may
         # hold a cluster whose data this is: decided once it answers).
-        earlier = tuple(datadir.leftovers(cfg.host_data_dir)) \
-            if info.state == "missing" and s.leftover_guard else ()  # fmt: skip
+        earlier = (
+            tuple(datadir.leftovers(cfg.host_data_dir))
+            if info.state == "missing" and s.leftover_guard
+            else ()
+        )
         gpu_plan = None
         if os_ == "linux" and gpu_checked is None:
             primed = any(step.kind == "prime" for step in plan.steps)
@@ -167,15 +205,27 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
         shape = s
         if predicted == CREATE and gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
             # The GPU steps make Docker's GPU usable: the cluster listed is the GPU one.
-            shape = gpucluster.decide(s, host_nvidia=True, action=CREATE, inspected=None,
-                                      docker_nvidia=any(st.kind == gh.DEFAULT_RUNTIME
-                                                        for st in gpu_plan.steps)).settings  # fmt: skip
-        local = Local(shape, decision, machine, docker=info, runtime=plan, leftovers=earlier,
-                      action=predicted,
-                      gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
-                      gpu_notes=gpu_plan.notes if gpu_plan else ())  # fmt: skip
-        return dataclasses.replace(local, commands=commands_for(
-            local, cfg.host_data_dir, env, os_, cfg.probe.release))  # fmt: skip
+            shape = gpucluster.decide(
+                s,
+                host_nvidia=True,
+                action=CREATE,
+                inspected=None,
+                docker_nvidia=any(st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps),
+            ).settings
+        local = Local(
+            shape,
+            decision,
+            machine,
+            docker=info,
+            runtime=plan,
+            leftovers=earlier,
+            action=predicted,
+            gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
+            gpu_notes=gpu_plan.notes if gpu_plan else (),
+        )
+        return dataclasses.replace(
+            local, commands=commands_for(local, cfg.host_data_dir, env, os_, cfg.probe.release)
+        )
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -192,21 +242,42 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     if tool is not None:
         cluster = k3d.read_cluster(tool, s.name, env=env, timeout=timeout, redactor=redactor)
     if not cluster.readable:
-        problems.append((f"k3d could not list its clusters: {cluster.reason}",
-                         "check that Docker answers (docker ps), then run the installer again"))  # fmt: skip
-        return Local(s, decision, machine, docker=info, cluster=cluster, problems=tuple(problems),
-                     k3d_choice=chosen)  # fmt: skip
+        problems.append(
+            (
+                f"k3d could not list its clusters: {cluster.reason}",
+                "check that Docker answers (docker ps), then run the installer again",
+            )
+        )
+        return Local(
+            s,
+            decision,
+            machine,
+            docker=info,
+            cluster=cluster,
+            problems=tuple(problems),
+            k3d_choice=chosen,
+        )
     inspected: Inspected | None = None
     found: tuple[Drift, ...] = ()
     left: tuple[str, ...] = ()
     action = CREATE
     if cluster.present:
         action = START if not cluster.running else ADOPT
-        inspected = docker.inspect(docker.find_docker(env, os_), s.server0, s.serverlb,
-                                   env=env, timeout=timeout, redactor=redactor)  # fmt: skip
+        inspected = docker.inspect(
+            docker.find_docker(env, os_),
+            s.server0,
+            s.serverlb,
+            env=env,
+            timeout=timeout,
+            redactor=redactor,
+        )
         if not inspected.readable:
-            problems.append((f"could not inspect the existing cluster {s.name}: "
-                             f"{inspected.reason}", "check `docker ps -a`, then run again"))  # fmt: skip
+            problems.append(
+                (
+                    f"could not inspect the existing cluster {s.name}: {inspected.reason}",
+                    "check `docker ps -a`, then run again",
+                )
+            )
         from installer.commands.signin import cli_as_typed
 
         found = tuple(drift(s, inspected, cli_as_typed(env, os_)))
@@ -226,34 +297,67 @@ def survey(cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor | None,
     if os_ == "windows" and host_nvidia:
         # Docker Desktop's stock k3s nodes cannot hand the card to pods: the scripts built a
         # CUDA node image for that, which the engine does not (MIGRATION.md, GPU machines).
-        host_nvidia, windows_note = False, (
-            "this machine has an NVIDIA GPU, but on Windows the local cluster is created for "
-            "CPU (its nodes would need a CUDA node image, which the installer does not build)",)
+        host_nvidia, windows_note = (
+            False,
+            (
+                "this machine has an NVIDIA GPU, but on Windows the local cluster is created for "
+                "CPU (its nodes would need a CUDA node image, which the installer does not build)",
+            ),
+        )
     gpu_plan = None
     if os_ == "linux" and gpu_checked is None:
-        gpu_plan = _gpu_plan(env, info, machine, timeout, creating=action == CREATE,
-                             primed=False, gpu=host_gpu)  # fmt: skip
+        gpu_plan = _gpu_plan(
+            env, info, machine, timeout, creating=action == CREATE, primed=False, gpu=host_gpu
+        )
         if gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
             # The plan's steps make the GPU usable by Docker: the cluster is planned for it.
             host_nvidia = host_nvidia or gpu_plan.reason == "gpu-driver-missing"
-            docker_nvidia = docker_nvidia or any(st.kind == gh.DEFAULT_RUNTIME
-                                                 for st in gpu_plan.steps)  # fmt: skip
-    fit = gpucluster.decide(s, host_nvidia=host_nvidia, docker_nvidia=docker_nvidia,
-                            action=action, inspected=inspected, nodes=cluster.nodes,
-                            check_failed=gpu_checked.failed if gpu_checked else "")  # fmt: skip
+            docker_nvidia = docker_nvidia or any(
+                st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps
+            )
+    fit = gpucluster.decide(
+        s,
+        host_nvidia=host_nvidia,
+        docker_nvidia=docker_nvidia,
+        action=action,
+        inspected=inspected,
+        nodes=cluster.nodes,
+        check_failed=gpu_checked.failed if gpu_checked else "",
+    )
     gpu_notes = (*windows_note, *(gpu_plan.notes if gpu_plan else ()), *fit.notes)
-    local = Local(fit.settings, decision, machine, docker=info, cluster=cluster,
-                  inspected=inspected, drift=found, action=action, gpu=fit.access,
-                  leftovers=left, problems=tuple(problems), k3d_choice=chosen,
-                  gpu_notes=gpu_notes, gpu_reason=fit.reason,
-                  gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
-                  boot=tier0_autostart(env, os_, info))  # fmt: skip
-    return dataclasses.replace(local, commands=commands_for(local, cfg.host_data_dir, env, os_,
-                                                            cfg.probe.release))  # fmt: skip
+    local = Local(
+        fit.settings,
+        decision,
+        machine,
+        docker=info,
+        cluster=cluster,
+        inspected=inspected,
+        drift=found,
+        action=action,
+        gpu=fit.access,
+        leftovers=left,
+        problems=tuple(problems),
+        k3d_choice=chosen,
+        gpu_notes=gpu_notes,
+        gpu_reason=fit.reason,
+        gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
+        boot=tier0_autostart(env, os_, info),
+    )
+    return dataclasses.replace(
+        local, commands=commands_for(local, cfg.host_data_dir, env, os_, cfg.probe.release)
+    )
 
 
-def _gpu_plan(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, timeout: float,
-              *, creating: bool, primed: bool, gpu: Gpu | None = None) -> RuntimePlan | None:  # fmt: skip
+def _gpu_plan(
+    env: Mapping[str, str],
+    info: DockerRead,
+    machine: MachineFacts,
+    timeout: float,
+    *,
+    creating: bool,
+    primed: bool,
+    gpu: Gpu | None = None,
+) -> RuntimePlan | None:
     """Linux: the steps that make this machine's NVIDIA GPU usable by Docker (reads only);
     None without an NVIDIA GPU. The runtime's facts are read only when there is one."""
     from installer.commands import runtime
@@ -273,8 +377,9 @@ def _gpu_plan(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, t
 NVIDIA_TEST_KEY = "TB_TEST_NVIDIA_KEY_FPR"  # tests only: a test key stands in for NVIDIA's
 
 
-def gpu_steps(local: Local, env: Mapping[str, str], redactor: Redactor, ui: Ui,
-              timeout: float) -> gh.Checked:  # fmt: skip
+def gpu_steps(
+    local: Local, env: Mapping[str, str], redactor: Redactor, ui: Ui, timeout: float
+) -> gh.Checked:
     """The GPU steps the plan listed, after the question (and after Docker's own)."""
     from installer.edges import gpuhost
 
@@ -318,27 +423,35 @@ def blocker(local: Local, *, terminal: bool) -> InstallerError | None:
     exits with it as install does."""
     s = local.settings
     if local.decision.manage is None:
-        return InstallerError(f"cannot tell which cluster to install into: "
-                              f"{local.decision.reason}", "fix the kubeconfig, or name the "
-                              "cluster with --kubeconfig/--context")  # fmt: skip
+        return InstallerError(
+            f"cannot tell which cluster to install into: {local.decision.reason}",
+            "fix the kubeconfig, or name the cluster with --kubeconfig/--context",
+        )
     if s is None or not local.managed:
         return None
     for message, fix in local.problems:
         return InstallerError(message, fix)
     failed = [f for f in local.drift if f.level == "fail"]
     if failed:
-        return InstallerError(f"the existing cluster {s.name} does not match this install; "
-                              "nothing was changed", failed[0].remedy)  # fmt: skip
+        return InstallerError(
+            f"the existing cluster {s.name} does not match this install; nothing was changed",
+            failed[0].remedy,
+        )
     runtime = local.runtime
-    if (not terminal and runtime is not None and runtime.refusal is None
-            and any(step.kind == "prime" for step in runtime.steps)):  # fmt: skip
+    if (
+        not terminal
+        and runtime is not None
+        and runtime.refusal is None
+        and any(step.kind == "prime" for step in runtime.steps)
+    ):
         return InstallerError(
             f"Docker must be set up as administrator ({runtime.reason}), sudo needs a password "
             "and there is no terminal to type it on; nothing was changed and no credentials "
             "were sent",
             "run it again in a terminal, as root, or as a user whose sudo needs no password; "
             "or ask an administrator to run: sudo TB_PREPARE_USER=<your user> "
-            "tracebloc-installer prepare-host")  # fmt: skip
+            "tracebloc-installer prepare-host",
+        )
     return None
 
 
@@ -357,8 +470,9 @@ def blockers(local: Local, ui: Ui) -> None:
                 ui.info(f"  {line}")
 
 
-def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *,
-                    interactive: bool, os_: str) -> tuple[Local, leftover_data.Choice]:  # fmt: skip
+def leftover_choice(
+    local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *, interactive: bool, os_: str
+) -> tuple[Local, leftover_data.Choice]:
     """Before the plan is shown: what to do with an earlier client's data (a choice, not
     the go-ahead). Another directory chosen is the cluster's `-v` mount, so the commands
     the plan lists are built again for it; a wipe waits for the go-ahead (bring_up)."""
@@ -367,14 +481,27 @@ def leftover_choice(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: U
         return local, leftover_data.Choice(cfg)
     chosen = leftover_data.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
     if chosen.cfg.host_data_dir != cfg.host_data_dir:
-        local = dataclasses.replace(local, commands=commands_for(
-            local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release))  # fmt: skip
+        local = dataclasses.replace(
+            local,
+            commands=commands_for(
+                local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release
+            ),
+        )
     return local, chosen
 
 
-def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-             ui: Ui, *, interactive: bool, os_: str, kubectl: Tool,
-             chosen: leftover_data.Choice | None = None) -> tuple[PlanConfig, Local]:  # fmt: skip
+def bring_up(
+    local: Local,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    *,
+    interactive: bool,
+    os_: str,
+    kubectl: Tool,
+    chosen: leftover_data.Choice | None = None,
+) -> tuple[PlanConfig, Local]:
     """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
     API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
     the config (the data directory may have changed at the leftover question) and the
@@ -390,31 +517,43 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
 
         exe, _ = winhost.engine_command()
         terminal = credentials.open_terminal(os_) if interactive else None
-        winhost.prepare(exe, env, winhost.options(env, cfg.thresholds.min_mem_gib),
-                        redactor, cfg.host_data_dir,
-                        ask=terminal.ask if terminal is not None else None,
-                        say=ui.info, our_cluster_running=False,
-                        resume=flag(env, "TRACEBLOC_RESUME"))  # fmt: skip
+        winhost.prepare(
+            exe,
+            env,
+            winhost.options(env, cfg.thresholds.min_mem_gib),
+            redactor,
+            cfg.host_data_dir,
+            ask=terminal.ask if terminal is not None else None,
+            say=ui.info,
+            our_cluster_running=False,
+            resume=flag(env, "TRACEBLOC_RESUME"),
+        )
         again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
         if again.windows is not None:
-            raise InstallerError("Docker Desktop still does not answer after it was set up",
-                                 "start Docker Desktop, wait until it says it is running, "
-                                 "then run the installer again")  # fmt: skip
+            raise InstallerError(
+                "Docker Desktop still does not answer after it was set up",
+                "start Docker Desktop, wait until it says it is running, "
+                "then run the installer again",
+            )
         blockers(again, ui)
         recheck_docker_budget(cfg, ui, again.machine)
-        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
-                        kubectl=kubectl)  # fmt: skip
+        return bring_up(
+            again, cfg, env, redactor, ui, interactive=interactive, os_=os_, kubectl=kubectl
+        )
     if local.runtime is not None:  # Docker installed or started first, as the plan said
         from installer.commands import runtime
 
         runtime.carry_out(local.runtime, env, redactor, ui)
         checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
         # The runtime plan held the autostart: none again from the survey that follows.
-        again = dataclasses.replace(survey(cfg, env, redactor, local.machine, os_, fetch=True,
-                                           gpu_checked=checked), boot=())  # fmt: skip
+        again = dataclasses.replace(
+            survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked), boot=()
+        )
         if again.runtime is not None:
-            raise InstallerError("Docker still does not answer after it was set up",
-                                 "check `docker info`, then run the installer again")  # fmt: skip
+            raise InstallerError(
+                "Docker still does not answer after it was set up",
+                "check `docker info`, then run the installer again",
+            )
         blockers(again, ui)
         unlisted = [argv for argv in again.commands if argv not in local.commands]
         if unlisted:
@@ -422,20 +561,47 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
                 f"once Docker answered, the local cluster {s.name} needs "
                 f"`{remedy.command(unlisted[0])}`, which was not in the list you agreed to: "
                 "Docker was set up as listed, nothing else was changed",
-                "run the installer again: its list then shows what the cluster needs now")  # fmt: skip
+                "run the installer again: its list then shows what the cluster needs now",
+            )
         recheck_docker_budget(cfg, ui, again.machine)
-        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
-                        kubectl=kubectl, chosen=chosen if chosen and chosen.said else None)  # fmt: skip
+        return bring_up(
+            again,
+            cfg,
+            env,
+            redactor,
+            ui,
+            interactive=interactive,
+            os_=os_,
+            kubectl=kubectl,
+            chosen=chosen if chosen and chosen.said else None,
+        )
     if local.gpu_host is not None:  # the GPU made usable by Docker first, as the plan said
         checked = gpu_steps(local, env, redactor, ui, cfg.probe.timeout)
         # Only the Docker-level check ran: Docker and the driver are as they were read.
         same = all(step.kind == gh.CHECK for step in local.gpu_host.steps)
-        again = survey(cfg, env, redactor, local.machine, os_, fetch=True, gpu_checked=checked,
-                       seen=local.docker if same else None,
-                       host_gpu=Gpu("nvidia") if same else None)  # fmt: skip
+        again = survey(
+            cfg,
+            env,
+            redactor,
+            local.machine,
+            os_,
+            fetch=True,
+            gpu_checked=checked,
+            seen=local.docker if same else None,
+            host_gpu=Gpu("nvidia") if same else None,
+        )
         blockers(again, ui)
-        return bring_up(again, cfg, env, redactor, ui, interactive=interactive, os_=os_,
-                        kubectl=kubectl, chosen=chosen)  # fmt: skip
+        return bring_up(
+            again,
+            cfg,
+            env,
+            redactor,
+            ui,
+            interactive=interactive,
+            os_=os_,
+            kubectl=kubectl,
+            chosen=chosen,
+        )
     run = localcluster_create.Runner(env, redactor, os_, local.k3d)
     if local.action == CREATE:
         if chosen is None:  # Docker was set up first: no survey before the plan could look
@@ -446,19 +612,27 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
         with ui.step(f"Starting the local cluster {s.name}"):
             result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")
         if result.rc != 0:
-            raise InstallerError(f"k3d could not start the cluster {s.name}: "
-                                 f"{childio.last_line(result.stderr, result.rc)}",
-                                 "check that Docker is running, then run the installer again")  # fmt: skip
+            raise InstallerError(
+                f"k3d could not start the cluster {s.name}: "
+                f"{childio.last_line(result.stderr, result.rc)}",
+                "check that Docker is running, then run the installer again",
+            )
     else:
         ui.info(f"using the running local cluster {s.name}")
-    nodes = lc.node_names(s) if local.action == CREATE else list(local.cluster.nodes if local.cluster else ())
+    nodes = (
+        lc.node_names(s)
+        if local.action == CREATE
+        else list(local.cluster.nodes if local.cluster else ())
+    )
     if s.autostart and nodes:
         try:
             result = run.docker(lc.restart_args(nodes), cfg.probe.timeout * 3)
             if result.rc != 0:
-                ui.warn(f"could not set the restart policy of the cluster's nodes "
-                        f"({childio.last_line(result.stderr, result.rc)}); after a reboot run "
-                        f"`k3d cluster start {s.name}`")  # fmt: skip
+                ui.warn(
+                    f"could not set the restart policy of the cluster's nodes "
+                    f"({childio.last_line(result.stderr, result.rc)}); after a reboot run "
+                    f"`k3d cluster start {s.name}`"
+                )
         except InstallerError as exc:
             ui.warn(f"could not set the restart policy of the cluster's nodes: {exc.message}")
     localcluster_create.merge(s, env, ui, run, os_)
@@ -470,24 +644,9 @@ def bring_up(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Re
     return cfg, local
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def created_by_engine_check(env: Mapping[str, str], os_: str, name: str,
-                            timeout: float) -> bool | None:  # fmt: skip
+def created_by_engine_check(
+    env: Mapping[str, str], os_: str, name: str, timeout: float
+) -> bool | None:
     """Whether the engine created the local cluster `name` (its runtime label); None when
     Docker could not say. For `uninstall --delete-cluster`: delete only on True."""
     s = dataclasses.replace(lc.settings({}), name=name)

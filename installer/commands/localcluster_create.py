@@ -31,7 +31,9 @@ def proxy_config_path(s: lc.Settings, data_dir: str, windows: bool) -> str:
     return (ntpath.join if windows else posixpath.join)(data_dir, ".k3d", f"{s.name}-proxy.yaml")
 
 
-def files_for(s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool) -> lc.CreateFiles:
+def files_for(
+    s: lc.Settings, data_dir: str, env: Mapping[str, str], windows: bool
+) -> lc.CreateFiles:
     join = ntpath.join if windows else posixpath.join
     folder = join(data_dir, ".k3d")
     return lc.CreateFiles(
@@ -45,8 +47,10 @@ def ca_path(s: lc.Settings) -> str | None:
         return None
     path = os.path.abspath(os.path.expanduser(s.ca_bundle))
     if not os.path.isfile(path):
-        raise BadInput(f"{s.ca_variable}={s.ca_bundle!r} is not a file",
-                       "point it at your corporate CA bundle (PEM), or unset it")  # fmt: skip
+        raise BadInput(
+            f"{s.ca_variable}={s.ca_bundle!r} is not a file",
+            "point it at your corporate CA bundle (PEM), or unset it",
+        )
     return path
 
 
@@ -59,15 +63,18 @@ def exec_args(s: lc.Settings, release: str) -> list[str]:
 
 
 class Runner:
-    def __init__(self, env: Mapping[str, str], redactor: Redactor, os_: str,
-                 k3d_tool: Tool | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, env: Mapping[str, str], redactor: Redactor, os_: str, k3d_tool: Tool | None = None
+    ) -> None:
         self.env, self.redactor, self.os = env, redactor, os_
         self._k3d = k3d_tool
 
     def k3d_tool(self) -> Tool:
         if self._k3d is None:  # the survey resolved none: it reported that as a problem
-            raise InstallerError("k3d was not resolved for this run",
-                                 "this is a bug in tracebloc-installer; please report it")  # fmt: skip
+            raise InstallerError(
+                "k3d was not resolved for this run",
+                "this is a bug in tracebloc-installer; please report it",
+            )
         return self._k3d
 
     def k3d(self, args: list[str], timeout: float, doing: str) -> proc.Result:
@@ -79,20 +86,24 @@ class Runner:
             raise
 
     def docker(self, args: list[str], timeout: float) -> proc.Result:
-        return Caller(self.env, self.redactor).run(docker.find_docker(self.env, self.os), args,
-                                                   timeout=timeout)  # fmt: skip
+        return Caller(self.env, self.redactor).run(
+            docker.find_docker(self.env, self.os), args, timeout=timeout
+        )
 
 
-def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: Runner,
-            os_: str) -> None:  # fmt: skip
+def create(
+    local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: Runner, os_: str
+) -> None:
     s = local.settings
     assert s is not None
     data_dir = cfg.host_data_dir
     datadir.ensure_traversable(data_dir)
     files = files_for(s, data_dir, env, os_ == "windows")
     ca = ca_path(s)
-    documents = ((files.proxy_config, lc.proxy_config(s.proxy)),
-                 (files.registries, lc.registries_config() if ca else None))  # fmt: skip
+    documents = (
+        (files.proxy_config, lc.proxy_config(s.proxy)),
+        (files.registries, lc.registries_config() if ca else None),
+    )
     # A run killed mid-create (kill -9) left its proxy configuration, password and all: it
     # goes before anything else, whether this run has a proxy or not.
     with contextlib.suppress(FileNotFoundError):
@@ -114,9 +125,12 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
             # this run's own (the action is CREATE only when no such cluster existed), so
             # it goes, as on the timeout below. A second interrupt stops the removal too.
             removed = remove_partial(s, ui, run)
-            said = (f"the partially created cluster {s.name} was removed" if removed
-                    else f"the partially created cluster {s.name} may remain: run "
-                    f"`k3d cluster delete {s.name}` before running the installer again")  # fmt: skip
+            said = (
+                f"the partially created cluster {s.name} was removed"
+                if removed
+                else f"the partially created cluster {s.name} may remain: run "
+                f"`k3d cluster delete {s.name}` before running the installer again"
+            )
             exc.remedy = said  # type: ignore[attr-defined]  # the handler in cli prints it
             raise
         except ToolTimeout as exc:
@@ -124,7 +138,8 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
             raise InstallerError(
                 f"creating the local cluster {s.name} did not finish within {deadline / 60:g} "
                 "minutes and was stopped; the partial cluster was removed",
-                x509_hint(exc.output, os_) or "check that Docker is healthy and this machine "
+                x509_hint(exc.output, os_)
+                or "check that Docker is healthy and this machine "
                 "can pull images, then run again (TB_CREATE_TIMEOUT_MIN raises the bound)",
             ) from None
     finally:
@@ -141,14 +156,18 @@ def create(local: Local, cfg: PlanConfig, env: Mapping[str, str], ui: Ui, run: R
             raise InstallerError(
                 f"k3d says a cluster named {s.name} already exists (it was absent when this "
                 "run looked: another install may have made it meanwhile); it was left as it is",
-                "run the installer again: it reads the cluster as it now is")  # fmt: skip
-        after = k3d.read_cluster(run.k3d_tool(), s.name, env=env,
-                                 timeout=cfg.probe.timeout, redactor=run.redactor)  # fmt: skip
+                "run the installer again: it reads the cluster as it now is",
+            )
+        after = k3d.read_cluster(
+            run.k3d_tool(), s.name, env=env, timeout=cfg.probe.timeout, redactor=run.redactor
+        )
         if after.present:
             remove_partial(s, ui, run)
-        raise InstallerError(f"k3d could not create the cluster {s.name}: "
-                             f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
-                             x509_hint(said, os_) or "see the log file for k3d's output")  # fmt: skip
+        raise InstallerError(
+            f"k3d could not create the cluster {s.name}: "
+            f"{childio.last_line(result.stderr or result.stdout, result.rc)}",
+            x509_hint(said, os_) or "see the log file for k3d's output",
+        )
 
 
 def remove_partial(s: lc.Settings, ui: Ui, run: Runner) -> bool:
@@ -160,19 +179,26 @@ def remove_partial(s: lc.Settings, ui: Ui, run: Runner) -> bool:
             return True
     except InstallerError:
         pass
-    ui.warn(f"could not remove the partial cluster: run `k3d cluster delete {s.name}` before "
-            "running the installer again")  # fmt: skip
+    ui.warn(
+        f"could not remove the partial cluster: run `k3d cluster delete {s.name}` before "
+        "running the installer again"
+    )
     return False
 
 
 def x509_hint(output: str, os_: str) -> str:
     if not any(marker in output.lower() for marker in _X509):
         return ""
-    where = ("add the CA to the system trust store (update-ca-certificates / update-ca-trust), "
-             "then restart Docker" if os_ == "linux" else
-             "add the CA to the system's trusted roots, then restart Docker Desktop")  # fmt: skip
-    return ("Docker could not verify TLS while pulling k3d's images (x509): the Docker daemon "
-            f"itself must trust your corporate CA; {where}")  # fmt: skip
+    where = (
+        "add the CA to the system trust store (update-ca-certificates / update-ca-trust), "
+        "then restart Docker"
+        if os_ == "linux"
+        else "add the CA to the system's trusted roots, then restart Docker Desktop"
+    )
+    return (
+        "Docker could not verify TLS while pulling k3d's images (x509): the Docker daemon "
+        f"itself must trust your corporate CA; {where}"
+    )
 
 
 def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str) -> None:
@@ -183,9 +209,11 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
         result = None
     if result is None or result.rc != 0:
         said = childio.last_line(result.stderr, result.rc) if result else "timed out"
-        raise InstallerError(f"could not point kubectl at the cluster {s.name} ({said}); "
-                             "stopping rather than install into another cluster",
-                             f"fix the kubeconfig (is it writable?), then run: {command}")  # fmt: skip
+        raise InstallerError(
+            f"could not point kubectl at the cluster {s.name} ({said}); "
+            "stopping rather than install into another cluster",
+            f"fix the kubeconfig (is it writable?), then run: {command}",
+        )
     try:
         fixed = kubeconfig.anchor(env, os_, s.context)
     except (OSError, ValueError) as exc:
@@ -202,26 +230,38 @@ def merge(s: lc.Settings, env: Mapping[str, str], ui: Ui, run: Runner, os_: str)
         )
 
 
-def wait_for_api(s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor,
-                  tool: Tool) -> None:  # fmt: skip
+def wait_for_api(
+    s: lc.Settings, env: Mapping[str, str], ui: Ui, redactor: Redactor, tool: Tool
+) -> None:
     def answers() -> bool:
         try:
-            return proc.run(tool, lc.api_wait_args(), timeout=10, env=env,
-                            redactor=redactor).rc == 0  # fmt: skip
+            return (
+                proc.run(tool, lc.api_wait_args(), timeout=10, env=env, redactor=redactor).rc == 0
+            )
         except ToolTimeout:
             return False
 
     with ui.step("Waiting for the cluster's API"):
         if poll.until(answers, s.api_wait_s, API_POLL_S, at_deadline=False).done:
             return
-    raise InstallerError(f"the cluster {s.name} runs but its API did not answer within "
-                         f"{s.api_wait_s:g}s", "check `docker ps`; on a slow or proxied machine "
-                         "raise TB_API_WAIT_S; running the installer again is safe")  # fmt: skip
+    raise InstallerError(
+        f"the cluster {s.name} runs but its API did not answer within {s.api_wait_s:g}s",
+        "check `docker ps`; on a slow or proxied machine "
+        "raise TB_API_WAIT_S; running the installer again is safe",
+    )
 
 
-def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, str],
-                 redactor: Redactor, ui: Ui, os_: str,
-                 target: KubeTarget | None = None, nodes: NodeRead | None = None) -> None:  # fmt: skip
+def release_dirs(
+    local: Local,
+    cfg: PlanConfig,
+    release: str,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    os_: str,
+    target: KubeTarget | None = None,
+    nodes: NodeRead | None = None,
+) -> None:
     """The release's hostPath directories, with their modes, before the first pod: whenever
     the cluster runs on this machine, the engine's own or one named with --context /
     --kubeconfig (`target`, read: positive evidence that it is local, never a guess)."""
@@ -234,11 +274,15 @@ def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, 
     try:
         unset = datadir.make_dirs(dirs)
     except OSError as exc:
-        raise InstallerError(f"could not create the data directories of {release}: {exc}",
-                             "check the permissions of HOST_DATA_DIR") from None  # fmt: skip
+        raise InstallerError(
+            f"could not create the data directories of {release}: {exc}",
+            "check the permissions of HOST_DATA_DIR",
+        ) from None
     if unset:
-        ui.warn(f"could not set the mode of {', '.join(unset)}; the first data ingest may "
-                "fail with 'Permission denied'")  # fmt: skip
+        ui.warn(
+            f"could not set the mode of {', '.join(unset)}; the first data ingest may "
+            "fail with 'Permission denied'"
+        )
     if os_ == "windows" and local.managed and s is not None:
         # Windows cannot hold POSIX modes: they are set inside the node.
         run = Runner(env, redactor, os_)
@@ -248,5 +292,9 @@ def release_dirs(local: Local, cfg: PlanConfig, release: str, env: Mapping[str, 
         except InstallerError:
             ok = False
         if not ok:
-            ui.warn("could not make the data directories writable inside the cluster; fix: "
-                    "docker " + " ".join(exec_args(s, release)[:3]) + f" sh -c \"{exec_args(s, release)[-1]}\"")  # fmt: skip
+            ui.warn(
+                "could not make the data directories writable inside the cluster; fix: "
+                "docker "
+                + " ".join(exec_args(s, release)[:3])
+                + f' sh -c "{exec_args(s, release)[-1]}"'
+            )

@@ -26,9 +26,17 @@ from installer.edges import call, kubeconfig
 from installer.edges.valuesfile import write_private
 
 
-def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-                  os_: str, *, helm_tool: Tool | None, kubectl_tool: Tool | None,
-                  gpu: Gpu | None = None) -> ClusterRead | None:  # fmt: skip
+def read_unmerged(
+    local: Local,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    os_: str,
+    *,
+    helm_tool: Tool | None,
+    kubectl_tool: Tool | None,
+    gpu: Gpu | None = None,
+) -> ClusterRead | None:
     s, k3d_tool = local.settings, local.k3d
     if s is None or not local.managed or local.action != ADOPT or local.problems:
         return None
@@ -36,8 +44,13 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
         return None
     if any(finding.level == "fail" for finding in local.drift):
         return None
-    got = call.answer(k3d_tool, ["kubeconfig", "get", s.name], timeout=lc.MERGE_TIMEOUT_S,
-                      env=env, redactor=redactor)  # fmt: skip
+    got = call.answer(
+        k3d_tool,
+        ["kubeconfig", "get", s.name],
+        timeout=lc.MERGE_TIMEOUT_S,
+        env=env,
+        redactor=redactor,
+    )
     if isinstance(got, call.NoAnswer) or got.rc != 0 or not got.stdout.strip():
         return None
     directory = tempfile.mkdtemp(prefix="tracebloc-peek-")  # 0700 on POSIX
@@ -48,8 +61,9 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
         kubeconfig.anchor(seen, os_, s.context)
         if kubeconfig.read_context(seen, os_).context != s.context:
             return None
-        cluster = cluster_reads.read_cluster(cfg, seen, redactor, helm_tool=helm_tool,
-                                     kubectl_tool=kubectl_tool, os_=os_, gpu=gpu)  # fmt: skip
+        cluster = cluster_reads.read_cluster(
+            cfg, seen, redactor, helm_tool=helm_tool, kubectl_tool=kubectl_tool, os_=os_, gpu=gpu
+        )
     except (OSError, ValueError, InstallerError):
         return None
     finally:
@@ -57,15 +71,25 @@ def read_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redacto
     return cluster if cluster.listing.readable else None
 
 
-def guard_unmerged(local: Local, cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor,
-                   os_: str, *, helm_tool: Tool | None, kubectl_tool: Tool | None,
-                   interactive: bool, gpu: Gpu | None = None) -> ClusterRead | None:  # fmt: skip
+def guard_unmerged(
+    local: Local,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    os_: str,
+    *,
+    helm_tool: Tool | None,
+    kubectl_tool: Tool | None,
+    interactive: bool,
+    gpu: Gpu | None = None,
+) -> ClusterRead | None:
     """The read above and the guard's refusal from it, before credentials (install_checks.py); the
     remedy says how to reach the cluster, which the kubeconfig does not name yet."""
     from installer.commands.install_checks import guard_before_credentials
 
-    cluster = read_unmerged(local, cfg, env, redactor, os_, helm_tool=helm_tool,
-                            kubectl_tool=kubectl_tool, gpu=gpu)  # fmt: skip
+    cluster = read_unmerged(
+        local, cfg, env, redactor, os_, helm_tool=helm_tool, kubectl_tool=kubectl_tool, gpu=gpu
+    )
     if cluster is not None:
         try:
             guard_before_credentials(cfg, env, cluster, interactive=interactive)
@@ -80,5 +104,6 @@ def with_merge_hint(exc: InstallerError, local: Local) -> InstallerError:
         merge = " ".join(["k3d", *lc.merge_args(s)])
         exc.remedy = (exc.remedy + "\n" if exc.remedy else "") + (
             f"the cluster {s.name} is not in your kubeconfig yet: `{merge}` adds it (and "
-            "makes it the current context), so that the commands above reach it")
+            "makes it the current context), so that the commands above reach it"
+        )
     return exc

@@ -25,8 +25,11 @@ def tool_urls(choices: Mapping[str, ToolChoice] | None) -> list[str]:
     """The URLs of the tools install cannot do without (kubectl, helm) that will be
     downloaded; a tool found anywhere is not. k3d (the local-cluster path's) comes from
     commands/network_hosts.py."""
-    return [c.url for name, c in (choices or {}).items()
-            if name in REQUIRED and c.source == "download" and c.url]  # fmt: skip
+    return [
+        c.url
+        for name, c in (choices or {}).items()
+        if name in REQUIRED and c.source == "download" and c.url
+    ]
 
 
 def check(
@@ -54,18 +57,23 @@ def check(
         endpoints = network.endpoints(
             backend_url,
             chart_repo=DEFAULT_REPO_URL if cfg.chart_is_default else None,
-            mirror=cfg.registry.mirror, tool_urls=tools, runtime=runtime,
-            nvidia=nvidia)  # fmt: skip
+            mirror=cfg.registry.mirror,
+            tool_urls=tools,
+            runtime=runtime,
+            nvidia=nvidia,
+        )
         source = "plan"
     trusted = netprobe.trust(ca_path, ca_name)
     probes = netprobe.probe_all(endpoints, env, trusted)
     inspection, issuer = network.inspection(probes)
     used = next((p.via_proxy for p in probes if p.via_proxy), "")
     configured = f"{cfg.proxy.host}:{cfg.proxy.port}" if cfg.proxy else ""
-    shown = used or (f"{configured} (not used for these hosts: NO_PROXY)" if configured and probes
-                     else configured)  # fmt: skip
-    profile = network.Profile(shown, ca_name if ca_path else "", ca_path or "",
-                              inspection, issuer)  # fmt: skip
+    shown = used or (
+        f"{configured} (not used for these hosts: NO_PROXY)"
+        if configured and probes
+        else configured
+    )
+    profile = network.Profile(shown, ca_name if ca_path else "", ca_path or "", inspection, issuer)
     return network.judge(profile, probes, mirror=cfg.registry.mirror, source=source)
 
 
@@ -73,15 +81,22 @@ class NetworkStop(InstallerError):
     """A needed host cannot be reached: exit 1, the report carried as data (`--json`)."""
 
     def __init__(self, report: network.Report) -> None:
-        super().__init__(netreport.stop_line(report).removeprefix("stop: "),
-                         "\n".join(report.hints) or "see the network report above")  # fmt: skip
+        super().__init__(
+            netreport.stop_line(report).removeprefix("stop: "),
+            "\n".join(report.hints) or "see the network report above",
+        )
         self.data = {"network": netreport.as_json(report)}
 
 
 def gate(
-    cfg: PlanConfig, env: Mapping[str, str], ui: Ui, *, tools: Iterable[str] = (),
-    runtime: Iterable[str] = (), nvidia: bool = False,
-) -> network.Report:  # fmt: skip
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    ui: Ui,
+    *,
+    tools: Iterable[str] = (),
+    runtime: Iterable[str] = (),
+    nvidia: bool = False,
+) -> network.Report:
     """`check`, shown; a stop raises (exit 1) before anything is asked or changed. Skipped
     (TRACEBLOC_SKIP_PREFLIGHT): nothing is shown here, the machine preflight's one line
     says so for both."""

@@ -62,12 +62,20 @@ def _k3d_url(choice: ToolChoice | None) -> tuple[str, ...]:
     return ()
 
 
-def combine(k3d: ToolChoice | None, runtime: RuntimePlan | None, env: Mapping[str, str],
-            nvidia: bool, windows: HostPlan | None = None,
-            gpu_host: RuntimePlan | None = None) -> Needs:  # fmt: skip
+def combine(
+    k3d: ToolChoice | None,
+    runtime: RuntimePlan | None,
+    env: Mapping[str, str],
+    nvidia: bool,
+    windows: HostPlan | None = None,
+    gpu_host: RuntimePlan | None = None,
+) -> Needs:
     """`gpu_host`: the GPU steps (NVIDIA's key and repository are fetch steps too)."""
-    hosts = [*network.runtime_urls(runtime, fetch_mirror(env)), *winhost_urls(windows),
-             *network.runtime_urls(gpu_host, fetch_mirror(env))]  # fmt: skip
+    hosts = [
+        *network.runtime_urls(runtime, fetch_mirror(env)),
+        *winhost_urls(windows),
+        *network.runtime_urls(gpu_host, fetch_mirror(env)),
+    ]
     return Needs(_k3d_url(k3d), tuple(hosts), nvidia)
 
 
@@ -115,8 +123,9 @@ def before_gate(cfg: PlanConfig, env: Mapping[str, str], machine: MachineFacts, 
     return dataclasses.replace(needs, docker=info, windows=host, gpu=gpu)
 
 
-def toolkit_urls(env: Mapping[str, str], os_: str, gpu: Gpu,
-                 info: DockerRead | None = None) -> tuple[str, ...]:  # fmt: skip
+def toolkit_urls(
+    env: Mapping[str, str], os_: str, gpu: Gpu, info: DockerRead | None = None
+) -> tuple[str, ...]:
     """NVIDIA's repository, when the GPU steps will install its container toolkit (an
     NVIDIA GPU listed on Linux, no nvidia-ctk, Docker not defaulting to the NVIDIA runtime):
     the key from it (or the mirror), and apt or dnf read the packages from it in any case."""
@@ -143,8 +152,7 @@ def _windows_plan(env: Mapping[str, str], min_mem_gib: float) -> HostPlan | None
         opts = winhost.options(env, min_mem_gib)
     except InstallerError:
         return None
-    return winhost.survey(env, opts, Redactor(), our_cluster_running=False,
-                          docker_usable=False)[1]  # fmt: skip
+    return winhost.survey(env, opts, Redactor(), our_cluster_running=False, docker_usable=False)[1]
 
 
 def _resolve_k3d(env: Mapping[str, str]) -> ToolChoice | None:

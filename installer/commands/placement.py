@@ -45,14 +45,30 @@ def decide_site(
     plugins: placement.Plugins | None = None
     if vendor is not None:
         with concurrently(2) as pool:
-            runtime_future = pool.submit(cluster.read_runtime_class, kubectl, "nvidia", conn,
-                                         timeout=timeout, env=env, redactor=redactor)  # fmt: skip
-            plugins_future = pool.submit(cluster.read_plugins, kubectl, conn, timeout=timeout,
-                                         env=env, redactor=redactor)  # fmt: skip
+            runtime_future = pool.submit(
+                cluster.read_runtime_class,
+                kubectl,
+                "nvidia",
+                conn,
+                timeout=timeout,
+                env=env,
+                redactor=redactor,
+            )
+            plugins_future = pool.submit(
+                cluster.read_plugins, kubectl, conn, timeout=timeout, env=env, redactor=redactor
+            )
             runtime_class, plugins = runtime_future.result(), plugins_future.result()
     values = facts.release.values if facts.release.state is ReleaseState.PRESENT else {}
-    gpu = placement.plan_gpu(facts.nodes, where, host_gpu, runtime_class, plugins, values,
-                        cfg.probe.release, cfg.probe.namespace)  # fmt: skip
+    gpu = placement.plan_gpu(
+        facts.nodes,
+        where,
+        host_gpu,
+        runtime_class,
+        plugins,
+        values,
+        cfg.probe.release,
+        cfg.probe.namespace,
+    )
 
     notes: list[str] = []
     dataset = None
@@ -63,8 +79,16 @@ def decide_site(
         # there as this user (a root_squash NFS export refuses root).
         ids = host_ids()
         if where.local is False:
-            notes.append(f"HOST_DATASET_DIR is a directory on this machine, but {where.evidence}: "
-                         f"the dataset volume points at {dataset} on the nodes")  # fmt: skip
-    return placement.Site(single_node_env=env_single, single_node=top_single, gpu=gpu,
-                     dataset_path=dataset, host_ids=ids, where=where,
-                     notes=tuple(notes) + gpu.notes)  # fmt: skip
+            notes.append(
+                f"HOST_DATASET_DIR is a directory on this machine, but {where.evidence}: "
+                f"the dataset volume points at {dataset} on the nodes"
+            )
+    return placement.Site(
+        single_node_env=env_single,
+        single_node=top_single,
+        gpu=gpu,
+        dataset_path=dataset,
+        host_ids=ids,
+        where=where,
+        notes=tuple(notes) + gpu.notes,
+    )

@@ -38,8 +38,9 @@ def plan_install(
     machine = read_machine(env)
     tools, choices, problems = find_tools(env, machine, cfg.probe.timeout)
     local = survey(cfg, env, redactor, machine, os_)
-    cluster = cluster_reads.read_cluster(cfg, env, redactor, helm_tool=tools["helm"],
-                                 kubectl_tool=tools["kubectl"], os_=os_)  # fmt: skip
+    cluster = cluster_reads.read_cluster(
+        cfg, env, redactor, helm_tool=tools["helm"], kubectl_tool=tools["kubectl"], os_=os_
+    )
     cfg = with_saved_credentials(cfg, redactor)
     from installer.commands.credentials import open_terminal
 
@@ -54,12 +55,28 @@ def plan_install(
         verdict = install_verdict.Verdict("blocked", blocked.message, error=blocked)
     elif local.managed and local.action == CREATE:
         # No such cluster yet: nothing is installed in it, so the guard has nothing to judge.
-        verdict = install_verdict.Verdict("install", f"the local cluster {name} does not exist yet: "
-                                "nothing is installed in it for the guard to judge; install "
-                                "creates it after the question")  # fmt: skip
-    elif local.managed and not readable_as_it_is(local, env, os_) and (unmerged := read_unmerged(
-            local, cfg, env, redactor, os_, helm_tool=tools["helm"],
-            kubectl_tool=tools["kubectl"])) is not None:  # fmt: skip
+        verdict = install_verdict.Verdict(
+            "install",
+            f"the local cluster {name} does not exist yet: "
+            "nothing is installed in it for the guard to judge; install "
+            "creates it after the question",
+        )
+    elif (
+        local.managed
+        and not readable_as_it_is(local, env, os_)
+        and (
+            unmerged := read_unmerged(
+                local,
+                cfg,
+                env,
+                redactor,
+                os_,
+                helm_tool=tools["helm"],
+                kubectl_tool=tools["kubectl"],
+            )
+        )
+        is not None
+    ):
         # Running, not in the kube context yet: read through k3d's own kubeconfig (a read).
         cluster = unmerged
         verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
@@ -68,67 +85,116 @@ def plan_install(
     elif local.managed and not readable_as_it_is(local, env, os_):
         # Stopped, or not in the kube context yet: it can only be read after a change
         # (start, merge), so install judges it then, after the question; plan cannot.
-        why = ("is stopped" if local.action == START else
-               "runs but the kube context does not name it yet") if local.action else \
-            "waits for Docker to be set up"  # fmt: skip
-        verdict = install_verdict.Verdict("judged-once-up", f"the local cluster {name} {why}: what is "
-                                "installed in it is read and judged by install once it is up, "
-                                "after the question")  # fmt: skip
+        why = (
+            (
+                "is stopped"
+                if local.action == START
+                else "runs but the kube context does not name it yet"
+            )
+            if local.action
+            else "waits for Docker to be set up"
+        )
+        verdict = install_verdict.Verdict(
+            "judged-once-up",
+            f"the local cluster {name} {why}: what is "
+            "installed in it is read and judged by install once it is up, "
+            "after the question",
+        )
     elif fetch := [name for name, tool in tools.items() if tool is None]:
         # install downloads them before its first read: what it will find is not known yet,
         # so plan neither promises an install nor refuses one.
-        verdict = install_verdict.Verdict("fetch-tools-first", f"{' and '.join(fetch)} to be downloaded "
-                                "first; install reads what is installed after that and "
-                                "decides from that read")  # fmt: skip
+        verdict = install_verdict.Verdict(
+            "fetch-tools-first",
+            f"{' and '.join(fetch)} to be downloaded "
+            "first; install reads what is installed after that and "
+            "decides from that read",
+        )
     else:
         verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
-        verdict = already_installed.for_plan(cfg, env, redactor, cluster, verdict, helm_tool=tools["helm"],
-                                   kubectl_tool=tools["kubectl"], machine=machine, local=local,
-                                   choices=choices, force=settings.force)  # fmt: skip
+        verdict = already_installed.for_plan(
+            cfg,
+            env,
+            redactor,
+            cluster,
+            verdict,
+            helm_tool=tools["helm"],
+            kubectl_tool=tools["kubectl"],
+            machine=machine,
+            local=local,
+            choices=choices,
+            force=settings.force,
+        )
     release = install_verdict.release_for_sizing(cfg, cluster, verdict)
-    plan = make_plan(install_verdict.moved(cfg, verdict), env, redactor, release=release,
-                     machine=machine, nodes=cluster.nodes, gpu=cluster.gpu, local=local,
-                     tool_choices=choices, kube=cluster.target)  # fmt: skip
+    plan = make_plan(
+        install_verdict.moved(cfg, verdict),
+        env,
+        redactor,
+        release=release,
+        machine=machine,
+        nodes=cluster.nodes,
+        gpu=cluster.gpu,
+        local=local,
+        tool_choices=choices,
+        kube=cluster.target,
+    )
     from installer.commands.signin import plan_note
     from installer.commands.steps import minted_later, steps
 
     sign_in = plan_note(cfg, env)  # what install would do for credentials, not done here
     plan = dataclasses.replace(
-        plan, verdict=verdict, kube=cluster.target, chart_version=chart_version(cfg.chart),
+        plan,
+        verdict=verdict,
+        kube=cluster.target,
+        chart_version=chart_version(cfg.chart),
         set_context_namespace=settings.set_context_namespace,
-        notes=plan.notes + ([sign_in] if sign_in else []))  # fmt: skip
+        notes=plan.notes + ([sign_in] if sign_in else []),
+    )
     plan = foresee(plan, tools["helm"], env, redactor)
     from installer.commands import shellpath
 
     # A sign-in install would run names the namespace: the list says so in its place.
-    found = steps(minted_later(plan.cfg) if sign_in else plan.cfg, env,
-                  set_context_namespace=settings.set_context_namespace, local=local,
-                  verdict=plan.verdict, plan=plan,
-                  links=shellpath.links({**choices, **local.choices}, env, os_))  # fmt: skip
+    found = steps(
+        minted_later(plan.cfg) if sign_in else plan.cfg,
+        env,
+        set_context_namespace=settings.set_context_namespace,
+        local=local,
+        verdict=plan.verdict,
+        plan=plan,
+        links=shellpath.links({**choices, **local.choices}, env, os_),
+    )
     return dataclasses.replace(plan, changes=tuple(found))
 
 
-def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSettings,
-             env: Mapping[str, str], redactor: Redactor) -> int:
+def run_plan(
+    args: argparse.Namespace,
+    cfg: PlanConfig,
+    settings: InstallSettings,
+    env: Mapping[str, str],
+    redactor: Redactor,
+) -> int:
     """`plan`'s whole answer, from the validated settings: the values file written when
     asked for, the verdict, the network preflight; the exit code install would have."""
     from installer.edges.valuesfile import write_values
     from installer.present import netreport, report
 
     if args.values_out and cfg.values_given:
-        raise BadInput("--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
-                       "install would write no values file")  # fmt: skip
+        raise BadInput(
+            "--values-out cannot be used with TRACEBLOC_VALUES_FILE: "
+            "install would write no values file"
+        )
     if args.values_out:
         directory = os.path.dirname(os.path.abspath(os.path.expanduser(args.values_out)))
         if not os.path.isdir(directory):
-            raise BadInput(f"--values-out {args.values_out!r}: the directory {directory} "
-                           "does not exist", "create it first, or name a file in an "
-                           "existing directory")  # fmt: skip
+            raise BadInput(
+                f"--values-out {args.values_out!r}: the directory {directory} does not exist",
+                "create it first, or name a file in an existing directory",
+            )
     plan = plan_install(cfg, env, redactor, settings)
     written = None
     if args.values_out and plan.data is not None:
-        written = write_values(os.path.expanduser(args.values_out), plan.data, env=env,
-                               os_=plan.facts.machine.os)  # fmt: skip
+        written = write_values(
+            os.path.expanduser(args.values_out), plan.data, env=env, os_=plan.facts.machine.os
+        )
     net_code, net_lines, net_json = plan_network(cfg, env, plan)
     if net_code:
         # install's network preflight comes first and stops the run there: that stop is
@@ -136,14 +202,18 @@ def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSetting
         from installer.commands.network import NetworkStop
 
         stop = NetworkStop(net_json)
-        plan = dataclasses.replace(plan, verdict=install_verdict.Verdict(
-            "network-stop", stop.message, error=stop))  # fmt: skip
+        plan = dataclasses.replace(
+            plan, verdict=install_verdict.Verdict("network-stop", stop.message, error=stop)
+        )
     document = report.plan_json(plan)
     document["network"] = netreport.as_json(net_json)
     text = report.plan_text(plan)
     if written is not None:
-        document["values_out"] = {"path": written.path, "changed": written.changed,
-                                  "backup": written.backup}  # fmt: skip
+        document["values_out"] = {
+            "path": written.path,
+            "changed": written.changed,
+            "backup": written.backup,
+        }
         text += f"\nvalues written to {written.path}" + (
             f" (previous kept as {written.backup})" if written.backup else ""
         )
@@ -159,8 +229,7 @@ def run_plan(args: argparse.Namespace, cfg: PlanConfig, settings: InstallSetting
     return code
 
 
-def plan_network(cfg: PlanConfig, env: Mapping[str, str],
-                 plan: Any) -> tuple[int, list[str], Any]:  # fmt: skip
+def plan_network(cfg: PlanConfig, env: Mapping[str, str], plan: Any) -> tuple[int, list[str], Any]:
     """install's network preflight, shown by plan (commands/network.py): 1 on a stop, the
     lines, and the report."""
     from installer.commands import network
@@ -168,8 +237,13 @@ def plan_network(cfg: PlanConfig, env: Mapping[str, str],
     from installer.present import netreport
 
     needs = from_plan(plan, env)
-    found = network.check(cfg, env, tools=[*network.tool_urls(plan.facts.tools), *needs.tools],
-                          runtime=needs.runtime, nvidia=needs.nvidia)  # fmt: skip
+    found = network.check(
+        cfg,
+        env,
+        tools=[*network.tool_urls(plan.facts.tools), *needs.tools],
+        runtime=needs.runtime,
+        nvidia=needs.nvidia,
+    )
     return (1 if found.stop else 0), netreport.text_lines(found), found
 
 

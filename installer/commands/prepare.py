@@ -27,20 +27,31 @@ def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Re
     if os_name(sys.platform) == "windows":
         return _prepare_windows_host(args, env, redactor, ui)
     target = prepare_user(env)
-    done = prepare_host(env, redactor, ui, os_name(sys.platform), read_machine(env),
-                        parse_timeout(env), target)  # fmt: skip
+    done = prepare_host(
+        env, redactor, ui, os_name(sys.platform), read_machine(env), parse_timeout(env), target
+    )
     # Announced only once the membership was read back (edges/runtime.py's "member" step).
     granted = bool(target) and granted_line(target) in done
-    text = "\n".join(["host prepared; done:", *(f"  {line}" for line in done)]
-                     + ([f"{target} can now install as themselves (a new login may be needed "
-                         "for the docker group)"] if granted else []))  # fmt: skip
-    output.emit(args.json, {"ok": True, "done": done, "user": target if granted else None}, text,
-                redactor)  # fmt: skip
+    text = "\n".join(
+        ["host prepared; done:", *(f"  {line}" for line in done)]
+        + (
+            [
+                f"{target} can now install as themselves (a new login may be needed "
+                "for the docker group)"
+            ]
+            if granted
+            else []
+        )
+    )
+    output.emit(
+        args.json, {"ok": True, "done": done, "user": target if granted else None}, text, redactor
+    )
     return 0
 
 
-def _prepare_windows_host(args: argparse.Namespace, env: dict[str, str], redactor: Redactor,
-                          ui: Any) -> int:  # fmt: skip
+def _prepare_windows_host(
+    args: argparse.Namespace, env: dict[str, str], redactor: Redactor, ui: Any
+) -> int:
     """Windows, as administrator (IT, or the engine's own elevated child): the privileged
     half of the host preparation (commands/winhost.py), recorded for the daily user's half."""
     from installer.commands import winhost
@@ -49,10 +60,21 @@ def _prepare_windows_host(args: argparse.Namespace, env: dict[str, str], redacto
 
     said: list[str] = []
     exe, _ = winhost.engine_command()
-    plan = winhost.prepare(exe, env, winhost.options(env, thresholds(env).min_mem_gib), redactor,
-                           data_dir(env, "windows"), ask=None, say=said.append,
-                           our_cluster_running=None, elevated_child=True)  # fmt: skip
-    text = "\n".join(["host prepared; done:", *(f"  {line}" for line in said)] if said
-                     else ["nothing to prepare: Docker Desktop answers"])  # fmt: skip
+    plan = winhost.prepare(
+        exe,
+        env,
+        winhost.options(env, thresholds(env).min_mem_gib),
+        redactor,
+        data_dir(env, "windows"),
+        ask=None,
+        say=said.append,
+        our_cluster_running=None,
+        elevated_child=True,
+    )
+    text = "\n".join(
+        ["host prepared; done:", *(f"  {line}" for line in said)]
+        if said
+        else ["nothing to prepare: Docker Desktop answers"]
+    )
     output.emit(args.json, {"ok": True, "done": said, "user": plan.user or None}, text, redactor)
     return 0

@@ -57,10 +57,12 @@ def find_tools(
     and a problem line for each required tool that cannot be had."""
     cfg = tools.settings(env, machine.os, machine.arch)
     choices = tools.resolve_all(SHOWN_TOOLS, env, cfg, timeout=timeout)
-    found = {name: choices[name].tool() if choices[name].ready else None
-             for name in REQUIRED_TOOLS}  # fmt: skip
-    problems = {name: f"{name}: {choices[name].problem}"
-                for name in REQUIRED_TOOLS if choices[name].source is None}  # fmt: skip
+    found = {name: choices[name].tool() if choices[name].ready else None for name in REQUIRED_TOOLS}
+    problems = {
+        name: f"{name}: {choices[name].problem}"
+        for name in REQUIRED_TOOLS
+        if choices[name].source is None
+    }
     return found, choices, problems
 
 
@@ -85,12 +87,15 @@ def gather(
         tools, choices, problems = find_tools(env, machine, cfg.timeout)
     else:
         choices = dict(tool_choices)
-        tools = {n: choices[n].tool() if n in choices and choices[n].ready else None
-                 for n in REQUIRED_TOOLS}  # fmt: skip
+        tools = {
+            n: choices[n].tool() if n in choices and choices[n].ready else None
+            for n in REQUIRED_TOOLS
+        }
         problems = {}
     if release is None or nodes is None:
-        release, nodes = _read(cfg, env, redactor, tools, release,
-                               skip=bool(cfg.override) and sizing_only)  # fmt: skip
+        release, nodes = _read(
+            cfg, env, redactor, tools, release, skip=bool(cfg.override) and sizing_only
+        )
     return Facts(
         machine=machine,
         tools=choices,
@@ -113,17 +118,29 @@ def _read(
     if skip:
         # A human chose the size: the cluster is not asked anything about it.
         nodes = NodeRead(readable=False, reason=SKIP_REASON, skipped=True)
-        skipped = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED,
-                              reason=SKIP_REASON)  # fmt: skip
+        skipped = ReleaseRead(cfg.release, cfg.namespace, ReleaseState.SKIPPED, reason=SKIP_REASON)
         return release or skipped, nodes
     if release is not None:
-        return release, kubectl.read_nodes(tools["kubectl"], cfg.conn, timeout=cfg.timeout,
-                                           env=env, redactor=redactor)  # fmt: skip
+        return release, kubectl.read_nodes(
+            tools["kubectl"], cfg.conn, timeout=cfg.timeout, env=env, redactor=redactor
+        )
     with concurrently(2) as pool:
         release_future = pool.submit(
-            helm.read_release, tools["helm"], cfg.release, cfg.namespace, cfg.conn,
-            timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+            helm.read_release,
+            tools["helm"],
+            cfg.release,
+            cfg.namespace,
+            cfg.conn,
+            timeout=cfg.timeout,
+            env=env,
+            redactor=redactor,
+        )
         nodes_future = pool.submit(
-            kubectl.read_nodes, tools["kubectl"], cfg.conn,
-            timeout=cfg.timeout, env=env, redactor=redactor)  # fmt: skip
+            kubectl.read_nodes,
+            tools["kubectl"],
+            cfg.conn,
+            timeout=cfg.timeout,
+            env=env,
+            redactor=redactor,
+        )
         return release_future.result(), nodes_future.result()

@@ -30,7 +30,7 @@ def as_typed(choice: ToolChoice | None, name: str, env: Mapping[str, str], os_: 
 
 
 def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeout: float) -> str:
-    """"" for a cluster that is not this machine's (nothing to say about its reboots)."""
+    """ "" for a cluster that is not this machine's (nothing to say about its reboots)."""
     if local is None or local.settings is None or not local.managed:
         return ""
     from installer.edges import autostart
@@ -42,8 +42,10 @@ def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeo
 
         headless = runtime_macos.has_gui_session() is False
         home = env.get("HOME", "").strip()
-        desktop = any(os.path.isdir(p) for p in (*DOCKER_APPS, f"{home}/Applications/Docker.app")) \
-            and not headless  # fmt: skip
+        desktop = (
+            any(os.path.isdir(p) for p in (*DOCKER_APPS, f"{home}/Applications/Docker.app"))
+            and not headless
+        )
         found = proc.find_on_path("colima", env, "darwin")
         colima = "" if desktop or found is None else os.path.abspath(found.path)
     choice = local.k3d_choice
@@ -54,7 +56,13 @@ def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeo
             choice = choose_k3d(env, fetch=False)
         except InstallerError:  # none resolvable: the bare name is shown
             choice = None
-    boot = reboot.Boot(os_, autostart.runtime_starts(env, os_, timeout=timeout, headless=headless),
-                       not flag(env, "TRACEBLOC_NO_AUTOSTART"), local.settings.name,
-                       k3d=as_typed(choice, "k3d", env, os_), colima=colima, headless=headless)  # fmt: skip
+    boot = reboot.Boot(
+        os_,
+        autostart.runtime_starts(env, os_, timeout=timeout, headless=headless),
+        not flag(env, "TRACEBLOC_NO_AUTOSTART"),
+        local.settings.name,
+        k3d=as_typed(choice, "k3d", env, os_),
+        colima=colima,
+        headless=headless,
+    )
     return reboot.line(boot)

@@ -27,8 +27,9 @@ from installer.edges.runtime import Runner, execute
 from installer.present.ui import Ui
 
 
-def read_facts(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineFacts,
-               timeout: float) -> rt.Facts:  # fmt: skip
+def read_facts(
+    env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineFacts, timeout: float
+) -> rt.Facts:
     given = runtime_given(env)  # the variables, read once (decide/settings.py)
     if os_ == "darwin":
         from installer.edges import runtime_macos
@@ -41,17 +42,31 @@ def read_facts(env: Mapping[str, str], os_: str, info: DockerRead, machine: Mach
     return rt.Facts(os=os_, docker=info.state, docker_reason=info.reason)
 
 
-def survey(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineFacts, *,
-           timeout: float, mode: str = rt.INSTALL, target_user: str = "") -> rt.RuntimePlan | None:  # fmt: skip
+def survey(
+    env: Mapping[str, str],
+    os_: str,
+    info: DockerRead,
+    machine: MachineFacts,
+    *,
+    timeout: float,
+    mode: str = rt.INSTALL,
+    target_user: str = "",
+) -> rt.RuntimePlan | None:
     """None at tier 0 (Docker answers as this user): nothing to do, nothing more read."""
     if info.state == "running" and mode == rt.INSTALL:
         return None
     facts = read_facts(env, os_, info, machine, timeout)
-    plan = dataclasses.replace(decide(facts, mode=mode, target_user=target_user),
-                               as_root=as_root(env))  # fmt: skip
+    plan = dataclasses.replace(
+        decide(facts, mode=mode, target_user=target_user), as_root=as_root(env)
+    )
     plan = _test_key(plan, env)
-    if os_ == "darwin" and plan.refusal is None and plan.steps and mode == rt.INSTALL \
-            and not flag(env, "TRACEBLOC_NO_AUTOSTART"):  # fmt: skip
+    if (
+        os_ == "darwin"
+        and plan.refusal is None
+        and plan.steps
+        and mode == rt.INSTALL
+        and not flag(env, "TRACEBLOC_NO_AUTOSTART")
+    ):
         colima = any("colima" in s.argv[:3] for s in plan.steps)
         home = env.get("HOME", "").strip()
         headless = facts.gui is False
@@ -62,9 +77,21 @@ def survey(env: Mapping[str, str], os_: str, info: DockerRead, machine: MachineF
             primes = rt.sudo_prime(facts) if headless and not primed else ()
             from installer.decide.runtime_macos import colima_path, launch_daemons_dir
 
-            plan = dataclasses.replace(plan, steps=(*primes, *plan.steps, *autostart_steps(
-                home, facts.uid, colima_path(facts) if colima else "", headless=headless,
-                user=facts.user, daemons=launch_daemons_dir(env))))  # fmt: skip
+            plan = dataclasses.replace(
+                plan,
+                steps=(
+                    *primes,
+                    *plan.steps,
+                    *autostart_steps(
+                        home,
+                        facts.uid,
+                        colima_path(facts) if colima else "",
+                        headless=headless,
+                        user=facts.user,
+                        daemons=launch_daemons_dir(env),
+                    ),
+                ),
+            )
     return plan
 
 
@@ -118,10 +145,13 @@ def test_key(plan: rt.RuntimePlan, env: Mapping[str, str], variable: str) -> rt.
 
     mirror = parse_mirror(env)
     if test_user(env) is None or mirror is None or mirror.kind != "dir":
-        raise BadInput(f"{variable} is for tests only",
-                             "unset it (it needs the test seams and a local mirror)")
-    steps = tuple(dataclasses.replace(s, check=f"openpgp:{fpr}") if s.check.startswith("openpgp:")
-                  else s for s in plan.steps)  # fmt: skip
+        raise BadInput(
+            f"{variable} is for tests only", "unset it (it needs the test seams and a local mirror)"
+        )
+    steps = tuple(
+        dataclasses.replace(s, check=f"openpgp:{fpr}") if s.check.startswith("openpgp:") else s
+        for s in plan.steps
+    )
     return dataclasses.replace(plan, steps=steps)
 
 
@@ -156,12 +186,20 @@ def _windows_autostart(env: Mapping[str, str]) -> tuple[rt.Step, ...]:
     exe = os.path.join(base or r"C:\Program Files", "Docker", "Docker", "Docker Desktop.exe")
     if not os.path.isfile(exe) or autostart.runtime_starts(env, "windows", timeout=10):
         return ()
-    return (rt.Step(tuple(autostart_argv(exe)), "start Docker Desktop when you sign in",
-                    root=False, optional=True, timeout=30),)  # fmt: skip
+    return (
+        rt.Step(
+            tuple(autostart_argv(exe)),
+            "start Docker Desktop when you sign in",
+            root=False,
+            optional=True,
+            timeout=30,
+        ),
+    )
 
 
-def carry_out_boot(steps: tuple[rt.Step, ...], env: Mapping[str, str], redactor: Redactor,
-                   ui: Ui) -> list[str]:  # fmt: skip
+def carry_out_boot(
+    steps: tuple[rt.Step, ...], env: Mapping[str, str], redactor: Redactor, ui: Ui
+) -> list[str]:
     """Tier 0's autostart steps (tier0_autostart), as the plan listed them: as this user, a
     failure a warning."""
     if not steps:
@@ -170,7 +208,9 @@ def carry_out_boot(steps: tuple[rt.Step, ...], env: Mapping[str, str], redactor:
     return execute(plan, Runner(env, redactor, as_root(env), say=ui.info, warn=ui.warn))
 
 
-def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, ui: Ui) -> list[str]:
+def carry_out(
+    plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, ui: Ui
+) -> list[str]:
     """Every step, in order; raises at the first required one that fails."""
     if plan.refusal is not None:
         raise InstallerError(*plan.refusal)
@@ -190,31 +230,44 @@ def carry_out(plan: rt.RuntimePlan, env: Mapping[str, str], redactor: Redactor, 
     # The password was asked for: its ticket is kept fresh until the last root step.
     kept = keepalive(env) if primes and not plan.as_root else nullcontext()
     with kept, ui.step("Setting up the container runtime (Docker)"):
-        done = [*done, *execute(rest, Runner(env, redactor, plan.as_root, say=ui.info,
-                                             warn=ui.warn))]  # fmt: skip
+        done = [
+            *done,
+            *execute(rest, Runner(env, redactor, plan.as_root, say=ui.info, warn=ui.warn)),
+        ]
     for note in plan.notes:
         ui.info(note)
     return done
 
 
-def prepare_host(env: Mapping[str, str], redactor: Redactor, ui: Ui, os_: str,
-                 machine: MachineFacts, timeout: float, target: str) -> list[str]:  # fmt: skip
+def prepare_host(
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    os_: str,
+    machine: MachineFacts,
+    timeout: float,
+    target: str,
+) -> list[str]:
     """The privileged half only, for `target` (TB_PREPARE_USER); the administrator's sudo is
     the consent, so nothing is asked. Returns what was done."""
     if os_ != "linux":
-        raise InstallerError("prepare-host is for Linux hosts",
-                             "on macOS install Docker Desktop (or colima) as an administrator, "
-                             "then run the installer as yourself")  # fmt: skip
+        raise InstallerError(
+            "prepare-host is for Linux hosts",
+            "on macOS install Docker Desktop (or colima) as an administrator, "
+            "then run the installer as yourself",
+        )
     if target:
         from installer.edges.runtime_linux import account_exists
 
         if account_exists(target) is False:  # before anything runs: usermod would only fail
-            raise BadInput(f"TB_PREPARE_USER={target!r} names no account on this machine",
-                           "check the name (getent passwd NAME), or create the account "
-                           "first, then run again")  # fmt: skip
+            raise BadInput(
+                f"TB_PREPARE_USER={target!r} names no account on this machine",
+                "check the name (getent passwd NAME), or create the account first, then run again",
+            )
     info = docker.read_info(env, os_, timeout=timeout, redactor=redactor)
-    plan = survey(env, os_, info, machine, timeout=timeout, mode=rt.PREPARE_HOST,
-                  target_user=target)  # fmt: skip
+    plan = survey(
+        env, os_, info, machine, timeout=timeout, mode=rt.PREPARE_HOST, target_user=target
+    )
     assert plan is not None
     if plan.refusal is not None:
         raise InstallerError(*plan.refusal)

@@ -43,8 +43,9 @@ WITH_DATA_DIR = (*INSTALLING, "uninstall", "diagnose")
 FOLLOW_RECORD = (*INSTALLING, "uninstall", "diagnose", "status")
 
 
-def follow_record(args: argparse.Namespace, env: Mapping[str, str], os_: str,
-                  probe: ProbeConfig) -> ProbeConfig:  # fmt: skip
+def follow_record(
+    args: argparse.Namespace, env: Mapping[str, str], os_: str, probe: ProbeConfig
+) -> ProbeConfig:
     """The release, namespace and kube context of the last successful install (said in one
     line), unless -n, --context, --kubeconfig or TB_NAMESPACE name them: options win. A
     record whose context is gone or points at another API server is reported, not followed."""
@@ -52,12 +53,17 @@ def follow_record(args: argparse.Namespace, env: Mapping[str, str], os_: str,
     from installer.edges import record as records
     from installer.present import output
 
-    if (getattr(args, "namespace", None) or getattr(args, "context", None)
-            or getattr(args, "kubeconfig", None) or env.get("TB_NAMESPACE")):  # fmt: skip
+    if (
+        getattr(args, "namespace", None)
+        or getattr(args, "context", None)
+        or getattr(args, "kubeconfig", None)
+        or env.get("TB_NAMESPACE")
+    ):
         return probe
     try:
-        data_dir = paths_of.data_dir(env, os_, from_flag="HOST_DATA_DIR" in (
-            getattr(args, "from_flags", None) or {}))  # fmt: skip
+        data_dir = paths_of.data_dir(
+            env, os_, from_flag="HOST_DATA_DIR" in (getattr(args, "from_flags", None) or {})
+        )
     except BadInput:
         return probe  # the command itself reports a data directory it cannot use
     found, why = records.read(data_dir)
@@ -79,11 +85,15 @@ def follow_record(args: argparse.Namespace, env: Mapping[str, str], os_: str,
         return probe
     output.stderr(f"note: {followed_line(found, where)}\n")
     pinned = found.context if current is None or current.context != found.context else None
-    conn = dataclasses.replace(probe.conn, context=pinned or None,
-                               kubeconfig=found.kubeconfig or None)  # fmt: skip
-    return dataclasses.replace(probe, namespace=found.namespace, conn=conn,
-                               release_name=None if found.release == found.namespace
-                               else found.release)  # fmt: skip
+    conn = dataclasses.replace(
+        probe.conn, context=pinned or None, kubeconfig=found.kubeconfig or None
+    )
+    return dataclasses.replace(
+        probe,
+        namespace=found.namespace,
+        conn=conn,
+        release_name=None if found.release == found.namespace else found.release,
+    )
 
 
 @dataclass(frozen=True)
@@ -113,8 +123,13 @@ class Settings:
         return self.plan.ca_bundle if self.plan is not None else None
 
 
-def build(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor, *,
-          from_flags: Mapping[str, str] | None = None) -> Settings:  # fmt: skip
+def build(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    *,
+    from_flags: Mapping[str, str] | None = None,
+) -> Settings:
     """Everything `args.command` reads, validated. `from_flags` maps a variable to the twin
     flag the command line set it from (`HOST_DATA_DIR` ← `--data-dir`), so an error about
     it names what the user typed."""
@@ -135,8 +150,14 @@ def build(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor, 
     return _installing(args, env, redactor, probe, where, os_)
 
 
-def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Redactor,
-                probe: ProbeConfig, where: Paths, os_: str) -> Settings:  # fmt: skip
+def _installing(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    probe: ProbeConfig,
+    where: Paths,
+    os_: str,
+) -> Settings:
     from installer.commands.install_plan import check_paths
     from installer.config import install_settings, plan_config
     from installer.edges import backend, trust
@@ -148,9 +169,13 @@ def _installing(args: argparse.Namespace, env: Mapping[str, str], redactor: Reda
     flags = yesno.check_all(env)
     chosen = ca_variable(env)
     cfg = dataclasses.replace(
-        cfg, preflight_skipped=preflight.skipped(env), thresholds=thresholds(env),
-        backend_url=backend.backend_url(cfg.client_env, env), ca_bundle=trust.ca_bundle(env),
-        ca_variable=chosen[0] if chosen else "")  # fmt: skip
+        cfg,
+        preflight_skipped=preflight.skipped(env),
+        thresholds=thresholds(env),
+        backend_url=backend.backend_url(cfg.client_env, env),
+        ca_bundle=trust.ca_bundle(env),
+        ca_variable=chosen[0] if chosen else "",
+    )
     return Settings(probe=probe, paths=where, plan=cfg, install=install, flags=flags)
 
 
@@ -165,7 +190,10 @@ def probe_settings(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeCon
         raise BadInput(f"--kubeconfig {args.kubeconfig!r} is not a file")
     if not kubeconfig:
         check_kubeconfig_variable(env)
-    kubeconfig_files.check_files(env, os_name(sys.platform), kubeconfig,  # no FIFO, no bomb
-                                 parse=args.command != "probe")  # fmt: skip
-    return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig,
-                        context=args.context)  # fmt: skip
+    kubeconfig_files.check_files(
+        env,
+        os_name(sys.platform),
+        kubeconfig,  # no FIFO, no bomb
+        parse=args.command != "probe",
+    )
+    return probe_config(env, namespace=args.namespace, kubeconfig=kubeconfig, context=args.context)

@@ -15,13 +15,16 @@ from installer.present.changes import Change
 from installer.present.ui import Ui
 
 
-def links(choices: Mapping[str, ToolChoice], env: Mapping[str, str],
-          os_: str) -> list[tuple[str, str]]:  # fmt: skip
+def links(
+    choices: Mapping[str, ToolChoice], env: Mapping[str, str], os_: str
+) -> list[tuple[str, str]]:
     directory = shellpath.bin_dir(env)
     if not directory or os_ == "windows":
         return []
     found = [n for n in shellpath.LINKED if proc.find_on_path(n, env, os_) is not None]
-    taken = [p for p in (os.path.join(directory, n) for n in shellpath.LINKED) if os.path.lexists(p)]
+    taken = [
+        p for p in (os.path.join(directory, n) for n in shellpath.LINKED) if os.path.lexists(p)
+    ]
     return shellpath.links(choices, env, os_, on_path=found, taken=taken)
 
 
@@ -29,11 +32,18 @@ def changes(made: Sequence[tuple[str, str]], env: Mapping[str, str]) -> list[Cha
     if not made:
         return []
     directory = shellpath.bin_dir(env)
-    out = [] if os.path.isdir(directory) else [
-        Change(("mkdir", "-p", directory), "a directory your shell can find tools in")]
-    return out + [Change(shellpath.link_argv(target, link),
-                         f"`{os.path.basename(link)}` works in your shell too (made by the engine)")
-                  for target, link in made]  # fmt: skip
+    out = (
+        []
+        if os.path.isdir(directory)
+        else [Change(("mkdir", "-p", directory), "a directory your shell can find tools in")]
+    )
+    return out + [
+        Change(
+            shellpath.link_argv(target, link),
+            f"`{os.path.basename(link)}` works in your shell too (made by the engine)",
+        )
+        for target, link in made
+    ]
 
 
 def make(made: Sequence[tuple[str, str]], env: Mapping[str, str], ui: Ui) -> list[str]:
@@ -50,6 +60,10 @@ def make(made: Sequence[tuple[str, str]], env: Mapping[str, str], ui: Ui) -> lis
         return []
     names = ", ".join(os.path.basename(link) for _, link in made)
     verb = "is" if len(made) == 1 else "are"
-    note = shellpath.path_note(env, sys.platform if sys.platform == "darwin" else "linux",
-                               shellpath.bin_dir(env), f"{names} {verb}")  # fmt: skip
+    note = shellpath.path_note(
+        env,
+        sys.platform if sys.platform == "darwin" else "linux",
+        shellpath.bin_dir(env),
+        f"{names} {verb}",
+    )
     return [note] if note else []

@@ -64,8 +64,10 @@ def cli_tool(env: Mapping[str, str], arch: str | None = None) -> Tool | str:
     except InstallerError as exc:
         return f"{exc.message}. Install it with: {how}"
     if not tbcli.supports_signin(tool, env):
-        return (f"the tracebloc CLI at {tool.path} is too old: it has no `tracebloc login` and "
-                f"`tracebloc client create`. Upgrade it with: {how}")  # fmt: skip
+        return (
+            f"the tracebloc CLI at {tool.path} is too old: it has no `tracebloc login` and "
+            f"`tracebloc client create`. Upgrade it with: {how}"
+        )
     return tool
 
 
@@ -82,31 +84,40 @@ def sign_in(
     """The whole sign-in; raises before minting when anything is not as it must be."""
     name_given = client_name(env)
     if not name_given and not (may_ask and terminal is not None):
-        raise BadInput(f"a name for this client is needed to register it: set {signin.NAME_VAR}",
-                       f"set {signin.NAME_VAR} (and optionally {signin.LOCATION_VAR}), or "
-                       f"{signin.UNATTENDED}")  # fmt: skip
+        raise BadInput(
+            f"a name for this client is needed to register it: set {signin.NAME_VAR}",
+            f"set {signin.NAME_VAR} (and optionally {signin.LOCATION_VAR}), or {signin.UNATTENDED}",
+        )
     namespaces = _installed_namespaces(setting.installed)  # unreadable: refused before login
-    say("Sign in to approve this machine: open the link below in your browser (on this or any "
-        "device) and enter the code.")  # fmt: skip
+    say(
+        "Sign in to approve this machine: open the link below in your browser (on this or any "
+        "device) and enter the code."
+    )
     _login(tool, env, terminal)
     _preflight(tool, env, redactor, namespaces, setting)
     name = name_given or _ask_name(terminal)
     where = system_location(env)
     if where.source == "time zone":
-        say(f"location {where.code} (from the time zone {where.zone}; set "
-            f"{signin.LOCATION_VAR} to choose another)")  # fmt: skip
+        say(
+            f"location {where.code} (from the time zone {where.zone}; set "
+            f"{signin.LOCATION_VAR} to choose another)"
+        )
     minted = _create(tool, env, redactor, name, where, setting)
     if minted.adopted:
         # By client id (what the twin reconciles by), else by the namespace it runs in.
-        stored = (setting.stored_passwords.get(f"id:{minted.client_id}")
-                  or setting.stored_passwords.get(f"ns:{minted.namespace}"))  # fmt: skip
+        stored = setting.stored_passwords.get(
+            f"id:{minted.client_id}"
+        ) or setting.stored_passwords.get(f"ns:{minted.namespace}")
         if not stored:
             raise InstallerError(
                 f"this cluster is already registered as client {minted.client_id!r} (namespace "
                 f"{minted.namespace}), but its stored password could not be read",
-                "re-run with that client's TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD")
-        say(f"this cluster is already registered (client {minted.client_id}): reconciling the "
-            "installed release, keeping its stored password")  # fmt: skip
+                "re-run with that client's TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD",
+            )
+        say(
+            f"this cluster is already registered (client {minted.client_id}): reconciling the "
+            "installed release, keeping its stored password"
+        )
         return SignedIn(minted.client_id, stored, minted.namespace, True, name)
     assert minted.password is not None  # parse_credential requires it when not adopted
     redactor.add(minted.password)
@@ -119,18 +130,21 @@ def system_location(env: Mapping[str, str]) -> signin.Location:
     (the PowerShell twin passes a location only from the variable): none is derived there."""
     if os_name(sys.platform) == "windows":
         return signin.location(credentials_given(env).location, None, ())
-    return signin.location(credentials_given(env).location, tbcli.system_zone(env),
-                           tbcli.zone_tables())  # fmt: skip
+    return signin.location(
+        credentials_given(env).location, tbcli.system_zone(env), tbcli.zone_tables()
+    )
 
 
 def _installed_namespaces(listing: ListRead | None) -> list[str]:
     if listing is None:
         return []
     if not listing.readable:
-        raise Refused(f"could not read which tracebloc clients are installed ({listing.reason})",
-                      "nothing was registered: tracebloc runs one client per machine, and a new "
-                      "one could strand an existing client nobody could see. Check access "
-                      "(kubectl cluster-info; helm list -A) and re-run")  # fmt: skip
+        raise Refused(
+            f"could not read which tracebloc clients are installed ({listing.reason})",
+            "nothing was registered: tracebloc runs one client per machine, and a new "
+            "one could strand an existing client nobody could see. Check access "
+            "(kubectl cluster-info; helm list -A) and re-run",
+        )
     return sorted({r.namespace for r in listing.releases if r.chart_name == "client"})
 
 
@@ -141,15 +155,18 @@ def _login(tool: Tool, env: Mapping[str, str], terminal: Terminal | None) -> Non
             return
         if attempt == signin.LOGIN_TRIES or terminal is None:
             break
-        terminal.say("\nSign-in did not complete: the code lapsed or was not approved. Nothing "
-                     "is lost: the install is paused here, not restarted.")  # fmt: skip
+        terminal.say(
+            "\nSign-in did not complete: the code lapsed or was not approved. Nothing "
+            "is lost: the install is paused here, not restarted."
+        )
         try:
             terminal.ask("Press Enter for a fresh code (or Ctrl-C to stop): ")
         except (EOFError, OSError):
             break
-    raise InstallerError("sign-in did not complete",
-                         "re-run the installer to try again, or "
-                         f"{signin.UNATTENDED} for an install without sign-in")  # fmt: skip
+    raise InstallerError(
+        "sign-in did not complete",
+        f"re-run the installer to try again, or {signin.UNATTENDED} for an install without sign-in",
+    )
 
 
 def _descriptors(terminal: Terminal | None) -> tuple[int, int] | None:
@@ -157,8 +174,9 @@ def _descriptors(terminal: Terminal | None) -> tuple[int, int] | None:
     return get() if callable(get) else None
 
 
-def _preflight(tool: Tool, env: Mapping[str, str], redactor: Redactor,
-               namespaces: list[str], setting: Setting) -> None:  # fmt: skip
+def _preflight(
+    tool: Tool, env: Mapping[str, str], redactor: Redactor, namespaces: list[str], setting: Setting
+) -> None:
     """One client per machine: an installed client the signed-in account provably does not
     own stops the run before anything is minted. A list that cannot be read proves nothing:
     `client create` (which adopts what is on this cluster) and the guard decide then."""
@@ -169,28 +187,37 @@ def _preflight(tool: Tool, env: Mapping[str, str], redactor: Redactor,
         log.info("client list unreadable: ownership is left to client create and the guard")
         return
     for namespace in signin.foreign(namespaces, listed.text):
-        raise Refused(f"this machine already runs a tracebloc client (namespace {namespace}) "
-                      "that is not in the account you signed in as",
-                      signin.three_choices(namespace, setting.cluster_name))  # fmt: skip
+        raise Refused(
+            f"this machine already runs a tracebloc client (namespace {namespace}) "
+            "that is not in the account you signed in as",
+            signin.three_choices(namespace, setting.cluster_name),
+        )
 
 
 def _ask_name(terminal: Terminal | None) -> str:
     assert terminal is not None  # sign_in checked: no name and nobody to ask is BadInput
     for _ in range(signin.NAME_TRIES):
         try:
-            raw = terminal.ask("Name your secure environment (shown on your tracebloc "
-                               "dashboard): ")  # fmt: skip
+            raw = terminal.ask("Name your secure environment (shown on your tracebloc dashboard): ")
         except (EOFError, OSError):
             break
         name = signin.clean_name(raw)
         if name:
             return name
-    raise BadInput("a name for this client is needed to register it: none was given",
-                   f"re-run in a terminal to be asked, or set {signin.NAME_VAR}")  # fmt: skip
+    raise BadInput(
+        "a name for this client is needed to register it: none was given",
+        f"re-run in a terminal to be asked, or set {signin.NAME_VAR}",
+    )
 
 
-def _create(tool: Tool, env: Mapping[str, str], redactor: Redactor, name: str,
-            where: signin.Location, setting: Setting) -> signin.Minted:  # fmt: skip
+def _create(
+    tool: Tool,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    name: str,
+    where: signin.Location,
+    setting: Setting,
+) -> signin.Minted:
     # The CLI reads these itself as defaults: the flags decide, so none may disagree.
     child = {k: v for k, v in env.items() if k not in (signin.NAME_VAR, signin.LOCATION_VAR)}
     with tbcli.credential_file(setting.data_dir) as path:
@@ -200,10 +227,12 @@ def _create(tool: Tool, env: Mapping[str, str], redactor: Redactor, name: str,
             log.info("tracebloc client create: exit %d\n%s", created.rc, redactor(created.output))
             lines = signin.create_failure(created.output, where.code, where.source)
             detail = "; ".join(lines) if lines else "it gave no reason"
-            raise InstallerError(f"this machine could not be registered (tracebloc client "
-                                 f"create, exit {created.rc}): {detail}",
-                                 "re-run to retry (on the same cluster it adopts what it "
-                                 "registered); the log has the CLI's full output")  # fmt: skip
+            raise InstallerError(
+                f"this machine could not be registered (tracebloc client "
+                f"create, exit {created.rc}): {detail}",
+                "re-run to retry (on the same cluster it adopts what it "
+                "registered); the log has the CLI's full output",
+            )
         minted = tbcli.read_credential(path)
     if minted.password:
         redactor.add(minted.password)
@@ -238,8 +267,10 @@ def precheck(env: Mapping[str, str], *, interactive: bool, terminal: Terminal | 
     too): nobody at a terminal is exit 2 naming the unattended variables."""
     if terminal is None:
         why = "--yes never prompts" if not interactive else "there is no terminal"
-        raise BadInput("no credentials, and no terminal to sign in through the browser on",
-                       f"{why}: {signin.UNATTENDED}")  # fmt: skip
+        raise BadInput(
+            "no credentials, and no terminal to sign in through the browser on",
+            f"{why}: {signin.UNATTENDED}",
+        )
 
 
 def hook(
@@ -263,8 +294,9 @@ def hook(
         if isinstance(tool, str):
             warn(f"browser sign-in is not available: {tool}")
             return None
-        return sign_in(tool, env, redactor, terminal=terminal, may_ask=interactive,
-                       setting=setting, say=say)  # fmt: skip
+        return sign_in(
+            tool, env, redactor, terminal=terminal, may_ask=interactive, setting=setting, say=say
+        )
 
     return run
 
@@ -282,8 +314,13 @@ def setting_for(cfg: PlanConfig, cluster: ClusterRead | None) -> Setting:
     context = cluster.target.context or ""
     here = locality.where(cluster.target, cluster.nodes).local is True
     local = context.removeprefix("k3d-") if here and context.startswith("k3d-") else None
-    return Setting(cfg.host_data_dir, cluster.listing, stored_passwords(cluster.values),
-                   cluster_name=local, kube_flags=kube)  # fmt: skip
+    return Setting(
+        cfg.host_data_dir,
+        cluster.listing,
+        stored_passwords(cluster.values),
+        cluster_name=local,
+        kube_flags=kube,
+    )
 
 
 def with_namespace(cfg: PlanConfig, namespace: str | None) -> PlanConfig:
@@ -294,8 +331,11 @@ def with_namespace(cfg: PlanConfig, namespace: str | None) -> PlanConfig:
 
     if not namespace or namespace == cfg.probe.namespace:
         return cfg
-    probe = dataclasses.replace(cfg.probe, namespace=validate_namespace(namespace, "TB_NAMESPACE of the credential file"),
-                                release_name=None)  # fmt: skip
+    probe = dataclasses.replace(
+        cfg.probe,
+        namespace=validate_namespace(namespace, "TB_NAMESPACE of the credential file"),
+        release_name=None,
+    )
     return dataclasses.replace(cfg, probe=probe)
 
 
@@ -308,23 +348,28 @@ def plan_note(cfg: PlanConfig, env: Mapping[str, str]) -> str | None:
 
     doc = None if cfg.values_given else load_yaml(cfg.values_path, required=False)
     previous = previous_credentials(doc if isinstance(doc, dict) else None)
-    if cfg.client_id or not signin.wanted(credentials_given(env), values_given=cfg.values_given,
-                                          previous=previous):  # fmt: skip
+    if cfg.client_id or not signin.wanted(
+        credentials_given(env), values_given=cfg.values_given, previous=previous
+    ):
         return None
     name = client_name(env)
     where = system_location(env)
     named = f"as {name!r}" if name else "under a name asked on the terminal (TRACEBLOC_CLIENT_NAME)"
-    located = {"env": f"location {where.code} (TRACEBLOC_CLIENT_LOCATION)",
-               "time zone": f"location {where.code} (from the time zone {where.zone})",
-               "none": "no location"}[where.source]  # fmt: skip
+    located = {
+        "env": f"location {where.code} (TRACEBLOC_CLIENT_LOCATION)",
+        "time zone": f"location {where.code} (from the time zone {where.zone})",
+        "none": "no location",
+    }[where.source]
     choice = resolve_tool("tracebloc", env)
     if choice.source is None:
         cli = f"the tracebloc CLI is not available ({choice.problem}), so install would ask for a client id and password instead"  # noqa: E501
     else:
         cli = f"with {choice_text(choice)}"
-    return (f"install signs you in through the browser (tracebloc login) and registers this "
-            f"machine {named}, {located}; {cli}; with --yes and no terminal it stops: "
-            f"{signin.UNATTENDED}")  # fmt: skip
+    return (
+        f"install signs you in through the browser (tracebloc login) and registers this "
+        f"machine {named}, {located}; {cli}; with --yes and no terminal it stops: "
+        f"{signin.UNATTENDED}"
+    )
 
 
 def cli_as_typed(env: Mapping[str, str], os_: str) -> str:
@@ -356,12 +401,16 @@ def cli_check(env: Mapping[str, str], os_: str) -> list[str]:
     found = proc.find_on_path("tracebloc", env, os_)
     where = found.path if found is not None else cli_as_typed(env, os_)
     if not where:
-        return [f"the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
-                f"install it with: {how}"]  # fmt: skip
+        return [
+            f"the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
+            f"install it with: {how}"
+        ]
     version = read_version("tracebloc", where, env, 10.0)
     if pins.cli_outdated(version):
-        return [f"the tracebloc CLI at {where} is {version}, older than 0.10.0 (from 0.10.0 "
-                f"it tells you about its own updates): update it with: {how}"]  # fmt: skip
+        return [
+            f"the tracebloc CLI at {where} is {version}, older than 0.10.0 (from 0.10.0 "
+            f"it tells you about its own updates): update it with: {how}"
+        ]
     return []
 
 
@@ -376,9 +425,12 @@ def cli_notes(env: Mapping[str, str]) -> list[str]:
     if not choice.ready or choice.path is None:
         return []
     directory = os.path.dirname(os.path.abspath(choice.path))
-    line = signin.path_line(directory, os_=os_name(sys.platform), shell=env.get("SHELL", ""),
-                            path=env.get("PATH", ""))  # fmt: skip
+    line = signin.path_line(
+        directory, os_=os_name(sys.platform), shell=env.get("SHELL", ""), path=env.get("PATH", "")
+    )
     if line is None:
         return [f"next: add your data with `tracebloc data ingest` (the CLI: {choice.path})"]
-    return [f"next: add your data with `tracebloc data ingest`; the CLI is {choice.path}, not on "
-            f"your PATH: run `{line}` first (add it to your shell's profile to keep it)"]
+    return [
+        f"next: add your data with `tracebloc data ingest`; the CLI is {choice.path}, not on "
+        f"your PATH: run `{line}` first (add it to your shell's profile to keep it)"
+    ]

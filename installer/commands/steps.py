@@ -23,36 +23,53 @@ if TYPE_CHECKING:
     from installer.decide.localcluster_state import Local
 
 
-def steps(cfg: PlanConfig, env: Mapping[str, str], *, set_context_namespace: bool,
-          local: Local | None, verdict: Verdict | None = None,
-          plan: Plan | None = None,
-          links: Sequence[tuple[str, str]] = ()) -> list[Change]:  # fmt: skip
+def steps(
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    *,
+    set_context_namespace: bool,
+    local: Local | None,
+    verdict: Verdict | None = None,
+    plan: Plan | None = None,
+    links: Sequence[tuple[str, str]] = (),
+) -> list[Change]:
     """Before the local cluster exists there is no plan yet (no recovery, no device plugin
     to adopt: the cluster is new or has not been read); after it, the plan's own. `links`:
     the fetched tools linked where the person's shell looks (commands/shellpath.py), last."""
     repo = (DEFAULT_REPO_NAME, DEFAULT_REPO_URL) if cfg.chart_is_default else None
     from installer.commands import shellpath
 
-    return [*changes(
-        local=local, release=cfg.probe.release, namespace=cfg.probe.namespace, chart=cfg.chart,
-        values_path=cfg.values_path, conn=cfg.probe.conn, repo=repo,
-        ca_file=cfg.ca_bundle if repo else None,
-        set_context_namespace=set_context_namespace,
-        recovery=verdict.recovery if verdict is not None else None,
-        adopt=plan.site.gpu.adopt if plan is not None else None,
-    ), *shellpath.changes(links, env)]  # fmt: skip
+    return [
+        *changes(
+            local=local,
+            release=cfg.probe.release,
+            namespace=cfg.probe.namespace,
+            chart=cfg.chart,
+            values_path=cfg.values_path,
+            conn=cfg.probe.conn,
+            repo=repo,
+            ca_file=cfg.ca_bundle if repo else None,
+            set_context_namespace=set_context_namespace,
+            recovery=verdict.recovery if verdict is not None else None,
+            adopt=plan.site.gpu.adopt if plan is not None else None,
+        ),
+        *shellpath.changes(links, env),
+    ]
 
 
 def minted_later(cfg: PlanConfig) -> PlanConfig:
     """The configuration the question lists when a sign-in after it names the namespace."""
-    return dataclasses.replace(cfg, probe=dataclasses.replace(cfg.probe, namespace=MINTED,
-                                                              release_name=None))  # fmt: skip
+    return dataclasses.replace(
+        cfg, probe=dataclasses.replace(cfg.probe, namespace=MINTED, release_name=None)
+    )
 
 
-def hold_to(approved: Sequence[Change], planned: Sequence[Change], *,
-            minted: str | None = None) -> None:  # fmt: skip
+def hold_to(
+    approved: Sequence[Change], planned: Sequence[Change], *, minted: str | None = None
+) -> None:
     """The changes about to be made are items of the list agreed to (the sign-in's namespace
     in MINTED's place): anything else means the state moved since, and nothing is done."""
+
     def agreed(argv: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(part.replace(MINTED, minted) for part in argv) if minted else argv
 
@@ -63,4 +80,5 @@ def hold_to(approved: Sequence[Change], planned: Sequence[Change], *,
                 f"`{remedy.command(change.argv)}` ({change.why}) was not in the list you agreed "
                 "to: the cluster's state changed since the question; only the changes listed "
                 "before it were made",
-                "run the installer again: its list then shows what is needed now")  # fmt: skip
+                "run the installer again: its list then shows what is needed now",
+            )

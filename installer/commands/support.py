@@ -22,8 +22,9 @@ Timeout = Callable[[], float]
 MAX_DESCRIBED = 10
 
 
-def _run(tool: Tool, args: list[str], env: Mapping[str, str], redactor: Redactor,
-         timeout: float) -> str:  # fmt: skip
+def _run(
+    tool: Tool, args: list[str], env: Mapping[str, str], redactor: Redactor, timeout: float
+) -> str:
     result = proc.run(tool, args, timeout=timeout, env=env, redactor=redactor)
     return f"$ {tool.name} {' '.join(args)}\nexit {result.rc}\n{result.stdout}{result.stderr}"
 
@@ -34,45 +35,92 @@ def docker_state(env: Mapping[str, str], redactor: Redactor, timeout: Timeout, a
     from installer.edges.docker import find_docker
 
     tool = find_docker(env, os_name(sys.platform))
-    add("docker-info.json", _run(tool, ["info", "--format", "{{json .}}"], env, redactor, timeout()))
-    add("docker-ps.txt", _run(tool, ["ps", "-a", "--no-trunc", "--format",
-                                     "{{.Names}}\t{{.Status}}\t{{.Image}}"], env, redactor,
-                              timeout()))  # fmt: skip
-    listed = proc.run(tool, ["ps", "-a", "--filter", "label=app=k3d", "--format", "{{.Names}}"],
-                      timeout=timeout(), env=env, redactor=redactor)  # fmt: skip
+    add(
+        "docker-info.json", _run(tool, ["info", "--format", "{{json .}}"], env, redactor, timeout())
+    )
+    add(
+        "docker-ps.txt",
+        _run(
+            tool,
+            ["ps", "-a", "--no-trunc", "--format", "{{.Names}}\t{{.Status}}\t{{.Image}}"],
+            env,
+            redactor,
+            timeout(),
+        ),
+    )
+    listed = proc.run(
+        tool,
+        ["ps", "-a", "--filter", "label=app=k3d", "--format", "{{.Names}}"],
+        timeout=timeout(),
+        env=env,
+        redactor=redactor,
+    )
     nodes = [n for n in listed.stdout.split() if n] if listed.rc == 0 else []
     if nodes:
-        add("k3d-restart-policy.txt", _run(tool, ["inspect", "--format",
-                                                  "{{.Name}} restart={{.HostConfig.RestartPolicy.Name}}",
-                                                  *nodes], env, redactor, timeout()))  # fmt: skip
+        add(
+            "k3d-restart-policy.txt",
+            _run(
+                tool,
+                [
+                    "inspect",
+                    "--format",
+                    "{{.Name}} restart={{.HostConfig.RestartPolicy.Name}}",
+                    *nodes,
+                ],
+                env,
+                redactor,
+                timeout(),
+            ),
+        )
 
 
 def k3d_state(env: Mapping[str, str], redactor: Redactor, timeout: Timeout, add: Add) -> None:
     from installer.commands.tools import resolve_tool
 
     tool = resolve_tool("k3d", env, timeout=timeout()).tool()
-    add("k3d-clusters.json", _run(tool, ["cluster", "list", "-o", "json"], env, redactor, timeout()))
+    add(
+        "k3d-clusters.json", _run(tool, ["cluster", "list", "-o", "json"], env, redactor, timeout())
+    )
     add("k3d-nodes.json", _run(tool, ["node", "list", "-o", "json"], env, redactor, timeout()))
 
 
-def cluster_state(env: Mapping[str, str], redactor: Redactor, timeout: Timeout, add: Add,
-                  conn: Connection) -> None:  # fmt: skip
+def cluster_state(
+    env: Mapping[str, str], redactor: Redactor, timeout: Timeout, add: Add, conn: Connection
+) -> None:
     """Pods and events of every namespace, and `describe` of each pod that is not running
     (at most MAX_DESCRIBED)."""
     from installer.commands.tools import resolve_tool
 
     tool = resolve_tool("kubectl", env, timeout=timeout()).tool()
     flags = conn.kubectl_flags()
-    add("pods-all-namespaces.txt", _run(tool, ["get", "pods", "-A", "-o", "wide", *flags], env,
-                                        redactor, timeout()))  # fmt: skip
-    add("events-all-namespaces.txt", _run(tool, ["get", "events", "-A", "--sort-by=.lastTimestamp",
-                                                 *flags], env, redactor, timeout()))  # fmt: skip
-    listed = proc.run(tool, ["get", "pods", "-A", "-o", "json", *flags], timeout=timeout(),
-                      env=env, redactor=redactor)  # fmt: skip
+    add(
+        "pods-all-namespaces.txt",
+        _run(tool, ["get", "pods", "-A", "-o", "wide", *flags], env, redactor, timeout()),
+    )
+    add(
+        "events-all-namespaces.txt",
+        _run(
+            tool,
+            ["get", "events", "-A", "--sort-by=.lastTimestamp", *flags],
+            env,
+            redactor,
+            timeout(),
+        ),
+    )
+    listed = proc.run(
+        tool,
+        ["get", "pods", "-A", "-o", "json", *flags],
+        timeout=timeout(),
+        env=env,
+        redactor=redactor,
+    )
     for namespace, name in failing_pods(listed.stdout if listed.rc == 0 else "")[:MAX_DESCRIBED]:
-        add(f"describe/{namespace}.{name}.txt",
-            _run(tool, ["describe", "pod", name, "-n", namespace, *flags], env, redactor,
-                 timeout()))  # fmt: skip
+        add(
+            f"describe/{namespace}.{name}.txt",
+            _run(
+                tool, ["describe", "pod", name, "-n", namespace, *flags], env, redactor, timeout()
+            ),
+        )
 
 
 def failing_pods(text: str) -> list[tuple[str, str]]:
@@ -93,8 +141,9 @@ def failing_pods(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def disk_state(env: Mapping[str, str], redactor: Redactor, timeout: Timeout, add: Add,
-               data_dir: str) -> None:
+def disk_state(
+    env: Mapping[str, str], redactor: Redactor, timeout: Timeout, add: Add, data_dir: str
+) -> None:
     """Free disk where the data directory and Docker's data live."""
     from installer.edges.machine import disk_free
 

@@ -113,9 +113,12 @@ def parse_platforms(given: list[str] | None, cfg: Settings) -> list[str]:
 
 
 def fill_mirror(
-    directory: str, platforms: list[str], env: Mapping[str, str], cfg: Settings,
+    directory: str,
+    platforms: list[str],
+    env: Mapping[str, str],
+    cfg: Settings,
     stream: TextIO = sys.stderr,
-) -> Filled:  # fmt: skip
+) -> Filled:
     carried = fetch.download_to(directory, platforms, env, cfg, progress_for(env, stream))
     return Filled(directory, carried)
 
@@ -124,10 +127,18 @@ def filled_json(filled: Filled) -> dict[str, Any]:
     return {
         "directory": filled.directory,
         "complete": filled.complete,
-        "files": [{"tool": c.artifact.tool, "version": c.artifact.version,
-                   "platform": c.artifact.platform, "file": c.artifact.file,
-                   "path": c.path, "sha256": None if c.artifact.pending else c.artifact.sha256,
-                   "status": c.status} for c in filled.carried],  # fmt: skip
+        "files": [
+            {
+                "tool": c.artifact.tool,
+                "version": c.artifact.version,
+                "platform": c.artifact.platform,
+                "file": c.artifact.file,
+                "path": c.path,
+                "sha256": None if c.artifact.pending else c.artifact.sha256,
+                "status": c.status,
+            }
+            for c in filled.carried
+        ],
     }
 
 
@@ -156,14 +167,20 @@ def run_command(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
             raise BadInput("--platform is for --download-to")
         choices = tools.resolve_all(("kubectl", "helm", "k3d"), env, cfg)
         document = {name: present_tools.choice_json(choice) for name, choice in choices.items()}
-        output.emit(args.json, {"tools": document},
-              "\n".join(present_tools.choice_text(c) for c in choices.values()), redactor)  # fmt: skip
+        output.emit(
+            args.json,
+            {"tools": document},
+            "\n".join(present_tools.choice_text(c) for c in choices.values()),
+            redactor,
+        )
         return 0
     platforms = parse_platforms(args.platform, cfg)
     filled = fill_mirror(os.path.expanduser(args.download_to), platforms, env, cfg)
     output.emit(args.json, filled_json(filled), filled_text(filled), redactor)
     if not filled.complete:
-        output.fail("some tools have no verified checksum pinned in this build (listed above)",
-              "nothing unverified was written; use a build whose pins are complete")  # fmt: skip
+        output.fail(
+            "some tools have no verified checksum pinned in this build (listed above)",
+            "nothing unverified was written; use a build whose pins are complete",
+        )
         return 1
     return 0

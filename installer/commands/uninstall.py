@@ -90,8 +90,7 @@ class Tools:
     def caller(self) -> Caller:
         return Caller(self.env, self.redactor)
 
-    def run(self, tool: Tool, args: list[str], timeout: float,
-            grace: float = 0.0) -> proc.Result:  # fmt: skip
+    def run(self, tool: Tool, args: list[str], timeout: float, grace: float = 0.0) -> proc.Result:
         return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
 
@@ -122,18 +121,26 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     result = tools.run(tools.helm, helm.release_list_args(release, namespace, conn), cfg.timeout)
     listing = helm.parse_list(result.rc, result.out, result.err)
     if not listing.readable:
-        raise Refused(f"cannot see whether release {release} is installed: {listing.reason}",
-                      "nothing was changed; check that the cluster is reachable")  # fmt: skip
+        raise Refused(
+            f"cannot see whether release {release} is installed: {listing.reason}",
+            "nothing was changed; check that the cluster is reachable",
+        )
     row = next((r for r in listing.releases if r.name == release), None)
     if row is not None and not row.is_client:
-        raise Refused(f"release {release} in namespace {namespace} is chart {row.chart}, not "
-                      "the tracebloc client", "nothing was changed")  # fmt: skip
+        raise Refused(
+            f"release {release} in namespace {namespace} is chart {row.chart}, not "
+            "the tracebloc client",
+            "nothing was changed",
+        )
     if row is None and options.delete_data:
-        raise Refused(f"release {release} is not installed in namespace {namespace}: "
-                      f"--delete-data deletes nothing; {_seen(cfg, tools)}",
-                      "nothing was changed; name the client's namespace with -n")  # fmt: skip
-    target = kubectl.read_target(tools.kubectl, conn, timeout=cfg.timeout, env=tools.env,
-                                 redactor=tools.redactor)  # fmt: skip
+        raise Refused(
+            f"release {release} is not installed in namespace {namespace}: "
+            f"--delete-data deletes nothing; {_seen(cfg, tools)}",
+            "nothing was changed; name the client's namespace with -n",
+        )
+    target = kubectl.read_target(
+        tools.kubectl, conn, timeout=cfg.timeout, env=tools.env, redactor=tools.redactor
+    )
     if options.delete_cluster:
         _local_target(target, conn.context or "")
     pvcs: tuple[str, ...] = ()
@@ -141,12 +148,12 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     if tools.kubectl is not None:
         pvcs, reason = _claims(tools, tools.kubectl, release, namespace, cfg)
     if options.delete_data and reason:
-        raise Refused(f"cannot list the release's volume claims: {reason}",
-                      "nothing was changed")  # fmt: skip
+        raise Refused(f"cannot list the release's volume claims: {reason}", "nothing was changed")
     pvs: tuple[str, ...] = ()
     if tools.kubectl is not None:
-        pvs, why = volumes.read_volumes(_runner(tools, tools.kubectl), release, namespace, conn,
-                                        cfg.timeout)  # fmt: skip
+        pvs, why = volumes.read_volumes(
+            _runner(tools, tools.kubectl), release, namespace, conn, cfg.timeout
+        )
         if why and options.delete_data:
             raise Refused(f"cannot list the release's volumes: {why}", "nothing was changed")
     exists = os.path.lexists(data_dir)
@@ -158,22 +165,39 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
         # or a link; the path deleted from is the one checked.
         data_dir = hostdirs.check_place(tools.env, os_name(sys.platform), data_dir)
         if not _looks_like_ours(data_dir):
-            raise Refused(f"{data_dir} does not look like a tracebloc data directory (it "
-                          f"holds no {' or '.join(OUR_FILES)}): it is not deleted",
-                          "nothing was changed; set HOST_DATA_DIR to the data directory")  # fmt: skip
+            raise Refused(
+                f"{data_dir} does not look like a tracebloc data directory (it "
+                f"holds no {' or '.join(OUR_FILES)}): it is not deleted",
+                "nothing was changed; set HOST_DATA_DIR to the data directory",
+            )
         try:
             data = deletion.data_to_delete(datadir.entries(data_dir), release)
         except OSError as exc:
-            raise Refused(f"cannot list the data directory {data_dir}: {exc.strerror or exc}",
-                          "nothing was changed") from None  # fmt: skip
+            raise Refused(
+                f"cannot list the data directory {data_dir}: {exc.strerror or exc}",
+                "nothing was changed",
+            ) from None
         sizes = {name: datadir.size_of(os.path.join(data_dir, name)) for name in data.delete}
         try:
             shown = datadir.shown(data_dir, [os.path.join(data_dir, n) for n in data.delete])
         except datadir.Changed as exc:
             raise Refused(f"{exc}", "nothing was changed") from None
     cluster = _cluster(tools, cfg.timeout) if options.delete_cluster else None
-    return Survey(release, namespace, row, pvcs, reason, data_dir, exists, cluster, data,
-                  sizes, target, pvs, shown)  # fmt: skip
+    return Survey(
+        release,
+        namespace,
+        row,
+        pvcs,
+        reason,
+        data_dir,
+        exists,
+        cluster,
+        data,
+        sizes,
+        target,
+        pvs,
+        shown,
+    )
 
 
 def _seen(cfg: ProbeConfig, tools: Tools) -> str:
@@ -184,8 +208,9 @@ def _seen(cfg: ProbeConfig, tools: Tools) -> str:
     listing = helm.parse_list(result.rc, result.out, result.err)
     if not listing.readable:
         return f"other namespaces could not be listed: {listing.reason}"
-    return deletion.client_releases([(r.name, r.namespace) for r in listing.releases
-                                     if r.is_client])  # fmt: skip
+    return deletion.client_releases(
+        [(r.name, r.namespace) for r in listing.releases if r.is_client]
+    )
 
 
 def pinned(cfg: ProbeConfig, env: Mapping[str, str], options: Options) -> ProbeConfig:
@@ -195,31 +220,38 @@ def pinned(cfg: ProbeConfig, env: Mapping[str, str], options: Options) -> ProbeC
         return cfg
     own = lc.settings(env).context
     if cfg.conn.context and cfg.conn.context != own:
-        raise BadInput(f"--delete-cluster deletes the local cluster of context {own}; "
-                       f"--context {cfg.conn.context} names another",
-                       f"drop --context, or give --context {own}")  # fmt: skip
+        raise BadInput(
+            f"--delete-cluster deletes the local cluster of context {own}; "
+            f"--context {cfg.conn.context} names another",
+            f"drop --context, or give --context {own}",
+        )
     return dataclasses.replace(cfg, conn=dataclasses.replace(cfg.conn, context=own))
 
 
 def _local_target(target: KubeTarget, context: str) -> None:
     if not target.readable:
-        raise Refused(f"--delete-cluster: the kube context {context} cannot be read: "
-                      f"{target.reason}", "nothing was changed; run: k3d kubeconfig merge "
-                      f"{context.removeprefix('k3d-')} --kubeconfig-merge-default")  # fmt: skip
+        raise Refused(
+            f"--delete-cluster: the kube context {context} cannot be read: {target.reason}",
+            "nothing was changed; run: k3d kubeconfig merge "
+            f"{context.removeprefix('k3d-')} --kubeconfig-merge-default",
+        )
     # Deleting needs the address itself to reach this machine (a k3d name alone is not
     # enough), and the one decision not to see a cloud cluster behind it (a tunnel).
     where = locality.where(target)
     if not locality.server_here(target.server) or where.local is not True:
         why = where.evidence if where.local is not True else "not an address of this machine"
-        raise Refused(f"--delete-cluster: the kube context {context} points at "
-                      f"{target.server or 'no server'}, not shown to be this machine "
-                      f"({why}): it is not known to be the engine's local cluster",
-                      "nothing was changed")  # fmt: skip
+        raise Refused(
+            f"--delete-cluster: the kube context {context} points at "
+            f"{target.server or 'no server'}, not shown to be this machine "
+            f"({why}): it is not known to be the engine's local cluster",
+            "nothing was changed",
+        )
 
 
 @contextlib.contextmanager
-def locked(env: Mapping[str, str], data_dir: str, cfg: ProbeConfig,
-           options: Options) -> Iterator[None]:  # fmt: skip
+def locked(
+    env: Mapping[str, str], data_dir: str, cfg: ProbeConfig, options: Options
+) -> Iterator[None]:
     """Install's own locks: the release's, and the data directory's when its data is to be
     deleted. An install running now makes this refuse, naming who holds the lock."""
     paths = [lock.release_lock(env, data_dir, cfg.namespace, cfg.release)]
@@ -235,8 +267,11 @@ def locked(env: Mapping[str, str], data_dir: str, cfg: ProbeConfig,
 def target_lines(s: Survey) -> list[str]:
     """Which cluster, as install's confirmation names it."""
     t = s.target
-    context = (f"{t.context} (API server {t.server or 'unknown'})" if t is not None and t.readable
-               else f"unknown ({t.reason if t is not None else 'not read'})")  # fmt: skip
+    context = (
+        f"{t.context} (API server {t.server or 'unknown'})"
+        if t is not None and t.readable
+        else f"unknown ({t.reason if t is not None else 'not read'})"
+    )
     return [f"kube context:   {context}", f"namespace:      {s.namespace} (release {s.release})"]
 
 
@@ -244,10 +279,12 @@ def _runner(tools: Tools, tool: Tool) -> volumes.Run:
     return lambda args, timeout: tools.run(tool, args, timeout)
 
 
-def _claims(tools: Tools, kubectl: Tool, release: str, namespace: str,
-            cfg: ProbeConfig) -> tuple[tuple[str, ...], str]:  # fmt: skip
-    result = tools.caller.answer(kubectl, workloads.pvc_args(namespace, cfg.conn, cfg.timeout),
-                                 timeout=cfg.timeout)  # fmt: skip
+def _claims(
+    tools: Tools, kubectl: Tool, release: str, namespace: str, cfg: ProbeConfig
+) -> tuple[tuple[str, ...], str]:
+    result = tools.caller.answer(
+        kubectl, workloads.pvc_args(namespace, cfg.conn, cfg.timeout), timeout=cfg.timeout
+    )
     if isinstance(result, NoAnswer):
         return (), result.reason
     if result.rc != 0:
@@ -273,20 +310,30 @@ def _cluster(tools: Tools, timeout: float) -> str:
     name = lc.settings(tools.env).name
     if tools.k3d is None:  # `find` requires k3d whenever --delete-cluster is given
         raise InstallerError("k3d was not found", "install k3d, or name it with TRACEBLOC_K3D")
-    seen = k3d.read_cluster(tools.k3d, name, env=tools.env, timeout=timeout,
-                            redactor=tools.redactor)  # fmt: skip
+    seen = k3d.read_cluster(
+        tools.k3d, name, env=tools.env, timeout=timeout, redactor=tools.redactor
+    )
     if not seen.readable:
-        raise Refused(f"--delete-cluster: k3d could not list its clusters: {seen.reason}",
-                      "nothing was changed")  # fmt: skip
+        raise Refused(
+            f"--delete-cluster: k3d could not list its clusters: {seen.reason}",
+            "nothing was changed",
+        )
     if not seen.present:
-        raise Refused(f"--delete-cluster: there is no local k3d cluster {name}",
-                      "nothing was changed; run again without --delete-cluster")  # fmt: skip
+        raise Refused(
+            f"--delete-cluster: there is no local k3d cluster {name}",
+            "nothing was changed; run again without --delete-cluster",
+        )
     created = created_by_engine_check(tools.env, os_name(sys.platform), name, timeout)
     if created is not True:
-        why = ("Docker could not say who created it" if created is None
-               else "tracebloc-installer did not create it")  # fmt: skip
-        raise Refused(f"--delete-cluster: the local cluster {name} is kept: {why}",
-                      f"nothing was changed; to remove it anyway: k3d cluster delete {name}")  # fmt: skip
+        why = (
+            "Docker could not say who created it"
+            if created is None
+            else "tracebloc-installer did not create it"
+        )
+        raise Refused(
+            f"--delete-cluster: the local cluster {name} is kept: {why}",
+            f"nothing was changed; to remove it anyway: k3d cluster delete {name}",
+        )
     return name
 
 
@@ -295,24 +342,31 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
     remove: list[str] = []
     keep: list[str] = []
     if s.row is not None:
-        remove.append(f"helm release {s.release} in namespace {s.namespace} "
-                      f"(chart {s.row.chart}, {s.row.status})")  # fmt: skip
+        remove.append(
+            f"helm release {s.release} in namespace {s.namespace} "
+            f"(chart {s.row.chart}, {s.row.status})"
+        )
     claims = ", ".join(s.pvcs) if s.pvcs else "none found"
     if s.pvc_reason:
         claims = f"not listed: {s.pvc_reason}"
     (remove if options.delete_data else keep).append(
-        f"volume claims of the release in namespace {s.namespace}: {claims}")
+        f"volume claims of the release in namespace {s.namespace}: {claims}"
+    )
     if options.delete_data:
         remove.append(f"volumes of the release: {', '.join(s.volumes) or 'none found'}")
     elif s.volumes and s.row is not None:
         # helm deletes the chart's volumes, but a volume bound to a kept claim stays
         # (Terminating, by pv-protection) until that claim is deleted.
-        keep.append(f"volumes of the release: {', '.join(s.volumes)} (helm deletes them; each "
-                    "stays, Terminating, while its kept claim holds it, and a later install "
-                    "adopts it)")  # fmt: skip
+        keep.append(
+            f"volumes of the release: {', '.join(s.volumes)} (helm deletes them; each "
+            "stays, Terminating, while its kept claim holds it, and a later install "
+            "adopts it)"
+        )
     if s.data is not None:
-        remove += [f"{os.path.join(s.data_dir, name)} ({deletion.size_text(s.sizes.get(name))})"
-                   for name in s.data.delete]  # fmt: skip
+        remove += [
+            f"{os.path.join(s.data_dir, name)} ({deletion.size_text(s.sizes.get(name))})"
+            for name in s.data.delete
+        ]
         keep += [f"{os.path.join(s.data_dir, name)}: {why}" for name, why in s.data.keep]
     elif s.data_dir_exists:
         keep.append(f"data directory {s.data_dir}")
@@ -330,40 +384,62 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
         try:
             result = tools.run(tools.helm, args, HELM_TIMEOUT_S, grace=STOP_GRACE_S)
         except ToolTimeout:
-            raise InstallerError("helm uninstall did not finish in time (its hooks) and was "
-                                 "stopped", check) from None  # fmt: skip
+            raise InstallerError(
+                "helm uninstall did not finish in time (its hooks) and was stopped", check
+            ) from None
         if result.rc != 0:
-            raise InstallerError(f"helm uninstall failed: {childio.last_line(result.stderr, result.rc)}",
-                                 check)  # fmt: skip
+            raise InstallerError(
+                f"helm uninstall failed: {childio.last_line(result.stderr, result.rc)}", check
+            )
         done.append(f"removed helm release {s.release}")
         if record.forget(s.data_dir, s.release, s.namespace):  # nothing left for it to find
             done.append(f"removed the install record {record.path_in(s.data_dir)}")
     if options.delete_data and tools.kubectl is not None:
         run = _runner(tools, tools.kubectl)
-        volumes.delete(run, volumes.CLAIMS, s.pvcs, s.namespace, cfg.conn, timeout=PVC_TIMEOUT_S,
-                       read_timeout=cfg.timeout)  # fmt: skip
+        volumes.delete(
+            run,
+            volumes.CLAIMS,
+            s.pvcs,
+            s.namespace,
+            cfg.conn,
+            timeout=PVC_TIMEOUT_S,
+            read_timeout=cfg.timeout,
+        )
         if s.pvcs:
             done.append(f"deleted volume claims {', '.join(s.pvcs)}")
-        volumes.delete(run, volumes.VOLUMES, s.volumes, None, cfg.conn, timeout=PVC_TIMEOUT_S,
-                       read_timeout=cfg.timeout)  # fmt: skip
+        volumes.delete(
+            run,
+            volumes.VOLUMES,
+            s.volumes,
+            None,
+            cfg.conn,
+            timeout=PVC_TIMEOUT_S,
+            read_timeout=cfg.timeout,
+        )
         if s.volumes:
             done.append(f"deleted volumes {', '.join(s.volumes)}")
     if s.shown is not None and datadir.BY_FD:
         done += _delete_shown(s.shown)
     for name in s.data.delete if s.data is not None and not datadir.BY_FD else ():
         path = os.path.join(s.data_dir, name)
-        left = remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else _unlink(path)
+        left = (
+            remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else _unlink(path)
+        )
         if left:
-            raise InstallerError(f"could not delete all of {path}: {left}",
-                                 "files written by containers may belong to another user; "
-                                 "remove the directory as that user or an administrator")  # fmt: skip
+            raise InstallerError(
+                f"could not delete all of {path}: {left}",
+                "files written by containers may belong to another user; "
+                "remove the directory as that user or an administrator",
+            )
         done.append(f"deleted {path}")
     if s.cluster and tools.k3d is not None:
         settings = lc.settings(tools.env)
         result = tools.run(tools.k3d, lc.delete_args(settings), K3D_DELETE_TIMEOUT_S)
         if result.rc != 0:
-            raise InstallerError(f"k3d cluster delete failed: {childio.last_line(result.stderr, result.rc)}",
-                                 f"delete it by hand: k3d cluster delete {s.cluster}")  # fmt: skip
+            raise InstallerError(
+                f"k3d cluster delete failed: {childio.last_line(result.stderr, result.rc)}",
+                f"delete it by hand: k3d cluster delete {s.cluster}",
+            )
         done.append(f"deleted local k3d cluster {s.cluster}")
     return done
 
@@ -373,12 +449,15 @@ def _delete_shown(shown: datadir.Shown) -> list[str]:
     try:
         left = datadir.wipe(shown)
     except datadir.Changed as exc:
-        raise InstallerError(f"{exc}: its data was not deleted",
-                             "look at the directory, then run uninstall again") from None  # fmt: skip
+        raise InstallerError(
+            f"{exc}: its data was not deleted", "look at the directory, then run uninstall again"
+        ) from None
     if left:
-        raise InstallerError(f"could not delete all of {', '.join(left)}",
-                             "files written by containers may belong to another user; "
-                             "remove the directory as that user or an administrator")  # fmt: skip
+        raise InstallerError(
+            f"could not delete all of {', '.join(left)}",
+            "files written by containers may belong to another user; "
+            "remove the directory as that user or an administrator",
+        )
     return [f"deleted {os.path.join(shown.data_dir, name)}" for name, _ in shown.leftovers]
 
 

@@ -31,8 +31,10 @@ CONFIRM_POLLS = 3  # a definite cause must be seen this many times in a row to e
 
 
 def _left_as_it_is(release: str, namespace: str) -> str:
-    return (f"stopped waiting; release {release} in namespace {namespace} is installed and "
-            "left as it is: `tracebloc-installer status` shows whether it comes up")
+    return (
+        f"stopped waiting; release {release} in namespace {namespace} is installed and "
+        "left as it is: `tracebloc-installer status` shows whether it comes up"
+    )
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,14 @@ def wait_ready(
         nonlocal last, unanswered, streak
         remaining = max(deadline - clock(), 1.0)
         read = workloads.read_snapshot(
-            tools.kubectl, release, namespace, conn, timeout=min(read_timeout_s, remaining),
-            env=tools.env, redactor=tools.redactor)  # fmt: skip
+            tools.kubectl,
+            release,
+            namespace,
+            conn,
+            timeout=min(read_timeout_s, remaining),
+            env=tools.env,
+            redactor=tools.redactor,
+        )
         if read.snapshot is None:
             unanswered = read.reason
             log.info("poll: the cluster did not answer: %s", read.reason)
@@ -87,8 +95,15 @@ def wait_ready(
 
     try:
         # at_deadline=False: each look is bounded by the time left, so none is taken at the end.
-        ready = poll.until(look, timeout_s, interval, done=lambda r: r is not None,
-                           at_deadline=False, clock=clock, sleep=sleep).last  # fmt: skip
+        ready = poll.until(
+            look,
+            timeout_s,
+            interval,
+            done=lambda r: r is not None,
+            at_deadline=False,
+            clock=clock,
+            sleep=sleep,
+        ).last
         if ready is not None:
             return ready
     except KeyboardInterrupt as exc:
@@ -96,8 +111,9 @@ def wait_ready(
         # saying what it left behind; the handler in cli prints `remedy`.
         exc.remedy = _left_as_it_is(release, namespace)  # type: ignore[attr-defined]
         raise
-    raise _at_deadline(tools, last, unanswered, namespace, conn, timeout_s, read_timeout_s,
-                       training, logs)  # fmt: skip
+    raise _at_deadline(
+        tools, last, unanswered, namespace, conn, timeout_s, read_timeout_s, training, logs
+    )
 
 
 def _streak(streak: tuple[str, int], found: Diagnosis | None) -> tuple[str, int]:
@@ -117,8 +133,14 @@ def _diagnose(
 ) -> Diagnosis | None:
     suspect = readiness.log_suspect(snapshot)
     text = _log_of(tools, snapshot, suspect, namespace, conn, read_timeout_s, logs)
-    return readiness.diagnose(snapshot, namespace=namespace, training=training, log=text,
-                              suspect=suspect, target=tuple(conn.kubectl_flags()))  # fmt: skip
+    return readiness.diagnose(
+        snapshot,
+        namespace=namespace,
+        training=training,
+        log=text,
+        suspect=suspect,
+        target=tuple(conn.kubectl_flags()),
+    )
 
 
 def _log_of(
@@ -133,15 +155,35 @@ def _log_of(
     """The suspect's log, read once per crash (its restart count), not once per poll."""
     if suspect is None:
         return ""
-    restarts = next((c.restarts for p in snapshot.pods if p.name == suspect.pod
-                     for c in p.containers if c.name == suspect.container), 0)  # fmt: skip
+    restarts = next(
+        (
+            c.restarts
+            for p in snapshot.pods
+            if p.name == suspect.pod
+            for c in p.containers
+            if c.name == suspect.container
+        ),
+        0,
+    )
     key = (suspect.pod, suspect.container, restarts)
     if key not in logs:
-        logs[key] = workloads.read_log(tools.kubectl, suspect.pod, suspect.container, namespace,
-                                       conn, timeout=read_timeout_s, env=tools.env,
-                                       redactor=tools.redactor)  # fmt: skip
-        log.info("log of %s/%s (last %d lines):\n%s", suspect.pod, suspect.container,
-                 workloads.LOG_LINES, logs[key])  # fmt: skip
+        logs[key] = workloads.read_log(
+            tools.kubectl,
+            suspect.pod,
+            suspect.container,
+            namespace,
+            conn,
+            timeout=read_timeout_s,
+            env=tools.env,
+            redactor=tools.redactor,
+        )
+        log.info(
+            "log of %s/%s (last %d lines):\n%s",
+            suspect.pod,
+            suspect.container,
+            workloads.LOG_LINES,
+            logs[key],
+        )
     return logs[key]
 
 
@@ -158,21 +200,27 @@ def _at_deadline(
 ) -> InstallerError:
     waited = f"{timeout_s:g}s"
     if unanswered:
-        seen = (f"; last seen: {readiness.progress_text(readiness.progress(last))}"
-                if last is not None else "")  # fmt: skip
+        seen = (
+            f"; last seen: {readiness.progress_text(readiness.progress(last))}"
+            if last is not None
+            else ""
+        )
         return InstallerError(
             f"the cluster stopped answering while the client was starting ({unanswered}){seen}",
             f"check that the cluster runs ({shellquote.join(['kubectl', 'get', 'nodes', *conn.kubectl_flags()])}; "
             f"for a local cluster, that Docker runs)\n{readiness.LEFT_IN_PLACE}",
         )
     if last is None:
-        return InstallerError(f"the client's state could not be read within {waited}",
-                              readiness.LEFT_IN_PLACE)  # fmt: skip
+        return InstallerError(
+            f"the client's state could not be read within {waited}", readiness.LEFT_IN_PLACE
+        )
     found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
     if found is None:
         found = readiness.not_ready(last, namespace, tuple(conn.kubectl_flags()))
-    return InstallerError(f"the client did not become ready within {waited} "
-                          f"(READY_TIMEOUT): {found.message}", found.remedy)  # fmt: skip
+    return InstallerError(
+        f"the client did not become ready within {waited} (READY_TIMEOUT): {found.message}",
+        found.remedy,
+    )
 
 
 def _summary(snapshot: Snapshot) -> tuple[str, ...]:

@@ -13,8 +13,13 @@ from installer.decide.redact import Redactor
 from installer.edges import winget as edge
 
 
-def carry_out(step: wh.Step, temp_dir: str, env: Mapping[str, str], redactor: Redactor,
-              say: Callable[[str], None]) -> Mapping[str, str]:  # fmt: skip
+def carry_out(
+    step: wh.Step,
+    temp_dir: str,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    say: Callable[[str], None],
+) -> Mapping[str, str]:
     """One of the plan's winget steps; returns the environment the later steps run with."""
     path = wg.bundle_path(temp_dir)
     problem: str | None

@@ -53,9 +53,16 @@ class State:
     stopped: list[str] = field(default_factory=list)  # [what, what to do]: the stop, if any
 
     def to_bytes(self) -> bytes:
-        return json.dumps({"schema": STATE_SCHEMA, "consented": self.consented,
-                           "done": self.done, "reboot_pending": self.reboot_pending,
-                           "failed": self.failed, "stopped": self.stopped}).encode()  # fmt: skip
+        return json.dumps(
+            {
+                "schema": STATE_SCHEMA,
+                "consented": self.consented,
+                "done": self.done,
+                "reboot_pending": self.reboot_pending,
+                "failed": self.failed,
+                "stopped": self.stopped,
+            }
+        ).encode()
 
 
 def load_state(path: str) -> State:
@@ -70,8 +77,13 @@ def load_state(path: str) -> State:
         return State()
     strings = lambda key: [s for s in doc.get(key) or [] if isinstance(s, str)]  # noqa: E731
     stopped = strings("stopped")
-    return State(doc.get("consented") is True, strings("done"), doc.get("reboot_pending") is True,
-                 strings("failed"), stopped if len(stopped) == 2 else [])  # fmt: skip
+    return State(
+        doc.get("consented") is True,
+        strings("done"),
+        doc.get("reboot_pending") is True,
+        strings("failed"),
+        stopped if len(stopped) == 2 else [],
+    )
 
 
 def save_state(path: str, state: State, env: Mapping[str, str]) -> None:
@@ -85,10 +97,13 @@ def options(env: Mapping[str, str], machine_min_mem_gib: float = 5) -> wh.Option
     from installer.decide.settings import env_version
     from installer.decide.yesno import flag
 
-    return wh.options(env, daily_user=env.get("TRACEBLOC_DAILY_USER", ""),
-                      no_reboot=flag(env, "TRACEBLOC_NO_REBOOT", False),
-                      min_mem_gib=machine_min_mem_gib,
-                      wsl_min=env_version(env, "TB_WSL_MIN_VERSION", wh.WSL_MIN_VERSION))  # fmt: skip
+    return wh.options(
+        env,
+        daily_user=env.get("TRACEBLOC_DAILY_USER", ""),
+        no_reboot=flag(env, "TRACEBLOC_NO_REBOOT", False),
+        min_mem_gib=machine_min_mem_gib,
+        wsl_min=env_version(env, "TB_WSL_MIN_VERSION", wh.WSL_MIN_VERSION),
+    )
 
 
 def engine_command() -> tuple[str, list[str]]:
@@ -99,15 +114,25 @@ def engine_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "installer"]
 
 
-def survey(env: Mapping[str, str], opts: wh.Options, redactor: Redactor, *,
-           our_cluster_running: bool | None,
-           docker_usable: bool | None = None) -> tuple[wh.WinFacts, wh.HostPlan]:  # fmt: skip
+def survey(
+    env: Mapping[str, str],
+    opts: wh.Options,
+    redactor: Redactor,
+    *,
+    our_cluster_running: bool | None,
+    docker_usable: bool | None = None,
+) -> tuple[wh.WinFacts, wh.HostPlan]:
     if docker_usable is None:
-        docker_usable = docker.read_info(env, THIS_OS, timeout=15.0,
-                                         redactor=redactor).state == "running"  # fmt: skip
-    facts = edge.read_facts(env, docker_usable=docker_usable,
-                            our_cluster_running=our_cluster_running,
-                            daily_user=opts.daily_user, redactor=redactor)  # fmt: skip
+        docker_usable = (
+            docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor).state == "running"
+        )
+    facts = edge.read_facts(
+        env,
+        docker_usable=docker_usable,
+        our_cluster_running=our_cluster_running,
+        daily_user=opts.daily_user,
+        redactor=redactor,
+    )
     return facts, wh.plan_host(facts, opts)
 
 
@@ -119,8 +144,14 @@ def refuse_blockers(plan: wh.HostPlan) -> None:
         raise InstallerError(message, remedy + "".join(f"\nalso: {m}" for m in more))
 
 
-def run_privileged(plan: wh.HostPlan, facts: wh.WinFacts, state: State, env: Mapping[str, str],
-                   redactor: Redactor, say: Callable[[str], None]) -> State:  # fmt: skip
+def run_privileged(
+    plan: wh.HostPlan,
+    facts: wh.WinFacts,
+    state: State,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    say: Callable[[str], None],
+) -> State:
     """The elevated half, in this (already elevated) process. A step that fails is reported
     and the rest still run where they do not depend on it (the twin warns and goes on);
     Docker Desktop that could not be installed stops the run."""
@@ -135,11 +166,15 @@ def run_privileged(plan: wh.HostPlan, facts: wh.WinFacts, state: State, env: Map
         if step.key in ("wslconfig", "autostart"):  # another account's profile
             profile = edge.profile_of(plan.user, env)
             if not profile:
-                say(f"{plan.user} has not signed in yet (no profile): after the first sign-in, "
-                    "set Docker Desktop to start at sign-in and the [wsl2] memory by hand")
+                say(
+                    f"{plan.user} has not signed in yet (no profile): after the first sign-in, "
+                    "set Docker Desktop to start at sign-in and the [wsl2] memory by hand"
+                )
             elif step.key == "wslconfig":
                 say(edge.write_wslconfig(profile, plan.wslconfig_gib))
-            elif _call(edge.startup_shortcut_argv(profile, facts.docker_desktop_exe), env, redactor):
+            elif _call(
+                edge.startup_shortcut_argv(profile, facts.docker_desktop_exe), env, redactor
+            ):
                 say(f"Docker Desktop starts when {plan.user} signs in")
             state.done.append(step.key)
             continue
@@ -156,55 +191,78 @@ def run_privileged(plan: wh.HostPlan, facts: wh.WinFacts, state: State, env: Map
             code = f" (exit {rc})" if rc is not None else ""
             say(f"could not {step.title}{code}")
             if step.key == "docker-desktop":
-                raise InstallerError(f"Docker Desktop could not be installed{code}",
-                                     wh.DOCKER_MANUAL)  # fmt: skip
+                raise InstallerError(
+                    f"Docker Desktop could not be installed{code}", wh.DOCKER_MANUAL
+                )
     return state
 
 
-def elevate(exe: str, opts: wh.Options, state_path: str, env: Mapping[str, str],
-            redactor: Redactor) -> State:  # fmt: skip
+def elevate(
+    exe: str, opts: wh.Options, state_path: str, env: Mapping[str, str], redactor: Redactor
+) -> State:
     """One UAC prompt: the engine's `prepare-host` elevated, waited for; its record of what it
     did is read back from the data directory (no output, no secret crosses the boundary)."""
     _, prefix = engine_command()
-    argv = wh.elevate_argv(exe, [*prefix, *wh.engine_args("prepare-host", opts),
-                                 "--windows-elevated"])  # fmt: skip
+    argv = wh.elevate_argv(
+        exe, [*prefix, *wh.engine_args("prepare-host", opts), "--windows-elevated"]
+    )
     tool = edge.system_tool(argv[0], env)
     result = proc.run(tool, argv[1:], timeout=3 * 3600.0, env=env, redactor=redactor)
     if result.rc == wh.DECLINED_RC:
-        raise InstallerError("administrator rights were not given (the Windows prompt was "
-                             "declined): nothing was installed",
-                             "run the installer again and accept the prompt, or have IT run "
-                             "`tracebloc-installer prepare-host --daily-user <you>` as administrator")  # fmt: skip
+        raise InstallerError(
+            "administrator rights were not given (the Windows prompt was "
+            "declined): nothing was installed",
+            "run the installer again and accept the prompt, or have IT run "
+            "`tracebloc-installer prepare-host --daily-user <you>` as administrator",
+        )
     state = load_state(state_path)
     if result.rc not in (0, wh.REBOOT_EXIT):
         # A failure is one whatever an earlier run did (its steps stay recorded as done).
         if state.stopped:
             raise InstallerError(state.stopped[0], state.stopped[1])
-        raise InstallerError(f"the elevated preparation failed (exit {result.rc})",
-                             "see the installer's log in the data directory, then re-run")  # fmt: skip
+        raise InstallerError(
+            f"the elevated preparation failed (exit {result.rc})",
+            "see the installer's log in the data directory, then re-run",
+        )
     return state
 
 
-def after_reboot_handoff(plan: wh.HostPlan, opts: wh.Options, exe: str, env: Mapping[str, str],
-                         redactor: Redactor, ask: Callable[[str], str] | None,
-                         say: Callable[[str], None]) -> None:  # fmt: skip
+def after_reboot_handoff(
+    plan: wh.HostPlan,
+    opts: wh.Options,
+    exe: str,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ask: Callable[[str], str] | None,
+    say: Callable[[str], None],
+) -> None:
     """Register the resume (this user's RunOnce: the same account signs back in), reboot only
     on a yes, and hand off with the twin's exit code."""
     armed = _call(wh.resume_argv(exe, opts, tuple(engine_command()[1])), env, redactor)
     if armed:
         say("the install will resume automatically the next time you sign in")
     if opts.daily_user and armed:
-        say(f"sign back in as this account to continue; if '{opts.daily_user}' signs in "
-            "instead, run the installer again")  # fmt: skip
+        say(
+            f"sign back in as this account to continue; if '{opts.daily_user}' signs in "
+            "instead, run the installer again"
+        )
     if not opts.no_reboot and ask is not None:
         if agree(ask, "Reboot now?"):
             _call(edge.reboot_argv(), env, redactor)
-    raise RebootPending("Windows must restart to finish enabling WSL and virtualization",
-                        wh.reboot_words(plan, opts, armed))  # fmt: skip
+    raise RebootPending(
+        "Windows must restart to finish enabling WSL and virtualization",
+        wh.reboot_words(plan, opts, armed),
+    )
 
 
-def run_as_user(plan: wh.HostPlan, facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str],
-                redactor: Redactor, say: Callable[[str], None]) -> None:  # fmt: skip
+def run_as_user(
+    plan: wh.HostPlan,
+    facts: wh.WinFacts,
+    opts: wh.Options,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    say: Callable[[str], None],
+) -> None:
     keys = {s.key for s in plan.as_user}
     profile = edge.profile_of(plan.user, env)
     if "wslconfig" in keys and profile:
@@ -215,17 +273,23 @@ def run_as_user(plan: wh.HostPlan, facts: wh.WinFacts, opts: wh.Options, env: Ma
         wait_for_docker(facts, opts, env, redactor, say)
 
 
-def wait_for_docker(facts: wh.WinFacts, opts: wh.Options, env: Mapping[str, str],
-                    redactor: Redactor, say: Callable[[str], None],
-                    clock: Callable[[], float] = time.monotonic,
-                    sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+def wait_for_docker(
+    facts: wh.WinFacts,
+    opts: wh.Options,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    say: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
     _call(edge.start_docker_argv(facts.docker_desktop_exe), env, redactor)
 
     def running() -> bool:
         return docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor).state == "running"
 
-    if poll.until(running, opts.docker_wait_s, DOCKER_POLL_S, at_deadline=False, clock=clock,
-                  sleep=sleep).done:  # fmt: skip
+    if poll.until(
+        running, opts.docker_wait_s, DOCKER_POLL_S, at_deadline=False, clock=clock, sleep=sleep
+    ).done:
         say("Docker Desktop is running")
         return
     minutes = f"{opts.docker_wait_s / 60:g}"
@@ -248,10 +312,19 @@ def _call(argv: list[str], env: Mapping[str, str], redactor: Redactor) -> bool:
     return result.rc == 0
 
 
-def prepare(exe: str, env: Mapping[str, str], opts: wh.Options, redactor: Redactor, data_dir: str,
-            *, ask: Callable[[str], str] | None, say: Callable[[str], None],
-            our_cluster_running: bool | None, elevated_child: bool = False,
-            resume: bool = False) -> wh.HostPlan:  # fmt: skip
+def prepare(
+    exe: str,
+    env: Mapping[str, str],
+    opts: wh.Options,
+    redactor: Redactor,
+    data_dir: str,
+    *,
+    ask: Callable[[str], str] | None,
+    say: Callable[[str], None],
+    our_cluster_running: bool | None,
+    elevated_child: bool = False,
+    resume: bool = False,
+) -> wh.HostPlan:
     """Everything the machine needs before the local cluster, after the plan was confirmed.
     The elevated child (`prepare-host --windows-elevated`) does the privileged half only and
     records it; the parent, as the daily user, does the rest."""
@@ -278,8 +351,10 @@ def prepare(exe: str, env: Mapping[str, str], opts: wh.Options, redactor: Redact
             state = elevate(exe, opts, state_path, env, redactor)
         if state.reboot_pending:
             if elevated_child:
-                raise RebootPending("Windows must restart to finish enabling WSL and "
-                                    "virtualization", "the installer continues after it")  # fmt: skip
+                raise RebootPending(
+                    "Windows must restart to finish enabling WSL and virtualization",
+                    "the installer continues after it",
+                )
             after_reboot_handoff(plan, opts, exe, env, redactor, ask, say)
     if elevated_child:
         return plan

@@ -13,15 +13,28 @@ import re
 
 # platform.machine() on Linux, macOS and Windows, and kubernetes.io/arch labels (Go's names).
 _ENGINE = {
-    "x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64",
-    "aarch64": "arm64", "arm64": "arm64", "armv8": "arm64", "armv8l": "arm64",
-}  # fmt: skip
+    "x86_64": "x86_64",
+    "amd64": "x86_64",
+    "x64": "x86_64",
+    "aarch64": "arm64",
+    "arm64": "arm64",
+    "armv8": "arm64",
+    "armv8l": "arm64",
+}
 # dpkg's names (dpkg-architecture -L), for a machine without dpkg to ask.
 _DPKG = {
-    "x86_64": "amd64", "arm64": "arm64", "armv7l": "armhf", "armv6l": "armel",
-    "i386": "i386", "i686": "i386", "ppc64le": "ppc64el", "s390x": "s390x",
-    "riscv64": "riscv64", "loongarch64": "loong64", "mips64": "mips64el",
-}  # fmt: skip
+    "x86_64": "amd64",
+    "arm64": "arm64",
+    "armv7l": "armhf",
+    "armv6l": "armel",
+    "i386": "i386",
+    "i686": "i386",
+    "ppc64le": "ppc64el",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+    "loongarch64": "loong64",
+    "mips64": "mips64el",
+}
 # Go's GOARCH: Kubernetes, helm, k3d and Docker name their downloads with it.
 _GO = {"x86_64": "amd64", "arm64": "arm64"}
 _DPKG_WORD = re.compile(r"[a-z0-9][a-z0-9-]*")

@@ -20,8 +20,15 @@ from dataclasses import dataclass
 # Files an install writes beside the releases' directories (the values file and its backup,
 # the log, diagnose's bundles, k3d's temporary config folder, what a killed wipe renamed
 # aside: edges/datadir.py).
-SHARED = ("values.yaml", "values.yaml.bak", "install.log", "install.log.*",
-          "tracebloc-diagnose-*", ".k3d", ".tracebloc-trash-*")  # fmt: skip
+SHARED = (
+    "values.yaml",
+    "values.yaml.bak",
+    "install.log",
+    "install.log.*",
+    "tracebloc-diagnose-*",
+    ".k3d",
+    ".tracebloc-trash-*",
+)
 LOCKS = ("install.lock", "locks")
 
 
@@ -60,7 +67,8 @@ def data_to_delete(entries: Iterable[Entry], release: str) -> DataPlan:
             others.append(entry)
     if others:
         why = f"the directory also holds {', '.join(e.name for e in others[:5])}" + (
-            f" and {len(others) - 5} more" if len(others) > 5 else "")
+            f" and {len(others) - 5} more" if len(others) > 5 else ""
+        )
         keep += [(e.name, "not the release's: " + why) for e in shared]
         keep += [(e.name, "not the release's") for e in others]
     else:

@@ -52,18 +52,24 @@ def docker_remedy(os_: str, state: DockerState) -> str:
     if state == "missing":
         return {
             "darwin": "install Docker Desktop (https://docs.docker.com/desktop/) or colima "
-                      "(brew install colima docker), start it, then run the installer again",
+            "(brew install colima docker), start it, then run the installer again",
             "windows": "install Docker Desktop (https://docs.docker.com/desktop/), start it, "
-                       "then run the installer again",
-        }.get(os_, "install Docker Engine (https://docs.docker.com/engine/install/), start it "
-                   "(sudo systemctl start docker), then run the installer again")  # fmt: skip
+            "then run the installer again",
+        }.get(
+            os_,
+            "install Docker Engine (https://docs.docker.com/engine/install/), start it "
+            "(sudo systemctl start docker), then run the installer again",
+        )
     return {
         "darwin": "start Docker Desktop (or colima start) and wait until it is running, "
-                  "then run the installer again",
+        "then run the installer again",
         "windows": "start Docker Desktop and wait until it is running, then run the "
-                   "installer again",
-    }.get(os_, "start Docker (sudo systemctl start docker; Docker Desktop: start it), "
-               "check `docker info` answers, then run the installer again")  # fmt: skip
+        "installer again",
+    }.get(
+        os_,
+        "start Docker (sudo systemctl start docker; Docker Desktop: start it), "
+        "check `docker info` answers, then run the installer again",
+    )
 
 
 def budget_machine(host: MachineFacts, docker: DockerRead) -> MachineFacts:
@@ -71,9 +77,13 @@ def budget_machine(host: MachineFacts, docker: DockerRead) -> MachineFacts:
     them, the host's otherwise (and then still labelled the host's)."""
     if docker.memory_bytes is None or docker.cpus is None:
         return host
-    return dataclasses.replace(host, memory_total_bytes=docker.memory_bytes,
-                               cpu_count=docker.cpus, budget="docker",
-                               host_memory_bytes=host.memory_total_bytes)  # fmt: skip
+    return dataclasses.replace(
+        host,
+        memory_total_bytes=docker.memory_bytes,
+        cpu_count=docker.cpus,
+        budget="docker",
+        host_memory_bytes=host.memory_total_bytes,
+    )
 
 
 # --- drift of an existing cluster ----------------------------------------------------
@@ -113,8 +123,11 @@ CLI_GET = "https://github.com/tracebloc/cli/releases/latest"
 def recreate_remedy(s: Settings, prefix: str = "", cli: str = "tracebloc") -> str:
     """`cli`: how this machine runs the tracebloc CLI (its full path when not on PATH); ""
     when it has none, so the remedy first says where to get it."""
-    first = (shellquote.join([cli, "delete", "--keep-data"]) if cli else
-             f"get the tracebloc CLI ({CLI_GET}), then: tracebloc delete --keep-data")
+    first = (
+        shellquote.join([cli, "delete", "--keep-data"])
+        if cli
+        else f"get the tracebloc CLI ({CLI_GET}), then: tracebloc delete --keep-data"
+    )
     return (
         "release this machine's secure environment first (it is anchored to the cluster's "
         f"identity): {first}\n"
@@ -128,41 +141,83 @@ def drift(s: Settings, seen: Inspected, cli: str = "tracebloc") -> list[Drift]:
     if server is None:
         return []
     out: list[Drift] = []
-    wanted = [n for n in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
-                          "no_proxy") if s.proxy.get(n, "").strip()]  # fmt: skip
+    wanted = [
+        n
+        for n in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+        if s.proxy.get(n, "").strip()
+    ]
     missing = [n for n in wanted if n not in server.env_names]
     if missing:
-        out.append(Drift("warn", f"the existing cluster {s.name} was created without "
-                         f"{', '.join(missing)}: image pulls may not use your proxy "
-                         "(proxies are fixed when a cluster is created)", recreate_remedy(s, cli=cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "warn",
+                f"the existing cluster {s.name} was created without "
+                f"{', '.join(missing)}: image pulls may not use your proxy "
+                "(proxies are fixed when a cluster is created)",
+                recreate_remedy(s, cli=cli),
+            )
+        )
     if s.ca_bundle and NODE_CA not in server.mounts:
-        out.append(Drift("warn", f"{s.ca_variable} is set but the existing cluster {s.name} "
-                         "was created without that CA: image pulls in it may fail x509",
-                         recreate_remedy(s, cli=cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "warn",
+                f"{s.ca_variable} is set but the existing cluster {s.name} "
+                "was created without that CA: image pulls in it may fail x509",
+                recreate_remedy(s, cli=cli),
+            )
+        )
     lb = seen.serverlb
     if lb is not None and "0.0.0.0" in lb.host_ips and "127.0.0.1" not in lb.host_ips:
-        out.append(Drift("warn", f"the existing cluster {s.name} serves its API on 0.0.0.0, "
-                         "not 127.0.0.1 (it was created outside the installer); the kubeconfig "
-                         "is anchored to 127.0.0.1", recreate_remedy(s, cli=cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "warn",
+                f"the existing cluster {s.name} serves its API on 0.0.0.0, "
+                "not 127.0.0.1 (it was created outside the installer); the kubeconfig "
+                "is anchored to 127.0.0.1",
+                recreate_remedy(s, cli=cli),
+            )
+        )
     if s.dataset_dir and NODE_DATASET not in server.mounts:
-        out.append(Drift("fail", f"HOST_DATASET_DIR is set but the existing cluster {s.name} "
-                         f"has no {NODE_DATASET} mount: datasets would land on storage inside "
-                         "the node and be lost", recreate_remedy(s, cli=cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "fail",
+                f"HOST_DATASET_DIR is set but the existing cluster {s.name} "
+                f"has no {NODE_DATASET} mount: datasets would land on storage inside "
+                "the node and be lost",
+                recreate_remedy(s, cli=cli),
+            )
+        )
     hostpath_cluster = NODE_DATA in server.mounts
     if s.storage_mode == "node-local" and hostpath_cluster:
-        out.append(Drift("fail", f"TB_STORAGE_MODE=node-local but the existing cluster "
-                         f"{s.name} was built for hostpath storage (it has no local-path "
-                         "storage class; volumes would stay Pending)",
-                         recreate_remedy(s, "TB_STORAGE_MODE=node-local ", cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "fail",
+                f"TB_STORAGE_MODE=node-local but the existing cluster "
+                f"{s.name} was built for hostpath storage (it has no local-path "
+                "storage class; volumes would stay Pending)",
+                recreate_remedy(s, "TB_STORAGE_MODE=node-local ", cli),
+            )
+        )
     elif s.storage_mode == "hostpath" and not hostpath_cluster:
-        out.append(Drift("fail", f"TB_STORAGE_MODE=hostpath but the existing cluster {s.name} "
-                         f"has no {NODE_DATA} mount (built for node-local): volumes would "
-                         "land inside the node, not in HOST_DATA_DIR", recreate_remedy(s, cli=cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "fail",
+                f"TB_STORAGE_MODE=hostpath but the existing cluster {s.name} "
+                f"has no {NODE_DATA} mount (built for node-local): volumes would "
+                "land inside the node, not in HOST_DATA_DIR",
+                recreate_remedy(s, cli=cli),
+            )
+        )
     running = k3s_tag(server.image)
     if s.k3s_version != "latest" and running is not None and running != s.k3s_version:
-        out.append(Drift("warn", f"the existing cluster {s.name} runs k3s {running}, not the "
-                         f"validated {s.k3s_version} (fixed when it was created)",
-                         recreate_remedy(s, cli=cli)))  # fmt: skip
+        out.append(
+            Drift(
+                "warn",
+                f"the existing cluster {s.name} runs k3s {running}, not the "
+                f"validated {s.k3s_version} (fixed when it was created)",
+                recreate_remedy(s, cli=cli),
+            )
+        )
     return out
 
 

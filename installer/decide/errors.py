@@ -60,8 +60,7 @@ class ToolFailed(InstallerError):
     """A run that was required to succeed did not: `reason` is why, in one line (the tool's
     last stderr line and exit code, or why it gave no answer at all, then `rc` is None)."""
 
-    def __init__(self, argv: Sequence[str], reason: str, rc: int | None,
-                 remedy: str = "") -> None:  # fmt: skip
+    def __init__(self, argv: Sequence[str], reason: str, rc: int | None, remedy: str = "") -> None:
         super().__init__(f"`{' '.join(argv)}` failed: {reason}", remedy)
         self.argv = list(argv)
         self.reason = reason

@@ -46,8 +46,17 @@ CUDA_REPOS = "https://developer.download.nvidia.com/compute/cuda/repos"
 # The scripts' smoke-test image. NVIDIA_DISABLE_REQUIRE: the image's CUDA floor is not the
 # question (a slightly older driver is fine for the node); whether Docker passes the GPU is.
 CHECK_IMAGE = "nvidia/cuda:12.3.1-base-ubuntu22.04"
-CHECK_ARGV = ("docker", "run", "--rm", "--gpus", "all", "-e", "NVIDIA_DISABLE_REQUIRE=1",
-              CHECK_IMAGE, "nvidia-smi")  # fmt: skip
+CHECK_ARGV = (
+    "docker",
+    "run",
+    "--rm",
+    "--gpus",
+    "all",
+    "-e",
+    "NVIDIA_DISABLE_REQUIRE=1",
+    CHECK_IMAGE,
+    "nvidia-smi",
+)
 CHECK_TIMEOUT_S = 300.0  # a first run pulls the image
 
 # The step kinds edges/gpuhost.py carries out itself (the rest are the runtime's own).
@@ -57,6 +66,7 @@ REBOOT = "gpu-reboot"  # nvidia-smi after the driver: no GPU listed is the reboo
 CHECK = "gpu-check"  # docker run --gpus all: failure means a CPU cluster, said
 # A plan with one of these reasons has no steps: the install is for CPU, and says why.
 CPU_REASONS = ("gpu-no-driver", "gpu-no-toolkit", "gpu-no-sudo")
+
 
 @dataclass(frozen=True)
 class GpuFacts:
@@ -83,10 +93,15 @@ def _apt_install(*packages: str) -> tuple[str, ...]:
 
 
 def _apt_prelude() -> tuple[Step, ...]:
-    return (Step(("fuser", *APT_LOCKS), "wait for background system updates to release the "
-                 "package lock", kind="wait-lock", timeout=LOCK_WAIT_S),  # fmt: skip
-            Step(("apt-get", "update", "-qq", *APT_OPTS), "refresh the package index",
-                 timeout=300))  # fmt: skip
+    return (
+        Step(
+            ("fuser", *APT_LOCKS),
+            "wait for background system updates to release the package lock",
+            kind="wait-lock",
+            timeout=LOCK_WAIT_S,
+        ),
+        Step(("apt-get", "update", "-qq", *APT_OPTS), "refresh the package index", timeout=300),
+    )
 
 
 def driver_steps(facts: Facts) -> tuple[Step, ...] | None:
@@ -97,29 +112,54 @@ def driver_steps(facts: Facts) -> tuple[Step, ...] | None:
     pm = package_manager(facts.tools)
     why = "install the NVIDIA driver"
     if pm == "apt-get" and (ident == "ubuntu" or "ubuntu" in like):
-        return (*_apt_prelude(),
-                Step(_apt_install("ubuntu-drivers-common"), "Ubuntu's driver tool",
-                     timeout=PACKAGE_TIMEOUT_S),  # fmt: skip
-                Step(("ubuntu-drivers", "install", "--gpgpu"), why + " Ubuntu recommends "
-                     "(ubuntu-drivers)", timeout=PACKAGE_TIMEOUT_S))  # fmt: skip
+        return (
+            *_apt_prelude(),
+            Step(
+                _apt_install("ubuntu-drivers-common"),
+                "Ubuntu's driver tool",
+                timeout=PACKAGE_TIMEOUT_S,
+            ),
+            Step(
+                ("ubuntu-drivers", "install", "--gpgpu"),
+                why + " Ubuntu recommends (ubuntu-drivers)",
+                timeout=PACKAGE_TIMEOUT_S,
+            ),
+        )
     if pm == "apt-get" and "debian" in family:
-        return (*_apt_prelude(),
-                Step(_apt_install("nvidia-driver"), why + " (Debian's nvidia-driver; its "
-                     "non-free component must be enabled)", timeout=PACKAGE_TIMEOUT_S))  # fmt: skip
+        return (
+            *_apt_prelude(),
+            Step(
+                _apt_install("nvidia-driver"),
+                why + " (Debian's nvidia-driver; its non-free component must be enabled)",
+                timeout=PACKAGE_TIMEOUT_S,
+            ),
+        )
     if pm in ("dnf", "yum") and family & {"rhel", *RHEL_REBUILDS} and ident != "fedora":
         major = facts.os_release.get("VERSION_ID", "").split(".")[0]
         if not major.isdigit():
             return None
         arch = "sbsa" if facts.arch == "arm64" else "x86_64"
         repo = f"cuda-rhel{major}.repo"
-        install = ((pm, "-y", "module", "install", "nvidia-driver:latest-dkms") if int(major) <= 9
-                   else (pm, "-y", "install", "cuda-drivers"))  # fmt: skip
-        return (Step((pm, "-y", "-q", "install", "epel-release"), "EPEL, for dkms",
-                     timeout=PACKAGE_TIMEOUT_S, optional=True),  # fmt: skip
-                Step(("install", "-m", "0644", STAGED, f"/etc/yum.repos.d/{repo}"),
-                     "NVIDIA's CUDA repository (packages checked against its gpgkey)",
-                     kind="fetch", url=f"{CUDA_REPOS}/rhel{major}/{arch}/{repo}"),  # fmt: skip
-                Step(install, why + " from NVIDIA's repository", timeout=PACKAGE_TIMEOUT_S))
+        install = (
+            (pm, "-y", "module", "install", "nvidia-driver:latest-dkms")
+            if int(major) <= 9
+            else (pm, "-y", "install", "cuda-drivers")
+        )
+        return (
+            Step(
+                (pm, "-y", "-q", "install", "epel-release"),
+                "EPEL, for dkms",
+                timeout=PACKAGE_TIMEOUT_S,
+                optional=True,
+            ),
+            Step(
+                ("install", "-m", "0644", STAGED, f"/etc/yum.repos.d/{repo}"),
+                "NVIDIA's CUDA repository (packages checked against its gpgkey)",
+                kind="fetch",
+                url=f"{CUDA_REPOS}/rhel{major}/{arch}/{repo}",
+            ),
+            Step(install, why + " from NVIDIA's repository", timeout=PACKAGE_TIMEOUT_S),
+        )
     return None
 
 
@@ -131,55 +171,100 @@ def toolkit_steps(facts: Facts) -> tuple[Step, ...] | None:
     pm = package_manager(facts.tools)
     key_why = f"NVIDIA's signing key (fingerprint {NVIDIA_KEY_FPR} checked)"
     if pm == "apt-get" and family & {"debian", "ubuntu"}:
-        source = (f"deb [signed-by={APT_KEY}] {NVIDIA_REPO}/stable/deb/$(ARCH) /\n")
-        return (*_apt_prelude(),
-                Step(("install", "-m", "0755", "-d", "/etc/apt/keyrings"), "a directory for "
-                     "apt keys"),  # fmt: skip
-                Step(("install", "-m", "0644", STAGED, APT_KEY), key_why, kind="fetch",
-                     url=f"{NVIDIA_REPO}/gpgkey", check=f"openpgp:{NVIDIA_KEY_FPR}"),
-                Step(("install", "-m", "0644", STAGED, APT_LIST), "NVIDIA's apt repository",
-                     kind="stage", content=source),  # fmt: skip
-                Step(("apt-get", "update", "-qq", *APT_OPTS), "read NVIDIA's repository",
-                     timeout=300),  # fmt: skip
-                Step(_apt_install(TOOLKIT), "install the NVIDIA container toolkit",
-                     timeout=PACKAGE_TIMEOUT_S))  # fmt: skip
+        source = f"deb [signed-by={APT_KEY}] {NVIDIA_REPO}/stable/deb/$(ARCH) /\n"
+        return (
+            *_apt_prelude(),
+            Step(("install", "-m", "0755", "-d", "/etc/apt/keyrings"), "a directory for apt keys"),
+            Step(
+                ("install", "-m", "0644", STAGED, APT_KEY),
+                key_why,
+                kind="fetch",
+                url=f"{NVIDIA_REPO}/gpgkey",
+                check=f"openpgp:{NVIDIA_KEY_FPR}",
+            ),
+            Step(
+                ("install", "-m", "0644", STAGED, APT_LIST),
+                "NVIDIA's apt repository",
+                kind="stage",
+                content=source,
+            ),
+            Step(("apt-get", "update", "-qq", *APT_OPTS), "read NVIDIA's repository", timeout=300),
+            Step(
+                _apt_install(TOOLKIT),
+                "install the NVIDIA container toolkit",
+                timeout=PACKAGE_TIMEOUT_S,
+            ),
+        )
     if pm in ("dnf", "yum") and family & {"fedora", "rhel", "centos", "amzn", *RHEL_REBUILDS}:
-        return (Step(("install", "-m", "0755", "-d", "/etc/pki/rpm-gpg"), "a directory for "
-                     "package keys"),  # fmt: skip
-                Step(("install", "-m", "0644", STAGED, RPM_KEY), key_why, kind="fetch",
-                     url=f"{NVIDIA_REPO}/gpgkey", check=f"openpgp:{NVIDIA_KEY_FPR}"),
-                Step(("install", "-m", "0644", STAGED, RPM_REPO), "NVIDIA's package repository "
-                     "(its metadata checked against that key)", kind="stage",
-                     content=rpm_repo()),  # fmt: skip
-                Step((pm, "-y", "-q", "install", TOOLKIT), "install the NVIDIA container toolkit",
-                     timeout=PACKAGE_TIMEOUT_S))  # fmt: skip
+        return (
+            Step(
+                ("install", "-m", "0755", "-d", "/etc/pki/rpm-gpg"), "a directory for package keys"
+            ),
+            Step(
+                ("install", "-m", "0644", STAGED, RPM_KEY),
+                key_why,
+                kind="fetch",
+                url=f"{NVIDIA_REPO}/gpgkey",
+                check=f"openpgp:{NVIDIA_KEY_FPR}",
+            ),
+            Step(
+                ("install", "-m", "0644", STAGED, RPM_REPO),
+                "NVIDIA's package repository (its metadata checked against that key)",
+                kind="stage",
+                content=rpm_repo(),
+            ),
+            Step(
+                (pm, "-y", "-q", "install", TOOLKIT),
+                "install the NVIDIA container toolkit",
+                timeout=PACKAGE_TIMEOUT_S,
+            ),
+        )
     return None
 
 
 def rpm_repo() -> str:
     """NVIDIA's published .repo, with the key it names read from the file checked above
     (not fetched again by dnf on first use)."""
-    return (f"[{TOOLKIT}]\nname={TOOLKIT}\nbaseurl={NVIDIA_REPO}/stable/rpm/$basearch\n"
-            f"repo_gpgcheck=1\ngpgcheck=0\nenabled=1\ngpgkey=file://{RPM_KEY}\nsslverify=1\n")
+    return (
+        f"[{TOOLKIT}]\nname={TOOLKIT}\nbaseurl={NVIDIA_REPO}/stable/rpm/$basearch\n"
+        f"repo_gpgcheck=1\ngpgcheck=0\nenabled=1\ngpgkey=file://{RPM_KEY}\nsslverify=1\n"
+    )
 
 
 def runtime_steps() -> tuple[Step, ...]:
     return (
-        Step(("nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
-             "make nvidia Docker's default runtime (only when it is not already)",
-             kind=DEFAULT_RUNTIME),  # fmt: skip
-        Step(("systemctl", "restart", "docker"), "Docker takes the NVIDIA runtime (only when "
-             "the default changed; a running local cluster is started again after it)",
-             kind=RESTART, timeout=120),  # fmt: skip
-        Step(("docker", "info", "--format", "{{json .}}"), "check that Docker answers again",
-             root=False, kind="wait-docker", timeout=60),  # fmt: skip
+        Step(
+            ("nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"),
+            "make nvidia Docker's default runtime (only when it is not already)",
+            kind=DEFAULT_RUNTIME,
+        ),
+        Step(
+            ("systemctl", "restart", "docker"),
+            "Docker takes the NVIDIA runtime (only when "
+            "the default changed; a running local cluster is started again after it)",
+            kind=RESTART,
+            timeout=120,
+        ),
+        Step(
+            ("docker", "info", "--format", "{{json .}}"),
+            "check that Docker answers again",
+            root=False,
+            kind="wait-docker",
+            timeout=60,
+        ),
     )
 
 
 def check_step() -> Step:
-    return Step(CHECK_ARGV, "check that Docker gives a container the GPU (a failure: the "
-                "cluster is created for CPU, and said)", root=False, kind=CHECK,
-                timeout=CHECK_TIMEOUT_S, optional=True)  # fmt: skip
+    return Step(
+        CHECK_ARGV,
+        "check that Docker gives a container the GPU (a failure: the "
+        "cluster is created for CPU, and said)",
+        root=False,
+        kind=CHECK,
+        timeout=CHECK_TIMEOUT_S,
+        optional=True,
+    )
 
 
 def decide(gpu: GpuFacts, facts: Facts, *, creating: bool, primed: bool) -> RuntimePlan | None:
@@ -198,25 +283,39 @@ def decide(gpu: GpuFacts, facts: Facts, *, creating: bool, primed: bool) -> Runt
         found = driver_steps(facts)
         if found is None:
             ident = distro(facts.os_release)[0] or "unknown"
-            return RuntimePlan(PRIVILEGED, "gpu-no-driver", notes=(
-                f"this machine has an NVIDIA GPU without a working driver, and the engine "
-                f"cannot install one on this distribution ({ident}): install the NVIDIA "
-                "driver (https://www.nvidia.com/Download/index.aspx), reboot, and run the "
-                "installer again; this install is for CPU",))  # fmt: skip
+            return RuntimePlan(
+                PRIVILEGED,
+                "gpu-no-driver",
+                notes=(
+                    f"this machine has an NVIDIA GPU without a working driver, and the engine "
+                    f"cannot install one on this distribution ({ident}): install the NVIDIA "
+                    "driver (https://www.nvidia.com/Download/index.aspx), reboot, and run the "
+                    "installer again; this install is for CPU",
+                ),
+            )
         steps += found
-        steps.append(Step(("nvidia-smi", "-L"), "the driver answers; if it does not, restart "
-                          "this machine and run the installer again (it goes on from here)",
-                          root=False, kind=REBOOT, timeout=30))  # fmt: skip
+        steps.append(
+            Step(
+                ("nvidia-smi", "-L"),
+                "the driver answers; if it does not, restart "
+                "this machine and run the installer again (it goes on from here)",
+                root=False,
+                kind=REBOOT,
+                timeout=30,
+            )
+        )
         reason = "gpu-driver-missing"
     if not gpu.toolkit:
         found = toolkit_steps(facts)
         if found is None:
             ident = distro(facts.os_release)[0] or "unknown"
-            notes.append(f"the engine cannot install NVIDIA's container toolkit on this "
-                         f"distribution ({ident}): install it "
-                         "(https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/"
-                         "latest/install-guide.html) and run the installer again; this "
-                         "install is for CPU")  # fmt: skip
+            notes.append(
+                f"the engine cannot install NVIDIA's container toolkit on this "
+                f"distribution ({ident}): install it "
+                "(https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/"
+                "latest/install-guide.html) and run the installer again; this "
+                "install is for CPU"
+            )
             return RuntimePlan(PRIVILEGED, "gpu-no-toolkit", notes=tuple(notes))
         steps += found
         reason = reason if not gpu.driver else "gpu-toolkit-missing"
@@ -230,9 +329,14 @@ def decide(gpu: GpuFacts, facts: Facts, *, creating: bool, primed: bool) -> Runt
     if any(s.root for s in steps) and not primed:
         refusal = no_sudo(facts)
         if refusal is not None:
-            return RuntimePlan(PRIVILEGED, "gpu-no-sudo", notes=(
-                "this machine's NVIDIA GPU needs administrator rights to set up (the driver, "
-                "NVIDIA's container toolkit, Docker's runtime); you cannot use sudo, so this "
-                "install is for CPU",))  # fmt: skip
+            return RuntimePlan(
+                PRIVILEGED,
+                "gpu-no-sudo",
+                notes=(
+                    "this machine's NVIDIA GPU needs administrator rights to set up (the driver, "
+                    "NVIDIA's container toolkit, Docker's runtime); you cannot use sudo, so this "
+                    "install is for CPU",
+                ),
+            )
         steps[:0] = sudo_prime(facts)
     return RuntimePlan(PRIVILEGED, reason, tuple(steps), notes=tuple(notes))

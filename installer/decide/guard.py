@@ -86,8 +86,7 @@ def decide(
         return Target(name, namespace, reads[(name, namespace)])
     if len(clients) == 1:
         found = clients[0]
-        return Target(found.name, found.namespace, reads[(found.name, found.namespace)],
-                      moved=True)  # fmt: skip
+        return Target(found.name, found.namespace, reads[(found.name, found.namespace)], moved=True)
     if clients:
         where = ", ".join(f"{r.name} in {r.namespace}" for r in clients)
         raise Refused(

@@ -18,8 +18,19 @@ from dataclasses import dataclass
 
 from installer.decide.errors import BadInput
 
-POSIX_SYSTEM_DIRS = ("/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/lib64", "/boot",
-                     "/proc", "/sys", "/dev")  # fmt: skip
+POSIX_SYSTEM_DIRS = (
+    "/etc",
+    "/usr",
+    "/var",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/boot",
+    "/proc",
+    "/sys",
+    "/dev",
+)
 NETWORK_FS = frozenset(
     "nfs nfs3 nfs4 nfsd cifs smb smbfs smb2 smb3 afpfs 9p ncpfs gfs gfs2 ocfs2 lustre "
     "glusterfs ceph beegfs sshfs s3fs gcsfuse blobfuse blobfuse2 davfs webdav rclone "
@@ -47,7 +58,7 @@ def _under(path: str, root: str, windows: bool) -> bool:
 
 
 def storage_kind(fstype: str | None) -> str | None:
-    """"network", "FUSE" or None (local, or not known)."""
+    """ "network", "FUSE" or None (local, or not known)."""
     if not fstype:
         return None
     name = fstype.lower()
@@ -73,40 +84,67 @@ def shown_as(facts: DirFacts, variable: str) -> str:
     return f"{variable} {facts.given!r}"
 
 
-def check_place(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
-                variable: str = "HOST_DATA_DIR") -> None:  # fmt: skip
+def check_place(
+    facts: DirFacts,
+    home: str,
+    system_dirs: Sequence[str],
+    *,
+    windows: bool,
+    variable: str = "HOST_DATA_DIR",
+) -> None:
     """Where a data directory may be, for every use of it (install, plan, the leftover
     prompt, uninstall --delete-data): BadInput for the first rule broken."""
     shown = shown_as(facts, variable)
     if facts.link_to is not None:
         # Followed, the checks below would judge one directory and the install (or a delete)
         # act on another; refused, every command sees the same path.
-        raise BadInput(f"{shown} is a symbolic link to {facts.link_to}",
-                       choose_another(variable, f"{facts.link_to} itself") +
-                       ", or replace the link with a directory")  # fmt: skip
+        raise BadInput(
+            f"{shown} is a symbolic link to {facts.link_to}",
+            choose_another(variable, f"{facts.link_to} itself")
+            + ", or replace the link with a directory",
+        )
     if facts.path.rstrip("\\/") in ("", "/") or (windows and len(facts.path.rstrip("\\/")) <= 2):
         raise BadInput(f"{shown} is the root of a filesystem", _where_instead(home, variable))
     found = system_dir(facts.path, system_dirs, windows)
     if found:
-        raise BadInput(f"{shown} is inside the system directory {found}", _where_instead(home, variable))
+        raise BadInput(
+            f"{shown} is inside the system directory {found}", _where_instead(home, variable)
+        )
     if not _under(facts.path, home, windows):
-        raise BadInput(f"{shown} is not under your home directory {home}", _where_instead(home, variable))
+        raise BadInput(
+            f"{shown} is not under your home directory {home}", _where_instead(home, variable)
+        )
     if _under(home, facts.path, windows):
-        raise BadInput(f"{shown} is your home directory itself, or holds it; the install "
-                       "would make its data subdirectories writable for the cluster",
-                       _where_instead(home, variable))  # fmt: skip
+        raise BadInput(
+            f"{shown} is your home directory itself, or holds it; the install "
+            "would make its data subdirectories writable for the cluster",
+            _where_instead(home, variable),
+        )
 
 
-def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, windows: bool,
-                   allow_network: bool, variable: str = "HOST_DATA_DIR") -> list[str]:  # fmt: skip
+def check_data_dir(
+    facts: DirFacts,
+    home: str,
+    system_dirs: Sequence[str],
+    *,
+    windows: bool,
+    allow_network: bool,
+    variable: str = "HOST_DATA_DIR",
+) -> list[str]:
     """Raise BadInput for the first rule broken; return warnings (network storage allowed)."""
     shown = shown_as(facts, variable)
     check_place(facts, home, system_dirs, windows=windows, variable=variable)
     if not facts.exists and not facts.parent_exists:
-        raise BadInput(f"{shown} does not exist, and neither does the directory it would be "
-                       "created in", "create the parent directory first, or choose another")  # fmt: skip
+        raise BadInput(
+            f"{shown} does not exist, and neither does the directory it would be created in",
+            "create the parent directory first, or choose another",
+        )
     if not facts.writable:
-        what = "is not writable by you" if facts.exists else "cannot be created: its parent is not writable by you"
+        what = (
+            "is not writable by you"
+            if facts.exists
+            else "cannot be created: its parent is not writable by you"
+        )
         raise BadInput(f"{shown} {what}", "fix its permissions, or choose a directory you own")
     kind = storage_kind(facts.fstype)
     if kind is None:
@@ -114,21 +152,29 @@ def check_data_dir(facts: DirFacts, home: str, system_dirs: Sequence[str], *, wi
     said = f"{shown} is on a {kind} filesystem ({facts.fstype}): the client database corrupts or crash-loops there"
     if allow_network:
         return [f"{said}; going on because {ALLOW} is set"]
-    raise BadInput(said, "use a local directory under your home; HOST_DATASET_DIR may stay on "
-                         f"network storage; or set {ALLOW}=1 to go on anyway (not recommended)")  # fmt: skip
+    raise BadInput(
+        said,
+        "use a local directory under your home; HOST_DATASET_DIR may stay on "
+        f"network storage; or set {ALLOW}=1 to go on anyway (not recommended)",
+    )
 
 
-def check_dataset_dir(facts: DirFacts, system_dirs: Sequence[str], *, windows: bool,
-                      storage_mode: str) -> None:  # fmt: skip
+def check_dataset_dir(
+    facts: DirFacts, system_dirs: Sequence[str], *, windows: bool, storage_mode: str
+) -> None:
     shown = f"HOST_DATASET_DIR={facts.given!r}"
     if storage_mode == "node-local":
-        raise BadInput(f"{shown} cannot be used with TB_STORAGE_MODE=node-local: datasets would "
-                       "land inside the node, not on that directory",
-                       "use the default TB_STORAGE_MODE=hostpath with HOST_DATASET_DIR")  # fmt: skip
+        raise BadInput(
+            f"{shown} cannot be used with TB_STORAGE_MODE=node-local: datasets would "
+            "land inside the node, not on that directory",
+            "use the default TB_STORAGE_MODE=hostpath with HOST_DATASET_DIR",
+        )
     found = system_dir(facts.path, system_dirs, windows)
     if facts.path.rstrip("\\/") in ("", "/") or found:
-        raise BadInput(f"{shown} is {'inside the system directory ' + found if found else 'the root'}",
-                       "choose the directory the dataset volume is mounted on")  # fmt: skip
+        raise BadInput(
+            f"{shown} is {'inside the system directory ' + found if found else 'the root'}",
+            "choose the directory the dataset volume is mounted on",
+        )
     if not facts.exists:
         raise BadInput(f"{shown} does not exist", "mount the dataset volume before installing")
     if not facts.writable:
@@ -137,8 +183,10 @@ def check_dataset_dir(facts: DirFacts, system_dirs: Sequence[str], *, windows: b
 
 def _where_instead(home: str, variable: str) -> str:
     return choose_another(variable, f"a directory under {home}") + (
-        ", or leave it out for the default" if variable == "--data-dir" else
-        ", or unset it for the default")  # fmt: skip
+        ", or leave it out for the default"
+        if variable == "--data-dir"
+        else ", or unset it for the default"
+    )
 
 
 def choose_another(variable: str, what: str) -> str:

@@ -41,8 +41,11 @@ class Verdict:
 
 def unreachable_error(cfg: PlanConfig, cluster: ClusterRead) -> Unreachable:
     conn, target = cfg.probe.conn, cluster.target
-    where = (f"context {target.context!r}, API server {target.server or 'unknown'}"
-             if target.readable else f"no usable kube context: {target.reason}")  # fmt: skip
+    where = (
+        f"context {target.context!r}, API server {target.server or 'unknown'}"
+        if target.readable
+        else f"no usable kube context: {target.reason}"
+    )
     return Unreachable(
         f"cannot reach the cluster ({where}): {cluster.listing.reason}",
         "nothing was changed and no credentials were sent. Check: the kube context "
@@ -59,37 +62,50 @@ def judge(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdi
         cut_off = unreachable_error(cfg, cluster)
         return Verdict("unreachable", cut_off.message, cut_off)
     try:
-        target = guard.decide(listing, cluster.values, name=probe.release,
-                              namespace=probe.namespace, client_id=client_id,
-                              conn=probe.conn)  # fmt: skip
+        target = guard.decide(
+            listing,
+            cluster.values,
+            name=probe.release,
+            namespace=probe.namespace,
+            client_id=client_id,
+            conn=probe.conn,
+        )
     except Refused as exc:
         return Verdict("refused", exc.message, exc)
     if target.release.state is not ReleaseState.PRESENT:
-        return Verdict("install", f"no release {target.name} in namespace {target.namespace}: "
-                                  "a new install", target=target)  # fmt: skip
+        return Verdict(
+            "install",
+            f"no release {target.name} in namespace {target.namespace}: a new install",
+            target=target,
+        )
     key = (target.name, target.namespace)
     read = cluster.statuses.get(key)
     if read is None or read.error is not None:
         why = read.error.message if read is not None and read.error else "not read"
-        error = Refused(f"could not read the state of release {target.name}: {why}",
-                        "nothing was changed\n" + manual_commands(
-                            target.name, target.namespace, probe.conn))  # fmt: skip
+        error = Refused(
+            f"could not read the state of release {target.name}: {why}",
+            "nothing was changed\n" + manual_commands(target.name, target.namespace, probe.conn),
+        )
         return Verdict("refused", error.message, error, target)
     recovery = recovery_for(read.status)
     action = "upgrade-elsewhere" if target.moved else "upgrade"
-    reason = (f"this client is installed as release {target.name} in namespace "
-              f"{target.namespace}: upgrading it there" if target.moved
-              else f"release {target.name} in namespace {target.namespace} is this client: "
-              "upgrading it")  # fmt: skip
+    reason = (
+        f"this client is installed as release {target.name} in namespace "
+        f"{target.namespace}: upgrading it there"
+        if target.moved
+        else f"release {target.name} in namespace {target.namespace} is this client: upgrading it"
+    )
     if recovery:
         reason += f" (its state is {read.status}: helm {recovery} first)"
     chart = next((r.chart for r in listing.releases if (r.name, r.namespace) == key), None)
-    return Verdict(action, reason, target=target, recovery=recovery, status=read.status,
-                   installed_chart=chart)  # fmt: skip
+    return Verdict(
+        action, reason, target=target, recovery=recovery, status=read.status, installed_chart=chart
+    )
 
 
-def before_credentials(cfg: PlanConfig, cluster: ClusterRead,
-                       client_id: str | None) -> Verdict | None:  # fmt: skip
+def before_credentials(
+    cfg: PlanConfig, cluster: ClusterRead, client_id: str | None
+) -> Verdict | None:
     """The guard's refusal known before anyone types or sends a credential, else None.
     `client_id`: the id the run will install with, when known without asking (None: it is
     typed or minted later). Without it, only a refusal no id could lift stops the run: one

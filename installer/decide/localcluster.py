@@ -45,15 +45,25 @@ CREATED_VALUE = "tracebloc-installer"
 # Cluster-internal destinations that must never go through a corporate proxy: loopback, the
 # private ranges (pod and service CIDRs, the k3d network), the in-cluster DNS suffixes.
 NO_PROXY_DEFAULTS = (
-    "localhost", "127.0.0.1", "0.0.0.0", "169.254.169.254", "10.0.0.0/8", "172.16.0.0/12",
-    "192.168.0.0/16", ".svc", ".svc.cluster.local", ".cluster.local", "host.k3d.internal",
-)  # fmt: skip
+    "localhost",
+    "127.0.0.1",
+    "0.0.0.0",
+    "169.254.169.254",
+    "10.0.0.0/8",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    ".svc",
+    ".svc.cluster.local",
+    ".cluster.local",
+    "host.k3d.internal",
+)
 # Shared hostPath directory modes, as the twins and the chart's init-writable-data set them:
 # data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
 # ingest that wrote the files); logs add sticky (nobody deletes another writer's logs).
 DATA_DIR_MODE = 0o2777
 LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -96,16 +106,22 @@ def settings(env: Mapping[str, str]) -> Settings:
     action) is read and checked by decide/settings.local_cluster_given."""
     given = local_cluster_given(env)
     ca_name, ca_bundle = ca_variable(env) or (None, None)  # the one CA rule
-    minutes = env_number(env, "TB_CREATE_TIMEOUT_MIN", DEFAULT_CREATE_TIMEOUT_MIN,
-                         zero_ok=False, most=MAX_WAIT_S / 60)  # fmt: skip
+    minutes = env_number(
+        env,
+        "TB_CREATE_TIMEOUT_MIN",
+        DEFAULT_CREATE_TIMEOUT_MIN,
+        zero_ok=False,
+        most=MAX_WAIT_S / 60,
+    )
     return Settings(
         name=given.name,
         servers=given.servers,
         agents=given.agents,
         k3s_version=given.k3s_version,
         create_timeout_s=minutes * 60,
-        api_wait_s=env_number(env, "TB_API_WAIT_S", DEFAULT_API_WAIT_S, zero_ok=False,
-                              most=MAX_WAIT_S),  # fmt: skip
+        api_wait_s=env_number(
+            env, "TB_API_WAIT_S", DEFAULT_API_WAIT_S, zero_ok=False, most=MAX_WAIT_S
+        ),
         storage_mode=given.storage_mode,
         dataset_dir=given.dataset_dir,
         ca_bundle=ca_bundle,
@@ -139,8 +155,11 @@ def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
         if where.local is not True:
             # Named like ours, but not shown to be on this machine (another machine's API
             # server, a cloud's credentials): never k3d, docker or a merge over that entry.
-            return Decision(False, f"the current context {s.context} is not shown to be on "
-                                   f"this machine ({where.evidence}): used as it is")  # fmt: skip
+            return Decision(
+                False,
+                f"the current context {s.context} is not shown to be on "
+                f"this machine ({where.evidence}): used as it is",
+            )
         return Decision(True, f"the current context is the engine's own {s.context}")
     if context.context and context.usable:
         return Decision(False, f"the current context {context.context} is used as it is")
@@ -149,15 +168,18 @@ def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
     return Decision(True, "no current kube context")
 
 
-def host_dirs_here(managed: bool, target: KubeTarget | None, nodes: NodeRead | None = None,
-                   storage_mode: str = "") -> bool:  # fmt: skip
+def host_dirs_here(
+    managed: bool, target: KubeTarget | None, nodes: NodeRead | None = None, storage_mode: str = ""
+) -> bool:
     """Whether the release's hostPath directories are made on this machine: the engine's
     own cluster, or one the one decision (decide/locality.py) shows to be here. Unknown is
     not here: directories are never made for a cluster that may be elsewhere."""
     if managed:
         return True
-    return target is not None and locality.where(target, nodes,
-                                                 storage_mode=storage_mode).local is True
+    return (
+        target is not None
+        and locality.where(target, nodes, storage_mode=storage_mode).local is True
+    )
 
 
 # --- argv ----------------------------------------------------------------------------
@@ -181,8 +203,17 @@ class CreateFiles:
 def create_args(
     s: Settings, data_dir: str, *, gpu: bool, files: CreateFiles, ca_path: str | None
 ) -> list[str]:
-    args = ["cluster", "create", s.name, "--servers", str(s.servers), "--agents",
-            str(s.agents), "--api-port", API_PORT]  # fmt: skip
+    args = [
+        "cluster",
+        "create",
+        s.name,
+        "--servers",
+        str(s.servers),
+        "--agents",
+        str(s.agents),
+        "--api-port",
+        API_PORT,
+    ]
     disable = ["traefik", "servicelb"]
     if s.storage_mode == "hostpath":
         # The chart brings its own storage class for the hostPath volumes.
@@ -218,14 +249,22 @@ def list_args() -> list[str]:
 
 
 def merge_args(s: Settings) -> list[str]:
-    return ["kubeconfig", "merge", s.name, "--kubeconfig-merge-default",
-            "--kubeconfig-switch-context"]  # fmt: skip
+    return [
+        "kubeconfig",
+        "merge",
+        s.name,
+        "--kubeconfig-merge-default",
+        "--kubeconfig-switch-context",
+    ]
 
 
 def node_names(s: Settings) -> list[str]:
     """The containers a fresh create makes (k3d's own naming), for the restart policy."""
-    return ([f"k3d-{s.name}-server-{i}" for i in range(s.servers)]
-            + [f"k3d-{s.name}-agent-{i}" for i in range(s.agents)] + [s.serverlb])  # fmt: skip
+    return (
+        [f"k3d-{s.name}-server-{i}" for i in range(s.servers)]
+        + [f"k3d-{s.name}-agent-{i}" for i in range(s.agents)]
+        + [s.serverlb]
+    )
 
 
 def restart_args(nodes: list[str]) -> list[str]:
@@ -263,8 +302,11 @@ def proxy_config(proxy: Mapping[str, str]) -> dict[str, object] | None:
         return None
     augmented = no_proxy(proxy)
     entries += [f"NO_PROXY={augmented}", f"no_proxy={augmented}"]
-    return {"apiVersion": "k3d.io/v1alpha5", "kind": "Simple",
-            "env": [{"envVar": entry, "nodeFilters": ["all"]} for entry in entries]}  # fmt: skip
+    return {
+        "apiVersion": "k3d.io/v1alpha5",
+        "kind": "Simple",
+        "env": [{"envVar": entry, "nodeFilters": ["all"]} for entry in entries],
+    }
 
 
 def registries_config() -> dict[str, object]:
@@ -292,8 +334,10 @@ def release_dirs(
 def node_release_dirs(release: str, dataset: bool) -> list[tuple[str, int]]:
     """The same directories as the node sees them (for the in-node chmod on Windows)."""
     data_base = NODE_DATASET if dataset else NODE_DATA
-    return [(f"{data_base}/{release}/data", DATA_DIR_MODE),
-            (f"{NODE_DATA}/{release}/logs", LOGS_DIR_MODE)]  # fmt: skip
+    return [
+        (f"{data_base}/{release}/data", DATA_DIR_MODE),
+        (f"{NODE_DATA}/{release}/logs", LOGS_DIR_MODE),
+    ]
 
 
 def chmod_script(dirs: list[tuple[str, int]]) -> str:
@@ -322,10 +366,12 @@ def port_taken(os_: str) -> tuple[str, str]:
     """The API port is held by something else, before the cluster is created or started
     (the PowerShell scripts checked it on Windows only; k3d's own error comes late)."""
     host, port = API_PORT.split(":")
-    find = {"windows": f"Get-NetTCPConnection -LocalPort {port} -State Listen",
-            "darwin": f"lsof -nP -iTCP:{port} -sTCP:LISTEN"}.get(
-                os_, f"sudo ss -ltnp 'sport = :{port}'")  # fmt: skip
-    return (f"port {port} on {host} is already in use: the local cluster's API server needs it",
-            f"stop what holds it (`{find}` shows it; `k3d cluster list` when it is another "
-            "k3d cluster), then run the installer again")  # fmt: skip
-
+    find = {
+        "windows": f"Get-NetTCPConnection -LocalPort {port} -State Listen",
+        "darwin": f"lsof -nP -iTCP:{port} -sTCP:LISTEN",
+    }.get(os_, f"sudo ss -ltnp 'sport = :{port}'")
+    return (
+        f"port {port} on {host} is already in use: the local cluster's API server needs it",
+        f"stop what holds it (`{find}` shows it; `k3d cluster list` when it is another "
+        "k3d cluster), then run the installer again",
+    )

@@ -33,9 +33,13 @@ class Local:
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
     runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
-    gpu_host: RuntimePlan | None = None  # then this machine's NVIDIA GPU for Docker (decide/gpuhost.py)
+    gpu_host: RuntimePlan | None = (
+        None  # then this machine's NVIDIA GPU for Docker (decide/gpuhost.py)
+    )
     windows: HostPlan | None = None  # Windows: WSL2 and Docker Desktop first (commands/winhost.py)
-    boot: tuple[Step, ...] = ()  # Docker answers already: its autostart, as this user (commands/runtime.py)
+    boot: tuple[
+        Step, ...
+    ] = ()  # Docker answers already: its autostart, as this user (commands/runtime.py)
 
     @property
     def managed(self) -> bool:
@@ -56,12 +60,19 @@ def leftover_said(action: str | None, data_dir: str, *, node_local: bool = False
     choice (--reuse-data / --wipe-data / TB_LEFTOVER_ACTION, or typed), or that none was
     given. A wipe is carried out only after the go-ahead."""
     if action == "reuse":
-        kept = ("kept on disk, unused (node-local storage)" if node_local
-                else "kept and used by the new cluster")  # fmt: skip
+        kept = (
+            "kept on disk, unused (node-local storage)"
+            if node_local
+            else "kept and used by the new cluster"
+        )
         return f"{data_dir}: {kept} (your choice)"
     if action == "wipe":
-        return (f"{data_dir}: deleted after the go-ahead, before the new cluster is created "
-                "(your choice)")  # fmt: skip
-    return (f"{data_dir}: no choice given; install asks before its plan (reuse, wipe or "
-            "another directory), and under --yes stops (--reuse-data, --wipe-data or "
-            "--data-dir)")  # fmt: skip
+        return (
+            f"{data_dir}: deleted after the go-ahead, before the new cluster is created "
+            "(your choice)"
+        )
+    return (
+        f"{data_dir}: no choice given; install asks before its plan (reuse, wipe or "
+        "another directory), and under --yes stops (--reuse-data, --wipe-data or "
+        "--data-dir)"
+    )

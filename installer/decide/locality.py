@@ -91,26 +91,36 @@ class Row:
 
 
 # Hosts that name this machine in a kubeconfig: Docker Desktop's and k3d's names for it.
-THIS_MACHINE_HOSTS = frozenset({"localhost", "host.docker.internal", "kubernetes.docker.internal",
-                                "host.k3d.internal"})  # fmt: skip
+THIS_MACHINE_HOSTS = frozenset(
+    {"localhost", "host.docker.internal", "kubernetes.docker.internal", "host.k3d.internal"}
+)
 # Provider ids of nodes that run on a workstation; any other scheme (aws://, azure://,
 # gce://, …) is a node some provider runs.
 _WORKSTATION_PROVIDERS = ("k3s://", "kind://")
 # Distributions that run only in a VM or container of this machine.
-VM_CONTEXTS = frozenset({"minikube", "docker-desktop", "docker-for-desktop", "rancher-desktop",
-                         "colima", "orbstack"})  # fmt: skip
-_VM_NODE = re.compile(r"minikube(-m\d+)?|docker-desktop|desktop-(control-plane|worker\d*)"
-                      r"|orbstack|colima|lima-rancher-desktop")  # fmt: skip
+VM_CONTEXTS = frozenset(
+    {"minikube", "docker-desktop", "docker-for-desktop", "rancher-desktop", "colima", "orbstack"}
+)
+_VM_NODE = re.compile(
+    r"minikube(-m\d+)?|docker-desktop|desktop-(control-plane|worker\d*)"
+    r"|orbstack|colima|lima-rancher-desktop"
+)
 # Distributions whose API may be published on another host (a remote Docker host, a LAN IP).
 HOSTED_PREFIXES = ("k3d-", "kind-")
 HOSTED_CONTEXTS = frozenset({"microk8s"})
 _HOSTED_NODE = re.compile(r"k3d-.+-(server|agent)-\d+")
 # What the managed clouds write into a kubeconfig.
 _CLOUD_NAME = re.compile(r"arn:aws:eks:|\.eksctl\.io$|^gke_|^cluster(User|Admin)_")
-_CLOUD_PLUGINS = frozenset({"aws", "aws-iam-authenticator", "gke-gcloud-auth-plugin", "kubelogin",
-                            "doctl", "oci"})  # fmt: skip
-_CLOUD_HOSTS = (".eks.amazonaws.com", ".azmk8s.io", ".gke.goog", ".k8s.ondigitalocean.com",
-                ".linodelke.net")  # fmt: skip
+_CLOUD_PLUGINS = frozenset(
+    {"aws", "aws-iam-authenticator", "gke-gcloud-auth-plugin", "kubelogin", "doctl", "oci"}
+)
+_CLOUD_HOSTS = (
+    ".eks.amazonaws.com",
+    ".azmk8s.io",
+    ".gke.goog",
+    ".k8s.ondigitalocean.com",
+    ".linodelke.net",
+)
 
 
 def server_host(server: str) -> str:
@@ -158,8 +168,11 @@ def _cloud_name(s: Seen) -> str | None:
 
 def _cloud_plugin(s: Seen) -> str | None:
     command = s.target.exec_command if s.target.readable else ""
-    return f"the credentials come from the {command!r} plugin of a managed cloud" \
-        if command in _CLOUD_PLUGINS else None  # fmt: skip
+    return (
+        f"the credentials come from the {command!r} plugin of a managed cloud"
+        if command in _CLOUD_PLUGINS
+        else None
+    )
 
 
 def _cloud_host(s: Seen) -> str | None:
@@ -175,8 +188,10 @@ def _server_here(s: Seen) -> str | None:
 
 def _all_nodes(s: Seen, pattern: re.Pattern[str], provider: str = "") -> str | None:
     nodes = s.node_list
-    if nodes and all(pattern.fullmatch(n.name) or (provider and n.provider_id.startswith(provider))
-                     for n in nodes):  # fmt: skip
+    if nodes and all(
+        pattern.fullmatch(n.name) or (provider and n.provider_id.startswith(provider))
+        for n in nodes
+    ):
         return "every node is a local cluster's (" + ", ".join(n.name for n in nodes) + ")"
     return None
 
@@ -197,8 +212,11 @@ def _hosted(s: Seen) -> str | None:
 
 def _server_elsewhere(s: Seen) -> str | None:
     host = server_host(s.target.server) if s.target.readable else ""
-    return f"the API server {s.target.server} is another address" \
-        if host and not host_is_here(host) else None  # fmt: skip
+    return (
+        f"the API server {s.target.server} is another address"
+        if host and not host_is_here(host)
+        else None
+    )
 
 
 def _hosted_elsewhere(s: Seen) -> str | None:
@@ -207,40 +225,80 @@ def _hosted_elsewhere(s: Seen) -> str | None:
 
 
 def _node_local(s: Seen) -> str | None:
-    return "TB_STORAGE_MODE=node-local keeps the volumes inside a local node" \
-        if s.storage_mode == "node-local" else None  # fmt: skip
+    return (
+        "TB_STORAGE_MODE=node-local keeps the volumes inside a local node"
+        if s.storage_mode == "node-local"
+        else None
+    )
 
 
 EVIDENCE: tuple[Row, ...] = (
-    Row("a node with a provider id other than k3s:// or kind://", False,
+    Row(
+        "a node with a provider id other than k3s:// or kind://",
+        False,
         "the nodes are the cluster itself; a tunnel gives a cloud cluster a loopback address",
-        _provider_node),
-    Row("an EKS ARN, an eksctl.io, gke_ or AKS clusterUser_/clusterAdmin_ name", False,
+        _provider_node,
+    ),
+    Row(
+        "an EKS ARN, an eksctl.io, gke_ or AKS clusterUser_/clusterAdmin_ name",
+        False,
         "a managed cloud cluster never runs on this machine; a loopback address is a tunnel",
-        _cloud_name),
-    Row("an aws, aws-iam-authenticator, gke-gcloud-auth-plugin, kubelogin, doctl or oci "
-        "credential plugin", False,
-        "only a managed cloud's API server takes those tokens", _cloud_plugin),
-    Row("an API host under eks.amazonaws.com, azmk8s.io, gke.goog, …", False,
-        "the managed cloud's own endpoint", _cloud_host),
-    Row("an API server at loopback, 0.0.0.0, ::, localhost or Docker's/k3d's host name", True,
-        "a connection to it reaches this machine", _server_here),
-    Row("a minikube, Docker Desktop, Rancher Desktop, OrbStack or colima context or nodes", True,
-        "it runs only in a VM of this machine, reached at that VM's private address", _vm),
-    Row("a k3d-, kind- or microk8s context or nodes, with an API server on another address",
-        None, "a remote Docker host or a copied `microk8s config` looks the same as this "
-        "machine's LAN address", _hosted_elsewhere),
-    Row("an API server on another address", False, "the kubeconfig reaches another host",
-        _server_elsewhere),
-    Row("a k3d-, kind- or microk8s context or nodes, no server address", True,
-        "those distributions run on a workstation", _hosted),
-    Row("TB_STORAGE_MODE=node-local", True, "the user keeps the volumes inside one local node",
-        _node_local),
+        _cloud_name,
+    ),
+    Row(
+        "an aws, aws-iam-authenticator, gke-gcloud-auth-plugin, kubelogin, doctl or oci "
+        "credential plugin",
+        False,
+        "only a managed cloud's API server takes those tokens",
+        _cloud_plugin,
+    ),
+    Row(
+        "an API host under eks.amazonaws.com, azmk8s.io, gke.goog, …",
+        False,
+        "the managed cloud's own endpoint",
+        _cloud_host,
+    ),
+    Row(
+        "an API server at loopback, 0.0.0.0, ::, localhost or Docker's/k3d's host name",
+        True,
+        "a connection to it reaches this machine",
+        _server_here,
+    ),
+    Row(
+        "a minikube, Docker Desktop, Rancher Desktop, OrbStack or colima context or nodes",
+        True,
+        "it runs only in a VM of this machine, reached at that VM's private address",
+        _vm,
+    ),
+    Row(
+        "a k3d-, kind- or microk8s context or nodes, with an API server on another address",
+        None,
+        "a remote Docker host or a copied `microk8s config` looks the same as this "
+        "machine's LAN address",
+        _hosted_elsewhere,
+    ),
+    Row(
+        "an API server on another address",
+        False,
+        "the kubeconfig reaches another host",
+        _server_elsewhere,
+    ),
+    Row(
+        "a k3d-, kind- or microk8s context or nodes, no server address",
+        True,
+        "those distributions run on a workstation",
+        _hosted,
+    ),
+    Row(
+        "TB_STORAGE_MODE=node-local",
+        True,
+        "the user keeps the volumes inside one local node",
+        _node_local,
+    ),
 )
 
 
-def where(target: KubeTarget, nodes: NodeRead | None = None, *,
-          storage_mode: str = "") -> Locality:  # fmt: skip
+def where(target: KubeTarget, nodes: NodeRead | None = None, *, storage_mode: str = "") -> Locality:
     """The verdict of the first row of `EVIDENCE` that matches; unknown when none does."""
     seen = Seen(target, nodes, storage_mode)
     for row in EVIDENCE:
@@ -248,5 +306,7 @@ def where(target: KubeTarget, nodes: NodeRead | None = None, *,
         if evidence is not None:
             return Locality(row.means, evidence, row.why)
     if not target.readable:
-        return Locality(None, f"the kubeconfig could not be read ({target.reason or 'no reason given'})")
+        return Locality(
+            None, f"the kubeconfig could not be read ({target.reason or 'no reason given'})"
+        )
     return Locality(None, "nothing shows where the cluster runs")

@@ -35,7 +35,12 @@ REGISTRY_ENDPOINTS = (
 NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
 # Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
 # site's own host: its certificate says nothing about inspection).
-OFFICIAL_TOOL_HOSTS = ("dl.k8s.io", "get.helm.sh", "github.com", "release-assets.githubusercontent.com")
+OFFICIAL_TOOL_HOSTS = (
+    "dl.k8s.io",
+    "get.helm.sh",
+    "github.com",
+    "release-assets.githubusercontent.com",
+)
 # github.com answers a release download (`/<owner>/<repo>/releases/download/…`) with a redirect
 # to the release-asset host (formerly objects.githubusercontent.com): an allow-list or proxy
 # that lets github.com through but not this host fails every such download, so it is probed
@@ -162,44 +167,73 @@ def endpoints(
     chart repository (its index, strictly: the site root 404s by design), the registries the
     images come from (the mirror instead, when one is configured), the hosts of the tools
     that will be downloaded, the runtime's hosts when the runtime will be installed."""
-    out = [Endpoint(f"tracebloc API ({urlsplit(backend).hostname})", backend,
-                    kind=Kind.BACKEND, well_known=True)]  # fmt: skip
+    out = [
+        Endpoint(
+            f"tracebloc API ({urlsplit(backend).hostname})",
+            backend,
+            kind=Kind.BACKEND,
+            well_known=True,
+        )
+    ]
     if chart_repo:
-        out.append(Endpoint(f"tracebloc Helm charts ({urlsplit(chart_repo).hostname})",
-                            chart_repo.rstrip("/") + "/index.yaml", strict=True,
-                            kind=Kind.CHART, well_known=True))  # fmt: skip
+        out.append(
+            Endpoint(
+                f"tracebloc Helm charts ({urlsplit(chart_repo).hostname})",
+                chart_repo.rstrip("/") + "/index.yaml",
+                strict=True,
+                kind=Kind.CHART,
+                well_known=True,
+            )
+        )
     if mirror:
         host = mirror.split("/", 1)[0]  # a mirror may name a path: the registry is its host
-        out.append(Endpoint(f"image registry mirror ({host})", f"https://{host}/v2/",
-                            kind=Kind.REGISTRY))  # fmt: skip
+        out.append(
+            Endpoint(f"image registry mirror ({host})", f"https://{host}/v2/", kind=Kind.REGISTRY)
+        )
     else:
         registries = [*REGISTRY_ENDPOINTS, *([NVIDIA_REGISTRY] if nvidia else [])]
-        out += [Endpoint(label, url, kind=Kind.REGISTRY, well_known=True)
-                for label, url in registries]  # fmt: skip
+        out += [
+            Endpoint(label, url, kind=Kind.REGISTRY, well_known=True) for label, url in registries
+        ]
     seen: set[str] = set()
     for url in with_redirects(tool_urls):
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.hostname or parts.netloc in seen:
             continue
         seen.add(parts.netloc)
-        out.append(Endpoint(f"tool download ({parts.hostname})", f"https://{parts.netloc}/",
-                            kind=Kind.TOOL, well_known=parts.hostname in OFFICIAL_TOOL_HOSTS))  # fmt: skip
+        out.append(
+            Endpoint(
+                f"tool download ({parts.hostname})",
+                f"https://{parts.netloc}/",
+                kind=Kind.TOOL,
+                well_known=parts.hostname in OFFICIAL_TOOL_HOSTS,
+            )
+        )
     taken = {e.hostport for e in out}
     for url in with_redirects(runtime):  # runtime_urls(plan): empty unless it will be installed
         found = Endpoint("", url, kind=Kind.RUNTIME)
         if found.host and found.hostport not in taken:
             taken.add(found.hostport)
             name = RUNTIME_LABELS.get(found.host, "container runtime install")
-            out.append(Endpoint(f"{name} ({found.host})", f"https://{urlsplit(url).netloc}/",
-                                kind=Kind.RUNTIME, well_known=found.host in RUNTIME_LABELS))  # fmt: skip
+            out.append(
+                Endpoint(
+                    f"{name} ({found.host})",
+                    f"https://{urlsplit(url).netloc}/",
+                    kind=Kind.RUNTIME,
+                    well_known=found.host in RUNTIME_LABELS,
+                )
+            )
     return out
 
 
 def github_release(url: str) -> bool:
     """A download from a GitHub release: github.com redirects it to GITHUB_RELEASE_ASSETS."""
     parts = urlsplit(url)
-    return (parts.scheme == "https" and (parts.hostname or "").lower() == "github.com"
-            and "/releases/download/" in parts.path)  # fmt: skip
+    return (
+        parts.scheme == "https"
+        and (parts.hostname or "").lower() == "github.com"
+        and "/releases/download/" in parts.path
+    )
 
 
 def with_redirects(urls: Iterable[str]) -> list[str]:
@@ -261,11 +295,16 @@ def parse_criticals(text: str, is_loopback: object) -> list[Endpoint]:
             host = None
         # A name under .invalid never resolves (RFC 6761): the tests' DNS failure.
         if parts.scheme != "https" or not host or not (check(host) or _invalid(host)):
-            raise BadInput(f"{CRITICALS} is for tests only: every URL must be https:// to a "
-                           f"loopback address (line {number} is not)")  # fmt: skip
+            raise BadInput(
+                f"{CRITICALS} is for tests only: every URL must be https:// to a "
+                f"loopback address (line {number} is not)"
+            )
         kind = Kind.REGISTRY if "registry" in label.lower() else Kind.OTHER
-        out.append(Endpoint(label or host, url, strict=len(fields) == 3 and fields[2] == "strict",
-                            kind=kind))  # fmt: skip
+        out.append(
+            Endpoint(
+                label or host, url, strict=len(fields) == 3 and fields[2] == "strict", kind=kind
+            )
+        )
     return out
 
 
@@ -287,9 +326,11 @@ def inspection(probes: Sequence[Probe]) -> tuple[str, str]:
     against this machine's own trust store. Unknown: no such certificate was seen."""
     seen = [p for p in probes if p.via_proxy or p.endpoint.well_known]
     for p in seen:
-        if p.issuer and (p.status is Status.TLS
-                         or (p.trusted_by not in ("", "system"))
-                         or (p.endpoint.well_known and not is_public_issuer(p.issuer))):  # fmt: skip
+        if p.issuer and (
+            p.status is Status.TLS
+            or (p.trusted_by not in ("", "system"))
+            or (p.endpoint.well_known and not is_public_issuer(p.issuer))
+        ):
             return "yes", p.issuer
     for p in seen:
         if p.trusted_by == "system":
@@ -310,9 +351,13 @@ def failure_words(probe: Probe) -> str:
         issuer = probe.issuer or "an unknown issuer"
         through = f" through the proxy {probe.via_proxy}" if probe.via_proxy else ""
         if probe.via_proxy or e.well_known:
-            return (f"TLS verification failed{through}: the certificate is issued by {issuer}, "
-                    "which this machine does not trust (TLS inspection)")  # fmt: skip
-        return f"TLS verification failed: the certificate is issued by {issuer}{_extra(probe.detail)}"
+            return (
+                f"TLS verification failed{through}: the certificate is issued by {issuer}, "
+                "which this machine does not trust (TLS inspection)"
+            )
+        return (
+            f"TLS verification failed: the certificate is issued by {issuer}{_extra(probe.detail)}"
+        )
     if probe.status is Status.PROXY_AUTH:
         return f"the proxy {probe.via_proxy} refused its credentials (HTTP 407 Proxy Authentication Required)"
     if probe.status is Status.PROXY:
@@ -335,30 +380,52 @@ def judge(
     failures = tuple(f"{p.endpoint.hostport}: {failure_words(p)}" for p in failed)
     hints: list[str] = []
     statuses = {p.status for p in failed}
-    if statuses & {Status.DNS, Status.REFUSED, Status.TIMEOUT, Status.PROXY, Status.HTTP, Status.ERROR}:
+    if statuses & {
+        Status.DNS,
+        Status.REFUSED,
+        Status.TIMEOUT,
+        Status.PROXY,
+        Status.HTTP,
+        Status.ERROR,
+    }:
         hosts = ", ".join(dict.fromkeys(p.endpoint.host for p in failed))
-        hints.append(f"allow outbound HTTPS (port 443) to {hosts}"
-                     + ("" if profile.proxy else ", or set HTTPS_PROXY (and HTTP_PROXY) "
-                        "to your organisation's proxy, e.g. http://proxy.example:3128"))  # fmt: skip
+        hints.append(
+            f"allow outbound HTTPS (port 443) to {hosts}"
+            + (
+                ""
+                if profile.proxy
+                else ", or set HTTPS_PROXY (and HTTP_PROXY) "
+                "to your organisation's proxy, e.g. http://proxy.example:3128"
+            )
+        )
     if Status.TLS in statuses:
         issuer = next((p.issuer for p in failed if p.status is Status.TLS and p.issuer), "")
         named = f" (certificates re-signed by {issuer})" if issuer else ""
-        hints.append(f"this network inspects TLS{named}: set TRACEBLOC_CA_BUNDLE "
-                     "to a PEM file holding your organisation's root CA (CURL_CA_BUNDLE is "
-                     "read too, after it); it is added to this machine's trust store, "
-                     "not put in its place")  # fmt: skip
+        hints.append(
+            f"this network inspects TLS{named}: set TRACEBLOC_CA_BUNDLE "
+            "to a PEM file holding your organisation's root CA (CURL_CA_BUNDLE is "
+            "read too, after it); it is added to this machine's trust store, "
+            "not put in its place"
+        )
     if Status.PROXY_AUTH in statuses:
-        hints.append("give the proxy's user name and password in HTTPS_PROXY/HTTP_PROXY "
-                     "(http://user:password@host:port, taken as typed)")  # fmt: skip
+        hints.append(
+            "give the proxy's user name and password in HTTPS_PROXY/HTTP_PROXY "
+            "(http://user:password@host:port, taken as typed)"
+        )
     # A mirror helps a registry the network blocks; one it inspects needs the CA instead.
-    if any(p.endpoint.kind is Kind.REGISTRY and p.status not in (Status.TLS, Status.PROXY_AUTH)
-           for p in failed):  # fmt: skip
-        hints.append("the container registries cannot be reached from here"
-                     + (f" (the mirror {mirror} included)" if mirror else "")
-                     + ": set TRACEBLOC_IMAGE_REGISTRY to a registry mirror this network "
-                     "reaches (with TRACEBLOC_REGISTRY_USERNAME/PASSWORD when it needs a login)")  # fmt: skip
-    return Report(profile, tuple(probes), tuple(hints), stop=bool(failed), source=source,
-                  failures=failures)  # fmt: skip
+    if any(
+        p.endpoint.kind is Kind.REGISTRY and p.status not in (Status.TLS, Status.PROXY_AUTH)
+        for p in failed
+    ):
+        hints.append(
+            "the container registries cannot be reached from here"
+            + (f" (the mirror {mirror} included)" if mirror else "")
+            + ": set TRACEBLOC_IMAGE_REGISTRY to a registry mirror this network "
+            "reaches (with TRACEBLOC_REGISTRY_USERNAME/PASSWORD when it needs a login)"
+        )
+    return Report(
+        profile, tuple(probes), tuple(hints), stop=bool(failed), source=source, failures=failures
+    )
 
 
 def skipped_report() -> Report:

@@ -38,8 +38,10 @@ class Check:
     def line(self) -> str:
         """The one line a healthy re-run prints."""
         seen = ", ".join(self.ready) if self.ready else "no workloads seen"
-        return (f"already installed and connected — nothing to change: release {self.release} "
-                f"in namespace {self.namespace}, chart {self.chart}, ready: {seen}")  # fmt: skip
+        return (
+            f"already installed and connected — nothing to change: release {self.release} "
+            f"in namespace {self.namespace}, chart {self.chart}, ready: {seen}"
+        )
 
 
 def change(*why: str) -> Check:
@@ -73,7 +75,11 @@ def differing_keys(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> list
     def walk(a: Any, b: Any, path: str) -> None:
         if isinstance(a, dict) and isinstance(b, dict):
             for key in sorted(set(a) | set(b), key=str):
-                walk(a.get(key, _MISSING), b.get(key, _MISSING), f"{path}.{key}" if path else str(key))
+                walk(
+                    a.get(key, _MISSING),
+                    b.get(key, _MISSING),
+                    f"{path}.{key}" if path else str(key),
+                )
         elif a != b or type(a) is not type(b):
             out.append(path or "(the whole document)")
 
@@ -84,12 +90,15 @@ def differing_keys(stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> list
 _MISSING = object()
 
 
-def release_settled(*, force: bool, action: str, recovery: str | None,
-                    status: str | None) -> Check | None:  # fmt: skip
+def release_settled(
+    *, force: bool, action: str, recovery: str | None, status: str | None
+) -> Check | None:
     """From the guard's verdict alone: a change, or None when the values come next."""
     if force:
-        return change("a re-install was asked for (--force, TRACEBLOC_FORCE_REINSTALL or "
-                      "TB_FORCE_REINSTALL): re-applying regardless")  # fmt: skip
+        return change(
+            "a re-install was asked for (--force, TRACEBLOC_FORCE_REINSTALL or "
+            "TB_FORCE_REINSTALL): re-applying regardless"
+        )
     if action != "upgrade":
         return change(f"the verdict is {action}")
     if recovery is not None or status != "deployed":
@@ -141,8 +150,10 @@ def decide(
     if wanted_version is None:
         return change(f"the chart version this run would install is not known ({version_reason})")
     if not same_version(have, wanted_version):
-        return change(f"chart {installed_chart or 'unknown'} is installed; this run installs "
-                      f"version {wanted_version}")  # fmt: skip
+        return change(
+            f"chart {installed_chart or 'unknown'} is installed; this run installs "
+            f"version {wanted_version}"
+        )
     if ready is None:
         return change(f"the workloads' readiness could not be read ({readiness_reason})")
     if problems:
@@ -158,8 +169,11 @@ def newest_version(rows: Any, chart: str) -> str | None:
     if not isinstance(rows, list):
         return None
     for row in rows:
-        if isinstance(row, dict) and row.get("name") == chart and isinstance(row.get("version"), str):
+        if (
+            isinstance(row, dict)
+            and row.get("name") == chart
+            and isinstance(row.get("version"), str)
+        ):
             version = row["version"].strip()
             return version or None
     return None
-

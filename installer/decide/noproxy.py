@@ -75,6 +75,7 @@ def _ip(text: str) -> Address | None:
 
 def _same(a: Address, b: Address) -> bool:
     """Go's IP.Equal: an IPv4 address equals its IPv4-mapped IPv6 form."""
+
     def plain(x: Address) -> Address:
         mapped = getattr(x, "ipv4_mapped", None)
         return mapped if mapped is not None else x
@@ -107,7 +108,7 @@ def _split_host_port(text: str) -> tuple[str, str] | None:
         host = text[:colon]
         if ":" in host:
             return None
-    port = text[colon + 1:]
+    port = text[colon + 1 :]
     if "[" in host or "]" in host or "[" in port or "]" in port:
         return None
     return host, port
@@ -118,6 +119,8 @@ def _ascii(name: str) -> str:
     if name.isascii():
         return name
     try:
-        return ".".join(label.encode("idna").decode("ascii") if label else "" for label in name.split("."))
+        return ".".join(
+            label.encode("idna").decode("ascii") if label else "" for label in name.split(".")
+        )
     except UnicodeError:
         return name

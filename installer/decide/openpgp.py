@@ -34,7 +34,7 @@ def dearmor(data: bytes) -> bytes:
         return b""
     lines = body.strip().splitlines()
     if "" in [line.strip() for line in lines]:  # armor headers end at the first blank line
-        lines = lines[[line.strip() for line in lines].index("") + 1:]
+        lines = lines[[line.strip() for line in lines].index("") + 1 :]
     payload = "".join(line.strip() for line in lines if not line.startswith("="))
     try:
         return base64.b64decode(payload, validate=True)
@@ -60,7 +60,7 @@ def _packet(data: bytes, at: int) -> tuple[int, bytes, int] | None:
                 return None
             length, start = ((first - 192) << 8) + data[at + 2] + 192, at + 3
         elif first == 255:
-            length, start = int.from_bytes(data[at + 2:at + 6], "big"), at + 6
+            length, start = int.from_bytes(data[at + 2 : at + 6], "big"), at + 6
         else:
             return None  # partial lengths are for data packets, never a key's
     else:
@@ -68,8 +68,8 @@ def _packet(data: bytes, at: int) -> tuple[int, bytes, int] | None:
         size = {0: 1, 1: 2, 2: 4}.get(kind)
         if size is None:
             return None  # indeterminate length: nothing could follow it
-        length, start = int.from_bytes(data[at + 1:at + 1 + size], "big"), at + 1 + size
-    body = data[start:start + length]
+        length, start = int.from_bytes(data[at + 1 : at + 1 + size], "big"), at + 1 + size
+    body = data[start : start + length]
     return (tag, body, start + length) if len(body) == length else None
 
 
@@ -98,8 +98,14 @@ def fingerprint(data: bytes) -> str | None:
     body = found[0][1]
     if not body or body[0] != 4:
         return None
-    return hashlib.sha1(b"\x99" + len(body).to_bytes(2, "big") + body,  # noqa: S324
-                        usedforsecurity=False).hexdigest().upper()  # fmt: skip
+    return (
+        hashlib.sha1(
+            b"\x99" + len(body).to_bytes(2, "big") + body,  # noqa: S324
+            usedforsecurity=False,
+        )
+        .hexdigest()
+        .upper()
+    )
 
 
 def _crc24(data: bytes) -> int:
@@ -120,6 +126,6 @@ def marked(data: bytes, marker: str) -> str:
     packets reaches the file (apt, gpg, rpm and dnf skip what precedes the armor)."""
     body = dearmor(data)
     encoded = base64.b64encode(body).decode("ascii")
-    lines = [encoded[i:i + 64] for i in range(0, len(encoded), 64)]
+    lines = [encoded[i : i + 64] for i in range(0, len(encoded), 64)]
     crc = base64.b64encode(_crc24(body).to_bytes(3, "big")).decode("ascii")
     return "\n".join([marker, BEGIN, "", *lines, f"={crc}", END, ""])

@@ -51,8 +51,10 @@ def absolute_path(given: str, env: Mapping[str, str], os_: str, what: str) -> st
         text = home_dir(env, os_) + text[1:]
     if not path.isabs(text) or (os_ == "windows" and not path.splitdrive(text)[0]):
         shown = f"{what} {given!r}" if " " in what else f"{what}={given!r}"
-        raise BadInput(f"{shown} is not an absolute path",
-                       "give a full path (~ is your home directory), such as ~/tracebloc-data")
+        raise BadInput(
+            f"{shown} is not an absolute path",
+            "give a full path (~ is your home directory), such as ~/tracebloc-data",
+        )
     return path.normpath(text)
 
 
@@ -84,8 +86,10 @@ def default_tools_dir(env: Mapping[str, str], os_: str) -> str:
             return ntpath.join(base, "tracebloc", "bin")
     elif env.get("HOME", "").strip():
         return posixpath.join(env["HOME"].strip(), ".tracebloc", "bin")
-    raise BadInput("there is no home directory for the downloaded tools",
-                   f"set {TOOLS_DIR_VARIABLE} to a directory you can write to")  # fmt: skip
+    raise BadInput(
+        "there is no home directory for the downloaded tools",
+        f"set {TOOLS_DIR_VARIABLE} to a directory you can write to",
+    )
 
 
 def locks_dir(env: Mapping[str, str], os_: str, data_dir: str) -> str:
@@ -124,8 +128,9 @@ def paths(env: Mapping[str, str], os_: str, *, data_dir_from_flag: bool = False)
     )
 
 
-def _or_none(compute: Callable[[Mapping[str, str], str], str], env: Mapping[str, str],
-             os_: str) -> str | None:  # fmt: skip
+def _or_none(
+    compute: Callable[[Mapping[str, str], str], str], env: Mapping[str, str], os_: str
+) -> str | None:
     try:
         return compute(env, os_)
     except BadInput:

@@ -33,8 +33,9 @@ def certificates(data: bytes) -> str:
         if label != end:
             raise NotCertificates(f"a {label} block ends as {end}")
         if label != "CERTIFICATE":
-            raise NotCertificates(f"it holds a {label or 'nameless'} block: only certificates "
-                                  "may be given")  # fmt: skip
+            raise NotCertificates(
+                f"it holds a {label or 'nameless'} block: only certificates may be given"
+            )
         if _OPENING.search(body):
             raise NotCertificates("a CERTIFICATE block has no end")
         try:
@@ -44,9 +45,10 @@ def certificates(data: bytes) -> str:
         if not der or der[0] != 0x30:  # an X.509 certificate is a DER SEQUENCE
             raise NotCertificates("a CERTIFICATE block holds no certificate")
         encoded = base64.b64encode(der).decode("ascii")
-        lines = [encoded[i:i + 64] for i in range(0, len(encoded), 64)]
-        out.append("-----BEGIN CERTIFICATE-----\n" + "\n".join(lines)
-                   + "\n-----END CERTIFICATE-----\n")  # fmt: skip
+        lines = [encoded[i : i + 64] for i in range(0, len(encoded), 64)]
+        out.append(
+            "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
+        )
     rest = _BLOCK.sub("", text)
     if _OPENING.search(rest) or "-----END " in rest:
         raise NotCertificates("it holds a PEM block that does not end (or end without a start)")

@@ -147,9 +147,19 @@ def _artifact(tool: str, version: str, platform: str, entry: Any) -> Artifact:
     size = entry.get("size")
     if size is not None and (type(size) is not int or size <= 0):
         raise ManifestError(f"{where}: size must be a positive number of bytes")
-    return Artifact(tool, version, platform, file, url, sha256, str(entry["checksum_source"]),
-                    archive, member if archive != "none" else "", tuple(others),
-                    size)  # fmt: skip
+    return Artifact(
+        tool,
+        version,
+        platform,
+        file,
+        url,
+        sha256,
+        str(entry["checksum_source"]),
+        archive,
+        member if archive != "none" else "",
+        tuple(others),
+        size,
+    )
 
 
 def _relative(name: str) -> bool:

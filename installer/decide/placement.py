@@ -51,7 +51,9 @@ def locality(target: KubeTarget, nodes: NodeRead, storage_mode: str) -> Locality
     return decide_where(target, nodes, storage_mode=storage_mode)
 
 
-def single_node(where: Locality, nodes: NodeRead, storage_mode: str) -> tuple[str | None, bool | None]:
+def single_node(
+    where: Locality, nodes: NodeRead, storage_mode: str
+) -> tuple[str | None, bool | None]:
     """(`env.SINGLE_NODE`, top-level `singleNode`); None leaves a key to the chart.
 
     `env.SINGLE_NODE` means "one host": "true" when the whole cluster runs here (a k3d
@@ -60,16 +62,22 @@ def single_node(where: Locality, nodes: NodeRead, storage_mode: str) -> tuple[st
     chart's default (`hostPath.enabled`) would answer it wrongly: one measured node with
     hostPath off (node-local). With hostPath on the default already says single-node."""
     env = "true" if where.local else None
-    top = True if (storage_mode == "node-local" and nodes.readable
-                   and nodes.schedulable_count == 1) else None  # fmt: skip
+    top = (
+        True
+        if (storage_mode == "node-local" and nodes.readable and nodes.schedulable_count == 1)
+        else None
+    )
     return env, top
 
 
 def node_arch(nodes: NodeRead, machine_arch: str) -> tuple[str, str]:
     """(arch, where it was read) for the MySQL engine: the schedulable nodes' labels, or
     this machine when no node says (the rule before nodes were read)."""
-    labelled = sorted({engine_arch(n.arch) for n in nodes.nodes
-                       if n.schedulable and n.arch}) if nodes.readable else []  # fmt: skip
+    labelled = (
+        sorted({engine_arch(n.arch) for n in nodes.nodes if n.schedulable and n.arch})
+        if nodes.readable
+        else []
+    )
     if not labelled:
         return machine_arch, "this machine"
     if labelled == ["x86_64"]:
@@ -79,6 +87,7 @@ def node_arch(nodes: NodeRead, machine_arch: str) -> tuple[str, str]:
 
 
 # --- GPU ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class GpuPlan:
@@ -112,8 +121,10 @@ def gpu_vendor(nodes: NodeRead, where: Locality, host: Gpu) -> tuple[str | None,
         # is the device plugin this install brings.
         return host.vendor, f"this machine has a {host.vendor} GPU and the cluster runs here"
     if host.vendor:
-        return None, (f"this machine has a {host.vendor} GPU, but the cluster's nodes "
-                      "advertise none and the cluster does not run here")  # fmt: skip
+        return None, (
+            f"this machine has a {host.vendor} GPU, but the cluster's nodes "
+            "advertise none and the cluster does not run here"
+        )
     return None, host.reason or "no GPU on the nodes or this machine"
 
 
@@ -123,7 +134,9 @@ def _wsl_nodes(nodes: NodeRead) -> bool:
 
 def plugin_name(vendor: str) -> str:
     """The chart's DaemonSet name, the one the old `kubectl apply` used."""
-    return {"nvidia": "nvidia-device-plugin-daemonset", "amd": "amdgpu-device-plugin-daemonset"}[vendor]
+    return {"nvidia": "nvidia-device-plugin-daemonset", "amd": "amdgpu-device-plugin-daemonset"}[
+        vendor
+    ]
 
 
 def plan_gpu(
@@ -143,35 +156,80 @@ def plan_gpu(
     if vendor == "nvidia" and where.local and _wsl_nodes(nodes):
         # WSL2: NVML cannot see the GPU, so the NVML plugin would advertise 0 and pin the
         # resource there; pods get the GPU through CDI instead (what the PowerShell twin did).
-        return GpuPlan(vendor, source, runtime, CDI_SELECTOR, False, notes=(
-            "WSL2 nodes: the GPU reaches pods through CDI (GPU_VISIBLE_DEVICES); "
-            "the chart's device plugin is left off",))  # fmt: skip
+        return GpuPlan(
+            vendor,
+            source,
+            runtime,
+            CDI_SELECTOR,
+            False,
+            notes=(
+                "WSL2 nodes: the GPU reaches pods through CDI (GPU_VISIBLE_DEVICES); "
+                "the chart's device plugin is left off",
+            ),
+        )
     ours = plugin_name(vendor)
     if plugins is None or not plugins.readable:
         kept = _chart_plugin_in(release_values)
         why = plugins.reason if plugins else "not read"
-        return GpuPlan(vendor, source, runtime, "", kept, notes=(
-            f"could not list the device plugins ({why}); the chart's plugin is "
-            + ("kept on, as installed" if kept else "left off, so no node runs two"),))  # fmt: skip
-    others = [p for p in plugins.found if p.vendor == vendor
-              and not (p.release == release and p.release_namespace == namespace)]  # fmt: skip
-    orphans = [p for p in others if p.release is None and p.name == ours
-               and p.namespace == "kube-system"]  # fmt: skip
+        return GpuPlan(
+            vendor,
+            source,
+            runtime,
+            "",
+            kept,
+            notes=(
+                f"could not list the device plugins ({why}); the chart's plugin is "
+                + ("kept on, as installed" if kept else "left off, so no node runs two"),
+            ),
+        )
+    others = [
+        p
+        for p in plugins.found
+        if p.vendor == vendor and not (p.release == release and p.release_namespace == namespace)
+    ]
+    orphans = [
+        p for p in others if p.release is None and p.name == ours and p.namespace == "kube-system"
+    ]
     foreign = [p for p in others if p not in orphans]
     if foreign:
         names = ", ".join(f"{p.namespace}/{p.name}" for p in foreign)
-        return GpuPlan(vendor, source, runtime, "", False, notes=(
-            f"a {vendor} device plugin already runs ({names}); the chart's plugin is left "
-            "off so no node runs two",))  # fmt: skip
+        return GpuPlan(
+            vendor,
+            source,
+            runtime,
+            "",
+            False,
+            notes=(
+                f"a {vendor} device plugin already runs ({names}); the chart's plugin is left "
+                "off so no node runs two",
+            ),
+        )
     if orphans:
         plugin = orphans[0]
-        return GpuPlan(vendor, source, runtime, "", True, adopt=plugin, notes=(
-            f"the device plugin {plugin.namespace}/{plugin.name}, applied by an older "
-            f"installer, is adopted into release {release}",))  # fmt: skip
+        return GpuPlan(
+            vendor,
+            source,
+            runtime,
+            "",
+            True,
+            adopt=plugin,
+            notes=(
+                f"the device plugin {plugin.namespace}/{plugin.name}, applied by an older "
+                f"installer, is adopted into release {release}",
+            ),
+        )
     if cluster_gpu(nodes) == vendor and not any(p.vendor == vendor for p in plugins.found):
-        return GpuPlan(vendor, source, runtime, "", False, notes=(
-            f"the nodes already advertise {vendor}.com/gpu without a device plugin this "
-            "release owns; the chart's plugin is left off so no node runs two",))  # fmt: skip
+        return GpuPlan(
+            vendor,
+            source,
+            runtime,
+            "",
+            False,
+            notes=(
+                f"the nodes already advertise {vendor}.com/gpu without a device plugin this "
+                "release owns; the chart's plugin is left off so no node runs two",
+            ),
+        )
     return GpuPlan(vendor, source, runtime, "", True)
 
 
@@ -183,6 +241,7 @@ def _chart_plugin_in(values: Mapping[str, Any]) -> bool:
 
 
 # --- everything the values need from here ------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Site:

@@ -37,6 +37,7 @@ TRAINING_MEM_GIB = 16  # what training wants, quoted in the memory warning
 
 Level = Literal["fail", "warn", "note"]
 
+
 @dataclass(frozen=True)
 class Finding:
     level: Level
@@ -83,28 +84,34 @@ def _memory(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
     under_floor = total + VM_GRACE_BYTES < limits.min_mem_gib * GIB
     if under_floor:
         # Docker's budget is what the pods get, on every OS: under the floor they OOM.
-        findings.append(Finding(
-            "fail" if linux or docker else "warn",
-            f"{what}: {_measured(total)} total, the client needs at least "
-            f"{_gib(limits.min_mem_gib)} (PF_MIN_MEM_GB lowers this floor)",
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                "fail" if linux or docker else "warn",
+                f"{what}: {_measured(total)} total, the client needs at least "
+                f"{_gib(limits.min_mem_gib)} (PF_MIN_MEM_GB lowers this floor)",
+            )
+        )
     elif total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
-        findings.append(Finding(
-            "warn",
-            f"{what}: {_measured(total)} total, below the recommended "
-            f"{_gib(limits.warn_mem_gib)}; training wants about {TRAINING_MEM_GIB} GiB",
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                "warn",
+                f"{what}: {_measured(total)} total, below the recommended "
+                f"{_gib(limits.warn_mem_gib)}; training wants about {TRAINING_MEM_GIB} GiB",
+            )
+        )
     if docker and total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
         findings.append(Finding("note", _docker_memory_remedy(machine, limits, under_floor)))
     # Available memory matters only on Linux (elsewhere the cluster's VM has its own), and
     # adds nothing when the total is already under the floor.
     available = machine.memory_available_bytes
     if linux and not under_floor and available < limits.min_mem_gib * GIB:
-        findings.append(Finding(
-            "warn",
-            f"memory: {_measured(available)} available of {_measured(total)}, below "
-            f"{_gib(limits.min_mem_gib)}; other programs may leave the client too little",
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                "warn",
+                f"memory: {_measured(available)} available of {_measured(total)}, below "
+                f"{_gib(limits.min_mem_gib)}; other programs may leave the client too little",
+            )
+        )
     return findings
 
 
@@ -117,50 +124,82 @@ def _docker_memory_remedy(machine: MachineFacts, limits: Thresholds, under_floor
     host = machine.host_memory_bytes
     target = limits.warn_mem_gib if under_floor else TRAINING_MEM_GIB
     if host is not None and host / GIB - OS_RESERVE_GIB < limits.min_mem_gib:
-        return (f"this machine has {_measured(host)} in all; the client needs "
-                f"{_gib(limits.min_mem_gib)} for Docker plus ~{OS_RESERVE_GIB} GiB for the "
-                "operating system: free memory or use a larger machine")  # fmt: skip
+        return (
+            f"this machine has {_measured(host)} in all; the client needs "
+            f"{_gib(limits.min_mem_gib)} for Docker plus ~{OS_RESERVE_GIB} GiB for the "
+            "operating system: free memory or use a larger machine"
+        )
     if host is not None:
         target = min(target, max(limits.min_mem_gib, math.floor(host / GIB) - OS_RESERVE_GIB))
     if machine.os == "linux":
-        return (f"give Docker {_gib(target)}: on Linux its budget is the machine's memory or "
-                "a VM/cgroup limit; raise that or free memory, then restart Docker")  # fmt: skip
+        return (
+            f"give Docker {_gib(target)}: on Linux its budget is the machine's memory or "
+            "a VM/cgroup limit; raise that or free memory, then restart Docker"
+        )
     if machine.os == "windows":
         # Docker Desktop's WSL 2 backend has no memory setting of its own: WSL's VM is sized
         # by the [wsl2] section of the user's .wslconfig.
-        return (f"give Docker {_gib(target)}: in %USERPROFILE%\\.wslconfig set [wsl2] "
-                f"memory={target:g}GB, run `wsl --shutdown`, start Docker Desktop again, then "
-                "run the installer again")  # fmt: skip
-    colima = (f" (colima: colima stop && colima start --memory {target:g})"
-              if machine.os == "darwin" else "")  # fmt: skip
-    return (f"give Docker {_gib(target)}: Docker Desktop > Settings > Resources > Memory"
-            f"{colima}, then run the installer again")  # fmt: skip
+        return (
+            f"give Docker {_gib(target)}: in %USERPROFILE%\\.wslconfig set [wsl2] "
+            f"memory={target:g}GB, run `wsl --shutdown`, start Docker Desktop again, then "
+            "run the installer again"
+        )
+    colima = (
+        f" (colima: colima stop && colima start --memory {target:g})"
+        if machine.os == "darwin"
+        else ""
+    )
+    return (
+        f"give Docker {_gib(target)}: Docker Desktop > Settings > Resources > Memory"
+        f"{colima}, then run the installer again"
+    )
 
 
 def _cpu(count: int, limits: Thresholds) -> list[Finding]:
     if count < limits.min_cpu:
-        return [Finding("warn", f"CPU: {count} logical CPUs, the client wants at least "
-                                f"{limits.min_cpu} (PF_MIN_CPU lowers this floor)")]  # fmt: skip
+        return [
+            Finding(
+                "warn",
+                f"CPU: {count} logical CPUs, the client wants at least "
+                f"{limits.min_cpu} (PF_MIN_CPU lowers this floor)",
+            )
+        ]
     if count < CPU_TRAINING:
-        return [Finding("note", f"CPU: {count} logical CPUs; training runs faster with "
-                                f"{CPU_TRAINING} or more")]  # fmt: skip
+        return [
+            Finding(
+                "note",
+                f"CPU: {count} logical CPUs; training runs faster with {CPU_TRAINING} or more",
+            )
+        ]
     return []
 
 
 def _disk(os_: str, free: int | None, data_dir: str, limits: Thresholds) -> list[Finding]:
     if free is None:
-        return [Finding("warn", f"disk: could not measure the free space for {data_dir}; "
-                                f"the client wants at least {_gib(limits.min_disk_gib)} "
-                                f"there")]  # fmt: skip
+        return [
+            Finding(
+                "warn",
+                f"disk: could not measure the free space for {data_dir}; "
+                f"the client wants at least {_gib(limits.min_disk_gib)} "
+                f"there",
+            )
+        ]
     if free < limits.min_disk_gib * GIB:
-        return [Finding(
-            "fail" if os_ == "linux" else "warn",
-            f"disk: {_measured(free)} free for {data_dir}, the client needs at least "
-            f"{_gib(limits.min_disk_gib)} (PF_MIN_DISK_GB lowers this floor)",
-        )]  # fmt: skip
+        return [
+            Finding(
+                "fail" if os_ == "linux" else "warn",
+                f"disk: {_measured(free)} free for {data_dir}, the client needs at least "
+                f"{_gib(limits.min_disk_gib)} (PF_MIN_DISK_GB lowers this floor)",
+            )
+        ]
     if free < DISK_WARN_GIB * GIB:
-        return [Finding("warn", f"disk: {_measured(free)} free for {data_dir}, below the "
-                                f"recommended {DISK_WARN_GIB} GiB")]  # fmt: skip
+        return [
+            Finding(
+                "warn",
+                f"disk: {_measured(free)} free for {data_dir}, below the "
+                f"recommended {DISK_WARN_GIB} GiB",
+            )
+        ]
     return []
 
 
@@ -171,9 +210,13 @@ def docker_root(os_: str, free: int | None, root_dir: str, limits: Thresholds) -
     (the data directory's own finding already speaks for the disk)."""
     if os_ != "linux" or not root_dir or free is None:
         return []
-    return [Finding(f.level, f.message.replace(f"free for {root_dir}",
-                                               f"free on Docker's data root {root_dir}"))
-            for f in _disk(os_, free, root_dir, limits)]  # fmt: skip
+    return [
+        Finding(
+            f.level,
+            f.message.replace(f"free for {root_dir}", f"free on Docker's data root {root_dir}"),
+        )
+        for f in _disk(os_, free, root_dir, limits)
+    ]
 
 
 def docker_budget(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
@@ -189,19 +232,33 @@ def check_cluster(nodes: NodeRead, limits: Thresholds) -> list[Finding]:
     usable = [n for n in nodes.nodes if n.usable]
     if not usable:
         why = "not read" if nodes.skipped or not nodes.readable else "none is schedulable"
-        return [Finding("note", f"cluster: the nodes' sizes were {why}; the memory and CPU "
-                                "floors were not checked")]  # fmt: skip
+        return [
+            Finding(
+                "note",
+                f"cluster: the nodes' sizes were {why}; the memory and CPU floors were not checked",
+            )
+        ]
     node = max(usable, key=lambda n: (n.cpu_millicores or 0, n.memory_bytes or 0, n.name))
     memory, cpus = node.memory_bytes or 0, (node.cpu_millicores or 0) // 1000
     findings = []
     if memory + VM_GRACE_BYTES < limits.min_mem_gib * GIB:
-        findings.append(Finding(
-            "fail", f"memory: the largest node ({node.name}) has {_measured(memory)} "
-                    f"allocatable, the client needs at least {_gib(limits.min_mem_gib)} "
-                    "(PF_MIN_MEM_GB lowers this floor)"))  # fmt: skip
+        findings.append(
+            Finding(
+                "fail",
+                f"memory: the largest node ({node.name}) has {_measured(memory)} "
+                f"allocatable, the client needs at least {_gib(limits.min_mem_gib)} "
+                "(PF_MIN_MEM_GB lowers this floor)",
+            )
+        )
     elif memory + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
-        findings.append(Finding(
-            "warn", f"memory: the largest node ({node.name}) has {_measured(memory)} "
-                    f"allocatable, below the recommended {_gib(limits.warn_mem_gib)}"))  # fmt: skip
-    return findings + [Finding(f.level, f.message.replace("CPU:", f"CPU ({node.name}):", 1))
-                       for f in _cpu(cpus, limits)]  # fmt: skip
+        findings.append(
+            Finding(
+                "warn",
+                f"memory: the largest node ({node.name}) has {_measured(memory)} "
+                f"allocatable, below the recommended {_gib(limits.warn_mem_gib)}",
+            )
+        )
+    return findings + [
+        Finding(f.level, f.message.replace("CPU:", f"CPU ({node.name}):", 1))
+        for f in _cpu(cpus, limits)
+    ]

@@ -31,4 +31,3 @@ def shown(text: str, *, lines: bool = True) -> str:
     """`text` with every control character escaped; line feeds and tabs kept when `lines`."""
     pattern = _CONTROL if lines else _CONTROL_ONE_LINE
     return pattern.sub(_escape, text)
-

@@ -43,10 +43,14 @@ def when(boot: Boot) -> str:
 def line(boot: Boot) -> str:
     start_cluster = shellquote.join([boot.k3d, "cluster", "start", boot.cluster])
     if boot.runtime_starts and boot.nodes_restart:
-        return (f"After a reboot, tracebloc restarts automatically (Docker starts {when(boot)}; "
-                "the cluster's containers restart with it).")  # fmt: skip
+        return (
+            f"After a reboot, tracebloc restarts automatically (Docker starts {when(boot)}; "
+            "the cluster's containers restart with it)."
+        )
     if not boot.nodes_restart:
-        first = "once Docker runs" if boot.runtime_starts else f"start Docker ({start_docker(boot)})"
+        first = (
+            "once Docker runs" if boot.runtime_starts else f"start Docker ({start_docker(boot)})"
+        )
         return f"After a reboot, {first}, then start the cluster: {start_cluster}"
     out = f"After a reboot, start Docker to bring tracebloc back: {start_docker(boot)}"
     if boot.os == "linux":

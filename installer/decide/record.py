@@ -30,8 +30,9 @@ class Record:
 
 
 def dump(record: Record) -> bytes:
-    return (json.dumps({"version": VERSION, **asdict(record)}, indent=2, sort_keys=True)
-            + "\n").encode("utf-8")  # fmt: skip
+    return (
+        json.dumps({"version": VERSION, **asdict(record)}, indent=2, sort_keys=True) + "\n"
+    ).encode("utf-8")
 
 
 def parse(data: bytes) -> Record:
@@ -42,21 +43,27 @@ def parse(data: bytes) -> Record:
         raise ValueError("it is not JSON") from None
     if not isinstance(doc, dict) or doc.get("version") != VERSION:
         raise ValueError(f"it is not a version {VERSION} install record")
-    values = {f.name: doc.get(f.name, f.default if isinstance(f.default, str) else None)
-              for f in fields(Record)}
+    values = {
+        f.name: doc.get(f.name, f.default if isinstance(f.default, str) else None)
+        for f in fields(Record)
+    }
     if not all(isinstance(v, str) for v in values.values()) or not values["namespace"]:
         raise ValueError("a field is missing or not text")
     return Record(**values)  # type: ignore[arg-type]
 
 
 def followed_line(record: Record, path: str) -> str:
-    return (f"using the install record {path}: release {record.release} in namespace "
-            f"{record.namespace}, kube context {record.context or '(current)'} "
-            "(-n, --context or --kubeconfig override it)")  # fmt: skip
+    return (
+        f"using the install record {path}: release {record.release} in namespace "
+        f"{record.namespace}, kube context {record.context or '(current)'} "
+        "(-n, --context or --kubeconfig override it)"
+    )
 
 
 def stale_line(record: Record, path: str, found_server: str) -> str:
     now = f"now points at {found_server}" if found_server else "no longer exists"
-    return (f"the install record {path} names kube context {record.context} (API server "
-            f"{record.server}), which {now}: not followed; name the cluster with --context "
-            f"or --kubeconfig and the namespace with -n {record.namespace}")  # fmt: skip
+    return (
+        f"the install record {path} names kube context {record.context} (API server "
+        f"{record.server}), which {now}: not followed; name the cluster with --context "
+        f"or --kubeconfig and the namespace with -n {record.namespace}"
+    )

@@ -72,8 +72,7 @@ def forms(secret: str) -> list[str]:
         # either way, so it is emitted once.
         key = (text, unicode_ok or text.isascii())
         if key not in dumps:
-            dumped = yaml.safe_dump(text, default_style='"', allow_unicode=key[1],
-                                    width=1 << 30)  # fmt: skip
+            dumped = yaml.safe_dump(text, default_style='"', allow_unicode=key[1], width=1 << 30)
             dumps[key] = dumped[dumped.index('"') + 1 : dumped.rindex('"')]
         return dumps[key]
 
@@ -175,9 +174,12 @@ def _pattern(form: str) -> re.Pattern[str]:
     """`form` literally, except that percent-escapes match in either case (`%2f`, `%2F`) and
     a line break matches however a printer folded it."""
     pieces = _SPLIT_BREAKS.split(form)  # text, break, text, break, …, text
-    return re.compile("".join(
-        _literal(piece) if index % 2 == 0 else re.escape(piece) + _FOLDED
-        for index, piece in enumerate(pieces)))  # fmt: skip
+    return re.compile(
+        "".join(
+            _literal(piece) if index % 2 == 0 else re.escape(piece) + _FOLDED
+            for index, piece in enumerate(pieces)
+        )
+    )
 
 
 def _literal(form: str) -> str:
@@ -231,8 +233,11 @@ class Redactor:
         if found == set(self._secrets):
             return
         self._secrets = sorted(found, key=len, reverse=True)
-        self._patterns = [(form, _Whole(form), _cut_pattern(form))
-                          for secret in self._secrets for form in forms(secret)]  # fmt: skip
+        self._patterns = [
+            (form, _Whole(form), _cut_pattern(form))
+            for secret in self._secrets
+            for form in forms(secret)
+        ]
 
     def __call__(self, text: str) -> str:
         if "://" in text and "@" in text:
@@ -242,8 +247,9 @@ class Redactor:
         spans: list[tuple[int, int]] = []
         for form, whole, cut in self._patterns:
             for match in whole.finditer(text):
-                if not (_glued_left(text, match.start(), form)
-                        or _glued_right(text, match.end(), form)):  # fmt: skip
+                if not (
+                    _glued_left(text, match.start(), form) or _glued_right(text, match.end(), form)
+                ):
                     spans.append(match.span())
             for start, end in cut.spans(text) if cut is not None else ():
                 if not _glued_left(text, start, form):

@@ -154,6 +154,12 @@ _Dumper.add_representer(str, _represent_str)
 
 def to_yaml(doc: dict[str, Any]) -> bytes:
     """The exact bytes of the values file: what helm reads back equals what we wrote."""
-    text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                     allow_unicode=True, width=2**16)  # fmt: skip
+    text = yaml.dump(
+        doc,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=2**16,
+    )
     return text.encode("utf-8")

@@ -130,8 +130,10 @@ def decide_mysql(
     if data_present:
         return "5.7", "MySQL data already exists under the data directory"
     if release.state is not ReleaseState.ABSENT:
-        return "5.7", ("whether a release is installed could not be seen, so 5.7 is kept; "
-                       "set TB_MYSQL_ENGINE to choose")  # fmt: skip
+        return "5.7", (
+            "whether a release is installed could not be seen, so 5.7 is kept; "
+            "set TB_MYSQL_ENGINE to choose"
+        )
     if arch == "x86_64":
         return "5.7", "fresh install on x86_64"
     return "8.4", f"fresh install on {arch}"

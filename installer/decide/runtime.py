@@ -80,7 +80,9 @@ class Facts:
     sudo: str = "pw"  # root | nopw | pw | none
     in_docker_group: bool | None = None  # in /etc/group (not necessarily this process)
     os_release: Mapping[str, str] = field(default_factory=dict)
-    tools: frozenset[str] = frozenset()  # which of apt-get, dnf, yum, zypper, pacman, systemctl, fuser, … exist
+    tools: frozenset[str] = (
+        frozenset()
+    )  # which of apt-get, dnf, yum, zypper, pacman, systemctl, fuser, … exist
     arch: str = "x86_64"  # the engine's name (decide/arch.py): x86_64 | arm64
     dpkg_arch: str = ""  # what `dpkg --print-architecture` answered, when it could be asked
     # The files the engine may write, as this user saw them (edges/runtime_linux.file_state):
@@ -88,7 +90,9 @@ class Facts:
     files: Mapping[str, str] = field(default_factory=dict)
     proxy: Mapping[str, str] = field(default_factory=dict)  # HTTP(S)_PROXY/NO_PROXY as set
     ca_pem: str = ""  # the certificates of TRACEBLOC_CA_BUNDLE, read as the person (decide/pem)
-    boot_enabled: str = ""  # `systemctl is-enabled docker` as this user: "enabled", "disabled", "" unknown
+    boot_enabled: str = (
+        ""  # `systemctl is-enabled docker` as this user: "enabled", "disabled", "" unknown
+    )
     no_autostart: bool = False  # TRACEBLOC_NO_AUTOSTART
     # macOS
     admin: bool | None = None
@@ -201,21 +205,25 @@ def shown(step: Step, as_root: bool) -> str:
 
 
 def sudo_wrapped(sudo_user: str) -> tuple[str, str]:
-    return (f"don't run the installer with sudo: it would grant Docker to root instead of "
-            f"{sudo_user} and leave root-owned files in {sudo_user}'s home",
-            f"run it again as {sudo_user} without sudo (it asks for the password itself when "
-            f"it needs it); an administrator preparing this machine for someone else runs "
-            f"`sudo TB_PREPARE_USER=<their user> tracebloc-installer prepare-host`")  # fmt: skip
+    return (
+        f"don't run the installer with sudo: it would grant Docker to root instead of "
+        f"{sudo_user} and leave root-owned files in {sudo_user}'s home",
+        f"run it again as {sudo_user} without sudo (it asks for the password itself when "
+        f"it needs it); an administrator preparing this machine for someone else runs "
+        f"`sudo TB_PREPARE_USER=<their user> tracebloc-installer prepare-host`",
+    )
 
 
 def no_sudo(facts: Facts) -> tuple[str, str] | None:
     if facts.uid == 0 or facts.sudo in ("root", "nopw", "pw"):
         return None
-    return ("this machine needs administrator rights to set up Docker, but you are not root "
-            "and cannot use sudo",
-            "ask an administrator to run `sudo TB_PREPARE_USER=<your user> tracebloc-installer "
-            "prepare-host` once (or to install Docker and add you to the docker group), then "
-            "run the installer again as yourself")  # fmt: skip
+    return (
+        "this machine needs administrator rights to set up Docker, but you are not root "
+        "and cannot use sudo",
+        "ask an administrator to run `sudo TB_PREPARE_USER=<your user> tracebloc-installer "
+        "prepare-host` once (or to install Docker and add you to the docker group), then "
+        "run the installer again as yourself",
+    )
 
 
 def sudo_prime(facts: Facts) -> tuple[Step, ...]:
@@ -223,25 +231,42 @@ def sudo_prime(facts: Facts) -> tuple[Step, ...]:
     sudo needs no password)."""
     if facts.uid == 0 or facts.sudo != "pw":
         return ()
-    return (Step(("sudo", "-v"), "ask for your password once (sudo)", root=False,
-                 timeout=300, kind="prime"),)  # fmt: skip
+    return (
+        Step(
+            ("sudo", "-v"),
+            "ask for your password once (sudo)",
+            root=False,
+            timeout=300,
+            kind="prime",
+        ),
+    )
 
 
 def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ()) -> str | None:
     """The Docker daemon's systemd drop-in for the host's proxy (the twin's
     `_configure_docker_proxy`): without it `k3d cluster create` cannot pull rancher/k3s
     behind a proxy. None when no proxy is set. It holds the proxy's password, if any."""
-    http = next((proxy[n] for n in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
-                 if proxy.get(n, "").strip()), "")  # fmt: skip
+    http = next(
+        (
+            proxy[n]
+            for n in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+            if proxy.get(n, "").strip()
+        ),
+        "",
+    )
     if not http:
         return None
     https = proxy.get("HTTPS_PROXY") or proxy.get("https_proxy") or http
-    hosts = [h for h in (proxy.get("NO_PROXY") or proxy.get("no_proxy") or "").split(",") if h.strip()]
+    hosts = [
+        h for h in (proxy.get("NO_PROXY") or proxy.get("no_proxy") or "").split(",") if h.strip()
+    ]
     hosts += [h for h in no_proxy_extra if h not in hosts]
-    return (f"{MARKER}\n[Service]\n"
-            f"Environment={_unit_quote('HTTP_PROXY=' + http)}\n"
-            f"Environment={_unit_quote('HTTPS_PROXY=' + https)}\n"
-            f"Environment={_unit_quote('NO_PROXY=' + ','.join(hosts))}\n")  # fmt: skip
+    return (
+        f"{MARKER}\n[Service]\n"
+        f"Environment={_unit_quote('HTTP_PROXY=' + http)}\n"
+        f"Environment={_unit_quote('HTTPS_PROXY=' + https)}\n"
+        f"Environment={_unit_quote('NO_PROXY=' + ','.join(hosts))}\n"
+    )
 
 
 def _unit_quote(assignment: str) -> str:
@@ -259,8 +284,10 @@ def ca_dropin() -> str:
     """dockerd (Go) reads its roots from SSL_CERT_DIR when set: the system directories
     plus the engine's own, so the corporate CA is trusted by the daemon only, and the
     machine's trust store is left as it is."""
-    dirs = ":".join(("/etc/ssl/certs", "/etc/pki/tls/certs", "/var/lib/ca-certificates/pem", CA_DIR))
-    return f"{MARKER}\n[Service]\nEnvironment=\"SSL_CERT_DIR={dirs}\"\n"
+    dirs = ":".join(
+        ("/etc/ssl/certs", "/etc/pki/tls/certs", "/var/lib/ca-certificates/pem", CA_DIR)
+    )
+    return f'{MARKER}\n[Service]\nEnvironment="SSL_CERT_DIR={dirs}"\n'
 
 
 def plan_lines(plan: RuntimePlan) -> list[str]:
@@ -281,12 +308,18 @@ def plan_lines(plan: RuntimePlan) -> list[str]:
         if step.root and step.kind in ("stage", "fetch") and step.argv[0] == "install":
             probe = Step(("cmp", "-s", compare_source(step), step.argv[-1]), "", root=True)
             lines.append(f"{shown(probe, plan.as_root)}    # unchanged: not rewritten")
-        suffix = {"wait-lock": f" (while held, up to {step.timeout:g}s)",
-                  "wait-docker": f" (until it answers, up to {step.timeout:g}s)",
-                  "modules": f" (then {step.content} and again, when one does not load)"
-                  if step.content else ""}.get(step.kind, "")  # fmt: skip
-        when = " (only when a file changed)" if step.when == "changed" else (
-            f" (only when {step.when[8:]} was removed or changed)" if step.when else "")
+        suffix = {
+            "wait-lock": f" (while held, up to {step.timeout:g}s)",
+            "wait-docker": f" (until it answers, up to {step.timeout:g}s)",
+            "modules": f" (then {step.content} and again, when one does not load)"
+            if step.content
+            else "",
+        }.get(step.kind, "")
+        when = (
+            " (only when a file changed)"
+            if step.when == "changed"
+            else (f" (only when {step.when[8:]} was removed or changed)" if step.when else "")
+        )
         optional = " [a failure is a warning]" if step.optional else ""
         lines.append(f"{shown(step, plan.as_root)}    # {step.why}{suffix}{when}{optional}")
     return lines
@@ -300,8 +333,9 @@ def guard_probe(path: str) -> tuple[str, ...]:
 def discard(new: str, root: bool) -> Step:
     """What a failed write or rename of a guarded file leaves beside it (`new`, the file's
     path + NEW_SUFFIX) is removed: no owner-only copy of ours stays under /etc."""
-    return Step(("rm", "-f", "--", new), "remove the copy that was not put in place",
-                root=root, timeout=30)  # fmt: skip
+    return Step(
+        ("rm", "-f", "--", new), "remove the copy that was not put in place", root=root, timeout=30
+    )
 
 
 def guard_lines(step: Step, as_root: bool) -> list[str]:
@@ -310,20 +344,25 @@ def guard_lines(step: Step, as_root: bool) -> list[str]:
     link = Step(("test", "-L", dest), "", root=step.root)
     check = Step(guard_probe(dest), "", root=step.root)
     optional = " [a failure is a warning]" if step.optional else ""
-    out = [f"{shown(link, as_root)}    # a symbolic link is left as it is",
-           f"{shown(check, as_root)}    # only tracebloc's own file"
-           + (" (or none yet)" if step.kind in ("stage", "fetch") else "") + ": anything else is left as it is"]
+    out = [
+        f"{shown(link, as_root)}    # a symbolic link is left as it is",
+        f"{shown(check, as_root)}    # only tracebloc's own file"
+        + (" (or none yet)" if step.kind in ("stage", "fetch") else "")
+        + ": anything else is left as it is",
+    ]
     if step.kind not in ("stage", "fetch"):
         return out + [f"{shown(step, as_root)}    # {step.why}{optional}"]
     new = dest + NEW_SUFFIX
     probe = Step(("cmp", "-s", compare_source(step), dest), "", root=step.root)
     written = Step((*step.argv[:-1], new), "", root=step.root)
     moved = Step(("mv", "-f", new, dest), "", root=step.root)
-    return out + [f"{shown(probe, as_root)}    # unchanged: not rewritten",
-                  f"{shown(written, as_root)}    # {step.why}{optional}",
-                  f"{shown(moved, as_root)}    # put in place in one rename",
-                  f"{shown(discard(new, step.root), as_root)}    # only when the write or the "
-                  "rename failed: no copy is left beside the file"]  # fmt: skip
+    return out + [
+        f"{shown(probe, as_root)}    # unchanged: not rewritten",
+        f"{shown(written, as_root)}    # {step.why}{optional}",
+        f"{shown(moved, as_root)}    # put in place in one rename",
+        f"{shown(discard(new, step.root), as_root)}    # only when the write or the "
+        "rename failed: no copy is left beside the file",
+    ]
 
 
 def granted_line(user: str) -> str:

@@ -32,12 +32,14 @@ MIN_MEM_GIB = 5
 
 
 def not_admin() -> tuple[str, str]:
-    return ("this Mac account is not an administrator, and installing Docker on macOS needs "
-            "administrator rights",
-            "ask your IT/admin to grant this account administrator rights (System Settings > "
-            "Users & Groups > this user > \"Allow this user to administer this computer\") "
-            "and run again as yourself, or to run the installer from their own administrator "
-            "account on this Mac")  # fmt: skip
+    return (
+        "this Mac account is not an administrator, and installing Docker on macOS needs "
+        "administrator rights",
+        "ask your IT/admin to grant this account administrator rights (System Settings > "
+        'Users & Groups > this user > "Allow this user to administer this computer") '
+        "and run again as yourself, or to run the installer from their own administrator "
+        "account on this Mac",
+    )
 
 
 def supports_vz(version: str) -> bool:
@@ -60,9 +62,16 @@ def colima_memory(facts: Facts) -> str:
 
 
 def colima_start_args(facts: Facts) -> tuple[str, ...]:
-    args = ["colima", "start", "--cpu", facts.colima.get("COLIMA_CPU", "").strip() or "4",
-            "--memory", colima_memory(facts),
-            "--disk", facts.colima.get("COLIMA_DISK", "").strip() or "60"]  # fmt: skip
+    args = [
+        "colima",
+        "start",
+        "--cpu",
+        facts.colima.get("COLIMA_CPU", "").strip() or "4",
+        "--memory",
+        colima_memory(facts),
+        "--disk",
+        facts.colima.get("COLIMA_DISK", "").strip() or "60",
+    ]
     # colima refuses to change the VM type of an existing instance: only a fresh one.
     if facts.arch == "arm64" and supports_vz(facts.macos_version) and not facts.colima_instance:
         args += ["--vm-type", "vz", "--vz-rosetta"]
@@ -83,23 +92,34 @@ def shellenv_line(arch: str) -> str:
 def _brew_notes(facts: Facts) -> tuple[str, ...]:
     if "brew" in facts.tools:
         return ()
-    return (f"Homebrew was installed in {brew_path(facts.arch).rsplit('/bin/', 1)[0]}; to have "
-            f"it (and what it installed) in new terminals run: {shellenv_line(facts.arch)} "
-            "(add it to ~/.zprofile to keep it)",)
+    return (
+        f"Homebrew was installed in {brew_path(facts.arch).rsplit('/bin/', 1)[0]}; to have "
+        f"it (and what it installed) in new terminals run: {shellenv_line(facts.arch)} "
+        "(add it to ~/.zprofile to keep it)",
+    )
 
 
 def decide_macos(facts: Facts) -> RuntimePlan:
-    wait = Step(("docker", "info", "--format", "{{json .}}"), "wait until Docker answers",
-                root=False, kind="wait-docker", timeout=START_WAIT_S)  # fmt: skip
+    wait = Step(
+        ("docker", "info", "--format", "{{json .}}"),
+        "wait until Docker answers",
+        root=False,
+        kind="wait-docker",
+        timeout=START_WAIT_S,
+    )
     # Stopped: started as this user, nothing installed, no administrator.
     if facts.docker_cli and facts.docker_app and facts.gui is not False:
-        return RuntimePlan(PRIVILEGED, "docker-stopped", (
-            Step(("open", "-a", "Docker"), "start Docker Desktop", root=False, timeout=30),
-            wait))  # fmt: skip
+        return RuntimePlan(
+            PRIVILEGED,
+            "docker-stopped",
+            (Step(("open", "-a", "Docker"), "start Docker Desktop", root=False, timeout=30), wait),
+        )
     if facts.docker_cli and facts.colima_instance and "colima" in facts.tools:
-        return RuntimePlan(PRIVILEGED, "docker-stopped", (
-            Step(("colima", "start"), "start colima", root=False, timeout=BREW_TIMEOUT_S),
-            wait))  # fmt: skip
+        return RuntimePlan(
+            PRIVILEGED,
+            "docker-stopped",
+            (Step(("colima", "start"), "start colima", root=False, timeout=BREW_TIMEOUT_S), wait),
+        )
     if facts.admin is False:
         return RuntimePlan(PRIVILEGED, "not-admin", refusal=not_admin())
     steps: list[Step] = [*sudo_prime(facts)]
@@ -107,34 +127,75 @@ def decide_macos(facts: Facts) -> RuntimePlan:
     # /opt/homebrew, which no default PATH has): it is run by its absolute path.
     brew = "brew" if "brew" in facts.tools else brew_path(facts.arch)
     if "brew" not in facts.tools:
-        steps.append(Step(("env", "NONINTERACTIVE=1", "/bin/bash", STAGED), "install Homebrew",
-                          root=False, kind="fetch", url=HOMEBREW_URL,
-                          timeout=HOMEBREW_TIMEOUT_S))  # fmt: skip
+        steps.append(
+            Step(
+                ("env", "NONINTERACTIVE=1", "/bin/bash", STAGED),
+                "install Homebrew",
+                root=False,
+                kind="fetch",
+                url=HOMEBREW_URL,
+                timeout=HOMEBREW_TIMEOUT_S,
+            )
+        )
     if facts.gui is False:
         if not facts.docker_cli:
-            steps.append(Step((brew, "install", "docker"), "install the Docker CLI",
-                              root=False, timeout=BREW_TIMEOUT_S))  # fmt: skip
+            steps.append(
+                Step(
+                    (brew, "install", "docker"),
+                    "install the Docker CLI",
+                    root=False,
+                    timeout=BREW_TIMEOUT_S,
+                )
+            )
         if "colima" not in facts.tools:
-            steps.append(Step((brew, "install", "colima"), "install colima (no desktop "
-                              "session here for Docker Desktop)", root=False,
-                              timeout=BREW_TIMEOUT_S))  # fmt: skip
-        steps += [Step(colima_start_args(facts), "start colima", root=False,
-                       timeout=BREW_TIMEOUT_S), wait]  # fmt: skip
+            steps.append(
+                Step(
+                    (brew, "install", "colima"),
+                    "install colima (no desktop session here for Docker Desktop)",
+                    root=False,
+                    timeout=BREW_TIMEOUT_S,
+                )
+            )
+        steps += [
+            Step(colima_start_args(facts), "start colima", root=False, timeout=BREW_TIMEOUT_S),
+            wait,
+        ]
         return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
     url = DMG_URL.format(arch=go_arch(facts.arch) or "amd64")
     steps += [
-        Step(("hdiutil", "attach", STAGED, "-nobrowse", "-quiet", "-mountpoint",
-              "/Volumes/Docker"), "open Docker Desktop's disk image (SHA-256 checked)",
-             root=False, kind="fetch", url=url,
-             check=f"sha256-from:{url.rsplit('/', 1)[0]}/checksums.txt", timeout=900),
-        Step(("cp", "-R", "/Volumes/Docker/Docker.app", "/Applications/"),
-             "copy Docker Desktop to /Applications", root=False, timeout=600),
-        Step(("xattr", "-cr", "/Applications/Docker.app"), "clear the download quarantine",
-             root=False, optional=True),  # fmt: skip
-        Step(("hdiutil", "detach", "/Volumes/Docker", "-quiet"), "close the disk image",
-             root=False, optional=True),  # fmt: skip
-        Step(("open", "-a", "Docker"), "start Docker Desktop (approve its helper and licence "
-             "in the window it opens)", root=False, timeout=30),  # fmt: skip
+        Step(
+            ("hdiutil", "attach", STAGED, "-nobrowse", "-quiet", "-mountpoint", "/Volumes/Docker"),
+            "open Docker Desktop's disk image (SHA-256 checked)",
+            root=False,
+            kind="fetch",
+            url=url,
+            check=f"sha256-from:{url.rsplit('/', 1)[0]}/checksums.txt",
+            timeout=900,
+        ),
+        Step(
+            ("cp", "-R", "/Volumes/Docker/Docker.app", "/Applications/"),
+            "copy Docker Desktop to /Applications",
+            root=False,
+            timeout=600,
+        ),
+        Step(
+            ("xattr", "-cr", "/Applications/Docker.app"),
+            "clear the download quarantine",
+            root=False,
+            optional=True,
+        ),
+        Step(
+            ("hdiutil", "detach", "/Volumes/Docker", "-quiet"),
+            "close the disk image",
+            root=False,
+            optional=True,
+        ),
+        Step(
+            ("open", "-a", "Docker"),
+            "start Docker Desktop (approve its helper and licence in the window it opens)",
+            root=False,
+            timeout=30,
+        ),
         Step(wait.argv, wait.why, root=False, kind="wait-docker", timeout=FIRST_START_WAIT_S),
     ]
     return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
@@ -167,11 +228,13 @@ def amd64_verdict(rc: int | None, output: str) -> str:
 
 
 def amd64_refusal() -> tuple[str, str]:
-    return ("amd64 emulation does not work on this Apple Silicon Mac, and this install uses "
-            "the amd64-only MySQL 5.7 image: it would crash-loop",
-            "Docker Desktop: Settings > General > enable \"Use Rosetta for x86_64/amd64 "
-            "emulation\" and restart Docker; colima: colima delete && colima start --vm-type "
-            "vz --vz-rosetta; then run the installer again")  # fmt: skip
+    return (
+        "amd64 emulation does not work on this Apple Silicon Mac, and this install uses "
+        "the amd64-only MySQL 5.7 image: it would crash-loop",
+        'Docker Desktop: Settings > General > enable "Use Rosetta for x86_64/amd64 '
+        'emulation" and restart Docker; colima: colima delete && colima start --vm-type '
+        "vz --vz-rosetta; then run the installer again",
+    )
 
 
 LAUNCH_DAEMONS = "/Library/LaunchDaemons"
@@ -198,48 +261,95 @@ def launch_agent(home: str, colima: str = "") -> bytes:
     (`open -a Docker`, or `colima start`), so a rebooted Mac comes back with the client."""
     program = [colima, "start"] if colima else ["/usr/bin/open", "-a", "Docker"]
     log = f"{home}/Library/Logs/tracebloc-autostart.log"
-    return plistlib.dumps({"Label": AUTOSTART_LABEL, "ProgramArguments": program,
-                           "RunAtLoad": True, "StandardOutPath": log,
-                           "StandardErrorPath": log})  # fmt: skip
+    return plistlib.dumps(
+        {
+            "Label": AUTOSTART_LABEL,
+            "ProgramArguments": program,
+            "RunAtLoad": True,
+            "StandardOutPath": log,
+            "StandardErrorPath": log,
+        }
+    )
 
 
 def launch_daemon(home: str, user: str, colima: str) -> bytes:
     """The boot autostart of a headless Mac (a LaunchAgent loads only in a desktop login,
     which a headless Mac never has): launchd starts colima at boot as `user`, with HOME and
     a PATH colima's helpers need, retrying after a stale VM state as the scripts did."""
-    boot = (f"tries=0; until {shlex.quote(colima)} start; do tries=$((tries+1)); "
-            f"if [ $tries -ge 3 ]; then exit 1; fi; {shlex.quote(colima)} stop --force; "
-            "sleep 15; done")  # fmt: skip
+    boot = (
+        f"tries=0; until {shlex.quote(colima)} start; do tries=$((tries+1)); "
+        f"if [ $tries -ge 3 ]; then exit 1; fi; {shlex.quote(colima)} stop --force; "
+        "sleep 15; done"
+    )
     log = f"{home}/Library/Logs/tracebloc-autostart.log"
-    return plistlib.dumps({"Label": AUTOSTART_LABEL, "ProgramArguments": ["/bin/bash", "-c", boot],
-                           "RunAtLoad": True, "UserName": user,
-                           "EnvironmentVariables": {"HOME": home, "PATH": BOOT_PATH},
-                           "StandardOutPath": log, "StandardErrorPath": log})  # fmt: skip
+    return plistlib.dumps(
+        {
+            "Label": AUTOSTART_LABEL,
+            "ProgramArguments": ["/bin/bash", "-c", boot],
+            "RunAtLoad": True,
+            "UserName": user,
+            "EnvironmentVariables": {"HOME": home, "PATH": BOOT_PATH},
+            "StandardOutPath": log,
+            "StandardErrorPath": log,
+        }
+    )
 
 
-def autostart_steps(home: str, uid: int, colima: str = "", *, headless: bool = False,
-                    user: str = "", daemons: str = LAUNCH_DAEMONS) -> tuple[Step, ...]:  # fmt: skip
+def autostart_steps(
+    home: str,
+    uid: int,
+    colima: str = "",
+    *,
+    headless: bool = False,
+    user: str = "",
+    daemons: str = LAUNCH_DAEMONS,
+) -> tuple[Step, ...]:
     """A desktop Mac: the LaunchAgent, as this user. A headless one: the LaunchDaemon under
     `daemons`, as root, loaded into the system domain (colima's absolute path in it). Each
     best-effort, as the scripts': the reboot line reads what is in place afterwards."""
     if headless:
         path = f"{daemons}/{AUTOSTART_LABEL}.plist"
         return (
-            Step(("install", "-m", "0755", "-d", f"{home}/Library/Logs"),
-                 "a directory for the autostart's log", root=False, optional=True),
-            Step(("install", "-m", "0755", "-d", daemons), "the boot daemons' directory",
-                 optional=True),  # fmt: skip
-            Step(("install", "-m", "0644", STAGED, path), "start colima at boot (a "
-                 "LaunchDaemon: no login needed)", kind="stage", optional=True,
-                 content=launch_daemon(home, user, colima).decode()),  # fmt: skip
+            Step(
+                ("install", "-m", "0755", "-d", f"{home}/Library/Logs"),
+                "a directory for the autostart's log",
+                root=False,
+                optional=True,
+            ),
+            Step(
+                ("install", "-m", "0755", "-d", daemons),
+                "the boot daemons' directory",
+                optional=True,
+            ),
+            Step(
+                ("install", "-m", "0644", STAGED, path),
+                "start colima at boot (a LaunchDaemon: no login needed)",
+                kind="stage",
+                optional=True,
+                content=launch_daemon(home, user, colima).decode(),
+            ),
             Step(("launchctl", "bootstrap", "system", path), "register it now", optional=True),
         )
     path = f"{home}/Library/LaunchAgents/{AUTOSTART_LABEL}.plist"
     return (
-        Step(("install", "-m", "0755", "-d", f"{home}/Library/LaunchAgents", f"{home}/Library/Logs"),
-             "directories for the login autostart", root=False, optional=True),
-        Step(("install", "-m", "0644", STAGED, path), "start the runtime at login",
-             root=False, kind="stage", optional=True, content=launch_agent(home, colima).decode()),
-        Step(("launchctl", "bootstrap", f"gui/{uid}", path), "register it now", root=False,
-             optional=True),  # fmt: skip
+        Step(
+            ("install", "-m", "0755", "-d", f"{home}/Library/LaunchAgents", f"{home}/Library/Logs"),
+            "directories for the login autostart",
+            root=False,
+            optional=True,
+        ),
+        Step(
+            ("install", "-m", "0644", STAGED, path),
+            "start the runtime at login",
+            root=False,
+            kind="stage",
+            optional=True,
+            content=launch_agent(home, colima).decode(),
+        ),
+        Step(
+            ("launchctl", "bootstrap", f"gui/{uid}", path),
+            "register it now",
+            root=False,
+            optional=True,
+        ),
     )

@@ -66,8 +66,10 @@ def env_number(
         low = "0" if zero_ok else "more than 0"
         wanted = f"from {low} to {most:g}" if math.isfinite(most) else f"of {low} or more"
         shown = raw if len(raw) <= 40 else raw[:39] + "…"
-        raise BadInput(f"{name}={shown!r} is not a number {wanted}",
-                       f"set {name} to a number such as {default:g}, or unset it")  # fmt: skip
+        raise BadInput(
+            f"{name}={shown!r} is not a number {wanted}",
+            f"set {name} to a number such as {default:g}, or unset it",
+        )
     return value
 
 
@@ -152,16 +154,20 @@ def _count(env: Mapping[str, str], name: str, default: int, least: int) -> int:
     if not raw:
         return default
     if not (raw.isascii() and raw.isdigit()) or int(raw) < least or int(raw) > 99:
-        raise BadInput(f"{name}={raw!r} is not a whole number from {least} to 99",
-                       f"set {name} to a number such as {default}, or unset it")  # fmt: skip
+        raise BadInput(
+            f"{name}={raw!r} is not a whole number from {least} to 99",
+            f"set {name} to a number such as {default}, or unset it",
+        )
     return int(raw)
 
 
 def local_cluster_given(env: Mapping[str, str]) -> LocalGiven:
     name = env.get("CLUSTER_NAME", "").strip() or DEFAULT_CLUSTER_NAME
     if not _CLUSTER_NAME.fullmatch(name):
-        raise BadInput(f"CLUSTER_NAME={name!r} is not a k3d cluster name",
-                       "start with a letter; letters, digits, '.', '_' and '-'; at most 63")  # fmt: skip
+        raise BadInput(
+            f"CLUSTER_NAME={name!r} is not a k3d cluster name",
+            "start with a letter; letters, digits, '.', '_' and '-'; at most 63",
+        )
     mode = env.get("TB_STORAGE_MODE", "").strip().lower() or STORAGE_MODES[0]
     servers = _count(env, "SERVERS", 1, 1)
     agents = _count(env, "AGENTS", 1, 0)
@@ -171,15 +177,25 @@ def local_cluster_given(env: Mapping[str, str]) -> LocalGiven:
         servers, agents = 1, 0
     dataset = env.get("HOST_DATASET_DIR", "").strip() or None
     if dataset and mode == "node-local":
-        raise BadInput("HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
-                       "datasets would land in the node, not on your mount; use hostpath")  # fmt: skip
+        raise BadInput(
+            "HOST_DATASET_DIR cannot be used with TB_STORAGE_MODE=node-local",
+            "datasets would land in the node, not on your mount; use hostpath",
+        )
     action = env.get("TB_LEFTOVER_ACTION", "").strip().lower() or None
     if action is not None and action not in LEFTOVER_ACTIONS:
-        raise BadInput(f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
-                       "use --reuse-data, --wipe-data or --data-dir=PATH")  # fmt: skip
-    return LocalGiven(name, servers, agents,
-                      env.get("K8S_VERSION", "").strip() or DEFAULT_K3S_VERSION, mode, dataset,
-                      action)  # fmt: skip
+        raise BadInput(
+            f"TB_LEFTOVER_ACTION={env['TB_LEFTOVER_ACTION']!r} is not reuse or wipe",
+            "use --reuse-data, --wipe-data or --data-dir=PATH",
+        )
+    return LocalGiven(
+        name,
+        servers,
+        agents,
+        env.get("K8S_VERSION", "").strip() or DEFAULT_K3S_VERSION,
+        mode,
+        dataset,
+        action,
+    )
 
 
 DOCKER_HUB = "https://index.docker.io/v1/"
@@ -340,11 +356,16 @@ def one_line(name: str, value: str) -> str:
     if found is None:
         return value
     code = ord(found.group())
-    what = (f"a byte that is not UTF-8 (0x{code - 0xDC00:02X}" if 0xD800 <= code <= 0xDFFF
-            else f"a control character (U+{code:04X}, a line break or similar")  # fmt: skip
-    raise BadInput(f"{name} holds {what}, at character {found.start() + 1}): it is not "
-                   "written into the system's files",
-                   f"set {name} again on one line, in UTF-8, without control characters")  # fmt: skip
+    what = (
+        f"a byte that is not UTF-8 (0x{code - 0xDC00:02X}"
+        if 0xD800 <= code <= 0xDFFF
+        else f"a control character (U+{code:04X}, a line break or similar"
+    )
+    raise BadInput(
+        f"{name} holds {what}, at character {found.start() + 1}): it is not "
+        "written into the system's files",
+        f"set {name} again on one line, in UTF-8, without control characters",
+    )
 
 
 def prepare_user(env: Mapping[str, str]) -> str:

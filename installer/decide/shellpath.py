@@ -21,8 +21,14 @@ def bin_dir(env: Mapping[str, str]) -> str:
     return posixpath.join(home, ".local", "bin") if home else ""
 
 
-def links(choices: Mapping[str, ToolChoice], env: Mapping[str, str], os_: str, *,
-          on_path: Iterable[str], taken: Iterable[str]) -> list[tuple[str, str]]:  # fmt: skip
+def links(
+    choices: Mapping[str, ToolChoice],
+    env: Mapping[str, str],
+    os_: str,
+    *,
+    on_path: Iterable[str],
+    taken: Iterable[str],
+) -> list[tuple[str, str]]:
     """(target, link) for each engine-kept tool; `on_path` the names PATH already finds,
     `taken` the link paths where something already is."""
     directory = bin_dir(env)
@@ -60,5 +66,7 @@ def path_note(env: Mapping[str, str], os_: str, directory: str, names: str) -> s
     line = path_line(directory, os_=os_, shell=env.get("SHELL", ""), path=env.get("PATH", ""))
     if line is None:
         return ""
-    return (f"{names} in {directory}, which is not on your PATH yet: run `{line}` (add it "
-            f"to {profile(env, os_)} to keep it)")
+    return (
+        f"{names} in {directory}, which is not on your PATH yet: run `{line}` (add it "
+        f"to {profile(env, os_)} to keep it)"
+    )

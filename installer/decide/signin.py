@@ -29,20 +29,28 @@ CLI_INSTALL = {
 }
 ZONES_URL = "https://api.electricitymap.org/v3/zones"
 MAX_CREDENTIAL_BYTES = 64 * 1024
-_KEYS = ("TRACEBLOC_CLIENT_ID", "TRACEBLOC_CLIENT_PASSWORD", "TB_NAMESPACE",
-         "TRACEBLOC_CLIENT_ADOPTED")  # fmt: skip
+_KEYS = (
+    "TRACEBLOC_CLIENT_ID",
+    "TRACEBLOC_CLIENT_PASSWORD",
+    "TB_NAMESPACE",
+    "TRACEBLOC_CLIENT_ADOPTED",
+)
 # CSI (ESC [ … final), SS3 (ESC O x), OSC (ESC ] … BEL/ST), any other ESC pair, then every
 # other C0 control and DEL: what arrow keys and pastes put into a line read in cooked mode.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1bO.|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                      r"|\x1b.?|\x9b[0-?]*[ -/]*[@-~]|[\x00-\x1f\x7f]")  # fmt: skip
-_ERROR_LINE = re.compile(r"Error:|HTTP \d{3}|refused|timed? ?out|unauthorized|forbidden|denied",
-                         re.IGNORECASE)  # fmt: skip
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1bO.|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b.?|\x9b[0-?]*[ -/]*[@-~]|[\x00-\x1f\x7f]"
+)
+_ERROR_LINE = re.compile(
+    r"Error:|HTTP \d{3}|refused|timed? ?out|unauthorized|forbidden|denied", re.IGNORECASE
+)
 _BAD_LOCATION = re.compile(r"location.*not a valid choice", re.IGNORECASE)
 _SLUG = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
-def wanted(given: CredentialsGiven, *, values_given: bool,
-           previous: tuple[str | None, str | None]) -> bool:  # fmt: skip
+def wanted(
+    given: CredentialsGiven, *, values_given: bool, previous: tuple[str | None, str | None]
+) -> bool:
     """Is sign-in the way credentials come? Not when any of the unattended ways is there."""
     if values_given or given.values_file:
         return False
@@ -120,8 +128,9 @@ def parse_credential(text: str) -> Minted:
             continue
         key, sep, value = stripped.partition("=")
         if not sep:
-            raise CredentialFileError("the credential file has a line that is not KEY=VALUE",
-                                      _REPORT)  # fmt: skip
+            raise CredentialFileError(
+                "the credential file has a line that is not KEY=VALUE", _REPORT
+            )
         key = key.strip().removeprefix("export ").strip()
         if key in _KEYS:
             found[key] = _unquote(value.strip())
@@ -163,15 +172,21 @@ def foreign(namespaces: Iterable[str], listing: str) -> list[str]:
 def three_choices(namespace: str, cluster_name: str | None) -> str:
     """The twins' three ways on, when this machine runs another account's client."""
     if cluster_name:
-        remove = (f"remove the current client first (k3d cluster delete {cluster_name} wipes it "
-                  "and its local data), then re-run")  # fmt: skip
+        remove = (
+            f"remove the current client first (k3d cluster delete {cluster_name} wipes it "
+            "and its local data), then re-run"
+        )
     else:
-        remove = (f"remove the current client first (tracebloc-installer uninstall -n "
-                  f"{namespace}), then re-run")  # fmt: skip
-    return ("tracebloc runs one client per machine; registering another would strand it. "
-            "Choose one: (1) repair or update it: sign in as the account that owns it, or re-run "
-            f"with that client's TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD; (2) switch "
-            f"to this account: {remove}; (3) run both: install on a separate machine")  # fmt: skip
+        remove = (
+            f"remove the current client first (tracebloc-installer uninstall -n "
+            f"{namespace}), then re-run"
+        )
+    return (
+        "tracebloc runs one client per machine; registering another would strand it. "
+        "Choose one: (1) repair or update it: sign in as the account that owns it, or re-run "
+        f"with that client's TRACEBLOC_CLIENT_ID and TRACEBLOC_CLIENT_PASSWORD; (2) switch "
+        f"to this account: {remove}; (3) run both: install on a separate machine"
+    )
 
 
 # --- what a failed `client create` said ---------------------------------------------------
@@ -181,12 +196,16 @@ def create_failure(output: str, code: str | None, source: str) -> list[str]:
     """The lines to show for a failed `client create`: the twin's hint for an unknown carbon
     zone, else up to four of the CLI's error lines."""
     if _BAD_LOCATION.search(output):
-        where = (f"it came from {LOCATION_VAR}; set it to a valid code" if source == "env"
-                 else f"it was derived from this machine's time zone; set {LOCATION_VAR} "
-                      "to a valid code")  # fmt: skip
-        return [f"{code or 'that location'!r} is not a recognised carbon zone, so the client "
-                f"was not created: {where} (e.g. DE, FR, US, GB; all codes: {ZONES_URL}) "
-                "and re-run"]  # fmt: skip
+        where = (
+            f"it came from {LOCATION_VAR}; set it to a valid code"
+            if source == "env"
+            else f"it was derived from this machine's time zone; set {LOCATION_VAR} to a valid code"
+        )
+        return [
+            f"{code or 'that location'!r} is not a recognised carbon zone, so the client "
+            f"was not created: {where} (e.g. DE, FR, US, GB; all codes: {ZONES_URL}) "
+            "and re-run"
+        ]
     return [line.strip() for line in output.splitlines() if _ERROR_LINE.search(line)][:4]
 
 
@@ -210,7 +229,11 @@ def path_line(directory: str, *, os_: str, shell: str, path: str) -> str | None:
 
 
 def _sh_quote(text: str) -> str:
-    return text if re.fullmatch(r"[A-Za-z0-9_@%+=:,./-]+", text) else "'" + text.replace("'", "'\\''") + "'"
+    return (
+        text
+        if re.fullmatch(r"[A-Za-z0-9_@%+=:,./-]+", text)
+        else "'" + text.replace("'", "'\\''") + "'"
+    )
 
 
 def _dq(text: str) -> str:

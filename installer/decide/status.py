@@ -36,7 +36,7 @@ class Status:
         if self.row is None:
             return None
         name = self.row.chart_name
-        return self.row.chart[len(name) + 1:] if self.row.chart != name else None
+        return self.row.chart[len(name) + 1 :] if self.row.chart != name else None
 
     @property
     def training(self) -> tuple[str, str] | None:

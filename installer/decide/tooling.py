@@ -57,12 +57,16 @@ class ToolChoice:
 
     def absent(self) -> str:
         """A tool only a download would bring: what was looked for, and where."""
-        return (f"{self.name} is not on this machine (not named by "
-                f"{tool_variable(self.name)}, no supported one on PATH, none in "
-                f"{os.path.dirname(self.path or '') or 'the tools directory'})")  # fmt: skip
+        return (
+            f"{self.name} is not on this machine (not named by "
+            f"{tool_variable(self.name)}, no supported one on PATH, none in "
+            f"{os.path.dirname(self.path or '') or 'the tools directory'})"
+        )
 
     def where_to_get(self) -> str:
-        return (f"`tracebloc-installer install` downloads the pinned {self.name} {self.version} "
-                f"(verified) into that directory; or put {self.name} "
-                f"({pins.supported_range(self.name)}) on PATH, or name it with "
-                f"{tool_variable(self.name)}")  # fmt: skip
+        return (
+            f"`tracebloc-installer install` downloads the pinned {self.name} {self.version} "
+            f"(verified) into that directory; or put {self.name} "
+            f"({pins.supported_range(self.name)}) on PATH, or name it with "
+            f"{tool_variable(self.name)}"
+        )

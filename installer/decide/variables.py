@@ -45,12 +45,17 @@ VARIABLES: tuple[Upstream, ...] = (
     # --- the client and its values -------------------------------------------------------
     Upstream("TRACEBLOC_CLIENT_ID", H, "the client id, written as `clientId`"),
     Upstream("TRACEBLOC_CLIENT_PASSWORD", H, "the client password, written as `clientPassword`"),
-    Upstream("TRACEBLOC_TRAINING_RESOURCES", H, "the training size; replaces the size decision only"),
+    Upstream(
+        "TRACEBLOC_TRAINING_RESOURCES", H, "the training size; replaces the size decision only"
+    ),
     Upstream("TB_NAMESPACE", H, "namespace and release name"),
     Upstream("CLIENT_ENV", H, "the backend, written as `env.CLIENT_ENV`"),
     Upstream("HOST_DATA_DIR", H, "the data directory, checked before anything changes"),
-    Upstream("HOST_DATASET_DIR", H, "datasets on their own mount: `hostPath.datasetPath`, "
-             "`env.HOST_UID`/`env.HOST_GID`"),  # fmt: skip
+    Upstream(
+        "HOST_DATASET_DIR",
+        H,
+        "datasets on their own mount: `hostPath.datasetPath`, `env.HOST_UID`/`env.HOST_GID`",
+    ),
     Upstream("TB_STORAGE_MODE", H, "`hostpath` or `node-local`", twins="bash"),
     Upstream("TB_MYSQL_ENGINE", H, "`auto`, `5.7` or `8.4`", twins="bash"),
     Upstream("TRACEBLOC_VALUES_FILE", H, "use this values file as it is", twins="bash"),
@@ -60,8 +65,12 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("TRACEBLOC_REGISTRY_PASSWORD", H, "mirror pull secret"),
     Upstream("TRACEBLOC_REGISTRY_SERVER", H, "mirror pull secret"),
     Upstream("TRACEBLOC_REGISTRY_EMAIL", H, "mirror pull secret"),
-    Upstream("TRACEBLOC_CA_BUNDLE", H, "an extra CA for every HTTPS client of the engine, "
-             "`helm repo` and the local cluster's nodes"),  # fmt: skip
+    Upstream(
+        "TRACEBLOC_CA_BUNDLE",
+        H,
+        "an extra CA for every HTTPS client of the engine, "
+        "`helm repo` and the local cluster's nodes",
+    ),
     Upstream("CURL_CA_BUNDLE", H, "as TRACEBLOC_CA_BUNDLE, when that is unset"),
     Upstream("HTTP_PROXY", H, "proxy, split into `env.HTTP_PROXY_*`"),
     Upstream("HTTPS_PROXY", H, "proxy, split into `env.HTTP_PROXY_*`"),
@@ -71,19 +80,29 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("no_proxy", H, "hosts reached directly, written as `env.NO_PROXY`"),
     Upstream("KUBECONFIG", H, "passed to kubectl and helm"),
     # --- waits and checks ----------------------------------------------------------------
-    Upstream("TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"),
+    Upstream(
+        "TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"
+    ),
     Upstream("TB_METRICS_WAIT_S", H, "wait for the metrics API, seconds (default 120)"),
-    Upstream("READY_TIMEOUT", H, "wait after helm for the client to be ready, seconds (default 600)"),
+    Upstream(
+        "READY_TIMEOUT", H, "wait after helm for the client to be ready, seconds (default 600)"
+    ),
     Upstream("TRACEBLOC_SKIP_PREFLIGHT", H, "skip the machine and network checks"),
-    Upstream("TRACEBLOC_ALLOW_NETWORK_FS", H, "allow HOST_DATA_DIR on a network or FUSE filesystem"),
+    Upstream(
+        "TRACEBLOC_ALLOW_NETWORK_FS", H, "allow HOST_DATA_DIR on a network or FUSE filesystem"
+    ),
     Upstream("PF_MIN_MEM_GB", H, "memory floor"),
     Upstream("PF_WARN_MEM_GB", H, "memory warning"),
     Upstream("PF_MIN_CPU", H, "CPU floor"),
     Upstream("PF_MIN_DISK_GB", H, "disk floor"),
-    Upstream("PF_WARN_DISK_GB", D, "the disk warning is fixed at 20 GiB; PF_MIN_DISK_GB sets "
-             "the floor that matters"),  # fmt: skip
-    Upstream("PF_REC_MEM_GB", D, "the recommendation is a fixed note; PF_WARN_MEM_GB sets the "
-             "warning"),  # fmt: skip
+    Upstream(
+        "PF_WARN_DISK_GB",
+        D,
+        "the disk warning is fixed at 20 GiB; PF_MIN_DISK_GB sets the floor that matters",
+    ),
+    Upstream(
+        "PF_REC_MEM_GB", D, "the recommendation is a fixed note; PF_WARN_MEM_GB sets the warning"
+    ),
     Upstream("PF_REC_CPU", D, "the recommendation is a fixed note; PF_MIN_CPU sets the floor"),
     Upstream("PF_VM_MEM_GRACE_MIB", D, "the 512 MiB grace for VM-reported memory is fixed"),
     Upstream("PF_OS_RESERVE_GB", D, "the engine does not size a Docker Desktop VM", twins="bash"),
@@ -92,94 +111,194 @@ VARIABLES: tuple[Upstream, ...] = (
     # --- the local cluster (created or adopted on this machine) ---------------------------
     Upstream("CLUSTER_NAME", H, "name of the local k3d cluster", by=LOCAL_CLUSTER),
     Upstream("SERVERS", H, "server nodes of the local cluster", by=LOCAL_CLUSTER),
-    Upstream("AGENTS", H, "agent nodes of the local cluster (none when it is created with a "
-             "GPU)", by=LOCAL_CLUSTER),
-    Upstream("TB_LEFTOVER_ACTION", H, "`reuse` or `wipe` data a previous install left",
-             by=LOCAL_CLUSTER),  # fmt: skip
-    Upstream("TRACEBLOC_SKIP_LEFTOVER_GUARD", H, "do not stop for leftover data",
-             by=LOCAL_CLUSTER),  # fmt: skip
-    Upstream("TRACEBLOC_K3S_CUDA_IMAGE", D, "the engine builds and uses no CUDA node image; "
-             "a GPU local cluster gets `--gpus=all` on the stock k3s image",
-             twins="powershell"),  # fmt: skip
+    Upstream(
+        "AGENTS",
+        H,
+        "agent nodes of the local cluster (none when it is created with a GPU)",
+        by=LOCAL_CLUSTER,
+    ),
+    Upstream(
+        "TB_LEFTOVER_ACTION", H, "`reuse` or `wipe` data a previous install left", by=LOCAL_CLUSTER
+    ),
+    Upstream("TRACEBLOC_SKIP_LEFTOVER_GUARD", H, "do not stop for leftover data", by=LOCAL_CLUSTER),
+    Upstream(
+        "TRACEBLOC_K3S_CUDA_IMAGE",
+        D,
+        "the engine builds and uses no CUDA node image; "
+        "a GPU local cluster gets `--gpus=all` on the stock k3s image",
+        twins="powershell",
+    ),
     Upstream("TRACEBLOC_CUDA_BASE_TAG", D, "as TRACEBLOC_K3S_CUDA_IMAGE", twins="powershell"),
-    Upstream("K8S_VERSION", H, "the k3s version of a new local cluster's node image",
-             by=LOCAL_CLUSTER),  # fmt: skip
-    Upstream("K3D_VERSION", D, "the engine brings the k3d it verified; a version variable "
-             "would fetch one nobody checked"),  # fmt: skip
+    Upstream(
+        "K8S_VERSION", H, "the k3s version of a new local cluster's node image", by=LOCAL_CLUSTER
+    ),
+    Upstream(
+        "K3D_VERSION",
+        D,
+        "the engine brings the k3d it verified; a version variable would fetch one nobody checked",
+    ),
     Upstream("HELM_VERSION", D, "the engine brings the helm it verified"),
-    Upstream("TB_CREATE_TIMEOUT_MIN", H, "deadline of `k3d cluster create --wait`",
-             by=LOCAL_CLUSTER),  # fmt: skip
+    Upstream(
+        "TB_CREATE_TIMEOUT_MIN", H, "deadline of `k3d cluster create --wait`", by=LOCAL_CLUSTER
+    ),
     Upstream("TB_CLUSTER_START_TIMEOUT_MIN", D, "cluster start has its own deadline", twins="bash"),
-    Upstream("TB_API_WAIT_S", H, "how long to wait for a new local cluster's API",
-             by=LOCAL_CLUSTER, twins="bash"),  # fmt: skip
+    Upstream(
+        "TB_API_WAIT_S",
+        H,
+        "how long to wait for a new local cluster's API",
+        by=LOCAL_CLUSTER,
+        twins="bash",
+    ),
     Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
-    Upstream("TB_PREPARE_USER", H, "with `prepare-host`: the user granted the docker group "
-             "(never the administrator running it)", twins="bash"),  # fmt: skip
-    Upstream("COLIMA_MEMORY", H, "memory (GiB) of the colima VM the engine starts on a "
-             "headless Mac; default half the Mac's memory, bounded", twins="bash"),  # fmt: skip
+    Upstream(
+        "TB_PREPARE_USER",
+        H,
+        "with `prepare-host`: the user granted the docker group "
+        "(never the administrator running it)",
+        twins="bash",
+    ),
+    Upstream(
+        "COLIMA_MEMORY",
+        H,
+        "memory (GiB) of the colima VM the engine starts on a "
+        "headless Mac; default half the Mac's memory, bounded",
+        twins="bash",
+    ),
     Upstream("COLIMA_CPU", H, "CPUs of the colima VM (default 4)", twins="bash"),
     Upstream("COLIMA_DISK", H, "disk (GiB) of the colima VM (default 60)", twins="bash"),
-    Upstream("TB_DOCKER_WAIT_MIN", H, "Windows: how long Docker Desktop's first start is waited "
-             "for (minutes)", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
+    Upstream(
+        "TB_DOCKER_WAIT_MIN",
+        H,
+        "Windows: how long Docker Desktop's first start is waited for (minutes)",
+        by=LOCAL_CLUSTER,
+        twins="powershell",
+    ),
     Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
-    Upstream("TB_WSL_MIN_VERSION", H, "Windows: the WSL version below which WSL is updated",
-             by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
+    Upstream(
+        "TB_WSL_MIN_VERSION",
+        H,
+        "Windows: the WSL version below which WSL is updated",
+        by=LOCAL_CLUSTER,
+        twins="powershell",
+    ),
     # --- what the engine no longer does --------------------------------------------------
-    Upstream("TRACEBLOC_FORCE_REINSTALL", H, "re-apply even when the client is installed, "
-             "up to date and healthy (a healthy re-run otherwise changes nothing)",
-             twins="bash"),  # fmt: skip
+    Upstream(
+        "TRACEBLOC_FORCE_REINSTALL",
+        H,
+        "re-apply even when the client is installed, "
+        "up to date and healthy (a healthy re-run otherwise changes nothing)",
+        twins="bash",
+    ),
     Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
-    Upstream("TRACEBLOC_SKIP_REBOOT_PROMPT", D, "after the NVIDIA driver the engine never asks "
-             "`Reboot now?` on Linux: it stops with exit 2 and says to reboot and run it again "
-             "(what the variable made the bash scripts do)", twins="bash"),  # fmt: skip
-    Upstream("TRACEBLOC_ALLOW_ARM64", D, "the MySQL engine follows the nodes' architecture; "
-             "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
-             "emulation is checked, with no skip"),  # fmt: skip
-    Upstream("TRACEBLOC_NO_AUTOSTART", H, "no restart policy on the local cluster's node "
-             "containers, no macOS/Windows autostart, and a Docker the engine only starts is "
-             "not enabled at boot",
-             by=LOCAL_CLUSTER),  # fmt: skip
-    Upstream("TRACEBLOC_CLIENT_NAME", H, "the name browser sign-in registers this machine "
-             "under (`tracebloc client create --name`); else asked on the terminal"),  # fmt: skip
-    Upstream("TRACEBLOC_CLIENT_LOCATION", H, "the carbon zone sign-in registers "
-             "(`--location`); else from the system time zone; else none"),  # fmt: skip
+    Upstream(
+        "TRACEBLOC_SKIP_REBOOT_PROMPT",
+        D,
+        "after the NVIDIA driver the engine never asks "
+        "`Reboot now?` on Linux: it stops with exit 2 and says to reboot and run it again "
+        "(what the variable made the bash scripts do)",
+        twins="bash",
+    ),
+    Upstream(
+        "TRACEBLOC_ALLOW_ARM64",
+        D,
+        "the MySQL engine follows the nodes' architecture; "
+        "where a release keeps the amd64-only 5.7 image on an arm64 Mac, amd64 "
+        "emulation is checked, with no skip",
+    ),
+    Upstream(
+        "TRACEBLOC_NO_AUTOSTART",
+        H,
+        "no restart policy on the local cluster's node "
+        "containers, no macOS/Windows autostart, and a Docker the engine only starts is "
+        "not enabled at boot",
+        by=LOCAL_CLUSTER,
+    ),
+    Upstream(
+        "TRACEBLOC_CLIENT_NAME",
+        H,
+        "the name browser sign-in registers this machine "
+        "under (`tracebloc client create --name`); else asked on the terminal",
+    ),
+    Upstream(
+        "TRACEBLOC_CLIENT_LOCATION",
+        H,
+        "the carbon zone sign-in registers "
+        "(`--location`); else from the system time zone; else none",
+    ),
     Upstream("TRACEBLOC_INSTALL_REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
     Upstream("BRANCH", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
     Upstream("REF", R, "TRACEBLOC_INSTALLER_VERSION (bootstrap scripts)"),
-    Upstream("TRACEBLOC_ALLOW_UNVERIFIED", D, "the binary is always verified against the "
-             "release's SHA256SUMS; there is no opt-out"),  # fmt: skip
-    Upstream("TRACEBLOC_SKIP_DAILY_USER", H, "Windows: the daily user is not added to "
-             "docker-users", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
+    Upstream(
+        "TRACEBLOC_ALLOW_UNVERIFIED",
+        D,
+        "the binary is always verified against the release's SHA256SUMS; there is no opt-out",
+    ),
+    Upstream(
+        "TRACEBLOC_SKIP_DAILY_USER",
+        H,
+        "Windows: the daily user is not added to docker-users",
+        by=LOCAL_CLUSTER,
+        twins="powershell",
+    ),
     Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", twins="powershell"),
-    Upstream("TRACEBLOC_NO_TELEMETRY", D, "tracebloc-installer sends no telemetry, so there is "
-             "nothing to turn off"),  # fmt: skip
-    Upstream("DO_NOT_TRACK", D, "tracebloc-installer sends no telemetry, so there is nothing "
-             "to turn off"),  # fmt: skip
+    Upstream(
+        "TRACEBLOC_NO_TELEMETRY",
+        D,
+        "tracebloc-installer sends no telemetry, so there is nothing to turn off",
+    ),
+    Upstream(
+        "DO_NOT_TRACK", D, "tracebloc-installer sends no telemetry, so there is nothing to turn off"
+    ),
     Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", twins="bash"),
     Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", twins="bash"),
 )
 
 FLAGS: tuple[Upstream, ...] = (
     Upstream("--help", H, "`--help` (also `-h`)"),
-    Upstream("--force", H, "same as TRACEBLOC_FORCE_REINSTALL=1: re-apply even when nothing "
-             "would change", twins="bash"),  # fmt: skip
+    Upstream(
+        "--force",
+        H,
+        "same as TRACEBLOC_FORCE_REINSTALL=1: re-apply even when nothing would change",
+        twins="bash",
+    ),
     Upstream("--reinstall", H, "as `--force`", twins="bash"),
     Upstream("--reuse-data", H, "same as TB_LEFTOVER_ACTION=reuse", by=LOCAL_CLUSTER, twins="bash"),
     Upstream("--wipe-data", H, "same as TB_LEFTOVER_ACTION=wipe", by=LOCAL_CLUSTER, twins="bash"),
     Upstream("--data-dir=PATH", H, "same as HOST_DATA_DIR=PATH", twins="bash"),
     Upstream("--diagnose", R, "`tracebloc-installer diagnose`", twins="bash"),
-    Upstream("prepare-host", H, "`tracebloc-installer prepare-host` (also `--prepare-host`): "
-             "the privileged half only, Docker installed, started and enabled, TB_PREPARE_USER "
-             "granted the docker group", twins="bash"),  # fmt: skip
+    Upstream(
+        "prepare-host",
+        H,
+        "`tracebloc-installer prepare-host` (also `--prepare-host`): "
+        "the privileged half only, Docker installed, started and enabled, TB_PREPARE_USER "
+        "granted the docker group",
+        twins="bash",
+    ),
     Upstream("-Help", H, "`--help`", twins="powershell"),
     Upstream("-Diagnose", R, "`tracebloc-installer diagnose`", twins="powershell"),
-    Upstream("-NoReboot", H, "Windows: never reboot; the install resumes at the next sign-in "
-             "(also `--no-reboot`)", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
-    Upstream("-Resume", H, "Windows: continue the host preparation after the reboot (the "
-             "engine registers it itself; also `--resume`)", by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
-    Upstream("-DailyUser", H, "Windows: the account granted docker-users, Docker Desktop at "
-             "sign-in and a sized .wslconfig in the elevated window (also `--daily-user`)",
-             by=LOCAL_CLUSTER, twins="powershell"),  # fmt: skip
+    Upstream(
+        "-NoReboot",
+        H,
+        "Windows: never reboot; the install resumes at the next sign-in (also `--no-reboot`)",
+        by=LOCAL_CLUSTER,
+        twins="powershell",
+    ),
+    Upstream(
+        "-Resume",
+        H,
+        "Windows: continue the host preparation after the reboot (the "
+        "engine registers it itself; also `--resume`)",
+        by=LOCAL_CLUSTER,
+        twins="powershell",
+    ),
+    Upstream(
+        "-DailyUser",
+        H,
+        "Windows: the account granted docker-users, Docker Desktop at "
+        "sign-in and a sized .wslconfig in the elevated window (also `--daily-user`)",
+        by=LOCAL_CLUSTER,
+        twins="powershell",
+    ),
 )
 
 
@@ -192,8 +311,10 @@ class Setting:
 
 
 ENGINE_SETTINGS: tuple[Setting, ...] = (
-    Setting("TB_SET_CONTEXT_NAMESPACE", "`0`: leave the kube context's default namespace as it "
-            "is (`--keep-context-namespace`)"),  # fmt: skip
+    Setting(
+        "TB_SET_CONTEXT_NAMESPACE",
+        "`0`: leave the kube context's default namespace as it is (`--keep-context-namespace`)",
+    ),
     Setting("TB_PROBE_TIMEOUT_S", "deadline of each read of the cluster, seconds"),
     Setting("TRACEBLOC_BACKEND_URL", "the backend the credentials are checked against"),
     Setting("TRACEBLOC_CLI", "the `tracebloc` CLI used for browser sign-in"),
@@ -226,8 +347,12 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
 )
 
 # Read by the engine but not settings: its own tests' seams and what it passes to a child.
-NOT_SETTINGS = ("PF_CRITICALS", "TB_OS_RELEASE_FILE", "TRACEBLOC_CLIENT_ADOPTED",
-                "TRACEBLOC_INSTALLER")  # fmt: skip
+NOT_SETTINGS = (
+    "PF_CRITICALS",
+    "TB_OS_RELEASE_FILE",
+    "TRACEBLOC_CLIENT_ADOPTED",
+    "TRACEBLOC_INSTALLER",
+)
 
 
 def by_name(name: str) -> Upstream | None:
@@ -279,7 +404,7 @@ def translate_argv(argv: Sequence[str]) -> Translated:
         arg = args[index]
         index += 1
         if arg == "--":
-            kept += args[index - 1:]
+            kept += args[index - 1 :]
             break
         lowered = arg.lower()
         if arg in ("--force", "--reinstall"):
@@ -289,8 +414,9 @@ def translate_argv(argv: Sequence[str]) -> Translated:
         elif arg == "--wipe-data":
             env["TB_LEFTOVER_ACTION"] = "wipe"
         elif arg == "--data-dir" or arg.startswith("--data-dir="):
-            value = arg.partition("=")[2] if "=" in arg else (
-                args[index] if index < len(args) else "")  # fmt: skip
+            value = (
+                arg.partition("=")[2] if "=" in arg else (args[index] if index < len(args) else "")
+            )
             index += 0 if "=" in arg else 1
             if not value.strip():
                 return Translated(kept, env, notes, "--data-dir needs a path: --data-dir=PATH")
@@ -299,8 +425,9 @@ def translate_argv(argv: Sequence[str]) -> Translated:
         elif lowered == "-help":
             kept.append("--help")
         elif arg == "--diagnose" or lowered == "-diagnose":
-            return Translated(kept, env, notes,
-                              f"{arg} was replaced by: tracebloc-installer diagnose")  # fmt: skip
+            return Translated(
+                kept, env, notes, f"{arg} was replaced by: tracebloc-installer diagnose"
+            )
         elif arg == "--prepare-host":
             kept.insert(0, "prepare-host")  # the twin dispatched it at any position
         elif lowered in ("-noreboot", "--no-reboot"):
@@ -310,8 +437,9 @@ def translate_argv(argv: Sequence[str]) -> Translated:
         elif arg == "--windows-elevated":
             pass  # the engine's own elevated child: prepare-host on Windows is that half anyway
         elif lowered in ("-dailyuser", "--daily-user") or lowered.startswith("--daily-user="):
-            value = arg.partition("=")[2] if "=" in arg else (
-                args[index] if index < len(args) else "")  # fmt: skip
+            value = (
+                arg.partition("=")[2] if "=" in arg else (args[index] if index < len(args) else "")
+            )
             index += 0 if "=" in arg else 1
             if not value.strip():
                 return Translated(kept, env, notes, f"{arg} needs a user name: {arg} NAME")

@@ -31,9 +31,11 @@ INSTALL_TIMEOUT_S = 900.0  # Add-AppxPackage on the bundle is silent for minutes
 # The publisher the package family's id (8wekyb3d8bbwe) is derived from.
 SIGNER = "Microsoft Corporation"
 DIRECTORY = "tracebloc-winget"  # under the elevated account's TEMP
-STORE_REMEDY = ("install 'App Installer' from the Microsoft Store "
-                "(ms-windows-store://pdp/?productid=9NBLGGH4NNS1), or Docker Desktop from "
-                "https://www.docker.com/products/docker-desktop/, then re-run")  # fmt: skip
+STORE_REMEDY = (
+    "install 'App Installer' from the Microsoft Store "
+    "(ms-windows-store://pdp/?productid=9NBLGGH4NNS1), or Docker Desktop from "
+    "https://www.docker.com/products/docker-desktop/, then re-run"
+)
 KEYS = ("winget-download", "winget-signature", "winget-install")
 
 
@@ -45,15 +47,22 @@ def bundle_path(temp_dir: str) -> str:
 
 
 def _powershell(script: str) -> tuple[str, ...]:
-    return ("powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass",
-            "-Command", script)  # fmt: skip
+    return (
+        "powershell.exe",
+        "-NoProfile",
+        "-NonInteractive",
+        "-ExecutionPolicy",
+        "Bypass",
+        "-Command",
+        script,
+    )
 
 
 def signature_argv(path: str) -> tuple[str, ...]:
     """The signature as data: Get-AuthenticodeSignature's status and the signer's subject."""
     return _powershell(
         f"$s = Get-AuthenticodeSignature -LiteralPath {ps_literal(path)}; "
-        "[ordered]@{ status = \"$($s.Status)\"; subject = \"$($s.SignerCertificate.Subject)\" } "
+        '[ordered]@{ status = "$($s.Status)"; subject = "$($s.SignerCertificate.Subject)" } '
         "| ConvertTo-Json -Compress"
     )
 

@@ -36,7 +36,9 @@ HYPER_V = "Microsoft-Hyper-V-All"
 FEATURE_LABELS = {WSL_FEATURE: "WSL2", VM_PLATFORM: "Virtual Machine Platform", HYPER_V: "Hyper-V"}
 
 DOCKER_DESKTOP_ARGS = "install --quiet --accept-license --backend=wsl-2 --always-run-service"
-DOCKER_MANUAL = "install Docker Desktop from https://www.docker.com/products/docker-desktop/ and re-run"
+DOCKER_MANUAL = (
+    "install Docker Desktop from https://www.docker.com/products/docker-desktop/ and re-run"
+)
 RESUME_KEY = r"HKCU\Software\Microsoft\Windows\CurrentVersion\RunOnce"
 RESUME_VALUE = "TraceblocInstallerResume"
 
@@ -117,8 +119,14 @@ class Options:
     rec_mem_gib: float = 16
 
 
-def options(env: Mapping[str, str], *, daily_user: str = "", no_reboot: bool = False,
-            min_mem_gib: float = 5, wsl_min: str = WSL_MIN_VERSION) -> Options:  # fmt: skip
+def options(
+    env: Mapping[str, str],
+    *,
+    daily_user: str = "",
+    no_reboot: bool = False,
+    min_mem_gib: float = 5,
+    wsl_min: str = WSL_MIN_VERSION,
+) -> Options:
     """`wsl_min`: TB_WSL_MIN_VERSION, parsed by decide/settings.env_version."""
     minutes = env_number(env, "TB_DOCKER_WAIT_MIN", DOCKER_WAIT_MIN, zero_ok=False, most=24 * 60)
     return Options(
@@ -173,7 +181,7 @@ def merge_wslconfig(existing: str, gib: int) -> str | None:
         return f"[wsl2]\r\n{line}\r\n"
     header = re.search(r"(?im)^\s*\[wsl2\]\s*$", existing)
     if header:
-        return existing[: header.end()] + "\r\n" + line + existing[header.end():]
+        return existing[: header.end()] + "\r\n" + line + existing[header.end() :]
     separator = "" if existing.endswith("\n") else "\r\n"
     return f"{existing}{separator}[wsl2]\r\n{line}\r\n"
 
@@ -188,69 +196,117 @@ def winget_steps(temp_dir: str) -> tuple[Step, ...]:
     checked, then Add-AppxPackage (decide/winget.py)."""
     path = winget.bundle_path(temp_dir)
     return (
-        Step("winget-download", f"download winget {winget.RELEASE} ({winget.URL}) to {path}; "
-             f"refused unless its SHA-256 is {winget.SHA256}", (), True),
-        Step("winget-signature", "check the bundle's signature: valid, and signed by "
-             f"{winget.SIGNER}", winget.signature_argv(path), True),
-        Step("winget-install", "install winget (App Installer) from the verified bundle",
-             winget.install_argv(path), True),
-    )  # fmt: skip
+        Step(
+            "winget-download",
+            f"download winget {winget.RELEASE} ({winget.URL}) to {path}; "
+            f"refused unless its SHA-256 is {winget.SHA256}",
+            (),
+            True,
+        ),
+        Step(
+            "winget-signature",
+            f"check the bundle's signature: valid, and signed by {winget.SIGNER}",
+            winget.signature_argv(path),
+            True,
+        ),
+        Step(
+            "winget-install",
+            "install winget (App Installer) from the verified bundle",
+            winget.install_argv(path),
+            True,
+        ),
+    )
 
 
 def docker_desktop_steps(facts: WinFacts) -> tuple[Step, ...]:
     """Docker Desktop through winget, installed first where it is missing."""
     if facts.docker_desktop or (not facts.winget and not facts.temp_dir):
         return ()
-    argv = ("winget.exe", "install", "-e", "--id", "Docker.DockerDesktop",
-            "--accept-package-agreements", "--accept-source-agreements", "--silent",
-            "--override", DOCKER_DESKTOP_ARGS)  # fmt: skip
+    argv = (
+        "winget.exe",
+        "install",
+        "-e",
+        "--id",
+        "Docker.DockerDesktop",
+        "--accept-package-agreements",
+        "--accept-source-agreements",
+        "--silent",
+        "--override",
+        DOCKER_DESKTOP_ARGS,
+    )
     first = () if facts.winget else winget_steps(facts.temp_dir)
     return (*first, Step("docker-desktop", "install Docker Desktop (winget)", argv, True))
 
 
 def _blockers(facts: WinFacts) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    if not facts.docker_usable and not facts.docker_desktop and not facts.winget \
-            and not facts.temp_dir:
-        found.append(("Docker Desktop and winget are not installed, and this account's TEMP "
-                      "directory (where winget is downloaded) could not be read",
-                      DOCKER_MANUAL))  # fmt: skip
+    if (
+        not facts.docker_usable
+        and not facts.docker_desktop
+        and not facts.winget
+        and not facts.temp_dir
+    ):
+        found.append(
+            (
+                "Docker Desktop and winget are not installed, and this account's TEMP "
+                "directory (where winget is downloaded) could not be read",
+                DOCKER_MANUAL,
+            )
+        )
     if facts.virtualization is False:
-        found.append((
-            "virtualization is disabled in firmware: Docker Desktop cannot run",
-            "enable Intel VT-x / AMD SVM in the BIOS/UEFI setup (usually under Advanced -> CPU), "
-            "then re-run; check in Task Manager -> Performance -> CPU: 'Virtualization: Enabled'. "
-            "On a company device IT policy may lock this setting",
-        ))
+        found.append(
+            (
+                "virtualization is disabled in firmware: Docker Desktop cannot run",
+                "enable Intel VT-x / AMD SVM in the BIOS/UEFI setup (usually under Advanced -> CPU), "
+                "then re-run; check in Task Manager -> Performance -> CPU: 'Virtualization: Enabled'. "
+                "On a company device IT policy may lock this setting",
+            )
+        )
     if facts.port_busy and facts.our_cluster_running is False:
         owner = facts.port_owner
-        who = (f"{owner.process or 'a process'} (pid {owner.pid})" if owner and owner.pid
-               else "another process")  # fmt: skip
-        found.append((
-            f"port {API_PORT} is already in use by {who}: the local cluster's API server needs it",
-            f"stop it (Get-Process -Id {owner.pid if owner and owner.pid else '<pid>'}; "
-            f"Get-NetTCPConnection -LocalPort {API_PORT} -State Listen shows the owner), or "
-            "'k3d cluster delete <name>' if it is a leftover k3d cluster, then re-run",
-        ))
+        who = (
+            f"{owner.process or 'a process'} (pid {owner.pid})"
+            if owner and owner.pid
+            else "another process"
+        )
+        found.append(
+            (
+                f"port {API_PORT} is already in use by {who}: the local cluster's API server needs it",
+                f"stop it (Get-Process -Id {owner.pid if owner and owner.pid else '<pid>'}; "
+                f"Get-NetTCPConnection -LocalPort {API_PORT} -State Listen shows the owner), or "
+                "'k3d cluster delete <name>' if it is a leftover k3d cluster, then re-run",
+            )
+        )
     return found
 
 
 def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
     if not facts.readable:
-        return HostPlan(1, unread=True,
-                        blockers=((f"could not read this Windows machine: {facts.reason}",
-                                      "run the installer again; if it persists, run it with "
-                                      "--verbose and send the log"),))  # fmt: skip
+        return HostPlan(
+            1,
+            unread=True,
+            blockers=(
+                (
+                    f"could not read this Windows machine: {facts.reason}",
+                    "run the installer again; if it persists, run it with "
+                    "--verbose and send the log",
+                ),
+            ),
+        )
     blockers = tuple(_blockers(facts))
     notes: list[str] = []
     if facts.port_busy and facts.our_cluster_running is None:
-        notes.append(f"port {API_PORT} is in use and the local cluster's state could not be "
-                     "read; the cluster step will start or repair it, or report the conflict")
+        notes.append(
+            f"port {API_PORT} is in use and the local cluster's state could not be "
+            "read; the cluster step will start or repair it, or report the conflict"
+        )
     user = opts.daily_user or facts.user
     if facts.docker_usable:
         if opts.daily_user and opts.daily_user != facts.user:
-            notes.append(f"Docker Desktop already answers; '{user}' is not added to docker-users "
-                         "(nothing is done as administrator when Docker works)")
+            notes.append(
+                f"Docker Desktop already answers; '{user}' is not added to docker-users "
+                "(nothing is done as administrator when Docker works)"
+            )
         return HostPlan(0, blockers=blockers, notes=tuple(notes), user=user)
     steps: list[Step] = []
     home = "Home" in facts.edition
@@ -260,37 +316,76 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
         if state == "Enabled":
             continue
         if state is None:
-            notes.append(f"{FEATURE_LABELS[name]} is not available on this Windows edition "
-                         f"({facts.edition}): skipped")
+            notes.append(
+                f"{FEATURE_LABELS[name]} is not available on this Windows edition "
+                f"({facts.edition}): skipped"
+            )
             continue
-        steps.append(Step(f"feature:{name}", f"enable {FEATURE_LABELS[name]}", feature_argv(name),
-                          True, reboot=True))  # fmt: skip
+        steps.append(
+            Step(
+                f"feature:{name}",
+                f"enable {FEATURE_LABELS[name]}",
+                feature_argv(name),
+                True,
+                reboot=True,
+            )
+        )
     if not wsl_current(facts.wsl_version, opts.wsl_min):
-        steps.append(Step("wsl-update", f"update WSL (to at least {opts.wsl_min})",
-                          ("wsl.exe", "--update", "--web-download"), True,
-                          fallback=("wsl.exe", "--update")))  # fmt: skip
-    steps.append(Step("wsl-default", "make WSL 2 the default",
-                      ("wsl.exe", "--set-default-version", "2"), True))  # fmt: skip
+        steps.append(
+            Step(
+                "wsl-update",
+                f"update WSL (to at least {opts.wsl_min})",
+                ("wsl.exe", "--update", "--web-download"),
+                True,
+                fallback=("wsl.exe", "--update"),
+            )
+        )
+    steps.append(
+        Step(
+            "wsl-default", "make WSL 2 the default", ("wsl.exe", "--set-default-version", "2"), True
+        )
+    )
     steps += docker_desktop_steps(facts)
     if not opts.skip_daily_user and user and facts.in_docker_users is not True:
-        steps.append(Step("docker-users", f"add '{user}' to docker-users",
-                          ("net.exe", "localgroup", "docker-users", user, "/add"), True))  # fmt: skip
+        steps.append(
+            Step(
+                "docker-users",
+                f"add '{user}' to docker-users",
+                ("net.exe", "localgroup", "docker-users", user, "/add"),
+                True,
+            )
+        )
     gib = wslconfig_gib(facts.host_memory_gib, opts.min_mem_gib, opts.rec_mem_gib)
     if gib == 0 and facts.host_memory_gib is not None:
-        notes.append(f"this machine has {facts.host_memory_gib} GiB of memory, too little for a "
-                     f"{opts.min_mem_gib:g} GiB Docker VM plus ~{OS_RESERVE_GIB} GiB for Windows: "
-                     ".wslconfig is left as it is")
+        notes.append(
+            f"this machine has {facts.host_memory_gib} GiB of memory, too little for a "
+            f"{opts.min_mem_gib:g} GiB Docker VM plus ~{OS_RESERVE_GIB} GiB for Windows: "
+            ".wslconfig is left as it is"
+        )
     # Another account's profile is written in the elevated window (the twin's -DailyUser).
     other = bool(user) and user.lower() != facts.user.lower()
     if gib:
-        steps.append(Step("wslconfig", f"size the Docker VM: memory={gib}GB in {user}'s .wslconfig "
-                          "(unless a memory is already set)", (), other))  # fmt: skip
+        steps.append(
+            Step(
+                "wslconfig",
+                f"size the Docker VM: memory={gib}GB in {user}'s .wslconfig "
+                "(unless a memory is already set)",
+                (),
+                other,
+            )
+        )
     if not opts.no_autostart:
         steps.append(Step("autostart", f"start Docker Desktop when {user} signs in", (), other))
     if not facts.docker_usable:
-        steps.append(Step("docker-start", "start Docker Desktop and wait for its engine "
-                          f"(at most {opts.docker_wait_s / 60:g} min)",
-                          (facts.docker_desktop_exe,), False))  # fmt: skip
+        steps.append(
+            Step(
+                "docker-start",
+                "start Docker Desktop and wait for its engine "
+                f"(at most {opts.docker_wait_s / 60:g} min)",
+                (facts.docker_desktop_exe,),
+                False,
+            )
+        )
     return HostPlan(1, tuple(steps), blockers, tuple(notes), gib, user)
 
 
@@ -338,9 +433,11 @@ def elevate_argv(exe: str, args: list[str]) -> list[str]:  # args: after the exe
     """One UAC prompt: the engine itself, elevated, for the privileged half; waits for it and
     exits with its exit code (a declined prompt makes Start-Process fail: DECLINED_RC)."""
     arg_line = " ".join(win_quote(a) for a in args)
-    script = (f"try {{ $p = Start-Process -FilePath {ps_quote(exe)} -ArgumentList "
-              f"{ps_quote(arg_line)} -Verb RunAs -Wait -PassThru -ErrorAction Stop }} "
-              f"catch {{ exit {DECLINED_RC} }}; exit $p.ExitCode")  # fmt: skip
+    script = (
+        f"try {{ $p = Start-Process -FilePath {ps_quote(exe)} -ArgumentList "
+        f"{ps_quote(arg_line)} -Verb RunAs -Wait -PassThru -ErrorAction Stop }} "
+        f"catch {{ exit {DECLINED_RC} }}; exit $p.ExitCode"
+    )
     return ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command", script]
 
 
@@ -349,8 +446,18 @@ def resume_command(exe: str, opts: Options, prefix: tuple[str, ...] = ()) -> str
 
 
 def resume_argv(exe: str, opts: Options, prefix: tuple[str, ...] = ()) -> list[str]:
-    return ["reg.exe", "add", RESUME_KEY, "/v", RESUME_VALUE, "/t", "REG_SZ", "/d",
-            resume_command(exe, opts, prefix), "/f"]  # fmt: skip
+    return [
+        "reg.exe",
+        "add",
+        RESUME_KEY,
+        "/v",
+        RESUME_VALUE,
+        "/t",
+        "REG_SZ",
+        "/d",
+        resume_command(exe, opts, prefix),
+        "/f",
+    ]
 
 
 def unresume_argv() -> list[str]:
@@ -359,7 +466,13 @@ def unresume_argv() -> list[str]:
 
 def reboot_words(plan: HostPlan, opts: Options, resume_armed: bool) -> str:
     if opts.no_reboot:
-        return ("reboot when ready; the install continues at your next sign-in" if resume_armed
-                else "reboot, then run the installer again to continue")  # fmt: skip
-    return ("the install continues at your next sign-in after the reboot" if resume_armed
-            else "after the reboot, run the installer again to continue")  # fmt: skip
+        return (
+            "reboot when ready; the install continues at your next sign-in"
+            if resume_armed
+            else "reboot, then run the installer again to continue"
+        )
+    return (
+        "the install continues at your next sign-in after the reboot"
+        if resume_armed
+        else "after the reboot, run the installer again to continue"
+    )

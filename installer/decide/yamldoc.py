@@ -109,12 +109,16 @@ def load(data: bytes | str, origin: str, remedy: str = "fix it or move it aside"
         if node is None:
             return None
         if _expanded(node) is None:
-            raise UnsafeYaml(f"{origin} is not usable YAML: its aliases expand to more than "
-                          f"{MAX_EXPANDED:,} nodes (an alias bomb)", remedy)  # fmt: skip
+            raise UnsafeYaml(
+                f"{origin} is not usable YAML: its aliases expand to more than "
+                f"{MAX_EXPANDED:,} nodes (an alias bomb)",
+                remedy,
+            )
         try:
             return loader.construct_document(node)
         except yaml.YAMLError as exc:
-            raise BadYaml(f"{origin} is not valid YAML: {getattr(exc, 'problem', None) or exc}",
-                          remedy) from None  # fmt: skip
+            raise BadYaml(
+                f"{origin} is not valid YAML: {getattr(exc, 'problem', None) or exc}", remedy
+            ) from None
     finally:
         loader.dispose()

@@ -25,8 +25,9 @@ def flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
         return True
     if raw in FALSE:
         return False
-    raise BadInput(f"{name}={env[name]!r} is not understood",
-                   f"set {name} to 1 (yes) or 0 (no), or unset it")  # fmt: skip
+    raise BadInput(
+        f"{name}={env[name]!r} is not understood", f"set {name} to 1 (yes) or 0 (no), or unset it"
+    )
 
 
 ANSWER_YES = ("y", "yes")

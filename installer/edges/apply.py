@@ -45,8 +45,9 @@ class Tools:
     def caller(self) -> Caller:
         return Caller(self.env, self.redactor, self.read_timeout)
 
-    def run(self, tool: Tool, args: Sequence[str], timeout: float,
-            grace: float = 0.0) -> proc.Result:  # fmt: skip
+    def run(
+        self, tool: Tool, args: Sequence[str], timeout: float, grace: float = 0.0
+    ) -> proc.Result:
         return self.caller.run(tool, args, timeout=timeout, grace=grace)
 
 
@@ -62,10 +63,7 @@ def tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(reversed(kept))
 
 
-
-
 # --- recovery --------------------------------------------------------------------------
-
 
 
 def release_status(tools: Tools, release: str, namespace: str, conn: Connection) -> str | None:
@@ -81,8 +79,6 @@ def release_status(tools: Tools, release: str, namespace: str, conn: Connection)
     raise Refused(said, "nothing was changed\n" + manual_commands(release, namespace, conn))
 
 
-
-
 def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: str) -> None:
     args = (helm.rollback_args if verb == "rollback" else helm.uninstall_args)(
         release, namespace, conn
@@ -90,8 +86,10 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
     try:
         result = tools.run(tools.helm, args, RECOVERY_TIMEOUT_S, grace=STOP_GRACE_S)
     except ToolTimeout as exc:
-        raise InstallerError(f"helm {verb} of the wedged release did not finish in time",
-                             manual_commands(release, namespace, conn)) from exc  # fmt: skip
+        raise InstallerError(
+            f"helm {verb} of the wedged release did not finish in time",
+            manual_commands(release, namespace, conn),
+        ) from exc
     if result.rc != 0:
         raise InstallerError(
             f"helm {verb} of the wedged release failed: "
@@ -102,15 +100,21 @@ def recover(tools: Tools, release: str, namespace: str, conn: Connection, verb: 
 
 # --- the chart repository --------------------------------------------------------------
 
+
 def read_repos(tools: Tools) -> dict[str, str]:
     result = tools.run(tools.helm, helm.repo_list_args(), tools.read_timeout)
     return helm.parse_repo_list(result.rc, result.out, result.err)
 
 
 def ensure_repo(
-    tools: Tools, name: str, url: str, ca_file: str | None, repos: dict[str, str] | None = None,
-    *, fresh: bool = False,
-) -> str:  # fmt: skip
+    tools: Tools,
+    name: str,
+    url: str,
+    ca_file: str | None,
+    repos: dict[str, str] | None = None,
+    *,
+    fresh: bool = False,
+) -> str:
     """Add the repo only when it is missing, else update it. Returns what was done.
 
     `repos` is a `read_repos` already made (install reads it with its other reads). `helm
@@ -153,12 +157,15 @@ def search_index(tools: Tools, chart: str) -> object:
 
 
 def _repo_remedy() -> str:
-    return ("check network access to the repository (HTTPS_PROXY/NO_PROXY behind a proxy; "
-            "TRACEBLOC_CA_BUNDLE for a TLS-inspecting proxy), or set TRACEBLOC_CHART_PATH to "
-            "a local copy of the chart")  # fmt: skip
+    return (
+        "check network access to the repository (HTTPS_PROXY/NO_PROXY behind a proxy; "
+        "TRACEBLOC_CA_BUNDLE for a TLS-inspecting proxy), or set TRACEBLOC_CHART_PATH to "
+        "a local copy of the chart"
+    )
 
 
 # --- the metrics API -------------------------------------------------------------------
+
 
 def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
     """("available" | "registered" | "not-registered" | "unreadable", detail).
@@ -176,8 +183,9 @@ def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
         return "unreadable", childio.last_line(result.stderr, result.rc)
     try:
         conditions = json.loads(result.stdout).get("status", {}).get("conditions", [])
-        available = any(c.get("type") == "Available" and c.get("status") == "True"
-                        for c in conditions)  # fmt: skip
+        available = any(
+            c.get("type") == "Available" and c.get("status") == "True" for c in conditions
+        )
     except (ValueError, AttributeError, TypeError, RecursionError):
         return "unreadable", "kubectl printed an APIService that could not be read"
     return ("available", "") if available else ("registered", "")
@@ -202,8 +210,14 @@ def wait_for_metrics(
     TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
     waited for (measured, not the setting). Never fails the install: when metrics-server is
     really missing, the chart says so at render time."""
-    polled = poll.until(lambda: metrics_state(tools, conn), seconds, METRICS_POLL_S,
-                        done=lambda seen: seen[0] == "available", clock=clock, sleep=sleep)  # fmt: skip
+    polled = poll.until(
+        lambda: metrics_state(tools, conn),
+        seconds,
+        METRICS_POLL_S,
+        done=lambda seen: seen[0] == "available",
+        clock=clock,
+        sleep=sleep,
+    )
     state, detail = polled.last
     if polled.done:
         return "the metrics API is available"
@@ -212,15 +226,24 @@ def wait_for_metrics(
         "not-registered": "is not registered",
         "unreadable": f"could not be read ({detail})",
     }[state]
-    return (f"the metrics API ({METRICS_APISERVICE}) {seen} after "
-            f"{polled.waited:.0f}s of waiting; continuing (raise "
-            "TB_METRICS_WAIT_S on a slow cluster)")  # fmt: skip
+    return (
+        f"the metrics API ({METRICS_APISERVICE}) {seen} after "
+        f"{polled.waited:.0f}s of waiting; continuing (raise "
+        "TB_METRICS_WAIT_S on a slow cluster)"
+    )
 
 
 # --- the install itself ----------------------------------------------------------------
 
-def upgrade_install(tools: Tools, argv: Sequence[str], release: str, namespace: str,
-                    timeout_s: float, conn: Connection | None = None) -> proc.Result:  # fmt: skip
+
+def upgrade_install(
+    tools: Tools,
+    argv: Sequence[str],
+    release: str,
+    namespace: str,
+    timeout_s: float,
+    conn: Connection | None = None,
+) -> proc.Result:
     """Run the planned helm command (argv[0] is "helm"). Raises InstallerError on failure,
     with the tail of helm's output and the commands that unwedge the release."""
     try:
@@ -252,21 +275,31 @@ def _after_failure(tools: Tools, release: str, namespace: str, conn: Connection 
     conn = conn or Connection()
     result = tools.caller.answer(tools.helm, helm.status_args(release, namespace, conn))
     try:
-        absent = (not isinstance(result, NoAnswer)
-                  and helm.parse_status(result.rc, result.out, result.err, namespace) is None)  # fmt: skip
+        absent = (
+            not isinstance(result, NoAnswer)
+            and helm.parse_status(result.rc, result.out, result.err, namespace) is None
+        )
     except InstallerError:
         absent = False  # not seen: the full set of commands, as for any failure
     if not absent:
         return manual_commands(release, namespace, conn)
-    return (f"no release {release} was created in namespace {namespace}: nothing to roll "
-            "back or uninstall; fix what helm names above, then run "
-            f"{remedy.installer(conn, namespace)} again")
+    return (
+        f"no release {release} was created in namespace {namespace}: nothing to roll "
+        "back or uninstall; fix what helm names above, then run "
+        f"{remedy.installer(conn, namespace)} again"
+    )
 
 
 def point_context(tools: Tools, conn: Connection, namespace: str) -> bool:
     """Make kubectl default to the namespace (best effort)."""
     target = [conn.context] if conn.context else ["--current"]
-    args = ["config", "set-context", *target, "--namespace", namespace,
-            *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])]  # fmt: skip
+    args = [
+        "config",
+        "set-context",
+        *target,
+        "--namespace",
+        namespace,
+        *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else []),
+    ]
     result = tools.caller.answer(tools.kubectl, args)
     return not isinstance(result, NoAnswer) and result.rc == 0

@@ -118,7 +118,9 @@ def _from_zip(path: str, member: str, allowed: set[str], out: BinaryIO) -> int:
                 continue
             # A zip made on Unix records the file type: a symlink is S_IFLNK.
             if info.is_dir() or name in folders or (mode and not stat.S_ISREG(mode)):
-                raise ArchiveRejected(f"the archive holds {info.filename!r}, which is not a plain file")
+                raise ArchiveRejected(
+                    f"the archive holds {info.filename!r}, which is not a plain file"
+                )
             if info.flag_bits & 0x1:
                 raise ArchiveRejected(f"the archive holds {info.filename!r} encrypted")
             if name == member:

@@ -21,8 +21,9 @@ def mac_plist(env: Mapping[str, str], headless: bool) -> str:
     return os.path.join(home, "Library", "LaunchAgents", f"{AUTOSTART_LABEL}.plist") if home else ""
 
 
-def runtime_starts(env: Mapping[str, str], os_: str, *, timeout: float,
-                   headless: bool = False) -> bool:  # fmt: skip
+def runtime_starts(
+    env: Mapping[str, str], os_: str, *, timeout: float, headless: bool = False
+) -> bool:
     """Linux: docker.service is enabled at boot; macOS: the engine's plist is in place;
     Windows: Docker Desktop is in this user's Run key. False when it cannot be told."""
     if os_ == "linux":
@@ -36,7 +37,8 @@ def runtime_starts(env: Mapping[str, str], os_: str, *, timeout: float,
         tool = proc.find_on_path("reg", env, "windows")
         if tool is None:
             return False
-        result = call.answer(tool, ["query", WINDOWS_RUN_KEY, "/v", "Docker Desktop"],
-                             timeout=timeout, env=env)  # fmt: skip
+        result = call.answer(
+            tool, ["query", WINDOWS_RUN_KEY, "/v", "Docker Desktop"], timeout=timeout, env=env
+        )
         return not isinstance(result, call.NoAnswer) and result.rc == 0
     return False

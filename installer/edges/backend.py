@@ -86,8 +86,6 @@ def backend_url(client_env: str | None, env: Mapping[str, str]) -> str:
     return raw if raw.endswith("/") else raw + "/"
 
 
-
-
 def endpoint(url: str) -> str:
     return url.rstrip("/") + "/" + ENDPOINT
 
@@ -95,21 +93,7 @@ def endpoint(url: str) -> str:
 # --- trust ---------------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
 # --- proxies -------------------------------------------------------------------------------
-
-
-
-
-
-
 
 
 # --- the check -----------------------------------------------------------------------------
@@ -151,7 +135,9 @@ def verify(
         check = Check(Verdict.UNVERIFIED, f"no answer from {_site(target)} within {timeout:g}s")
     elif isinstance(outcome[0], BaseException):
         # A library's words may end up in the detail: no secret may pass with them.
-        redact = Redactor([password, quote(password, safe=""), *_proxy_userinfo(proxy_environment(env))])
+        redact = Redactor(
+            [password, quote(password, safe=""), *_proxy_userinfo(proxy_environment(env))]
+        )
         check = _failure(outcome[0], target, proxy, timeout, redact)
     else:
         check = _answer(outcome[0])
@@ -250,8 +236,10 @@ def _failure(
     elif isinstance(exc, requests.exceptions.ProxyError):
         detail = f"could not use the proxy {_netloc(proxy or '')}: {_reason(chain, redact)}"
     elif any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
-        detail = (f"the TLS certificate of {site} is not trusted: {_reason(chain, redact)} "
-                  f"(behind a TLS-inspecting proxy, set {CA_BUNDLE} to its root CA's PEM file)")  # fmt: skip
+        detail = (
+            f"the TLS certificate of {site} is not trusted: {_reason(chain, redact)} "
+            f"(behind a TLS-inspecting proxy, set {CA_BUNDLE} to its root CA's PEM file)"
+        )
     elif isinstance(exc, requests.exceptions.RequestException):
         detail = f"could not reach {site}: {_reason(chain, redact)}"
     else:  # a bug in the layers below must not stop the install: the check is advisory
@@ -279,8 +267,12 @@ def _chain(exc: BaseException) -> list[BaseException]:
             continue
         seen.add(id(current))
         chain.append(current)
-        nested = [getattr(current, "reason", None), current.__cause__, current.__context__,
-                  *(a for a in current.args if isinstance(a, BaseException))]  # fmt: skip
+        nested = [
+            getattr(current, "reason", None),
+            current.__cause__,
+            current.__context__,
+            *(a for a in current.args if isinstance(a, BaseException)),
+        ]
         todo.extend(n for n in nested if isinstance(n, BaseException))
     return chain
 
@@ -319,7 +311,3 @@ def _one_line(text: str) -> str:
 def _site(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}/"
-
-
-
-

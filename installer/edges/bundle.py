@@ -29,13 +29,20 @@ class Read:
     note: str = ""  # what the bundle says of the file (left out, or cut)
 
 
-_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-          | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))  # fmt: skip
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 
 def _is_link(found: os.stat_result) -> bool:
     return stat.S_ISLNK(found.st_mode) or bool(
-        getattr(found, "st_file_attributes", 0) & 0x400)  # a Windows junction  # fmt: skip
+        getattr(found, "st_file_attributes", 0) & 0x400
+    )  # a Windows junction
 
 
 def read_file(path: str, limit: int, *, tail: bool = False) -> Read:
@@ -58,7 +65,9 @@ def read_file(path: str, limit: int, *, tail: bool = False) -> Read:
     try:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode) or (found.st_dev, found.st_ino) != (
-                before.st_dev, before.st_ino):  # fmt: skip
+            before.st_dev,
+            before.st_ino,
+        ):
             return Read(None, "replaced while being read: not read")
         note = ""
         if found.st_size > limit:
@@ -77,8 +86,13 @@ def read_file(path: str, limit: int, *, tail: bool = False) -> Read:
         os.close(fd)
 
 
-def write(directory: str, files: Sequence[tuple[str, bytes]], os_: str,
-          env: Mapping[str, str], now: float | None = None) -> str:  # fmt: skip
+def write(
+    directory: str,
+    files: Sequence[tuple[str, bytes]],
+    os_: str,
+    env: Mapping[str, str],
+    now: float | None = None,
+) -> str:
     """Archive `files` (name, bytes) under one top folder; returns the archive's path.
     Written as the values file is (valuesfile.write_private): atomic, owner-only (ACL on
     Windows), fsynced."""
@@ -91,8 +105,9 @@ def write(directory: str, files: Sequence[tuple[str, bytes]], os_: str,
     return path
 
 
-def archive(top: str, files: Sequence[tuple[str, bytes]], *, zip_format: bool,
-            mtime: float) -> bytes:  # fmt: skip
+def archive(
+    top: str, files: Sequence[tuple[str, bytes]], *, zip_format: bool, mtime: float
+) -> bytes:
     buffer = io.BytesIO()
     if zip_format:
         stamp = time.localtime(mtime)[:6]

@@ -47,34 +47,68 @@ class Caller:
     redactor: Redactor | None = None
     timeout: float = 60.0
 
-    def run(self, tool: Tool, args: Sequence[str], *, timeout: float | None = None,
-            grace: float = 0.0, stdout: IO[bytes] | None = None,
-            terminal: proc.Terminal = None, keep_terminal: bool = False,
-            input: bytes | None = None) -> proc.Result:  # fmt: skip
+    def run(
+        self,
+        tool: Tool,
+        args: Sequence[str],
+        *,
+        timeout: float | None = None,
+        grace: float = 0.0,
+        stdout: IO[bytes] | None = None,
+        terminal: proc.Terminal = None,
+        keep_terminal: bool = False,
+        input: bytes | None = None,
+    ) -> proc.Result:
         """`proc.run` with this binding: raises what it raises."""
-        return proc.run(tool, args, timeout=self.timeout if timeout is None else timeout,
-                        env=self.env, redactor=self.redactor, grace=grace, stdout=stdout,
-                        terminal=terminal, keep_terminal=keep_terminal, input=input)  # fmt: skip
+        return proc.run(
+            tool,
+            args,
+            timeout=self.timeout if timeout is None else timeout,
+            env=self.env,
+            redactor=self.redactor,
+            grace=grace,
+            stdout=stdout,
+            terminal=terminal,
+            keep_terminal=keep_terminal,
+            input=input,
+        )
 
-    def answer(self, tool: Tool | None, args: Sequence[str], *, timeout: float | None = None,
-               missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
-               keep_terminal: bool = False, input: bytes | None = None) -> proc.Result | NoAnswer:  # fmt: skip
+    def answer(
+        self,
+        tool: Tool | None,
+        args: Sequence[str],
+        *,
+        timeout: float | None = None,
+        missing: str = "the tool was not found",
+        stdout: IO[bytes] | None = None,
+        keep_terminal: bool = False,
+        input: bytes | None = None,
+    ) -> proc.Result | NoAnswer:
         """The result whatever its exit code, or why there is none. `tool` None means it was
         not found; `missing` then is the reason ("kubectl was not found")."""
         if tool is None:
             return NoAnswer(missing)
         try:
-            return self.run(tool, args, timeout=timeout, stdout=stdout,
-                            keep_terminal=keep_terminal, input=input)  # fmt: skip
+            return self.run(
+                tool, args, timeout=timeout, stdout=stdout, keep_terminal=keep_terminal, input=input
+            )
         except InstallerError as exc:
             return NoAnswer(exc.message, exc)
 
-    def checked(self, tool: Tool | None, args: Sequence[str], *, timeout: float | None = None,
-                missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
-                keep_terminal: bool = False) -> proc.Result:  # fmt: skip
+    def checked(
+        self,
+        tool: Tool | None,
+        args: Sequence[str],
+        *,
+        timeout: float | None = None,
+        missing: str = "the tool was not found",
+        stdout: IO[bytes] | None = None,
+        keep_terminal: bool = False,
+    ) -> proc.Result:
         """The result of a run that exited 0; otherwise ToolFailed carrying the reason."""
-        got = self.answer(tool, args, timeout=timeout, missing=missing, stdout=stdout,
-                          keep_terminal=keep_terminal)  # fmt: skip
+        got = self.answer(
+            tool, args, timeout=timeout, missing=missing, stdout=stdout, keep_terminal=keep_terminal
+        )
         shown = (tool.name, *args) if tool is not None else tuple(args)
         if isinstance(got, NoAnswer):
             raise ToolFailed(shown, got.reason, None) from got.error
@@ -83,17 +117,32 @@ class Caller:
         return got
 
 
-def answer(tool: Tool | None, args: Sequence[str], *, timeout: float,
-           env: Mapping[str, str] | None = None, redactor: Redactor | None = None,
-           missing: str = "the tool was not found", stdout: IO[bytes] | None = None,
-           keep_terminal: bool = False) -> proc.Result | NoAnswer:  # fmt: skip
+def answer(
+    tool: Tool | None,
+    args: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+    missing: str = "the tool was not found",
+    stdout: IO[bytes] | None = None,
+    keep_terminal: bool = False,
+) -> proc.Result | NoAnswer:
     """`Caller(env, redactor, timeout).answer(…)`, for a reader that runs one tool."""
-    return Caller(env, redactor, timeout).answer(tool, args, missing=missing, stdout=stdout,
-                                                 keep_terminal=keep_terminal)  # fmt: skip
+    return Caller(env, redactor, timeout).answer(
+        tool, args, missing=missing, stdout=stdout, keep_terminal=keep_terminal
+    )
 
 
-def checked(tool: Tool | None, args: Sequence[str], *, timeout: float,
-            env: Mapping[str, str] | None = None, redactor: Redactor | None = None,
-            missing: str = "the tool was not found", stdout: IO[bytes] | None = None) -> proc.Result:  # fmt: skip
+def checked(
+    tool: Tool | None,
+    args: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+    missing: str = "the tool was not found",
+    stdout: IO[bytes] | None = None,
+) -> proc.Result:
     """`Caller(env, redactor, timeout).checked(…)`."""
     return Caller(env, redactor, timeout).checked(tool, args, missing=missing, stdout=stdout)

@@ -54,8 +54,7 @@ def child_environment(env: Mapping[str, str], secrets: Sequence[str]) -> dict[st
     out = child_env(env)
     # The secret variables' values are secrets whether or not the caller's redactor knows
     # them: a child run without one (a `<tool> version` query) must not get a copy either.
-    withheld = set(secrets) | {value for name in SECRET_VARIABLES
-                               if (value := out.pop(name, None))}  # fmt: skip
+    withheld = set(secrets) | {value for name in SECRET_VARIABLES if (value := out.pop(name, None))}
     # A secret that arrived another way (the prompt, the values file) but also sits in some
     # variable the user exported is the engine's secret too.
     for name in [n for n, value in out.items() if value in withheld]:
@@ -71,8 +70,9 @@ class Drain:
         self.size = 0
         self._cap, self._keep_last = cap, keep_last
         self._lock = threading.Lock()
-        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True,
-                                       name="proc-drain")  # fmt: skip
+        self.thread = threading.Thread(
+            target=self._read, args=(stream,), daemon=True, name="proc-drain"
+        )
         if stream is not None:
             self.thread.start()
 
@@ -178,6 +178,7 @@ def on_terminal(fd: int) -> Iterator[None]:
                 os.tcsetpgrp(fd, ours)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
     def give_back() -> None:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
         try:

@@ -22,18 +22,36 @@ _NOT_FOUND = ("NotFound", "not found")
 _NO_KUBECTL = "kubectl was not found"
 
 
-
 def runtime_class_args(name: str, conn: Connection, timeout: float) -> list[str]:
-    return ["get", "runtimeclass", name, "-o", "name", *conn.kubectl_flags(),
-            Connection.request_timeout(timeout)]  # fmt: skip
+    return [
+        "get",
+        "runtimeclass",
+        name,
+        "-o",
+        "name",
+        *conn.kubectl_flags(),
+        Connection.request_timeout(timeout),
+    ]
 
 
-def read_runtime_class(tool: Tool | None, name: str, conn: Connection, *, timeout: float,
-                       env: Mapping[str, str] | None = None,
-                       redactor: Redactor | None = None) -> bool | None:  # fmt: skip
+def read_runtime_class(
+    tool: Tool | None,
+    name: str,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> bool | None:
     """True: it exists; False: kubectl said NotFound; None: could not tell."""
-    result = call.answer(tool, runtime_class_args(name, conn, timeout), timeout=timeout, env=env,
-                         redactor=redactor, missing=_NO_KUBECTL)  # fmt: skip
+    result = call.answer(
+        tool,
+        runtime_class_args(name, conn, timeout),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing=_NO_KUBECTL,
+    )
     if isinstance(result, call.NoAnswer):
         return None
     if result.rc == 0:
@@ -42,15 +60,33 @@ def read_runtime_class(tool: Tool | None, name: str, conn: Connection, *, timeou
 
 
 def daemonsets_args(conn: Connection, timeout: float) -> list[str]:
-    return ["get", "daemonsets", "--all-namespaces", "-o", "json", *conn.kubectl_flags(),
-            Connection.request_timeout(timeout)]  # fmt: skip
+    return [
+        "get",
+        "daemonsets",
+        "--all-namespaces",
+        "-o",
+        "json",
+        *conn.kubectl_flags(),
+        Connection.request_timeout(timeout),
+    ]
 
 
-def read_plugins(tool: Tool | None, conn: Connection, *, timeout: float,
-                 env: Mapping[str, str] | None = None,
-                 redactor: Redactor | None = None) -> Plugins:  # fmt: skip
-    result = call.answer(tool, daemonsets_args(conn, timeout), timeout=timeout, env=env,
-                         redactor=redactor, missing=_NO_KUBECTL)  # fmt: skip
+def read_plugins(
+    tool: Tool | None,
+    conn: Connection,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+) -> Plugins:
+    result = call.answer(
+        tool,
+        daemonsets_args(conn, timeout),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing=_NO_KUBECTL,
+    )
     if isinstance(result, call.NoAnswer):
         return Plugins(False, reason=result.reason)
     if result.rc != 0:
@@ -87,39 +123,64 @@ def parse_plugins(out: bytes) -> Plugins:
             continue
         pod = _mapping(_mapping(_mapping(item.get("spec")).get("template")).get("spec"))
         containers = pod.get("containers")
-        images: list[str] = [c["image"] for c in containers
-                             if isinstance(c, dict) and isinstance(c.get("image"), str)] \
-            if isinstance(containers, list) else []  # fmt: skip
+        images: list[str] = (
+            [
+                c["image"]
+                for c in containers
+                if isinstance(c, dict) and isinstance(c.get("image"), str)
+            ]
+            if isinstance(containers, list)
+            else []
+        )
         vendor = _vendor(name, images)
         if vendor is None:
             continue
         notes = _mapping(metadata.get("annotations"))
-        release, release_ns = notes.get("meta.helm.sh/release-name"), notes.get(
-            "meta.helm.sh/release-namespace")
-        found.append(PluginSet(namespace, name, vendor,
-                               release if isinstance(release, str) else None,
-                               release_ns if isinstance(release_ns, str) else None))  # fmt: skip
+        release, release_ns = (
+            notes.get("meta.helm.sh/release-name"),
+            notes.get("meta.helm.sh/release-namespace"),
+        )
+        found.append(
+            PluginSet(
+                namespace,
+                name,
+                vendor,
+                release if isinstance(release, str) else None,
+                release_ns if isinstance(release_ns, str) else None,
+            )
+        )
     return Plugins(True, tuple(found))
 
 
-def adopt_args(plugin: PluginSet, release: str, namespace: str,
-               conn: Connection) -> list[list[str]]:  # fmt: skip
+def adopt_args(
+    plugin: PluginSet, release: str, namespace: str, conn: Connection
+) -> list[list[str]]:
     """The two calls that hand an unowned DaemonSet to the release, so helm takes it over in
     place instead of failing with "exists and cannot be imported"."""
     target = ["daemonset", plugin.name, "-n", plugin.namespace, *conn.kubectl_flags()]
     return [
         ["label", *target, "app.kubernetes.io/managed-by=Helm", "--overwrite"],
-        ["annotate", *target, f"meta.helm.sh/release-name={release}",
-         f"meta.helm.sh/release-namespace={namespace}", "--overwrite"],
-    ]  # fmt: skip
+        [
+            "annotate",
+            *target,
+            f"meta.helm.sh/release-name={release}",
+            f"meta.helm.sh/release-namespace={namespace}",
+            "--overwrite",
+        ],
+    ]
 
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def adopt_plugin(run: Callable[[list[str]], proc.Result], plugin: PluginSet, release: str,
-                 namespace: str, conn: Connection) -> None:  # fmt: skip
+def adopt_plugin(
+    run: Callable[[list[str]], proc.Result],
+    plugin: PluginSet,
+    release: str,
+    namespace: str,
+    conn: Connection,
+) -> None:
     """Hand the orphaned plugin to the release (both calls), or raise with the way out."""
     for args in adopt_args(plugin, release, namespace, conn):
         result = run(args)

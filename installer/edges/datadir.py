@@ -33,10 +33,17 @@ TRASH_PREFIX = ".tracebloc-trash-"
 # The engine's own trash names, exactly: nothing else in the directory is ever taken for one.
 _TRASH = re.compile(re.escape(TRASH_PREFIX) + r"[0-9a-f]{12}-.+")
 # POSIX: every step through directory descriptors (Linux and macOS have them all).
-BY_FD = (os.name != "nt" and {os.open, os.stat, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd
-          and os.scandir in os.supports_fd)  # fmt: skip
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(
-    os, "O_CLOEXEC", 0)  # fmt: skip
+BY_FD = (
+    os.name != "nt"
+    and {os.open, os.stat, os.rename, os.unlink, os.rmdir} <= os.supports_dir_fd
+    and os.scandir in os.supports_fd
+)
+_DIR_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 class Changed(Exception):
@@ -73,8 +80,12 @@ def leftovers(data_dir: str) -> list[str]:
     except OSError:
         return [data_dir]
     for entry in entries:
-        if entry.name in _DATA or _TRASH.fullmatch(entry.name) or _is_link(entry.path) \
-                or not entry.is_dir(follow_symlinks=False):  # fmt: skip
+        if (
+            entry.name in _DATA
+            or _TRASH.fullmatch(entry.name)
+            or _is_link(entry.path)
+            or not entry.is_dir(follow_symlinks=False)
+        ):
             continue
         candidates += [os.path.join(entry.path, name) for name in _DATA]
     found = []
@@ -132,8 +143,10 @@ def wipe(pinned: Shown) -> list[str]:
     try:
         top = os.open(pinned.data_dir, _DIR_FLAGS)
     except OSError as exc:
-        raise Changed(f"{pinned.data_dir} was replaced after the question (it cannot be "
-                      f"opened as a directory: {exc.strerror or exc})") from None  # fmt: skip
+        raise Changed(
+            f"{pinned.data_dir} was replaced after the question (it cannot be "
+            f"opened as a directory: {exc.strerror or exc})"
+        ) from None
     try:
         if _identity(os.fstat(top)) != pinned.identity:
             raise Changed(f"{pinned.data_dir} was replaced after the question")
@@ -268,8 +281,10 @@ def _wipe_by_path(pinned: Shown) -> list[str]:
         parent, name = os.path.split(relative)
         path = os.path.join(base, relative)
         trash = os.path.join(base, parent, f"{TRASH_PREFIX}{secrets.token_hex(6)}-{name}")
-        parts = [os.path.join(base, *relative.split(os.sep)[:i + 1])
-                 for i in range(len(relative.split(os.sep)))]  # fmt: skip
+        parts = [
+            os.path.join(base, *relative.split(os.sep)[: i + 1])
+            for i in range(len(relative.split(os.sep)))
+        ]
         try:
             if any(_is_link(p) for p in parts) or _identity(os.lstat(path)) != identity:
                 survivors.append(path)
@@ -306,8 +321,13 @@ def remove_trash(data_dir: str) -> list[str]:
 def _subdirs(data_dir: str) -> list[str]:
     try:
         with os.scandir(data_dir) as listing:
-            return [e.path for e in listing if e.is_dir(follow_symlinks=False)
-                    and not _is_link(e.path) and not _TRASH.fullmatch(e.name)]  # fmt: skip
+            return [
+                e.path
+                for e in listing
+                if e.is_dir(follow_symlinks=False)
+                and not _is_link(e.path)
+                and not _TRASH.fullmatch(e.name)
+            ]
     except OSError:
         return []
 

@@ -25,16 +25,20 @@ def find_docker(env: Mapping[str, str], os_: str) -> Tool:
     return proc.find_tool("docker", env, os_)
 
 
-def read_info(env: Mapping[str, str], os_: str, *, timeout: float,
-              redactor: Redactor | None = None) -> DockerRead:  # fmt: skip
+def read_info(
+    env: Mapping[str, str], os_: str, *, timeout: float, redactor: Redactor | None = None
+) -> DockerRead:
     try:
         tool = find_docker(env, os_)
     except ToolNotFound as exc:
         return DockerRead("missing", reason=exc.message)
     result = call.answer(tool, INFO_ARGS, timeout=timeout, env=env, redactor=redactor)
     if isinstance(result, call.NoAnswer) and result.timed_out:
-        return DockerRead("unreadable", reason=f"`docker info` did not answer within {timeout:g}s "
-                                               "(the Docker daemon may be wedged)")  # fmt: skip
+        return DockerRead(
+            "unreadable",
+            reason=f"`docker info` did not answer within {timeout:g}s "
+            "(the Docker daemon may be wedged)",
+        )
     if isinstance(result, call.NoAnswer):
         return DockerRead("missing", reason=result.reason)
     return parse_info(result.rc, result.stdout, result.stderr)
@@ -69,12 +73,20 @@ def inspect_args(names: list[str]) -> list[str]:
     return ["inspect", *names]
 
 
-def inspect(tool: Tool, server: str, serverlb: str, *, env: Mapping[str, str],
-            timeout: float, redactor: Redactor | None = None) -> Inspected:  # fmt: skip
+def inspect(
+    tool: Tool,
+    server: str,
+    serverlb: str,
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    redactor: Redactor | None = None,
+) -> Inspected:
     """Both node containers in one call. A missing load balancer is tolerated (a cluster
     created with --no-lb); a server that cannot be inspected makes the read unreadable."""
-    result = call.answer(tool, inspect_args([server, serverlb]), timeout=timeout, env=env,
-                         redactor=redactor)  # fmt: skip
+    result = call.answer(
+        tool, inspect_args([server, serverlb]), timeout=timeout, env=env, redactor=redactor
+    )
     if isinstance(result, call.NoAnswer):
         return Inspected(False, reason=result.reason)
     try:
@@ -102,9 +114,11 @@ def _container(item: dict[str, Any]) -> Container:
     ports = _dict(_dict(item.get("NetworkSettings")).get("Ports"))
     host_ips = tuple(
         str(binding.get("HostIp") or "")
-        for bindings in ports.values() if isinstance(bindings, list)
-        for binding in bindings if isinstance(binding, dict)
-    )  # fmt: skip
+        for bindings in ports.values()
+        if isinstance(bindings, list)
+        for binding in bindings
+        if isinstance(binding, dict)
+    )
     labels = _dict(config.get("Labels"))
     requests = _dict(item.get("HostConfig")).get("DeviceRequests")
     return Container(
@@ -121,6 +135,8 @@ def _asks_gpu(requests: Any) -> bool:
     """`--gpus` on the container: a device request with the `gpu` capability."""
     if not isinstance(requests, list):
         return False
-    return any(isinstance(r, dict) and any(isinstance(c, list) and "gpu" in c
-                                           for c in r.get("Capabilities") or [])
-               for r in requests)  # fmt: skip
+    return any(
+        isinstance(r, dict)
+        and any(isinstance(c, list) and "gpu" in c for c in r.get("Capabilities") or [])
+        for r in requests
+    )

@@ -50,12 +50,18 @@ def retry_policy() -> Any:
     from urllib3.util.retry import Retry
 
     return Retry(
-        total=TRIES - 1, connect=TRIES - 1, read=TRIES - 1, status=TRIES - 1, other=0,
+        total=TRIES - 1,
+        connect=TRIES - 1,
+        read=TRIES - 1,
+        status=TRIES - 1,
+        other=0,
         redirect=5,  # GitHub's release links redirect to its storage host
-        status_forcelist=tuple(range(500, 600)), allowed_methods=frozenset({"GET"}),
-        backoff_factor=BACKOFF_S, raise_on_status=False,
+        status_forcelist=tuple(range(500, 600)),
+        allowed_methods=frozenset({"GET"}),
+        backoff_factor=BACKOFF_S,
+        raise_on_status=False,
         respect_retry_after_header=False,  # our deadline decides how long to wait
-    )  # fmt: skip
+    )
 
 
 def fetch(
@@ -75,8 +81,12 @@ def fetch(
     --speed-limit/--speed-time), however long the whole may take within `deadline_s`."""
     context = trust.ssl_context(trust.ca_bundle(env))
     proxy = trust.proxy_for(url, proxy_environment(env))
-    log.debug("download: GET %s%s (deadline %gs)", url,
-              f" via proxy {trust._netloc(proxy)}" if proxy else "", deadline_s)  # fmt: skip
+    log.debug(
+        "download: GET %s%s (deadline %gs)",
+        url,
+        f" via proxy {trust._netloc(proxy)}" if proxy else "",
+        deadline_s,
+    )
     lock = threading.Lock()
     stopped = threading.Event()  # set under `lock`: after it, `out` is never written again
     outcome: list[Fetched | BaseException] = []
@@ -91,8 +101,11 @@ def fetch(
                 raise _Stopped
             received[0] += len(chunk)
             if most is not None and received[0] > most:
-                raise DownloadFailed(f"{url} sent more than the pinned artifact's {most} bytes: "
-                                     "the download was stopped", _REMEDY)  # fmt: skip
+                raise DownloadFailed(
+                    f"{url} sent more than the pinned artifact's {most} bytes: "
+                    "the download was stopped",
+                    _REMEDY,
+                )
             out.write(chunk)
 
     def work() -> None:
@@ -118,12 +131,16 @@ def fetch(
         with lock:
             stopped.set()
     if stalled and stall is not None:
-        raise DownloadFailed(f"{url} stalled: under {stall[0]} bytes in {stall[1]:g}s "
-                             f"({received[0]} bytes received)", _REMEDY)  # fmt: skip
+        raise DownloadFailed(
+            f"{url} stalled: under {stall[0]} bytes in {stall[1]:g}s "
+            f"({received[0]} bytes received)",
+            _REMEDY,
+        )
     if not outcome:
-        raise DownloadFailed(f"{url} did not finish downloading within {deadline_s:g}s",
-                             "check the network (or the proxy), or raise "
-                             "TRACEBLOC_DOWNLOAD_TIMEOUT_S")  # fmt: skip
+        raise DownloadFailed(
+            f"{url} did not finish downloading within {deadline_s:g}s",
+            "check the network (or the proxy), or raise TRACEBLOC_DOWNLOAD_TIMEOUT_S",
+        )
     result = outcome[0]
     if isinstance(result, Fetched):
         return result
@@ -134,8 +151,10 @@ def fetch(
     raise DownloadFailed(f"could not download {url}: {detail}", _REMEDY)
 
 
-_REMEDY = ("check the network, the proxy (HTTPS_PROXY) and TRACEBLOC_CA_BUNDLE; or carry the "
-           "files in: tracebloc-installer tools --download-to DIR, then TRACEBLOC_TOOLS_MIRROR=DIR")  # fmt: skip
+_REMEDY = (
+    "check the network, the proxy (HTTPS_PROXY) and TRACEBLOC_CA_BUNDLE; or carry the "
+    "files in: tracebloc-installer tools --download-to DIR, then TRACEBLOC_TOOLS_MIRROR=DIR"
+)
 
 
 class _Stopped(Exception):
@@ -166,8 +185,9 @@ def _get(
             if response.status_code != 200:
                 tries = f" after {TRIES} tries" if response.status_code >= 500 else ""
                 reason = f" {response.reason}" if response.reason else ""
-                raise DownloadFailed(f"could not download {url}: HTTP {response.status_code}"
-                                     f"{reason}{tries}", _REMEDY)  # fmt: skip
+                raise DownloadFailed(
+                    f"could not download {url}: HTTP {response.status_code}{reason}{tries}", _REMEDY
+                )
             total = _length(response.headers.get("Content-Length"))
             if progress is not None:
                 progress(0, total)
@@ -183,9 +203,11 @@ def _get(
             except requests.exceptions.RequestException as exc:
                 if isinstance(exc, requests.exceptions.ConnectionError) and "timed out" in str(exc):
                     raise
-                raise DownloadFailed(f"could not download {url}: the transfer broke off after "
-                                     f"{size} of {total if total is not None else '?'} bytes",
-                                     _REMEDY) from None  # fmt: skip
+                raise DownloadFailed(
+                    f"could not download {url}: the transfer broke off after "
+                    f"{size} of {total if total is not None else '?'} bytes",
+                    _REMEDY,
+                ) from None
     return Fetched(digest.hexdigest(), size, time.monotonic() - started)
 
 

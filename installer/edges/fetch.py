@@ -52,9 +52,13 @@ class ChecksumMismatch(InstallerError):
 
 
 def install_tool(
-    choice: ToolChoice, env: Mapping[str, str], cfg: Settings,
-    progress_for: ProgressFor | None = None, *, timeout: float = 30.0,
-) -> ToolChoice:  # fmt: skip
+    choice: ToolChoice,
+    env: Mapping[str, str],
+    cfg: Settings,
+    progress_for: ProgressFor | None = None,
+    *,
+    timeout: float = 30.0,
+) -> ToolChoice:
     """Fetch a `download` choice into the tools directory; returns it as installed."""
     artifact = cfg.manifest.artifact(choice.name, cfg.platform)
     if choice.source != "download" or artifact is None or artifact.pending:
@@ -71,20 +75,34 @@ def install_tool(
             _put_in_place(choice.name, artifact, download_path, final, env, timeout)
         else:
             with _temporary(directory, suffix) as (binary, binary_path):
-                extract_member(download_path, artifact.archive, artifact.member,
-                               artifact.others, binary)  # fmt: skip
+                extract_member(
+                    download_path, artifact.archive, artifact.member, artifact.others, binary
+                )
                 binary.close()
                 _put_in_place(choice.name, artifact, binary_path, final, env, timeout)
-    log.info("%s %s installed at %s (sha256 %s)", choice.name, artifact.version, final,
-             artifact.sha256)  # fmt: skip
-    return ToolChoice(choice.name, final, artifact.version, "download", choice.url,
-                      artifact.sha256, note=choice.note, fetched=True)  # fmt: skip
+    log.info(
+        "%s %s installed at %s (sha256 %s)", choice.name, artifact.version, final, artifact.sha256
+    )
+    return ToolChoice(
+        choice.name,
+        final,
+        artifact.version,
+        "download",
+        choice.url,
+        artifact.sha256,
+        note=choice.note,
+        fetched=True,
+    )
 
 
 def _put_in_place(
-    name: str, artifact: pins.Artifact, path: str, final: str, env: Mapping[str, str],
+    name: str,
+    artifact: pins.Artifact,
+    path: str,
+    final: str,
+    env: Mapping[str, str],
     timeout: float,
-) -> None:  # fmt: skip
+) -> None:
     """Run the new binary once; only one that names the pinned version is renamed in."""
     if sys.platform != "win32":
         os.chmod(path, 0o755)
@@ -107,9 +125,12 @@ class Carried:
 
 
 def download_to(
-    directory: str, platforms: list[str], env: Mapping[str, str], cfg: Settings,
+    directory: str,
+    platforms: list[str],
+    env: Mapping[str, str],
+    cfg: Settings,
     progress_for: ProgressFor | None = None,
-) -> list[Carried]:  # fmt: skip
+) -> list[Carried]:
     """Fill `directory` (a future TRACEBLOC_TOOLS_MIRROR) with every tool's pinned artifact
     for `platforms`, under the official paths, each verified before it is named."""
     made = _missing_dirs(directory)
@@ -118,9 +139,11 @@ def download_to(
         return _fill(directory, platforms, env, cfg, progress_for)
     except DownloadFailed as exc:
         # Here the remedy cannot be "fill a mirror with --download-to": this is that run.
-        exc.remedy = ("this machine cannot download the tools: run `tracebloc-installer "
-                      "tools --download-to DIR` on a machine with internet access, copy DIR to "
-                      "this machine, and set TRACEBLOC_TOOLS_MIRROR=DIR")  # fmt: skip
+        exc.remedy = (
+            "this machine cannot download the tools: run `tracebloc-installer "
+            "tools --download-to DIR` on a machine with internet access, copy DIR to "
+            "this machine, and set TRACEBLOC_TOOLS_MIRROR=DIR"
+        )
         raise
     finally:
         _remove_if_empty(directory, made)
@@ -149,9 +172,12 @@ def _remove_if_empty(directory: str, made: list[str]) -> None:
 
 
 def _fill(
-    directory: str, platforms: list[str], env: Mapping[str, str], cfg: Settings,
+    directory: str,
+    platforms: list[str],
+    env: Mapping[str, str],
+    cfg: Settings,
     progress_for: ProgressFor | None,
-) -> list[Carried]:  # fmt: skip
+) -> list[Carried]:
     out: list[Carried] = []
     for tool in pins.TOOLS:
         for platform in platforms:
@@ -181,16 +207,22 @@ def writable_dir(path: str, what: str) -> str:
         with tempfile.TemporaryFile(dir=path, prefix=PREFIX):
             pass
     except OSError as exc:
-        raise BadInput(f"{what} {path!r} cannot be written: {exc.strerror or exc}",
-                       f"choose a directory you can write to ({TOOLS_DIR} for the tools)") from None  # fmt: skip
+        raise BadInput(
+            f"{what} {path!r} cannot be written: {exc.strerror or exc}",
+            f"choose a directory you can write to ({TOOLS_DIR} for the tools)",
+        ) from None
     _sweep(path)
     return path
 
 
 def _receive(
-    artifact: pins.Artifact, mirror: Mirror | None, out: BinaryIO, env: Mapping[str, str],
-    deadline_s: float, progress_for: ProgressFor | None,
-) -> None:  # fmt: skip
+    artifact: pins.Artifact,
+    mirror: Mirror | None,
+    out: BinaryIO,
+    env: Mapping[str, str],
+    deadline_s: float,
+    progress_for: ProgressFor | None,
+) -> None:
     """The artifact's bytes into `out`, then the checksum comparison."""
     source = location(artifact, mirror)
     label = f"{artifact.tool} {artifact.version} ({artifact.platform})"
@@ -200,8 +232,9 @@ def _receive(
         if mirror is not None and mirror.kind == "dir":
             got = _copy_local(source, out, sink, artifact.most_bytes)
         else:
-            got = fetch(source, out, env=env, deadline_s=deadline_s, progress=sink,
-                        most=artifact.most_bytes)  # fmt: skip
+            got = fetch(
+                source, out, env=env, deadline_s=deadline_s, progress=sink, most=artifact.most_bytes
+            )
         out.flush()
         ok = True
     finally:
@@ -228,8 +261,9 @@ def _copy_local(path: str, out: BinaryIO, sink: Progress | None, most: int) -> F
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise InstallerError(f"cannot read {path} from the tools mirror: "
-                             f"{exc.strerror or exc}", remedy) from None  # fmt: skip
+        raise InstallerError(
+            f"cannot read {path} from the tools mirror: {exc.strerror or exc}", remedy
+        ) from None
     try:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):
@@ -247,17 +281,21 @@ def _copy_local(path: str, out: BinaryIO, sink: Progress | None, most: int) -> F
             if sink is not None:
                 sink(size, found.st_size)
     except OSError as exc:
-        raise InstallerError(f"cannot read {path} from the tools mirror: {exc.strerror or exc}",
-                             remedy) from None  # fmt: skip
+        raise InstallerError(
+            f"cannot read {path} from the tools mirror: {exc.strerror or exc}", remedy
+        ) from None
     finally:
         os.close(fd)
     return Fetched(digest.hexdigest(), size, time.monotonic() - started)
 
 
 def _too_large(path: str, most: int, remedy: str) -> InstallerError:
-    return InstallerError(f"{path} in the tools mirror is larger than the pinned artifact "
-                          f"(more than {most} bytes): the copy was stopped and nothing was "
-                          "installed", remedy)  # fmt: skip
+    return InstallerError(
+        f"{path} in the tools mirror is larger than the pinned artifact "
+        f"(more than {most} bytes): the copy was stopped and nothing was "
+        "installed",
+        remedy,
+    )
 
 
 def _sha256_of(path: str) -> str:
@@ -295,4 +333,3 @@ def _sweep(directory: str) -> None:
                 with contextlib.suppress(OSError):
                     if now - entry.stat(follow_symlinks=False).st_mtime > STALE_S:
                         os.remove(entry.path)
-

@@ -35,7 +35,9 @@ def _size(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit >= MIB else f"{limit // KIB} KiB"
 
 
-def read_bounded(path: str, *, limit: int, what: str, remedy: str = "move it aside") -> bytes | None:
+def read_bounded(
+    path: str, *, limit: int, what: str, remedy: str = "move it aside"
+) -> bytes | None:
     """The bytes of the regular file at `path` (at most `limit` of them), or None when
     nothing is there. `what` names the kind of file in errors ("a values file")."""
     try:
@@ -47,7 +49,9 @@ def read_bounded(path: str, *, limit: int, what: str, remedy: str = "move it asi
     except OSError as exc:
         raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(found.st_mode):
-        raise NotRegular(f"{path} is not a regular file", f"{remedy}, or point the setting at {what}")
+        raise NotRegular(
+            f"{path} is not a regular file", f"{remedy}, or point the setting at {what}"
+        )
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
@@ -57,7 +61,9 @@ def read_bounded(path: str, *, limit: int, what: str, remedy: str = "move it asi
         raise Unreadable(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(f"{path} is not a regular file", f"{remedy}, or point the setting at {what}")
+            raise NotRegular(
+                f"{path} is not a regular file", f"{remedy}, or point the setting at {what}"
+            )
         chunks, size = [], 0
         while chunk := os.read(fd, min(65536, limit + 1 - size)):
             chunks.append(chunk)
@@ -81,12 +87,16 @@ def refuse_special_target(path: str, *, said: str = "nothing was written") -> No
     except OSError:
         return  # nothing there, or nothing that can be looked at: the write itself says why
     if stat.S_ISLNK(found.st_mode):
-        raise BadInput(f"will not write {path}: it is a symbolic link (to {_link(path)}); "
-                       f"{said}",
-                       "name the file itself, or remove the link")  # fmt: skip
+        raise BadInput(
+            f"will not write {path}: it is a symbolic link (to {_link(path)}); {said}",
+            "name the file itself, or remove the link",
+        )
     if not stat.S_ISREG(found.st_mode):
-        raise BadInput(f"will not write {path}: it is not a regular file (a device, FIFO or "
-                       f"directory); {said}", "name a regular file")  # fmt: skip
+        raise BadInput(
+            f"will not write {path}: it is not a regular file (a device, FIFO or "
+            f"directory); {said}",
+            "name a regular file",
+        )
 
 
 def open_append(path: str) -> int:
@@ -104,9 +114,15 @@ def open_append(path: str) -> int:
         raise InstallerError(f"{refuse}: {exc.strerror or exc}", remedy) from None
     if before is not None and stat.S_ISLNK(before.st_mode):
         raise InstallerError(f"{refuse}: it is a symbolic link (to {_link(path)})", remedy)
-    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-             | getattr(os, "O_BINARY", 0))  # fmt: skip
+    flags = (
+        os.O_WRONLY
+        | os.O_APPEND
+        | os.O_CREAT
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_NOCTTY", 0)
+        | getattr(os, "O_BINARY", 0)
+    )
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
@@ -116,7 +132,11 @@ def open_append(path: str) -> int:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):
             raise InstallerError(f"{refuse}: it is not a regular file", remedy)
-        if before is not None and before.st_ino and (found.st_dev, found.st_ino) != (before.st_dev, before.st_ino):
+        if (
+            before is not None
+            and before.st_ino
+            and (found.st_dev, found.st_ino) != (before.st_dev, before.st_ino)
+        ):
             raise InstallerError(f"{refuse}: it was replaced while being opened", remedy)
         if sys.platform != "win32":
             if hasattr(os, "set_blocking"):

@@ -41,8 +41,14 @@ def _read_ok(name: str, args: list[str], env: Mapping[str, str], timeout: float)
     return result.stdout
 
 
-def read_facts(env: Mapping[str, str], info: DockerRead, *, timeout: float,
-               gpu: Gpu | None = None, proc_version: str = PROC_VERSION) -> gh.GpuFacts:  # fmt: skip
+def read_facts(
+    env: Mapping[str, str],
+    info: DockerRead,
+    *,
+    timeout: float,
+    gpu: Gpu | None = None,
+    proc_version: str = PROC_VERSION,
+) -> gh.GpuFacts:
     """nvidia-smi first (a driver that lists the GPU; `gpu`: what it said moments ago);
     without it, lspci naming NVIDIA (the scripts' "GPU without its driver"); then nvidia-ctk
     and Docker's default runtime."""
@@ -58,8 +64,9 @@ def read_facts(env: Mapping[str, str], info: DockerRead, *, timeout: float,
     default = info.default_runtime if info.state == "running" else None
     # Docker already defaulting to the NVIDIA runtime has the toolkit (an older one may lack
     # nvidia-ctk); otherwise nvidia-ctk is what sets that default.
-    toolkit = (default == "nvidia" and info.nvidia) or \
-        _read_ok("nvidia-ctk", ["--version"], env, timeout) is not None  # fmt: skip
+    toolkit = (default == "nvidia" and info.nvidia) or _read_ok(
+        "nvidia-ctk", ["--version"], env, timeout
+    ) is not None
     return gh.GpuFacts(True, driver=driver, toolkit=toolkit, default_runtime=default, wsl=wsl)
 
 
@@ -69,19 +76,21 @@ def _default_runtime(env: Mapping[str, str], timeout: float) -> str:
         tool = docker.find_docker(env, "linux")
     except ToolNotFound:
         return ""
-    result = call.answer(tool, ["info", "--format", "{{.DefaultRuntime}}"], timeout=timeout,
-                         env=env)  # fmt: skip
+    result = call.answer(
+        tool, ["info", "--format", "{{.DefaultRuntime}}"], timeout=timeout, env=env
+    )
     return "" if isinstance(result, call.NoAnswer) else result.stdout.strip()
 
 
 def _gpu_container(env: Mapping[str, str], redactor: Redactor, step: Step) -> str:
-    """"" when Docker ran a GPU container that saw the GPU; else why not."""
+    """ "" when Docker ran a GPU container that saw the GPU; else why not."""
     try:
         tool = docker.find_docker(env, "linux")
     except ToolNotFound as exc:
         return exc.message
-    result = call.answer(tool, list(step.argv[1:]), timeout=step.timeout, env=env,
-                         redactor=redactor)  # fmt: skip
+    result = call.answer(
+        tool, list(step.argv[1:]), timeout=step.timeout, env=env, redactor=redactor
+    )
     if isinstance(result, call.NoAnswer):
         return result.reason
     if result.rc == 0 and any(m in result.stdout for m in ("NVIDIA-SMI", "Driver Version")):
@@ -89,9 +98,15 @@ def _gpu_container(env: Mapping[str, str], redactor: Redactor, step: Step) -> st
     return childio.last_line(redactor(result.stderr or result.stdout), result.rc)
 
 
-def carry_out(plan: RuntimePlan, env: Mapping[str, str], redactor: Redactor,
-              say: Callable[[str], None], warn: Callable[[str], None], *,
-              timeout: float) -> gh.Checked:  # fmt: skip
+def carry_out(
+    plan: RuntimePlan,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+    *,
+    timeout: float,
+) -> gh.Checked:
     """Every GPU step in order; raises at the first required one that fails, and
     GpuRebootPending when the driver needs a reboot. Returns what the GPU check saw."""
     from installer.edges.sudo_keepalive import keepalive
@@ -106,8 +121,10 @@ def carry_out(plan: RuntimePlan, env: Mapping[str, str], redactor: Redactor,
             if step.kind == gh.DEFAULT_RUNTIME:
                 now = _default_runtime(env, timeout)
                 if now == "nvidia":
-                    say("Docker already defaults to the NVIDIA runtime: not reconfigured, "
-                        "not restarted")  # fmt: skip
+                    say(
+                        "Docker already defaults to the NVIDIA runtime: not reconfigured, "
+                        "not restarted"
+                    )
                     continue
                 changed = True
                 step = dataclasses.replace(step, kind="run")
@@ -122,14 +139,17 @@ def carry_out(plan: RuntimePlan, env: Mapping[str, str], redactor: Redactor,
                 raise GpuRebootPending(
                     "the NVIDIA driver is installed and loads after a restart of this machine",
                     "restart this machine (sudo reboot), then run the installer again: it goes "
-                    "on from here (the driver steps are not repeated)")  # fmt: skip
+                    "on from here (the driver steps are not repeated)",
+                )
             elif step.kind == gh.CHECK:
                 say(f"{step.why}: {' '.join(step.argv)}")
                 failed = _gpu_container(env, redactor, step)
                 checked = gh.Checked(ran=True, failed=failed)
                 if failed:
-                    warn(f"Docker could not give a container the GPU ({failed}); the local "
-                         "cluster is created for CPU")  # fmt: skip
+                    warn(
+                        f"Docker could not give a container the GPU ({failed}); the local "
+                        "cluster is created for CPU"
+                    )
                 continue
             execute(dataclasses.replace(plan, steps=(step,)), runner)
     return checked

@@ -40,8 +40,14 @@ def read_release(
     def unreadable(reason: str) -> ReleaseRead:
         return ReleaseRead(release, namespace, ReleaseState.UNREADABLE, reason=reason)
 
-    result = call.answer(tool, get_values_args(release, namespace, conn), timeout=timeout,
-                         env=env, redactor=redactor, missing="helm was not found")  # fmt: skip
+    result = call.answer(
+        tool,
+        get_values_args(release, namespace, conn),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing="helm was not found",
+    )
     if isinstance(result, call.NoAnswer):
         return unreadable(result.reason)
     return parse_release(release, namespace, result.rc, result.out, result.err)
@@ -53,18 +59,27 @@ def parse_release(release: str, namespace: str, rc: int, out: bytes, err: bytes)
     if rc != 0:
         if _says_absent(stderr, namespace):
             return ReleaseRead(release, namespace, ReleaseState.ABSENT)
-        return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
-                           reason=childio.last_line(stderr, rc))  # fmt: skip
+        return ReleaseRead(
+            release, namespace, ReleaseState.UNREADABLE, reason=childio.last_line(stderr, rc)
+        )
     try:
         values = json.loads(childio.decode(out))  # no output at all is not JSON: unreadable
     except (ValueError, RecursionError):
-        return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
-                           reason="helm printed output that is not JSON")  # fmt: skip
+        return ReleaseRead(
+            release,
+            namespace,
+            ReleaseState.UNREADABLE,
+            reason="helm printed output that is not JSON",
+        )
     if values is None:  # helm prints `null` for a release installed with no user values
         values = {}
     if not isinstance(values, dict):
-        return ReleaseRead(release, namespace, ReleaseState.UNREADABLE,
-                           reason="helm printed JSON that is not a map of values")  # fmt: skip
+        return ReleaseRead(
+            release,
+            namespace,
+            ReleaseState.UNREADABLE,
+            reason="helm printed JSON that is not a map of values",
+        )
     return ReleaseRead(release, namespace, ReleaseState.PRESENT, values=values)
 
 
@@ -79,10 +94,18 @@ def upgrade_install_args(
 ) -> list[str]:
     """The install invocation, identical on every OS. Secrets live in the values file only."""
     return [
-        "upgrade", "--install", release, chart,
-        "--namespace", namespace, "--create-namespace", "--cleanup-on-fail",
-        "--values", values_path, *conn.helm_flags(),
-    ]  # fmt: skip
+        "upgrade",
+        "--install",
+        release,
+        chart,
+        "--namespace",
+        namespace,
+        "--create-namespace",
+        "--cleanup-on-fail",
+        "--values",
+        values_path,
+        *conn.helm_flags(),
+    ]
 
 
 # --- what is installed: one list, then each client release's values once ---------------
@@ -94,8 +117,16 @@ LIST_STATES = ("--deployed", "--failed", "--pending", "--uninstalling")
 
 def list_args(conn: Connection) -> list[str]:
     # --max 0: no page limit (the default stops at 256 releases).
-    return ["list", "--all-namespaces", *LIST_STATES, "--max", "0", "-o", "json",
-            *conn.helm_flags()]  # fmt: skip
+    return [
+        "list",
+        "--all-namespaces",
+        *LIST_STATES,
+        "--max",
+        "0",
+        "-o",
+        "json",
+        *conn.helm_flags(),
+    ]
 
 
 def parse_list(rc: int, out: bytes, err: bytes) -> ListRead:
@@ -117,9 +148,12 @@ def parse_list(rc: int, out: bytes, err: bytes) -> ListRead:
         if not isinstance(row, dict) or not all(
             isinstance(row.get(key), str) for key in ("name", "namespace", "chart")
         ):
-            return ListRead(False, reason=f"helm list printed a row it did not explain: {row!r:.120}")
-        releases.append(Installed(row["name"], row["namespace"], row["chart"],
-                                  str(row.get("status", ""))))  # fmt: skip
+            return ListRead(
+                False, reason=f"helm list printed a row it did not explain: {row!r:.120}"
+            )
+        releases.append(
+            Installed(row["name"], row["namespace"], row["chart"], str(row.get("status", "")))
+        )
     return ListRead(True, tuple(releases))
 
 
@@ -150,13 +184,29 @@ RECOVERY_TIMEOUT = "5m"
 
 
 def rollback_args(release: str, namespace: str, conn: Connection) -> list[str]:
-    return ["rollback", release, "-n", namespace, "--wait", "--timeout", RECOVERY_TIMEOUT,
-            *conn.helm_flags()]  # fmt: skip
+    return [
+        "rollback",
+        release,
+        "-n",
+        namespace,
+        "--wait",
+        "--timeout",
+        RECOVERY_TIMEOUT,
+        *conn.helm_flags(),
+    ]
 
 
 def uninstall_args(release: str, namespace: str, conn: Connection) -> list[str]:
-    return ["uninstall", release, "-n", namespace, "--wait", "--timeout", RECOVERY_TIMEOUT,
-            *conn.helm_flags()]  # fmt: skip
+    return [
+        "uninstall",
+        release,
+        "-n",
+        namespace,
+        "--wait",
+        "--timeout",
+        RECOVERY_TIMEOUT,
+        *conn.helm_flags(),
+    ]
 
 
 def repo_list_args() -> list[str]:
@@ -194,8 +244,19 @@ def repo_update_args(name: str) -> list[str]:
 
 def release_list_args(release: str, namespace: str, conn: Connection) -> list[str]:
     """`helm list` of one release, in every state: its status, chart and revision."""
-    return ["list", "-n", namespace, "--filter", f"^{re.escape(release)}$", *LIST_STATES,
-            "--max", "0", "-o", "json", *conn.helm_flags()]  # fmt: skip
+    return [
+        "list",
+        "-n",
+        namespace,
+        "--filter",
+        f"^{re.escape(release)}$",
+        *LIST_STATES,
+        "--max",
+        "0",
+        "-o",
+        "json",
+        *conn.helm_flags(),
+    ]
 
 
 def history_args(release: str, namespace: str, conn: Connection, last: int = 20) -> list[str]:
@@ -217,7 +278,9 @@ def parse_search(rc: int, out: bytes, err: bytes) -> Any:
     """The rows `helm search repo -o json` printed. Raises InstallerError when it failed or
     printed no JSON list."""
     if rc != 0:
-        raise InstallerError(f"helm search repo failed: {childio.last_line(childio.decode(err), rc)}")
+        raise InstallerError(
+            f"helm search repo failed: {childio.last_line(childio.decode(err), rc)}"
+        )
     try:
         rows = json.loads(childio.decode(out))
     except (ValueError, RecursionError):

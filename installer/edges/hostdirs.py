@@ -27,13 +27,26 @@ def _facts(given: str, home: str, *, relative_to_home: bool) -> hostdirs.DirFact
     parent = os.path.dirname(path)
     parent_exists = os.path.isdir(parent)
     # Symlinks in the existing part are resolved, so a link into /etc is seen as /etc.
-    resolved = os.path.realpath(path) if exists else (
-        os.path.join(os.path.realpath(parent), os.path.basename(path)) if parent_exists else path)  # fmt: skip
+    resolved = (
+        os.path.realpath(path)
+        if exists
+        else (
+            os.path.join(os.path.realpath(parent), os.path.basename(path))
+            if parent_exists
+            else path
+        )
+    )
     probe = resolved if exists else os.path.dirname(resolved)
     writable = (exists or parent_exists) and os.access(probe, os.W_OK | os.X_OK)
-    return hostdirs.DirFacts(given, resolved, exists, parent_exists, writable,
-                             filesystem_type(probe) if (exists or parent_exists) else None,
-                             link_to=_link_target(path))  # fmt: skip
+    return hostdirs.DirFacts(
+        given,
+        resolved,
+        exists,
+        parent_exists,
+        writable,
+        filesystem_type(probe) if (exists or parent_exists) else None,
+        link_to=_link_target(path),
+    )
 
 
 def _link_target(path: str) -> str | None:
@@ -52,8 +65,16 @@ def _system_dirs(env: Mapping[str, str], windows: bool) -> tuple[str, ...]:
     if not windows:
         return hostdirs.POSIX_SYSTEM_DIRS
     root = env.get("SystemRoot") or env.get("SYSTEMROOT") or r"C:\Windows"
-    return tuple(d for d in (root, env.get("ProgramFiles"), env.get("ProgramFiles(x86)"),
-                             env.get("ProgramData")) if d)  # fmt: skip
+    return tuple(
+        d
+        for d in (
+            root,
+            env.get("ProgramFiles"),
+            env.get("ProgramFiles(x86)"),
+            env.get("ProgramData"),
+        )
+        if d
+    )
 
 
 def _home(env: Mapping[str, str], windows: bool) -> str:
@@ -62,20 +83,36 @@ def _home(env: Mapping[str, str], windows: bool) -> str:
     return ntpath.normpath(home) if windows else home
 
 
-def check(env: Mapping[str, str], os_: str, data_dir: str, dataset_dir: str | None,
-          storage_mode: str, *, variable: str | None = None) -> list[str]:  # fmt: skip
+def check(
+    env: Mapping[str, str],
+    os_: str,
+    data_dir: str,
+    dataset_dir: str | None,
+    storage_mode: str,
+    *,
+    variable: str | None = None,
+) -> list[str]:
     """BadInput for a directory the install must not use; warnings otherwise. `variable`
     names where `data_dir` came from when it is not HOST_DATA_DIR or the default."""
     windows = os_ == "windows"
     home = _home(env, windows)
     system = _system_dirs(env, windows)
     allow = flag(env, "TRACEBLOC_ALLOW_NETWORK_FS")
-    warnings = hostdirs.check_data_dir(_facts(data_dir, home, relative_to_home=True), home,
-                                       system, windows=windows, allow_network=allow,
-                                       variable=variable or variable_for(env, os_))  # fmt: skip
+    warnings = hostdirs.check_data_dir(
+        _facts(data_dir, home, relative_to_home=True),
+        home,
+        system,
+        windows=windows,
+        allow_network=allow,
+        variable=variable or variable_for(env, os_),
+    )
     if dataset_dir:
-        hostdirs.check_dataset_dir(_facts(dataset_dir, home, relative_to_home=False), system,
-                                   windows=windows, storage_mode=storage_mode)  # fmt: skip
+        hostdirs.check_dataset_dir(
+            _facts(dataset_dir, home, relative_to_home=False),
+            system,
+            windows=windows,
+            storage_mode=storage_mode,
+        )
     return warnings
 
 
@@ -85,8 +122,9 @@ def check_place(env: Mapping[str, str], os_: str, data_dir: str) -> str:
     windows = os_ == "windows"
     home = _home(env, windows)
     facts = _facts(data_dir, home, relative_to_home=False)
-    hostdirs.check_place(facts, home, _system_dirs(env, windows), windows=windows,
-                         variable=variable_for(env, os_))  # fmt: skip
+    hostdirs.check_place(
+        facts, home, _system_dirs(env, windows), windows=windows, variable=variable_for(env, os_)
+    )
     return facts.path
 
 
@@ -95,8 +133,9 @@ def variable_for(env: Mapping[str, str], os_: str) -> str:
     return paths.data_dir_source(env, os_)
 
 
-def check_writable(directory: str, env: Mapping[str, str], os_: str,
-                   variable: str | None = None) -> None:  # fmt: skip
+def check_writable(
+    directory: str, env: Mapping[str, str], os_: str, variable: str | None = None
+) -> None:
     """Create `directory` (owner-only) if missing and prove a file can be made in it: an
     install that cannot write its values file stops before anything in the cluster changes."""
     name = variable or variable_for(env, os_)
@@ -130,5 +169,7 @@ def check_files(values_path: str, dirs: Iterable[str] = ()) -> None:
             continue  # absent: made by the install itself
         if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode):
             what = "a symbolic link" if stat.S_ISLNK(found.st_mode) else "not a directory"
-            raise BadInput(f"{path} is {what}: the install would set its mode; nothing was "
-                           "changed", "remove it or move it aside, then run again")  # fmt: skip
+            raise BadInput(
+                f"{path} is {what}: the install would set its mode; nothing was changed",
+                "remove it or move it aside, then run again",
+            )

@@ -16,8 +16,14 @@ from installer.decide.tooling import Tool
 from installer.edges import call
 
 
-def read_cluster(tool: Tool, name: str, *, env: Mapping[str, str], timeout: float,
-                 redactor: Redactor | None = None) -> ClusterRead:  # fmt: skip
+def read_cluster(
+    tool: Tool,
+    name: str,
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    redactor: Redactor | None = None,
+) -> ClusterRead:
     result = call.answer(tool, list_args(), timeout=timeout, env=env, redactor=redactor)
     if isinstance(result, call.NoAnswer):
         return ClusterRead(False, reason=result.reason)
@@ -35,7 +41,8 @@ def parse_list(out: str, name: str) -> ClusterRead:
         return ClusterRead(False, reason="k3d printed JSON without a list of clusters")
     # An exact name match: "tracebloc" is not "tracebloc2".
     entry: dict[str, Any] | None = next(
-        (i for i in items if isinstance(i, dict) and i.get("name") == name), None)  # fmt: skip
+        (i for i in items if isinstance(i, dict) and i.get("name") == name), None
+    )
     if entry is None:
         return ClusterRead(True, present=False)
     running = entry.get("serversRunning")
@@ -46,6 +53,11 @@ def parse_list(out: str, name: str) -> ClusterRead:
         present=True,
         servers_running=running if isinstance(running, int) else 0,
         # Node containers only: k3d's transient tools container is not part of the cluster.
-        nodes=tuple(str(n["name"]) for n in nodes if isinstance(n, dict) and n.get("name")
-                    and n.get("role", "server") in ("server", "agent", "loadbalancer")),  # fmt: skip
+        nodes=tuple(
+            str(n["name"])
+            for n in nodes
+            if isinstance(n, dict)
+            and n.get("name")
+            and n.get("role", "server") in ("server", "agent", "loadbalancer")
+        ),
     )

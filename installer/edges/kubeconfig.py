@@ -41,8 +41,12 @@ def _read(path: str) -> bytes | None:
     """The file's bytes (None when it does not exist), read like every file the engine reads
     (edges/files.py): a FIFO, a device or a huge file is bad input, never a hang."""
     try:
-        return files.read_bounded(path, limit=MAX_KUBECONFIG_BYTES, what="a kubeconfig",
-                                  remedy="fix KUBECONFIG (or --kubeconfig)")  # fmt: skip
+        return files.read_bounded(
+            path,
+            limit=MAX_KUBECONFIG_BYTES,
+            what="a kubeconfig",
+            remedy="fix KUBECONFIG (or --kubeconfig)",
+        )
     except files.NotRegular as exc:
         raise BadInput(f"the kubeconfig {exc.message}", exc.remedy) from None
 
@@ -64,8 +68,9 @@ def _load(path: str) -> dict[str, Any] | None:
     return None if data is None else _parse(path, data)
 
 
-def check_files(env: Mapping[str, str], os_: str, explicit: str | None = None, *,
-                parse: bool = True) -> None:  # fmt: skip
+def check_files(
+    env: Mapping[str, str], os_: str, explicit: str | None = None, *, parse: bool = True
+) -> None:
     """Before kubectl or helm is asked anything: each kubeconfig they will read is a regular
     file of a sane size (a FIFO would hang them) and, with `parse`, YAML that is neither too
     deep nor an alias bomb (those are BadInput, exit 2). A file that is merely invalid is
@@ -131,10 +136,14 @@ def read_context(env: Mapping[str, str], os_: str, named: str | None = None) -> 
     user = context.get("user") if isinstance(context, dict) else None
     entry = clusters.get(cluster) if isinstance(cluster, str) else None
     server = entry.get("server") if isinstance(entry, dict) else None
-    return KubeTarget(True, context=current or "", server=server if isinstance(server, str) else "",
-                      cluster=cluster if isinstance(cluster, str) and cluster in clusters else "",
-                      user=user if isinstance(user, str) else "",
-                      exec_command=exec_command(users.get(user) if isinstance(user, str) else None))  # fmt: skip
+    return KubeTarget(
+        True,
+        context=current or "",
+        server=server if isinstance(server, str) else "",
+        cluster=cluster if isinstance(cluster, str) and cluster in clusters else "",
+        user=user if isinstance(user, str) else "",
+        exec_command=exec_command(users.get(user) if isinstance(user, str) else None),
+    )
 
 
 def anchor(env: Mapping[str, str], os_: str, cluster: str) -> str | None:
@@ -153,8 +162,10 @@ def anchor(env: Mapping[str, str], os_: str, cluster: str) -> str | None:
     fixed = _ANCHOR + server.split("://", 1)[1].split(":", 1)[1]
     text = (data or b"").decode("utf-8")
     # The exact URL, in `server:` lines only: other occurrences (CIDRs, comments) stay.
-    lines = [line.replace(server, fixed) if line.strip().startswith("server:") else line
-             for line in text.splitlines(keepends=True)]  # fmt: skip
+    lines = [
+        line.replace(server, fixed) if line.strip().startswith("server:") else line
+        for line in text.splitlines(keepends=True)
+    ]
     _replace(path, "".join(lines))
     return fixed
 

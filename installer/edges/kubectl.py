@@ -39,8 +39,14 @@ def read_nodes(
     # The answer goes to a temporary file, not into memory, and is parsed from there node
     # by node: a large cluster's JSON is tens of MiB, almost all of it fields never read.
     with tempfile.TemporaryFile() as answer:
-        result = call.answer(tool, get_nodes_args(conn, timeout), timeout=timeout, env=env,
-                             redactor=redactor, stdout=answer)  # fmt: skip
+        result = call.answer(
+            tool,
+            get_nodes_args(conn, timeout),
+            timeout=timeout,
+            env=env,
+            redactor=redactor,
+            stdout=answer,
+        )
         if isinstance(result, call.NoAnswer):
             return NodeRead(readable=False, reason=result.reason)
         if result.rc != 0:
@@ -56,8 +62,9 @@ def parse_nodes(out: bytes) -> NodeRead:
 def read_nodes_json(raw: IO[bytes]) -> NodeRead:
     nodes: list[Node] = []
     try:
-        jsonstream.each_element(raw, "items", lambda item: nodes.append(parse_node(item)),
-                                nodes.clear)  # fmt: skip
+        jsonstream.each_element(
+            raw, "items", lambda item: nodes.append(parse_node(item)), nodes.clear
+        )
     except jsonstream.NotAnObject:
         return NodeRead(readable=False, reason="kubectl printed JSON without a list of nodes")
     except (ValueError, RecursionError):
@@ -110,8 +117,9 @@ def _parse_size(item: Any) -> Node:
         return Node(name, None, None, schedulable, parsed=False, reason=str(exc))
     if cpu is None or memory is None:
         missing = "cpu" if cpu is None else "memory"
-        return Node(name, cpu, memory, schedulable, parsed=False,
-                    reason=f"allocatable {missing} is missing")  # fmt: skip
+        return Node(
+            name, cpu, memory, schedulable, parsed=False, reason=f"allocatable {missing} is missing"
+        )
     if cpu < 0 or memory < 0:
         # Grammatical, but no measurement of a real node: not evidence of its size.
         return Node(name, None, None, schedulable, parsed=False, reason="allocatable is negative")
@@ -139,8 +147,14 @@ def read_target(
     env: Mapping[str, str] | None = None,
     redactor: Redactor | None = None,
 ) -> KubeTarget:
-    result = call.answer(tool, config_view_args(conn), timeout=timeout, env=env,
-                         redactor=redactor, missing=NO_KUBECTL)  # fmt: skip
+    result = call.answer(
+        tool,
+        config_view_args(conn),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing=NO_KUBECTL,
+    )
     if isinstance(result, call.NoAnswer):
         return KubeTarget(False, reason=result.reason)
     if result.rc != 0:
@@ -157,14 +171,20 @@ def parse_target(out: bytes) -> KubeTarget:
     context = document.get("current-context")
     first = {key: _first(document.get(key)) for key in ("clusters", "contexts", "users")}
     server = _mapping(first["clusters"].get("cluster")).get("server")
-    cluster, user = (_mapping(first["contexts"].get("context")).get(key) for key in ("cluster", "user"))
+    cluster, user = (
+        _mapping(first["contexts"].get("context")).get(key) for key in ("cluster", "user")
+    )
     if not isinstance(context, str) or not context:
         return KubeTarget(False, reason="the kubeconfig has no current context")
     # --minify keeps only the current context's entries, so the first of each is its own.
-    return KubeTarget(True, context=context, server=server if isinstance(server, str) else "",
-                      cluster=cluster if isinstance(cluster, str) and first["clusters"] else "",
-                      user=user if isinstance(user, str) else "",
-                      exec_command=exec_command(first["users"].get("user")))  # fmt: skip
+    return KubeTarget(
+        True,
+        context=context,
+        server=server if isinstance(server, str) else "",
+        cluster=cluster if isinstance(cluster, str) and first["clusters"] else "",
+        user=user if isinstance(user, str) else "",
+        exec_command=exec_command(first["users"].get("user")),
+    )
 
 
 def _first(entries: Any) -> dict[str, Any]:

@@ -33,8 +33,7 @@ def die_with_parent() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                      ctypes.c_ulong]  # fmt: skip
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     prctl.restype = ctypes.c_int
     parent = os.getpid()
 
@@ -108,9 +107,15 @@ def contain(process_handle: int | None) -> int | None:
         setinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32]
         assign = getattr(api, "AssignProcessToJobObject")  # noqa: B009
         assign.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        if not (setinfo(job, _JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(limits),
-                        ctypes.sizeof(limits))
-                and assign(job, process_handle)):  # fmt: skip
+        if not (
+            setinfo(
+                job,
+                _JOB_OBJECT_EXTENDED_LIMIT_INFORMATION,
+                ctypes.byref(limits),
+                ctypes.sizeof(limits),
+            )
+            and assign(job, process_handle)
+        ):
             release(job)
             return None
         return int(job)

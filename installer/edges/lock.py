@@ -84,8 +84,9 @@ class Held:
     what: str
     fds: dict[str, int] = field(default_factory=dict)
     children: dict[int, dict[str, object]] = field(default_factory=dict)
-    since: str = field(default_factory=lambda: datetime.datetime.now().astimezone()
-                       .isoformat(timespec="seconds"))  # fmt: skip
+    since: str = field(
+        default_factory=lambda: datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    )
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, path: str) -> None:
@@ -110,8 +111,11 @@ class Held:
             from installer.edges.machine import process_identity
 
             identity = process_identity(pid)
-            entry = {"pid": pid, "command": shown(" ".join(argv), lines=False)[:300],
-                     "started": identity[0] if identity else None}  # fmt: skip
+            entry = {
+                "pid": pid,
+                "command": shown(" ".join(argv), lines=False)[:300],
+                "started": identity[0] if identity else None,
+            }
         with self._guard:
             if entry is not None:
                 self.children[pid] = entry
@@ -146,22 +150,28 @@ def _acquire(path: str, what: str) -> int:
         locked = _try_lock(fd)
     except OSError as exc:
         os.close(fd)
-        raise InstallerError(f"cannot take the install lock {path}: {exc.strerror or exc}",
-                             "check the file system holding it") from None  # fmt: skip
+        raise InstallerError(
+            f"cannot take the install lock {path}: {exc.strerror or exc}",
+            "check the file system holding it",
+        ) from None
     if not locked:
         os.close(fd)
-        raise Refused(f"another install is running: {describe(read_holder(path), path)}",
-                      "nothing was changed; wait for it to finish, then run "
-                      f"tracebloc-installer again (lock: {path})")  # fmt: skip
+        raise Refused(
+            f"another install is running: {describe(read_holder(path), path)}",
+            "nothing was changed; wait for it to finish, then run "
+            f"tracebloc-installer again (lock: {path})",
+        )
     # Free, but a tool the previous holder started may have outlived it (a killed engine on
     # an OS without a parent-death signal): while it runs, nothing may act on the release.
     previous = read_holder(path)
     left = _still_running(previous)
     if left:
         os.close(fd)
-        raise Refused(f"another install is running: {describe(previous, path)}",
-                      "nothing was changed; wait for it to finish (or stop it), then run "
-                      f"tracebloc-installer again (lock: {path})")  # fmt: skip
+        raise Refused(
+            f"another install is running: {describe(previous, path)}",
+            "nothing was changed; wait for it to finish (or stop it), then run "
+            f"tracebloc-installer again (lock: {path})",
+        )
     return fd
 
 
@@ -264,8 +274,11 @@ def describe(holder: Mapping[str, object], path: str | None = None) -> str:
     what = shown(str(holder.get("what") or "install")[:200], lines=False)
     since = shown(str(holder.get("since") or "?")[:40], lines=False)
     command = shown(str(holder.get("command") or "")[:300], lines=False)
-    where = (f" on {shown(str(host)[:100], lines=False)}"
-             if host and host != socket.gethostname() else "")  # fmt: skip
+    where = (
+        f" on {shown(str(host)[:100], lines=False)}"
+        if host and host != socket.gethostname()
+        else ""
+    )
     text = f"{what} (pid {pid}{where}" + (f": {command}" if command else "") + f", since {since})"
     if where or _running(pid):
         return text
@@ -273,9 +286,11 @@ def describe(holder: Mapping[str, object], path: str | None = None) -> str:
     if left:
         first = left[0]
         tool = os.path.basename(str(first.get("command", "")).split(" ", 1)[0]) or "a tool"
-        return (text + f"; that process has ended, but a tool it started ({tool}) is still "
-                f"running: pid {first.get('pid')}, "
-                f"{shown(str(first.get('command'))[:300], lines=False)}")  # fmt: skip
+        return (
+            text + f"; that process has ended, but a tool it started ({tool}) is still "
+            f"running: pid {first.get('pid')}, "
+            f"{shown(str(first.get('command'))[:300], lines=False)}"
+        )
     openers = _openers(path)
     return text + "; that process has ended" + (f", and {openers}" if openers else "")
 

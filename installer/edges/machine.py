@@ -129,7 +129,9 @@ def filesystem_type(path: str) -> str | None:
     best: Any = None
     for part in partitions:
         mount = os.path.normcase(part.mountpoint)
-        inside = real == mount or real.startswith(mount.rstrip("\\/") + os.sep) or mount in ("/", "\\")
+        inside = (
+            real == mount or real.startswith(mount.rstrip("\\/") + os.sep) or mount in ("/", "\\")
+        )
         if inside and (best is None or len(mount) > len(os.path.normcase(best.mountpoint))):
             best = part
     if best is None:

@@ -37,10 +37,16 @@ _MAX_HEAD = 64 * 1024
 
 
 class _Fail(Exception):
-    def __init__(self, status: Status, detail: str = "", issuer: str = "",
-                 http_status: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, status: Status, detail: str = "", issuer: str = "", http_status: int | None = None
+    ) -> None:
         super().__init__(status.value)
-        self.status, self.detail, self.issuer, self.http_status = status, detail, issuer, http_status
+        self.status, self.detail, self.issuer, self.http_status = (
+            status,
+            detail,
+            issuer,
+            http_status,
+        )
 
 
 @dataclass(frozen=True)
@@ -51,14 +57,18 @@ class Trust:
 
 
 def trust(ca_path: str | None, variable: str) -> Trust:
-    return Trust(ssl_context(None), ssl_context(ca_path) if ca_path else None,
-                 variable if ca_path else "")  # fmt: skip
+    return Trust(
+        ssl_context(None), ssl_context(ca_path) if ca_path else None, variable if ca_path else ""
+    )
 
 
 def probe_all(
-    endpoints: Sequence[Endpoint], env: Mapping[str, str], trusted: Trust,
-    *, attempt_s: float = ATTEMPT_S,
-) -> list[Probe]:  # fmt: skip
+    endpoints: Sequence[Endpoint],
+    env: Mapping[str, str],
+    trusted: Trust,
+    *,
+    attempt_s: float = ATTEMPT_S,
+) -> list[Probe]:
     """Every endpoint at once; the answers in the endpoints' order, within about two
     attempts' time in total."""
     results: list[Probe | None] = [None] * len(endpoints)
@@ -66,8 +76,10 @@ def probe_all(
     def work(index: int, endpoint: Endpoint) -> None:
         results[index] = probe(endpoint, env, trusted, attempt_s=attempt_s)
 
-    threads = [threading.Thread(target=work, args=(i, e), name=f"netprobe-{i}", daemon=True)
-               for i, e in enumerate(endpoints)]  # fmt: skip
+    threads = [
+        threading.Thread(target=work, args=(i, e), name=f"netprobe-{i}", daemon=True)
+        for i, e in enumerate(endpoints)
+    ]
     for thread in threads:
         thread.start()
     until = time.monotonic() + 2 * attempt_s + 1.0
@@ -78,15 +90,21 @@ def probe_all(
     for endpoint, result in zip(endpoints, results, strict=True):
         if result is None:
             proxy = proxy_for(endpoint.url, proxy_environment(env))
-            result = Probe(endpoint, Status.TIMEOUT, "the lookup or connection did not finish",
-                           via_proxy=_hostport(proxy) if proxy else "", attempts=2,
-                           seconds=2 * attempt_s)  # fmt: skip
+            result = Probe(
+                endpoint,
+                Status.TIMEOUT,
+                "the lookup or connection did not finish",
+                via_proxy=_hostport(proxy) if proxy else "",
+                attempts=2,
+                seconds=2 * attempt_s,
+            )
         out.append(result)
     return out
 
 
-def probe(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
-          *, attempt_s: float = ATTEMPT_S) -> Probe:  # fmt: skip
+def probe(
+    endpoint: Endpoint, env: Mapping[str, str], trusted: Trust, *, attempt_s: float = ATTEMPT_S
+) -> Probe:
     """One endpoint, tried once more when the first try failed for a reason that may pass."""
     started = time.monotonic()
     first = _probe_once(endpoint, env, trusted, attempt_s)
@@ -96,34 +114,50 @@ def probe(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
     return replace(second, attempts=2, seconds=time.monotonic() - started)
 
 
-def _probe_once(endpoint: Endpoint, env: Mapping[str, str], trusted: Trust,
-                attempt_s: float) -> Probe:  # fmt: skip
+def _probe_once(
+    endpoint: Endpoint, env: Mapping[str, str], trusted: Trust, attempt_s: float
+) -> Probe:
     proxy = proxy_for(endpoint.url, proxy_environment(env))
     via = _hostport(proxy) if proxy else ""
     until = time.monotonic() + attempt_s
     try:
         if proxy and urlsplit(proxy).scheme.lower() != "http":
-            return Probe(endpoint, Status.UNCHECKED, "an https:// proxy is not probed",
-                         via_proxy=via)  # fmt: skip
+            return Probe(
+                endpoint, Status.UNCHECKED, "an https:// proxy is not probed", via_proxy=via
+            )
         tls, trusted_by = _handshake(endpoint, proxy, trusted, until)
         with tls:
             issuer = _issuer_of(tls.getpeercert() or {})
             status = _http_status(tls, endpoint, until)
     except _Fail as failed:
-        return Probe(endpoint, failed.status, failed.detail, issuer=failed.issuer,
-                     via_proxy=via, http_status=failed.http_status)  # fmt: skip
+        return Probe(
+            endpoint,
+            failed.status,
+            failed.detail,
+            issuer=failed.issuer,
+            via_proxy=via,
+            http_status=failed.http_status,
+        )
     except Exception as exc:  # a bug below must not stop the install: say what it was
         log.debug("netprobe: unexpected failure for %s", endpoint.url, exc_info=exc)
         return Probe(endpoint, Status.ERROR, type(exc).__name__, via_proxy=via)
     if endpoint.strict and not 200 <= status < 400:
-        return Probe(endpoint, Status.HTTP, issuer=issuer, trusted_by=trusted_by,
-                     via_proxy=via, http_status=status)  # fmt: skip
-    return Probe(endpoint, Status.OK, issuer=issuer, trusted_by=trusted_by, via_proxy=via,
-                 http_status=status)  # fmt: skip
+        return Probe(
+            endpoint,
+            Status.HTTP,
+            issuer=issuer,
+            trusted_by=trusted_by,
+            via_proxy=via,
+            http_status=status,
+        )
+    return Probe(
+        endpoint, Status.OK, issuer=issuer, trusted_by=trusted_by, via_proxy=via, http_status=status
+    )
 
 
-def _handshake(endpoint: Endpoint, proxy: str | None, trusted: Trust,
-               until: float) -> tuple[ssl.SSLSocket, str]:  # fmt: skip
+def _handshake(
+    endpoint: Endpoint, proxy: str | None, trusted: Trust, until: float
+) -> tuple[ssl.SSLSocket, str]:
     """A verified TLS connection and who made it verify ("system" or the CA variable);
     a certificate that verifies with neither is _Fail(TLS) naming its issuer."""
     tries: list[tuple[ssl.SSLContext, str]] = [(trusted.system, "system")]
@@ -141,8 +175,9 @@ def _handshake(endpoint: Endpoint, proxy: str | None, trusted: Trust,
     raise _Fail(Status.TLS, reason, issuer=issuer)
 
 
-def _wrap(context: ssl.SSLContext, sock: socket.socket, endpoint: Endpoint,
-          until: float) -> ssl.SSLSocket:  # fmt: skip
+def _wrap(
+    context: ssl.SSLContext, sock: socket.socket, endpoint: Endpoint, until: float
+) -> ssl.SSLSocket:
     try:
         sock.settimeout(_left(until))
         return context.wrap_socket(sock, server_hostname=endpoint.host)
@@ -189,7 +224,9 @@ def _tunnel(endpoint: Endpoint, proxy: str | None, until: float) -> socket.socke
         code, reason = _read_head(sock)
     except TimeoutError:
         sock.close()
-        raise _Fail(Status.TIMEOUT, f"the proxy {_hostport(proxy)} did not answer CONNECT") from None
+        raise _Fail(
+            Status.TIMEOUT, f"the proxy {_hostport(proxy)} did not answer CONNECT"
+        ) from None
     except OSError as exc:
         sock.close()
         raise _Fail(Status.PROXY, _short(exc)) from None
@@ -201,8 +238,11 @@ def _tunnel(endpoint: Endpoint, proxy: str | None, until: float) -> socket.socke
         raise _Fail(Status.PROXY_AUTH, http_status=407)
     if code != 200:
         sock.close()
-        raise _Fail(Status.PROXY, f"CONNECT answered HTTP {code}{' ' + reason if reason else ''}",
-                    http_status=code)  # fmt: skip
+        raise _Fail(
+            Status.PROXY,
+            f"CONNECT answered HTTP {code}{' ' + reason if reason else ''}",
+            http_status=code,
+        )
     return sock
 
 
@@ -246,9 +286,11 @@ def _connect(host: str, port: int, until: float, *, through: str) -> socket.sock
 def _http_status(tls: ssl.SSLSocket, endpoint: Endpoint, until: float) -> int:
     parts = urlsplit(endpoint.url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    request = (f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-               f"User-Agent: tracebloc-installer/{__version__}\r\n"
-               "Accept: */*\r\nConnection: close\r\n\r\n")  # fmt: skip
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"User-Agent: tracebloc-installer/{__version__}\r\n"
+        "Accept: */*\r\nConnection: close\r\n\r\n"
+    )
     try:
         tls.settimeout(_left(until))
         tls.sendall(request.encode("ascii"))
@@ -310,8 +352,9 @@ def der_issuer(der: bytes) -> str:
                 _, seq_start, seq_end = _tlv(der, inner)
                 _, oid_start, oid_end = _tlv(der, seq_start)
                 _, value_start, value_end = _tlv(der, oid_end)
-                found.setdefault(der[oid_start:oid_end],
-                                 der[value_start:value_end].decode("utf-8", "replace"))  # fmt: skip
+                found.setdefault(
+                    der[oid_start:oid_end], der[value_start:value_end].decode("utf-8", "replace")
+                )
                 inner = seq_end
             at = set_end
         return found.get(_O) or found.get(_CN) or ""
@@ -327,7 +370,7 @@ def _tlv(der: bytes, at: int) -> tuple[int, int, int]:
         count = length & 0x7F
         if not 0 < count <= 4:
             raise ValueError("bad DER length")
-        length = int.from_bytes(der[at:at + count], "big")
+        length = int.from_bytes(der[at : at + count], "big")
         at += count
     if at + length > len(der):
         raise ValueError("DER element runs past the end")

@@ -21,7 +21,9 @@ def in_use(host: str, port: int, *, timeout: float = 1.0) -> bool | None:
     try:
         probe.bind((host, port))
     except OSError as exc:
-        return True if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", -1)) else None
+        return (
+            True if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", -1)) else None
+        )
     finally:
         probe.close()
     return False

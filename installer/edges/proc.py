@@ -220,17 +220,20 @@ def run(
     try:
         child = subprocess.Popen(  # noqa: S603 - argv list, no shell
             _launch(tool, args, env if env is not None else os.environ),
-            stdin=subprocess.PIPE if input is not None
-            else subprocess.DEVNULL if terminal is None else terminal[0],
-            stdout=(subprocess.PIPE if stdout is None else stdout) if terminal is None
+            stdin=subprocess.PIPE
+            if input is not None
+            else subprocess.DEVNULL
+            if terminal is None
+            else terminal[0],
+            stdout=(subprocess.PIPE if stdout is None else stdout)
+            if terminal is None
             else terminal[1],
             stderr=subprocess.PIPE if terminal is None else terminal[1],
             env=child_environment(env if env is not None else os.environ, redactor.secrets),
             # Its own process group (session on POSIX), so the whole tree can be killed.
             start_new_session=session,
             creationflags=_NEW_PROCESS_GROUP if _WINDOWS else 0,
-            preexec_fn=keep_terminal_setup(preexec) if keep_terminal and not _WINDOWS
-            else preexec,  # noqa: PLW1509 - see lifetime.py
+            preexec_fn=keep_terminal_setup(preexec) if keep_terminal and not _WINDOWS else preexec,  # noqa: PLW1509 - see lifetime.py
         )
     except OSError as exc:
         raise ToolNotFound(
@@ -290,8 +293,13 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
             pipe.close()
 
 
-def _run_attached(tool: Tool, args: Sequence[str], timeout: float, env: Mapping[str, str] | None,
-                  redactor: Redactor) -> Result:  # fmt: skip
+def _run_attached(
+    tool: Tool,
+    args: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str] | None,
+    redactor: Redactor,
+) -> Result:
     """`run(terminal="attached")`: nothing is captured; the result holds the exit code. On
     the controlling terminal as `_run_on_terminal` is: its modes restored after (a sudo
     killed while asking must not leave echo off), a Ctrl-C waited out for ON_TERMINAL_GRACE_S."""
@@ -305,7 +313,9 @@ def _run_attached(tool: Tool, args: Sequence[str], timeout: float, env: Mapping[
                     env=child_environment(env if env is not None else os.environ, redactor.secrets),
                 )
             except OSError as exc:
-                raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+                raise ToolNotFound(
+                    tool.name, f"could not start {tool.path}: {exc.strerror or exc}"
+                ) from exc
             try:
                 rc = child.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -325,7 +335,9 @@ def _controlling_terminal() -> int | None:
     if _WINDOWS:
         return None
     try:
-        return os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        return os.open(
+            "/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
     except OSError:
         return None
 
@@ -336,9 +348,14 @@ def _controlling_terminal() -> int | None:
 ON_TERMINAL_GRACE_S = 5.0
 
 
-def _run_on_terminal(tool: Tool, args: Sequence[str], timeout: float,
-                     env: Mapping[str, str] | None, redactor: Redactor,
-                     terminal: tuple[int, int]) -> Result:  # fmt: skip
+def _run_on_terminal(
+    tool: Tool,
+    args: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str] | None,
+    redactor: Redactor,
+    terminal: tuple[int, int],
+) -> Result:
     """`run(terminal=(read, write))` on POSIX. The child stays in the engine's process
     group, made the terminal's foreground for its run when it is not (and given back
     after): a Ctrl-C then reaches both, the child handles it as it would alone, and the
@@ -350,12 +367,16 @@ def _run_on_terminal(tool: Tool, args: Sequence[str], timeout: float,
         try:
             child = subprocess.Popen(  # noqa: S603 - argv list, no shell
                 _launch(tool, args, env if env is not None else os.environ),
-                stdin=terminal[0], stdout=terminal[1], stderr=terminal[1],
+                stdin=terminal[0],
+                stdout=terminal[1],
+                stderr=terminal[1],
                 env=child_environment(env if env is not None else os.environ, redactor.secrets),
                 preexec_fn=lifetime.die_with_parent(),  # noqa: PLW1509 - see lifetime.py
             )
         except OSError as exc:
-            raise ToolNotFound(tool.name, f"could not start {tool.path}: {exc.strerror or exc}") from exc
+            raise ToolNotFound(
+                tool.name, f"could not start {tool.path}: {exc.strerror or exc}"
+            ) from exc
         _tell(child.pid, shown)
         try:
             rc = child.wait(timeout=timeout)
@@ -394,8 +415,13 @@ def _kill_and_reap(child: subprocess.Popen[bytes]) -> None:
         child.wait(timeout=REAP_GRACE_S)
 
 
-def _stop(child: subprocess.Popen[bytes], name: str, grace: float, job: int | None,
-          drains: tuple[Drain, Drain]) -> None:  # fmt: skip
+def _stop(
+    child: subprocess.Popen[bytes],
+    name: str,
+    grace: float,
+    job: int | None,
+    drains: tuple[Drain, Drain],
+) -> None:
     """Ask first when there is a grace period, then kill the tree. The drains keep reading
     meanwhile, so a child blocked on a full pipe can still exit. A second Ctrl-C during the
     grace period skips to the kill."""
@@ -452,8 +478,7 @@ def _signal_group(pid: int, job: int | None) -> None:
         _kill_group(pid)
 
 
-def _kill_tree(child: subprocess.Popen[bytes], job: int | None,
-               drains: tuple[Drain, ...]) -> None:  # fmt: skip
+def _kill_tree(child: subprocess.Popen[bytes], job: int | None, drains: tuple[Drain, ...]) -> None:
     """Kill the child's tree, reap it, and let the pipes drain briefly. Never raises.
 
     A grandchild that escaped the group may still hold a pipe: it is not waited for."""

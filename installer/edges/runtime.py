@@ -73,8 +73,13 @@ class Runner:
             return self.tool("sudo"), ["-n", *argv]
         return self.tool(argv[0]), list(argv[1:])
 
-    def answer(self, step: Step, argv: tuple[str, ...], timeout: float | None = None,
-               data: bytes | None = None) -> proc.Result | NoAnswer:  # fmt: skip
+    def answer(
+        self,
+        step: Step,
+        argv: tuple[str, ...],
+        timeout: float | None = None,
+        data: bytes | None = None,
+    ) -> proc.Result | NoAnswer:
         """The step run (a root step through `sudo -n`), or why there is no result; `data`
         is its stdin."""
         try:
@@ -82,7 +87,8 @@ class Runner:
         except ToolNotFound as exc:
             return NoAnswer(exc.message, exc)
         return Caller(self.env, self.redactor, timeout or step.timeout).answer(
-            tool, args, keep_terminal=True, input=data)
+            tool, args, keep_terminal=True, input=data
+        )
 
     def succeeds(self, step: Step, argv: tuple[str, ...], timeout: float | None = None) -> bool:
         """It ran and exited 0 (no answer at all is not a success)."""
@@ -100,14 +106,16 @@ class Runner:
             self._stage = ""
 
 
-def execute(plan: RuntimePlan, runner: Runner, *,
-            fetch: Callable[[str, str], None] | None = None) -> list[str]:  # fmt: skip
+def execute(
+    plan: RuntimePlan, runner: Runner, *, fetch: Callable[[str, str], None] | None = None
+) -> list[str]:
     """Run every step in order; returns what was done, one line each. Raises RuntimeFailed
     at the first required step that fails."""
     try:
         for index, step in enumerate(plan.steps):
             if (step.when == "changed" and not runner.changed) or (
-                    step.when.startswith("changed:") and step.when[8:] not in runner.touched):  # fmt: skip
+                step.when.startswith("changed:") and step.when[8:] not in runner.touched
+            ):
                 log.debug("skipped (nothing changed): %s", shown(step, runner.as_root))
                 continue
             _one(step, index, plan, runner, fetch or _download(runner.env))
@@ -116,8 +124,9 @@ def execute(plan: RuntimePlan, runner: Runner, *,
     return runner.done
 
 
-def _one(step: Step, index: int, plan: RuntimePlan, run: Runner,
-         fetch: Callable[[str, str], None]) -> None:  # fmt: skip
+def _one(
+    step: Step, index: int, plan: RuntimePlan, run: Runner, fetch: Callable[[str, str], None]
+) -> None:
     argv = step.argv
     if step.kind == "fetch" and STDIN in argv:  # a key: checked, then what root reads on stdin
         step = _fetched_key(step, index, run, fetch)
@@ -174,8 +183,12 @@ def _run(run: Runner, step: Step, argv: tuple[str, ...]) -> bool:
             raise result.error  # a secret on a command line is a bug, not a failed step
         return _failed(run, step, text, result.reason)
     if result.rc != 0:
-        return _failed(run, step, text, childio.last_line(run.redactor(result.stderr or result.stdout),
-                                                       result.rc))  # fmt: skip
+        return _failed(
+            run,
+            step,
+            text,
+            childio.last_line(run.redactor(result.stderr or result.stdout), result.rc),
+        )
     run.done.append(text)
     return True
 
@@ -184,22 +197,27 @@ def _failed(run: Runner, step: Step, text: str, why: str) -> bool:
     if step.optional:
         run.warn(f"`{text}` failed ({why}); going on")
         return False
-    raise RuntimeFailed(f"`{text}` failed: {why}",
-                        "fix the reported problem, then run again (what was done stays done)")
+    raise RuntimeFailed(
+        f"`{text}` failed: {why}",
+        "fix the reported problem, then run again (what was done stays done)",
+    )
 
 
 def _prime(run: Runner, step: Step) -> None:
     run.say("tracebloc needs your password once to set up Docker (sudo)")
     try:
-        rc = proc.run(run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env,
-                      terminal="attached").rc  # fmt: skip
+        rc = proc.run(
+            run.tool("sudo"), ["-v"], timeout=step.timeout, env=run.env, terminal="attached"
+        ).rc
     except ToolTimeout:
         rc = -1
     if rc != 0:
-        raise RuntimeFailed("could not get administrator rights (sudo authentication failed)",
-                            "run again as a user allowed to use sudo, or ask an administrator "
-                            "to run: sudo TB_PREPARE_USER=<your user> tracebloc-installer "
-                            "prepare-host")  # fmt: skip
+        raise RuntimeFailed(
+            "could not get administrator rights (sudo authentication failed)",
+            "run again as a user allowed to use sudo, or ask an administrator "
+            "to run: sudo TB_PREPARE_USER=<your user> tracebloc-installer "
+            "prepare-host",
+        )
     run.done.append("sudo -v")
 
 
@@ -218,8 +236,7 @@ def _wait_lock(run: Runner, step: Step) -> None:
             announced = True
         return now_held
 
-    if not poll.until(held, step.timeout, LOCK_POLL_S, done=lambda h: not h,
-                      sleep=run.sleep).done:  # fmt: skip
+    if not poll.until(held, step.timeout, LOCK_POLL_S, done=lambda h: not h, sleep=run.sleep).done:
         run.warn(f"the package lock is still held after {step.timeout:g}s; trying anyway")
 
 
@@ -263,8 +280,13 @@ def _answers_in_group(run: Runner, step: Step) -> bool:
         return False
     import shlex
 
-    result = call.answer(sg, [DOCKER_GROUP, "-c", "exec " + shlex.join([docker.path, *step.argv[1:]])],
-                         timeout=30, env=run.env, redactor=run.redactor)  # fmt: skip
+    result = call.answer(
+        sg,
+        [DOCKER_GROUP, "-c", "exec " + shlex.join([docker.path, *step.argv[1:]])],
+        timeout=30,
+        env=run.env,
+        redactor=run.redactor,
+    )
     return not isinstance(result, NoAnswer) and result.rc == 0
 
 
@@ -272,29 +294,39 @@ def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
     """The twin's messages: a daemon that will not start is Docker's problem, shown with
     Docker's own words; a running one this user cannot reach is the group."""
     if sys.platform == "darwin":
-        raise RuntimeFailed(f"Docker did not answer within {step.timeout:g}s (it may still be "
-                            "starting)", "look for the whale icon in the menu bar; once Docker "
-                            "Desktop says it is running (colima: `colima status`), run the "
-                            "installer again")  # fmt: skip
+        raise RuntimeFailed(
+            f"Docker did not answer within {step.timeout:g}s (it may still be starting)",
+            "look for the whale icon in the menu bar; once Docker "
+            "Desktop says it is running (colima: `colima status`), run the "
+            "installer again",
+        )
     probe = Step(("systemctl", "is-active", "--quiet", "docker"), "is the daemon active")
     active = run.succeeds(probe, probe.argv, timeout=30)
     if not active:
         status = Step(("systemctl", "status", "docker.service", "--no-pager", "-l"), "status")
         result = run.answer(status, status.argv, timeout=30)
-        tail = ("" if isinstance(result, NoAnswer)
-                else "\n".join(run.redactor(result.stdout).strip().splitlines()[-6:]))  # fmt: skip
+        tail = (
+            ""
+            if isinstance(result, NoAnswer)
+            else "\n".join(run.redactor(result.stdout).strip().splitlines()[-6:])
+        )
         if tail:
-            run.warn("Docker's own words:\n" + "\n".join("    " + line for line in tail.splitlines()))
+            run.warn(
+                "Docker's own words:\n" + "\n".join("    " + line for line in tail.splitlines())
+            )
         raise RuntimeFailed(
             "Docker is installed, but its daemon won't start: this is a Docker/host problem, "
             "not tracebloc's",
             "if its error mentions 'addrtype' or a missing kernel module, install the netfilter "
             "modules (sudo dnf install -y kernel-modules-extra) and reboot; otherwise check "
             "SELinux, the storage driver and free disk under /var/lib/docker; start Docker "
-            "(sudo systemctl start docker), then run again")  # fmt: skip
-    raise RuntimeFailed(f"Docker runs, but did not answer {'as root' if step.root else 'you'} "
-                        f"within {step.timeout:g}s",
-                        "log out and back in (the docker group), then run the installer again")
+            "(sudo systemctl start docker), then run again",
+        )
+    raise RuntimeFailed(
+        f"Docker runs, but did not answer {'as root' if step.root else 'you'} "
+        f"within {step.timeout:g}s",
+        "log out and back in (the docker group), then run the installer again",
+    )
 
 
 def _same_as(run: Runner, step: Step, staged: str, dest: str) -> bool:
@@ -302,8 +334,9 @@ def _same_as(run: Runner, step: Step, staged: str, dest: str) -> bool:
     running daemon is not bounced); a streamed step's content is compared on stdin."""
     streamed = staged == STDIN
     probe = Step(("cmp", "-s", "-" if streamed else staged, dest), "compare", root=step.root)
-    result = run.answer(probe, probe.argv, timeout=30,
-                        data=step.content.encode() if streamed else None)  # fmt: skip
+    result = run.answer(
+        probe, probe.argv, timeout=30, data=step.content.encode() if streamed else None
+    )
     return not isinstance(result, NoAnswer) and result.rc == 0
 
 
@@ -316,12 +349,18 @@ def _member(run: Runner, step: Step) -> None:
     result = run.answer(step, step.argv)
     groups = [] if isinstance(result, NoAnswer) or result.rc != 0 else result.stdout.split()
     if group not in groups:
-        said = (result.reason if isinstance(result, NoAnswer) else
-                f"it lists {' '.join(groups) or 'nothing'}" if result.rc == 0
-                else childio.last_line(run.redactor(result.stderr), result.rc))  # fmt: skip
-        raise RuntimeFailed(f"{user} is not in the {group} group after usermod (`{text}`: {said})",
-                            f"add them by hand (sudo usermod -aG {group} -- {user}), check with "
-                            f"`id -nG {user}`, then run again")  # fmt: skip
+        said = (
+            result.reason
+            if isinstance(result, NoAnswer)
+            else f"it lists {' '.join(groups) or 'nothing'}"
+            if result.rc == 0
+            else childio.last_line(run.redactor(result.stderr), result.rc)
+        )
+        raise RuntimeFailed(
+            f"{user} is not in the {group} group after usermod (`{text}`: {said})",
+            f"add them by hand (sudo usermod -aG {group} -- {user}), check with "
+            f"`id -nG {user}`, then run again",
+        )
     run.done.append(granted_line(user))
 
 
@@ -342,23 +381,33 @@ def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner
         if found != expected.upper():
             host = urlsplit(step.url).hostname or step.url
             said = f"has fingerprint {found}" if found else "is not one OpenPGP key alone"
-            raise RuntimeFailed(f"the key from {step.url} {said}, not the published "
-                                f"{expected} only: it was not installed",
-                                f"check the network path to {host} (a proxy rewriting it?), "
-                                "then run again")  # fmt: skip
+            raise RuntimeFailed(
+                f"the key from {step.url} {said}, not the published "
+                f"{expected} only: it was not installed",
+                f"check the network path to {host} (a proxy rewriting it?), then run again",
+            )
     elif kind == "sha256-from":
         sums = run.staged("checksums.txt")
         fetch(expected, sums)
         name = os.path.basename(urlsplit(step.url).path)
         with open(sums, encoding="utf-8", errors="replace") as handle:
-            want = next((line.split()[0].lower() for line in handle
-                         if len(line.split()) >= 2 and line.split()[-1].lstrip("*") == name
-                         and len(line.split()[0]) == 64), "")  # fmt: skip
+            want = next(
+                (
+                    line.split()[0].lower()
+                    for line in handle
+                    if len(line.split()) >= 2
+                    and line.split()[-1].lstrip("*") == name
+                    and len(line.split()[0]) == 64
+                ),
+                "",
+            )
         actual = hashlib.sha256(data).hexdigest()
         if not want or actual != want:
-            raise RuntimeFailed(f"{name} from {step.url} does not match Docker's published "
-                                "checksum (or none could be read): it was not installed",
-                                "check the network path to desktop.docker.com, then run again")
+            raise RuntimeFailed(
+                f"{name} from {step.url} does not match Docker's published "
+                "checksum (or none could be read): it was not installed",
+                "check the network path to desktop.docker.com, then run again",
+            )
 
 
 def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str], None]) -> Step:
@@ -366,14 +415,17 @@ def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str]
     content is the key re-armored after its first line (the step's content: the engine's
     marker), which is what root reads on stdin."""
     if not step.check.startswith("openpgp:"):
-        raise RuntimeFailed(f"{step.url}: only a checked key is handed to root this way",
-                            "this is a bug in the installer: report it")  # fmt: skip
+        raise RuntimeFailed(
+            f"{step.url}: only a checked key is handed to root this way",
+            "this is a bug in the installer: report it",
+        )
     path = run.staged(f"{index}-{os.path.basename(step.argv[-1]) or 'file'}")
     fetch(step.url, path)
     _check(step, path, fetch, run)
     with open(path, "rb") as handle:
-        return dataclasses.replace(step, kind="stage",
-                                   content=openpgp.marked(handle.read(), step.content))  # fmt: skip
+        return dataclasses.replace(
+            step, kind="stage", content=openpgp.marked(handle.read(), step.content)
+        )
 
 
 def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
@@ -387,8 +439,13 @@ def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
     if env.get("TRACEBLOC_DOWNLOAD_TIMEOUT_S", "").strip():
         from installer.decide.settings import env_number
 
-        total = env_number(env, "TRACEBLOC_DOWNLOAD_TIMEOUT_S", DOWNLOAD_BACKSTOP_S,
-                           zero_ok=False, most=DOWNLOAD_BACKSTOP_S)  # fmt: skip
+        total = env_number(
+            env,
+            "TRACEBLOC_DOWNLOAD_TIMEOUT_S",
+            DOWNLOAD_BACKSTOP_S,
+            zero_ok=False,
+            most=DOWNLOAD_BACKSTOP_S,
+        )
 
     def get(url: str, path: str) -> None:
         parts = urlsplit(url)
@@ -398,8 +455,10 @@ def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
             if mirror.kind == "dir":
                 source = os.path.join(mirror.base, *relative.split("/"))
                 if not os.path.isfile(source):
-                    raise RuntimeFailed(f"{source} is not in TRACEBLOC_TOOLS_MIRROR",
-                                        f"put {url} there, then run again")  # fmt: skip
+                    raise RuntimeFailed(
+                        f"{source} is not in TRACEBLOC_TOOLS_MIRROR",
+                        f"put {url} there, then run again",
+                    )
                 shutil.copyfile(source, path)
                 return
             where = mirror.base + relative

@@ -22,8 +22,9 @@ class Runner(Protocol):  # edges/runtime.Runner, without importing it (no cycle)
     changed: bool
     touched: set[str]
 
-    def answer(self, step: Step, argv: tuple[str, ...],
-               timeout: float | None = None) -> proc.Result | NoAnswer: ...
+    def answer(
+        self, step: Step, argv: tuple[str, ...], timeout: float | None = None
+    ) -> proc.Result | NoAnswer: ...
     def warn(self, text: str) -> None: ...
 
 
@@ -58,18 +59,26 @@ def state(run: Runner, step: Step, path: str) -> str:
     return "absent" if seen.rc == 1 else "unreadable"
 
 
-def guarded(run: R, step: Step, argv: tuple[str, ...], _run: Callable[[R, Step, tuple[str, ...]], bool],
-            _same_as: Callable[[R, Step, str, str], bool]) -> None:  # fmt: skip
+def guarded(
+    run: R,
+    step: Step,
+    argv: tuple[str, ...],
+    _run: Callable[[R, Step, tuple[str, ...]], bool],
+    _same_as: Callable[[R, Step, str, str], bool],
+) -> None:
     """Carry out a guarded step (`argv` with the staged file in place); `_run` and
     `_same_as` are edges/runtime.py's (a step run and logged; root's file compared)."""
 
     dest = argv[-1]
     found = state(run, step, dest)
     if found in ("foreign", "unreadable", "link"):
-        run.warn(f"{dest} " + ("is a symbolic link" if found == "link" else "was not written by tracebloc")
-                 + (" (it could not be read)" if found == "unreadable" else "")
-                 + f": left as it is, so it is not {'rewritten' if step.kind == 'stage' else 'removed'}; "
-                 "check that it says what Docker should use")  # fmt: skip
+        run.warn(
+            f"{dest} "
+            + ("is a symbolic link" if found == "link" else "was not written by tracebloc")
+            + (" (it could not be read)" if found == "unreadable" else "")
+            + f": left as it is, so it is not {'rewritten' if step.kind == 'stage' else 'removed'}; "
+            "check that it says what Docker should use"
+        )
         return
     if step.kind != "stage":  # a removal
         if found == "absent":

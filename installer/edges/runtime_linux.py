@@ -159,8 +159,15 @@ def boot_enabled(env: Mapping[str, str], timeout: float) -> str:
     return words[0] if words else ""
 
 
-def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
-               timeout: float, given: RuntimeGiven, uid: int | None = None) -> Facts:  # fmt: skip
+def read_facts(
+    env: Mapping[str, str],
+    info: DockerRead,
+    machine: MachineFacts,
+    *,
+    timeout: float,
+    given: RuntimeGiven,
+    uid: int | None = None,
+) -> Facts:
     uid = os.getuid() if uid is None and hasattr(os, "getuid") else (uid or 0)
     user = user_name(env, uid)
     pretend = test_user(env)
@@ -168,18 +175,26 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
         user, uid = pretend
     tools = present_tools(env)
     return Facts(
-        os="linux", docker=info.state, docker_reason=info.reason,
+        os="linux",
+        docker=info.state,
+        docker_reason=info.reason,
         docker_cli=proc.find_on_path("docker", env, "linux") is not None
         or bool(env.get("TRACEBLOC_DOCKER", "").strip()),
-        uid=uid, user=user, sudo_user=env.get("SUDO_USER", "").strip(),
+        uid=uid,
+        user=user,
+        sudo_user=env.get("SUDO_USER", "").strip(),
         sudo=sudo_posture(env, uid, timeout),
         in_docker_group=in_group(user, "docker") if user else None,
-        os_release=read_os_release(env), tools=tools, arch=machine.arch,
-        dpkg_arch=dpkg_arch(env, tools, timeout), files=owned_files(env),
+        os_release=read_os_release(env),
+        tools=tools,
+        arch=machine.arch,
+        dpkg_arch=dpkg_arch(env, tools, timeout),
+        files=owned_files(env),
         proxy=dict(given.proxy),
         ca_pem=read_ca_bundle(given.ca_bundle) if given.ca_bundle else "",
-        boot_enabled=boot_enabled(env, timeout), no_autostart=flag(env, "TRACEBLOC_NO_AUTOSTART"),
-    )  # fmt: skip
+        boot_enabled=boot_enabled(env, timeout),
+        no_autostart=flag(env, "TRACEBLOC_NO_AUTOSTART"),
+    )
 
 
 # A CA bundle is a few hundred kilobytes (the whole Mozilla store is ~250 KB).
@@ -205,8 +220,10 @@ def read_ca_bundle(raw: str) -> str:
     except OSError as exc:
         raise BadInput(f"{name}={raw!r}: cannot read it ({exc.strerror or exc})", remedy) from None
     if stat.S_ISLNK(link.st_mode) and target.st_uid != link.st_uid:
-        raise BadInput(f"{name}={raw!r} is a link to a file another user owns",
-                       f"point {name} at the file itself, or copy it: {remedy}")  # fmt: skip
+        raise BadInput(
+            f"{name}={raw!r} is a link to a file another user owns",
+            f"point {name} at the file itself, or copy it: {remedy}",
+        )
     try:
         data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file", remedy=remedy)
     except InstallerError as exc:

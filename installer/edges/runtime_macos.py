@@ -59,8 +59,14 @@ def colima_instance(env: Mapping[str, str], timeout: float) -> bool:
     return result.rc == 0 and bool(result.stdout.strip())
 
 
-def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, *,
-               timeout: float, given: RuntimeGiven) -> Facts:  # fmt: skip
+def read_facts(
+    env: Mapping[str, str],
+    info: DockerRead,
+    machine: MachineFacts,
+    *,
+    timeout: float,
+    given: RuntimeGiven,
+) -> Facts:
     uid = os.getuid() if hasattr(os, "getuid") else 0
     user = user_name(env, uid)
     home = env.get("HOME", "")
@@ -68,15 +74,24 @@ def read_facts(env: Mapping[str, str], info: DockerRead, machine: MachineFacts, 
     has_sudo = proc.find_on_path("sudo", env, "darwin") is not None
     sudo = "root" if uid == 0 else ("pw" if has_sudo else "none")
     return Facts(
-        os="darwin", docker=info.state, docker_reason=info.reason,
+        os="darwin",
+        docker=info.state,
+        docker_reason=info.reason,
         docker_cli=proc.find_on_path("docker", env, "darwin") is not None,
-        uid=uid, user=user, sudo=sudo, tools=tools, arch=machine.arch,
-        admin=is_admin(user, uid), gui=has_gui_session(),
+        uid=uid,
+        user=user,
+        sudo=sudo,
+        tools=tools,
+        arch=machine.arch,
+        admin=is_admin(user, uid),
+        gui=has_gui_session(),
         docker_app=any(os.path.isdir(p) for p in (*APPS, f"{home}/Applications/Docker.app")),
-        colima_instance=colima_instance(env, timeout), macos_version=platform.mac_ver()[0],
+        colima_instance=colima_instance(env, timeout),
+        macos_version=platform.mac_ver()[0],
         memory_gib=(machine.host_memory_bytes or machine.memory_total_bytes) / 2**30,
-        colima=dict(given.colima), colima_path=_colima_path(env),
-    )  # fmt: skip
+        colima=dict(given.colima),
+        colima_path=_colima_path(env),
+    )
 
 
 def _colima_path(env: Mapping[str, str]) -> str:
@@ -89,14 +104,20 @@ def tier0_facts(env: Mapping[str, str], uid: int, user: str) -> Facts:
     return Facts(os="darwin", docker="running", uid=uid, user=user, colima_path=_colima_path(env))
 
 
-
-def amd64_smoke(env: Mapping[str, str], redactor: Redactor, *, timeout: float) -> tuple[int | None, str]:
+def amd64_smoke(
+    env: Mapping[str, str], redactor: Redactor, *, timeout: float
+) -> tuple[int | None, str]:
     """The twin's `_macos_amd64_emulation_ok`: `docker run --rm --platform linux/amd64
     busybox:1.36 true`, bounded (the child tree is killed at the deadline). (rc, what it
     said); rc None when it did not finish in time. Raises ToolNotFound without docker."""
     try:
-        result = proc.run(find_docker(env, "darwin"), list(AMD64_SMOKE[1:]), timeout=timeout,
-                          env=env, redactor=redactor)  # fmt: skip
+        result = proc.run(
+            find_docker(env, "darwin"),
+            list(AMD64_SMOKE[1:]),
+            timeout=timeout,
+            env=env,
+            redactor=redactor,
+        )
     except ToolTimeout:
         return None, ""
     return result.rc, redactor(f"{result.stderr}\n{result.stdout}".strip())

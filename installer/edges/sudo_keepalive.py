@@ -19,8 +19,9 @@ CALL_TIMEOUT_S = 10.0
 
 
 @contextmanager
-def keepalive(env: Mapping[str, str], *, interval: float = INTERVAL_S,
-              call_timeout: float = CALL_TIMEOUT_S) -> Iterator[None]:  # fmt: skip
+def keepalive(
+    env: Mapping[str, str], *, interval: float = INTERVAL_S, call_timeout: float = CALL_TIMEOUT_S
+) -> Iterator[None]:
     sudo = proc.find_on_path("sudo", env, "linux")
     if sudo is None:
         yield
@@ -29,8 +30,9 @@ def keepalive(env: Mapping[str, str], *, interval: float = INTERVAL_S,
 
     def refresh() -> None:
         while not stop.wait(interval):
-            result = call.answer(sudo, ["-n", "-v"], timeout=call_timeout, env=env,
-                                 keep_terminal=True)  # fmt: skip
+            result = call.answer(
+                sudo, ["-n", "-v"], timeout=call_timeout, env=env, keep_terminal=True
+            )
             if isinstance(result, call.NoAnswer) or result.rc != 0:
                 return
 

@@ -64,13 +64,17 @@ class Listed:
 
 
 def list_clients(tool: Tool, env: Mapping[str, str], redactor: Redactor) -> Listed:
-    result = call.answer(tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env,
-                         redactor=redactor)  # fmt: skip
+    result = call.answer(
+        tool, ["client", "list", "--plain"], timeout=LIST_TIMEOUT_S, env=env, redactor=redactor
+    )
     if isinstance(result, call.NoAnswer):
         log.info("tracebloc client list --plain: %s", result.reason)
         return Listed(False)
-    log.info("tracebloc client list --plain: exit %d\n%s", result.rc,
-             redactor(result.stdout + result.stderr).strip())  # fmt: skip
+    log.info(
+        "tracebloc client list --plain: exit %d\n%s",
+        result.rc,
+        redactor(result.stdout + result.stderr).strip(),
+    )
     return Listed(result.rc == 0, result.stdout)
 
 
@@ -80,16 +84,14 @@ class Created:
     output: str  # stdout and stderr: a failed create minted nothing, so it holds no secret
 
 
-def create_argv(name: str, path: str, location: str | None,
-                kube: Sequence[str] = ()) -> list[str]:  # fmt: skip
+def create_argv(name: str, path: str, location: str | None, kube: Sequence[str] = ()) -> list[str]:
     argv = ["client", "create", "--yes", "--name", name, "--credential-file", path]
     if location:
         argv += ["--location", location]
     return argv + list(kube)
 
 
-def create(tool: Tool, argv: Sequence[str], env: Mapping[str, str],
-           redactor: Redactor) -> Created:  # fmt: skip
+def create(tool: Tool, argv: Sequence[str], env: Mapping[str, str], redactor: Redactor) -> Created:
     result = proc.run(tool, argv, timeout=CREATE_TIMEOUT_S, env=env, redactor=redactor)
     return Created(result.rc, (result.stdout + "\n" + result.stderr).strip())
 
@@ -108,8 +110,10 @@ def credential_file(directory: str) -> Iterator[str]:
     try:
         os.mkdir(private, 0o700)
     except OSError as exc:
-        raise InstallerError(f"cannot make {private} for the sign-in: {exc.strerror or exc}",
-                             "remove it, then re-run") from None  # fmt: skip
+        raise InstallerError(
+            f"cannot make {private} for the sign-in: {exc.strerror or exc}",
+            "remove it, then re-run",
+        ) from None
     try:
         yield os.path.join(private, CREDENTIAL_FILE)
     finally:
@@ -166,19 +170,23 @@ def read_credential(path: str) -> signin.Minted:
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise InstallerError("tracebloc client create succeeded but wrote no credential file",
-                             "re-run to try again") from None  # fmt: skip
+        raise InstallerError(
+            "tracebloc client create succeeded but wrote no credential file", "re-run to try again"
+        ) from None
     except OSError as exc:
         _remove(path)
-        raise InstallerError(f"the credential file cannot be read: {exc.strerror or exc}",
-                             "re-run to try again") from None  # fmt: skip
+        raise InstallerError(
+            f"the credential file cannot be read: {exc.strerror or exc}", "re-run to try again"
+        ) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise signin.CredentialFileError("the credential file is not a regular file")
         if os.name != "nt" and info.st_mode & 0o077:
-            raise signin.CredentialFileError("the credential file is readable by others",
-                                             "upgrade the tracebloc CLI, then re-run")  # fmt: skip
+            raise signin.CredentialFileError(
+                "the credential file is readable by others",
+                "upgrade the tracebloc CLI, then re-run",
+            )
         data = os.read(fd, signin.MAX_CREDENTIAL_BYTES + 1)
     finally:
         os.close(fd)

@@ -40,8 +40,6 @@ TEST_MANIFEST = "TB_TEST_TOOLS_MANIFEST"
 SOURCES = ("env", "path", "cache", "download")
 
 
-
-
 @dataclass(frozen=True)
 class Mirror:
     kind: str  # "url" or "dir"
@@ -83,15 +81,25 @@ def parse_mirror(env: Mapping[str, str]) -> Mirror | None:
             port_ok = parts.port is None or parts.port > 0  # .port raises on a bad port
         except ValueError:
             port_ok = False
-        if parts.scheme.lower() != "https" or not parts.hostname or not port_ok \
-                or parts.query or parts.fragment or parts.username is not None:  # fmt: skip
-            raise BadInput(f"{MIRROR}={raw!r} is neither an https:// URL nor a directory",
-                           "use https://host[:port]/path/ or a local directory")  # fmt: skip
+        if (
+            parts.scheme.lower() != "https"
+            or not parts.hostname
+            or not port_ok
+            or parts.query
+            or parts.fragment
+            or parts.username is not None
+        ):
+            raise BadInput(
+                f"{MIRROR}={raw!r} is neither an https:// URL nor a directory",
+                "use https://host[:port]/path/ or a local directory",
+            )
         return Mirror("url", raw.rstrip("/") + "/")
     path = os.path.abspath(os.path.expanduser(raw))
     if not os.path.isdir(path):
-        raise BadInput(f"{MIRROR}={raw!r} is not a directory",
-                       "fill one with: tracebloc-installer tools --download-to DIR")  # fmt: skip
+        raise BadInput(
+            f"{MIRROR}={raw!r} is not a directory",
+            "fill one with: tracebloc-installer tools --download-to DIR",
+        )
     return Mirror("dir", path)
 
 
@@ -102,8 +110,9 @@ def settings(env: Mapping[str, str], os_: str, arch: str) -> Settings:
         arch=arch,
         tools_dir=tools_dir(env, os_),
         mirror=mirror,
-        deadline_s=env_number(env, DOWNLOAD_TIMEOUT, DEFAULT_DOWNLOAD_TIMEOUT_S,
-                              zero_ok=False, most=MAX_WAIT_S),  # fmt: skip
+        deadline_s=env_number(
+            env, DOWNLOAD_TIMEOUT, DEFAULT_DOWNLOAD_TIMEOUT_S, zero_ok=False, most=MAX_WAIT_S
+        ),
         manifest=load_manifest(env, mirror),
     )
 
@@ -112,15 +121,19 @@ def load_manifest(env: Mapping[str, str], mirror: Mirror | None) -> pins.Manifes
     override = env.get(TEST_MANIFEST, "").strip()
     if override:
         if not _local(mirror):
-            raise BadInput(f"{TEST_MANIFEST} is for tests only and needs {MIRROR} on this "
-                           "machine (a directory, or https:// to a loopback address)")  # fmt: skip
+            raise BadInput(
+                f"{TEST_MANIFEST} is for tests only and needs {MIRROR} on this "
+                "machine (a directory, or https:// to a loopback address)"
+            )
         try:
             data = files.read_bounded(override, limit=4 * 2**20, what="a tools manifest")
             if data is None:
                 raise FileNotFoundError(2, "no such file")
             manifest = pins.parse_manifest(json.loads(data), origin=override)
         except (OSError, ValueError, RecursionError, InstallerError) as exc:
-            raise BadInput(f"{TEST_MANIFEST}={override!r} is not a usable manifest: {exc}") from None
+            raise BadInput(
+                f"{TEST_MANIFEST}={override!r} is not a usable manifest: {exc}"
+            ) from None
         log.warning("tool checksums come from the test manifest %s, not from this build", override)
         return manifest
     from importlib import resources
@@ -129,8 +142,10 @@ def load_manifest(env: Mapping[str, str], mirror: Mirror | None) -> pins.Manifes
         data = (resources.files("installer") / "data" / "tools.json").read_bytes()
         return pins.parse_manifest(json.loads(data))
     except (OSError, ValueError) as exc:
-        raise InstallerError(f"this build's tool manifest cannot be read: {exc}",
-                             "this is a bug in tracebloc-installer; please report it") from None  # fmt: skip
+        raise InstallerError(
+            f"this build's tool manifest cannot be read: {exc}",
+            "this is a bug in tracebloc-installer; please report it",
+        ) from None
 
 
 def _local(mirror: Mirror | None) -> bool:
@@ -161,8 +176,7 @@ def executable_name(name: str, os_: str) -> str:
 
 def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -> str | None:
     """What the binary at `path` says its version is; None when it cannot say."""
-    result = call.answer(Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout,
-                         env=env)  # fmt: skip
+    result = call.answer(Tool(name, path), pins.VERSION_ARGS[name], timeout=timeout, env=env)
     if isinstance(result, call.NoAnswer):
         log.debug("%s at %s: no version (%s)", name, path, result.reason)
         return None
@@ -172,14 +186,20 @@ def read_version(name: str, path: str, env: Mapping[str, str], timeout: float) -
 def explicit_paths(env: Mapping[str, str]) -> dict[str, str]:
     """TRACEBLOC_KUBECTL, TRACEBLOC_HELM, TRACEBLOC_K3D, TRACEBLOC_CLI: the binaries a
     person named."""
-    return {"kubectl": env.get("TRACEBLOC_KUBECTL", "").strip(),
-            "helm": env.get("TRACEBLOC_HELM", "").strip(),
-            "k3d": env.get("TRACEBLOC_K3D", "").strip(),
-            "tracebloc": env.get("TRACEBLOC_CLI", "").strip()}  # fmt: skip
+    return {
+        "kubectl": env.get("TRACEBLOC_KUBECTL", "").strip(),
+        "helm": env.get("TRACEBLOC_HELM", "").strip(),
+        "k3d": env.get("TRACEBLOC_K3D", "").strip(),
+        "tracebloc": env.get("TRACEBLOC_CLI", "").strip(),
+    }
 
 
-_VARIABLES = {"kubectl": "TRACEBLOC_KUBECTL", "helm": "TRACEBLOC_HELM", "k3d": "TRACEBLOC_K3D",
-              "tracebloc": "TRACEBLOC_CLI"}  # fmt: skip
+_VARIABLES = {
+    "kubectl": "TRACEBLOC_KUBECTL",
+    "helm": "TRACEBLOC_HELM",
+    "k3d": "TRACEBLOC_K3D",
+    "tracebloc": "TRACEBLOC_CLI",
+}
 
 
 def variable(name: str) -> str:
@@ -189,7 +209,7 @@ def variable(name: str) -> str:
 
 def wanted_range(name: str) -> str:
     if name == pins.CLI:
-        return ("0.10.0 or later, with `tracebloc login` and `tracebloc client create`")
+        return "0.10.0 or later, with `tracebloc login` and `tracebloc client create`"
     return pins.supported_range(name)
 
 
@@ -211,8 +231,13 @@ def resolve_tool(
     explicit = explicit_paths(env).get(name, "")
     if explicit:
         if not proc.is_executable(explicit, cfg.os):
-            return ToolChoice(name, None, None, None,
-                              problem=f"{named_by} names {explicit!r}, which is not an executable file")  # fmt: skip
+            return ToolChoice(
+                name,
+                None,
+                None,
+                None,
+                problem=f"{named_by} names {explicit!r}, which is not an executable file",
+            )
         return ToolChoice(name, explicit, read_version(name, explicit, env, timeout), "env")
     note = ""
     on_path = proc.find_on_path(name, env, cfg.os)
@@ -220,26 +245,46 @@ def resolve_tool(
         version = read_version(name, on_path.path, env, timeout)
         if usable_on_path(name, on_path.path, version, env):
             return ToolChoice(name, on_path.path, version, "path")
-        note = (f"{name} {version or '(version unknown)'} at {on_path.path} is outside the "
-                f"supported range ({wanted_range(name)})")  # fmt: skip
+        note = (
+            f"{name} {version or '(version unknown)'} at {on_path.path} is outside the "
+            f"supported range ({wanted_range(name)})"
+        )
     pinned = cfg.manifest.versions.get(name)
     if pinned is None:
-        return ToolChoice(name, None, None, None, note=note,
-                          problem=f"this build pins no {name}; put {name} ({wanted_range(name)}) "
-                                  f"on PATH, or name it with {named_by}")  # fmt: skip
+        return ToolChoice(
+            name,
+            None,
+            None,
+            None,
+            note=note,
+            problem=f"this build pins no {name}; put {name} ({wanted_range(name)}) "
+            f"on PATH, or name it with {named_by}",
+        )
     cached = os.path.join(cfg.tools_dir, executable_name(name, cfg.os))
     if os.path.isfile(cached) and (cfg.os == "windows" or os.access(cached, os.X_OK)):
         if pins.same_version(pinned, read_version(name, cached, env, timeout)):
             return ToolChoice(name, cached, pinned, "cache", note=note)
     artifact = cfg.manifest.artifact(name, cfg.platform)
     if artifact is None or artifact.pending:
-        why = ("no verified checksum for it is pinned in this build" if artifact is not None
-               else "this build pins none for this platform")  # fmt: skip
-        problem = (f"{name} {pinned} for {cfg.platform} cannot be downloaded: {why}; put {name} "
-                   f"({wanted_range(name)}) on PATH, or name it with {named_by}")  # fmt: skip
+        why = (
+            "no verified checksum for it is pinned in this build"
+            if artifact is not None
+            else "this build pins none for this platform"
+        )
+        problem = (
+            f"{name} {pinned} for {cfg.platform} cannot be downloaded: {why}; put {name} "
+            f"({wanted_range(name)}) on PATH, or name it with {named_by}"
+        )
         return ToolChoice(name, None, None, None, problem=problem, note=note)
-    return ToolChoice(name, cached, pinned, "download", url=location(artifact, cfg.mirror),
-                      sha256=artifact.sha256, note=note)  # fmt: skip
+    return ToolChoice(
+        name,
+        cached,
+        pinned,
+        "download",
+        url=location(artifact, cfg.mirror),
+        sha256=artifact.sha256,
+        note=note,
+    )
 
 
 def resolve_all(

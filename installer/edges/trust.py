@@ -43,9 +43,11 @@ def ca_bundle(env: Mapping[str, str]) -> str | None:
     try:
         ssl.create_default_context().load_verify_locations(cadata=pem)
     except (OSError, ValueError):  # ssl.SSLError is an OSError too
-        raise BadInput(f"{name}={raw!r} holds no PEM certificate",
-                       "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
-                       "holding your organisation's root CA") from None  # fmt: skip
+        raise BadInput(
+            f"{name}={raw!r} holds no PEM certificate",
+            "point it at a PEM file (-----BEGIN CERTIFICATE-----) "
+            "holding your organisation's root CA",
+        ) from None
     return path
 
 
@@ -60,8 +62,7 @@ def _read_pem(path: str, raw: str, name: str) -> str:
 
     remedy = "point it at a PEM file holding your organisation's root CA"
     try:
-        data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file",
-                                  remedy=remedy)  # fmt: skip
+        data = files.read_bounded(path, limit=MAX_CA_BUNDLE_BYTES, what="a PEM file", remedy=remedy)
     except files.NotRegular:
         raise BadInput(f"{name}={raw!r} is not a file", remedy) from None
     except InstallerError as exc:
@@ -101,15 +102,17 @@ def proxy_for(url: str, proxy: Mapping[str, str]) -> str | None:
         return None
     # The installer has one proxy (the chart gets one too, see config.parse_proxy): the
     # URL's own scheme's variables first, then the other scheme's.
-    given = [proxy.get(n, "").strip()
-             for n in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")]  # fmt: skip
+    given = [
+        proxy.get(n, "").strip() for n in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+    ]
     raw = next((v for v in (given if scheme == "https" else given[2:] + given[:2]) if v), "")
     if not raw:
         return None
     no_proxy = (proxy.get("NO_PROXY") or proxy.get("no_proxy") or "").strip()
     port = parts.port or (443 if scheme == "https" else 80)
-    if noproxy.bypassed(parts.hostname or "", port, no_proxy,
-                        loopback_direct=not proxy.get(PROXY_LOOPBACK_SEAM)):  # fmt: skip
+    if noproxy.bypassed(
+        parts.hostname or "", port, no_proxy, loopback_direct=not proxy.get(PROXY_LOOPBACK_SEAM)
+    ):
         return None
     scheme, userinfo, hostpart = split_proxy_url(raw)
     hostpart = hostpart.split("/", 1)[0]

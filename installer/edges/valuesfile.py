@@ -67,8 +67,11 @@ def remove_stale_temps(directory: str) -> list[str]:
             pid = int(match["pid"]) if match["pid"] else None
             if pid == os.getpid():
                 continue
-            alive = process_exists(pid) if pid is not None else (
-                time.time() - found.st_mtime < STALE_TEMP_S)  # fmt: skip
+            alive = (
+                process_exists(pid)
+                if pid is not None
+                else (time.time() - found.st_mtime < STALE_TEMP_S)
+            )
             if not alive:
                 os.unlink(path)
                 removed.append(name)
@@ -119,8 +122,9 @@ def _atomic_write(path: str, data: bytes, *, env: Mapping[str, str], os_: str) -
     directory = os.path.dirname(os.path.abspath(path))
     try:
         # The pid in the name lets the next run tell an abandoned file from a live write.
-        fd, temp = tempfile.mkstemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp",
-                                    dir=directory)  # fmt: skip
+        fd, temp = tempfile.mkstemp(
+            prefix=f"{_TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=directory
+        )
     except OSError as exc:
         raise _failure(
             path, f"cannot create a file in {directory}: {exc.strerror or exc}"
@@ -153,8 +157,9 @@ def restrict(path: str, *, env: Mapping[str, str], os_: str) -> None:
     domain = env.get("USERDOMAIN")
     principal = f"{domain}\\{user}" if domain else user
     tool = proc.find_tool("icacls", env, os_)
-    result = proc.run(tool, [path, "/inheritance:r", "/grant:r", f"{principal}:F"],
-                      timeout=30, env=env)  # fmt: skip
+    result = proc.run(
+        tool, [path, "/inheritance:r", "/grant:r", f"{principal}:F"], timeout=30, env=env
+    )
     if result.rc != 0:
         raise InstallerError(
             f"could not make {path} private to {principal}: "
@@ -215,5 +220,8 @@ def load_yaml(path: str, *, required: bool) -> Any:
     # Imported here: `probe` reads no YAML and does not load the parser.
     from installer.decide import yamldoc
 
-    return yamldoc.load(data, path, "fix or move it aside; or set TB_MYSQL_ENGINE so the "
-                        "engine need not be read from it")  # fmt: skip
+    return yamldoc.load(
+        data,
+        path,
+        "fix or move it aside; or set TB_MYSQL_ENGINE so the engine need not be read from it",
+    )

@@ -39,13 +39,26 @@ SINGULAR = {CLAIMS: "volume claim", VOLUMES: "volume"}
 def uninstall_args(release: str, namespace: str, conn: Connection) -> list[str]:
     """`helm uninstall` that waits for its hooks only (helm 4's default; helm 3 waits for
     nothing): the kept claims hold their volumes, which cannot go while they are bound."""
-    return ["uninstall", release, "-n", namespace, "--timeout", helm.RECOVERY_TIMEOUT,
-            *conn.helm_flags()]  # fmt: skip
+    return [
+        "uninstall",
+        release,
+        "-n",
+        namespace,
+        "--timeout",
+        helm.RECOVERY_TIMEOUT,
+        *conn.helm_flags(),
+    ]
 
 
 def volume_args(conn: Connection, timeout: float) -> list[str]:
-    return ["get", VOLUMES, "-o", "json", *conn.kubectl_flags(),
-            Connection.request_timeout(timeout)]  # fmt: skip
+    return [
+        "get",
+        VOLUMES,
+        "-o",
+        "json",
+        *conn.kubectl_flags(),
+        Connection.request_timeout(timeout),
+    ]
 
 
 def parse_volumes(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
@@ -54,8 +67,11 @@ def parse_volumes(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
     A volume is the release's on helm's own annotations (release name and namespace, a
     volume being cluster-wide), else on the chart's instance label together with a claim in
     the release's namespace."""
-    return tuple(str(_map(i.get("metadata")).get("name", "")) for i in items_of(out, "volumes")
-                 if _ours(i, release, namespace))  # fmt: skip
+    return tuple(
+        str(_map(i.get("metadata")).get("name", ""))
+        for i in items_of(out, "volumes")
+        if _ours(i, release, namespace)
+    )
 
 
 def _ours(item: dict[str, Any], release: str, namespace: str) -> bool:
@@ -64,14 +80,17 @@ def _ours(item: dict[str, Any], release: str, namespace: str) -> bool:
     if not meta.get("name"):
         return False
     if RELEASE_ANNOTATION in annotations:
-        return (annotations.get(RELEASE_ANNOTATION) == release
-                and annotations.get(NAMESPACE_ANNOTATION) == namespace)  # fmt: skip
+        return (
+            annotations.get(RELEASE_ANNOTATION) == release
+            and annotations.get(NAMESPACE_ANNOTATION) == namespace
+        )
     claim = _map(_map(item.get("spec")).get("claimRef"))
     return labels.get(INSTANCE_LABEL) == release and claim.get("namespace") == namespace
 
 
-def read_volumes(run: Run, release: str, namespace: str, conn: Connection,
-                 timeout: float) -> tuple[tuple[str, ...], str]:  # fmt: skip
+def read_volumes(
+    run: Run, release: str, namespace: str, conn: Connection, timeout: float
+) -> tuple[tuple[str, ...], str]:
     """(the release's volumes, "") or ((), why they could not be listed)."""
     try:
         result = run(volume_args(conn, timeout), timeout)
@@ -85,24 +104,50 @@ def read_volumes(run: Run, release: str, namespace: str, conn: Connection,
         return (), str(exc)
 
 
-def delete(run: Run, kind: str, names: Sequence[str], namespace: str | None, conn: Connection,
-           *, timeout: float = DELETE_TIMEOUT_S, read_timeout: float = 30.0,
-           clock: Callable[[], float] = time.monotonic,
-           sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+def delete(
+    run: Run,
+    kind: str,
+    names: Sequence[str],
+    namespace: str | None,
+    conn: Connection,
+    *,
+    timeout: float = DELETE_TIMEOUT_S,
+    read_timeout: float = 30.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
     """Ask for `names` of `kind` to be deleted, then wait until each is gone, at most
     `timeout`. Raises InstallerError naming each object still there, with its finalizers."""
     if not names:
         return
     scope = ["-n", namespace] if namespace else []
-    asked = run(["delete", kind, *names, *scope, "--ignore-not-found", "--wait=false",
-                 *conn.kubectl_flags()], read_timeout)  # fmt: skip
+    asked = run(
+        [
+            "delete",
+            kind,
+            *names,
+            *scope,
+            "--ignore-not-found",
+            "--wait=false",
+            *conn.kubectl_flags(),
+        ],
+        read_timeout,
+    )
     what = SINGULAR[kind]
     if asked.rc != 0:
-        raise InstallerError(f"deleting the {what}s {', '.join(names)} failed: "
-                             f"{childio.last_line(asked.stderr, asked.rc)}",
-                             _by_hand(kind, names, namespace, conn))  # fmt: skip
-    polled = poll.until(lambda: _still_there(run, kind, names, scope, conn, read_timeout),
-                        timeout, POLL_S, done=lambda left: not left, clock=clock, sleep=sleep)  # fmt: skip
+        raise InstallerError(
+            f"deleting the {what}s {', '.join(names)} failed: "
+            f"{childio.last_line(asked.stderr, asked.rc)}",
+            _by_hand(kind, names, namespace, conn),
+        )
+    polled = poll.until(
+        lambda: _still_there(run, kind, names, scope, conn, read_timeout),
+        timeout,
+        POLL_S,
+        done=lambda left: not left,
+        clock=clock,
+        sleep=sleep,
+    )
     if polled.done:
         return
     where = f" in namespace {namespace}" if namespace else ""
@@ -113,14 +158,24 @@ def delete(run: Run, kind: str, names: Sequence[str], namespace: str | None, con
     )
 
 
-def _still_there(run: Run, kind: str, names: Sequence[str], scope: list[str], conn: Connection,
-                 read_timeout: float) -> list[str]:  # fmt: skip
+def _still_there(
+    run: Run,
+    kind: str,
+    names: Sequence[str],
+    scope: list[str],
+    conn: Connection,
+    read_timeout: float,
+) -> list[str]:
     """Each object of `names` that exists, described; unreadable is not gone."""
-    got = run(["get", kind, *names, *scope, "--ignore-not-found", "-o", "json",
-               *conn.kubectl_flags()], read_timeout)  # fmt: skip
+    got = run(
+        ["get", kind, *names, *scope, "--ignore-not-found", "-o", "json", *conn.kubectl_flags()],
+        read_timeout,
+    )
     if got.rc != 0:
-        return [f"{kind} {', '.join(names)} (could not be read: "
-                f"{childio.last_line(got.stderr, got.rc)})"]  # fmt: skip
+        return [
+            f"{kind} {', '.join(names)} (could not be read: "
+            f"{childio.last_line(got.stderr, got.rc)})"
+        ]
     text = childio.decode(got.out).strip()
     if not text:
         return []  # --ignore-not-found prints nothing when none of them exists
@@ -138,14 +193,15 @@ def _describe(kind: str, item: dict[str, Any]) -> str:
     finalizers = [str(f) for f in meta.get("finalizers") or []]
     held = f", held by finalizer {', '.join(finalizers)}" if finalizers else ""
     phase = _map(item.get("status")).get("phase")
-    return f"{SINGULAR[kind]} {meta.get('name')} ({state}{held}" + (
-        f"; {phase})" if phase else ")")
+    return f"{SINGULAR[kind]} {meta.get('name')} ({state}{held}" + (f"; {phase})" if phase else ")")
 
 
 def _by_hand(kind: str, names: Sequence[str], namespace: str | None, conn: Connection) -> str:
     listed = remedy.kubectl(["get", kind, *names], conn, namespace)
-    return (f"the helm release is removed; see what holds them: {listed}, then run the "
-            "uninstall again with --delete-data")  # fmt: skip
+    return (
+        f"the helm release is removed; see what holds them: {listed}, then run the "
+        "uninstall again with --delete-data"
+    )
 
 
 def _map(value: Any) -> dict[str, Any]:

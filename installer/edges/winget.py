@@ -30,8 +30,9 @@ def fetch_bundle(path: str, env: Mapping[str, str]) -> str | None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         discard(path)
         with open(part, "wb") as out:
-            got = download.fetch(wg.URL, out, env=env, deadline_s=wg.DOWNLOAD_DEADLINE_S,
-                                 most=wg.MOST_BYTES)  # fmt: skip
+            got = download.fetch(
+                wg.URL, out, env=env, deadline_s=wg.DOWNLOAD_DEADLINE_S, most=wg.MOST_BYTES
+            )
     except InstallerError as exc:
         discard(part)
         return exc.message
@@ -40,14 +41,17 @@ def fetch_bundle(path: str, env: Mapping[str, str]) -> str | None:
         return f"could not write {part}: {exc.strerror or exc}"
     if got.sha256 != wg.SHA256:
         discard(part)
-        return (f"the download's SHA-256 is {got.sha256}, not the published {wg.SHA256} "
-                f"({wg.CHECKSUM_SOURCE}): it was deleted, nothing was installed")  # fmt: skip
+        return (
+            f"the download's SHA-256 is {got.sha256}, not the published {wg.SHA256} "
+            f"({wg.CHECKSUM_SOURCE}): it was deleted, nothing was installed"
+        )
     os.replace(part, path)
     return None
 
 
-def read_signature(path: str, env: Mapping[str, str],
-                   redactor: Redactor | None) -> tuple[str, str] | str:  # fmt: skip
+def read_signature(
+    path: str, env: Mapping[str, str], redactor: Redactor | None
+) -> tuple[str, str] | str:
     """(status, signer subject) as Get-AuthenticodeSignature reports them, or why unread."""
     answer = system_answer(wg.signature_argv(path), env, wg.SIGNATURE_TIMEOUT_S, redactor)
     if isinstance(answer, call.NoAnswer):

@@ -26,8 +26,13 @@ log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 30.0
 WSL_VERSION_TIMEOUT_S = 20.0  # `wsl --version` hangs on a wedged LxssManager
-STEP_TIMEOUTS_S = {"feature": 600.0, "wsl-update": 300.0, "wsl-default": 20.0,
-                   "docker-desktop": 2400.0, "docker-users": 60.0}  # fmt: skip
+STEP_TIMEOUTS_S = {
+    "feature": 600.0,
+    "wsl-update": 300.0,
+    "wsl-default": 20.0,
+    "docker-desktop": 2400.0,
+    "docker-users": 60.0,
+}
 
 # Win32_OptionalFeature.InstallState: 1 enabled, 2 disabled, 3 absent (not on this edition).
 PROBE_SCRIPT = r"""
@@ -64,14 +69,23 @@ $o | ConvertTo-Json -Compress -Depth 4
 
 
 def powershell(script: str) -> list[str]:
-    return ["powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass",
-            "-Command", script]  # fmt: skip
+    return [
+        "powershell.exe",
+        "-NoProfile",
+        "-NonInteractive",
+        "-ExecutionPolicy",
+        "Bypass",
+        "-Command",
+        script,
+    ]
 
 
 def members_script(group: str) -> str:
-    return (f"try {{ Get-LocalGroupMember -Group {wh.ps_quote(group)} -ErrorAction Stop | "
-            "ForEach-Object { $_.Name } } catch { if ($_.CategoryInfo.Category -eq "
-            "'ObjectNotFound') { exit 3 } else { exit 4 } }")  # fmt: skip
+    return (
+        f"try {{ Get-LocalGroupMember -Group {wh.ps_quote(group)} -ErrorAction Stop | "
+        "ForEach-Object { $_.Name } } catch { if ($_.CategoryInfo.Category -eq "
+        "'ObjectNotFound') { exit 3 } else { exit 4 } }"
+    )
 
 
 def system_tool(argv0: str, env: Mapping[str, str]) -> Tool:
@@ -84,13 +98,19 @@ def system_tool(argv0: str, env: Mapping[str, str]) -> Tool:
     return found
 
 
-def system_answer(argv: Sequence[str], env: Mapping[str, str], timeout: float,
-                  redactor: Redactor | None) -> proc.Result | call.NoAnswer:  # fmt: skip
+def system_answer(
+    argv: Sequence[str], env: Mapping[str, str], timeout: float, redactor: Redactor | None
+) -> proc.Result | call.NoAnswer:
     """`call.answer` for one of Windows' own programs (`system_tool`)."""
     name = argv[0].removesuffix(".exe")
-    return call.answer(proc.find_on_path(name, env, os_name(sys.platform)), argv[1:],
-                       timeout=timeout, env=env, redactor=redactor,
-                       missing=ToolNotFound(name).message)  # fmt: skip
+    return call.answer(
+        proc.find_on_path(name, env, os_name(sys.platform)),
+        argv[1:],
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing=ToolNotFound(name).message,
+    )
 
 
 def decode_wsl(out: bytes) -> str:
@@ -100,8 +120,14 @@ def decode_wsl(out: bytes) -> str:
     return childio.decode(out)
 
 
-def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
-                our_cluster_running: bool | None, in_docker_users: bool | None) -> wh.WinFacts:  # fmt: skip
+def parse_probe(
+    out: str,
+    *,
+    wsl_version: str,
+    docker_usable: bool,
+    our_cluster_running: bool | None,
+    in_docker_users: bool | None,
+) -> wh.WinFacts:
     try:
         doc: Any = json.loads(out)
     except ValueError:
@@ -121,14 +147,20 @@ def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
         admin=doc.get("admin") is True,
         edition=str(doc.get("edition") or ""),
         features=features,
-        virtualization=doc.get("virtualization") if isinstance(doc.get("virtualization"), bool) else None,
+        virtualization=doc.get("virtualization")
+        if isinstance(doc.get("virtualization"), bool)
+        else None,
         wsl_version=wsl_version,
         winget=doc.get("winget") is True,
         docker_desktop=doc.get("docker_desktop") is True,
         docker_usable=docker_usable,
-        docker_desktop_exe=str(doc.get("docker_desktop_exe") or wh.WinFacts(True).docker_desktop_exe),
+        docker_desktop_exe=str(
+            doc.get("docker_desktop_exe") or wh.WinFacts(True).docker_desktop_exe
+        ),
         port_busy=doc.get("port_busy") if isinstance(doc.get("port_busy"), bool) else None,
-        port_owner=wh.Listener(pid, str(doc.get("port_process") or "")) if isinstance(pid, int) else None,
+        port_owner=wh.Listener(pid, str(doc.get("port_process") or ""))
+        if isinstance(pid, int)
+        else None,
         our_cluster_running=our_cluster_running,
         host_memory_gib=int(memory // 2**20) if isinstance(memory, int) and memory > 0 else None,
         user=wh.bare_user(str(doc.get("user") or "")),
@@ -138,8 +170,14 @@ def parse_probe(out: str, *, wsl_version: str, docker_usable: bool,
     )
 
 
-def read_facts(env: Mapping[str, str], *, docker_usable: bool, our_cluster_running: bool | None,
-               daily_user: str = "", redactor: Redactor | None = None) -> wh.WinFacts:  # fmt: skip
+def read_facts(
+    env: Mapping[str, str],
+    *,
+    docker_usable: bool,
+    our_cluster_running: bool | None,
+    daily_user: str = "",
+    redactor: Redactor | None = None,
+) -> wh.WinFacts:
     """One bounded read of the machine; a probe that fails is an unreadable fact, never a guess."""
     answer = system_answer(powershell(PROBE_SCRIPT), env, PROBE_TIMEOUT_S, redactor)
     if isinstance(answer, call.NoAnswer):
@@ -147,14 +185,22 @@ def read_facts(env: Mapping[str, str], *, docker_usable: bool, our_cluster_runni
     if answer.rc != 0:
         return wh.WinFacts(False, reason=childio.last_line(answer.stderr, answer.rc))
     version = system_answer(["wsl.exe", "--version"], env, WSL_VERSION_TIMEOUT_S, redactor)
-    wsl_version = decode_wsl(version.out) if isinstance(version, proc.Result) and version.rc == 0 else ""
+    wsl_version = (
+        decode_wsl(version.out) if isinstance(version, proc.Result) and version.rc == 0 else ""
+    )
     user = daily_user or wh.bare_user(env.get("USERNAME", ""))
-    return parse_probe(answer.stdout, wsl_version=wsl_version, docker_usable=docker_usable,
-                       our_cluster_running=our_cluster_running,
-                       in_docker_users=in_group("docker-users", user, env, redactor))  # fmt: skip
+    return parse_probe(
+        answer.stdout,
+        wsl_version=wsl_version,
+        docker_usable=docker_usable,
+        our_cluster_running=our_cluster_running,
+        in_docker_users=in_group("docker-users", user, env, redactor),
+    )
 
 
-def in_group(group: str, user: str, env: Mapping[str, str], redactor: Redactor | None) -> bool | None:
+def in_group(
+    group: str, user: str, env: Mapping[str, str], redactor: Redactor | None
+) -> bool | None:
     """A state query (not a parse of `net localgroup /add`'s localised words): True, False
     (the group does not exist yet: Docker Desktop is not installed), or None (unreadable)."""
     if not user:
@@ -170,7 +216,9 @@ def in_group(group: str, user: str, env: Mapping[str, str], redactor: Redactor |
     return any(wh.bare_user(line).lower() == short for line in answer.stdout.splitlines())
 
 
-def run_step(step: wh.Step, env: Mapping[str, str], redactor: Redactor | None) -> tuple[str, int | None]:
+def run_step(
+    step: wh.Step, env: Mapping[str, str], redactor: Redactor | None
+) -> tuple[str, int | None]:
     """('ok' | 'reboot' | 'failed' | 'not-run', exit code). DISM's 3010 is a success that
     leaves a reboot pending; a step with a fallback runs it once after a real failure."""
     family = step.key.split(":", 1)[0]
@@ -187,8 +235,12 @@ def run_step(step: wh.Step, env: Mapping[str, str], redactor: Redactor | None) -
             return "ok", 0
         if family == "feature" and answer.rc == wh.DISM_REBOOT_RC:
             return "reboot", answer.rc
-        log.warning("host: %s exited %s: %s", step.title, answer.rc,
-                    childio.last_line(answer.stderr or answer.stdout, answer.rc))  # fmt: skip
+        log.warning(
+            "host: %s exited %s: %s",
+            step.title,
+            answer.rc,
+            childio.last_line(answer.stderr or answer.stdout, answer.rc),
+        )
     return "failed", answer.rc if isinstance(answer, proc.Result) else None
 
 
@@ -224,18 +276,31 @@ def profile_of(user: str, env: Mapping[str, str]) -> str:
 
 def startup_shortcut_argv(profile: str, exe: str) -> list[str]:
     """A Startup-folder shortcut in another account's profile (its HKCU is not loaded)."""
-    folder = os.path.join(profile, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu",
-                          "Programs", "Startup")  # fmt: skip
-    script = (f"$d = {wh.ps_quote(folder)}; New-Item -ItemType Directory -Force -Path $d | Out-Null; "
-              "$w = New-Object -ComObject WScript.Shell; "
-              "$s = $w.CreateShortcut((Join-Path $d 'Docker Desktop.lnk')); "
-              f"$s.TargetPath = {wh.ps_quote(exe)}; $s.Save()")  # fmt: skip
+    folder = os.path.join(
+        profile, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup"
+    )
+    script = (
+        f"$d = {wh.ps_quote(folder)}; New-Item -ItemType Directory -Force -Path $d | Out-Null; "
+        "$w = New-Object -ComObject WScript.Shell; "
+        "$s = $w.CreateShortcut((Join-Path $d 'Docker Desktop.lnk')); "
+        f"$s.TargetPath = {wh.ps_quote(exe)}; $s.Save()"
+    )
     return powershell(script)
 
 
 def autostart_argv(exe: str) -> list[str]:
-    return ["reg.exe", "add", r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run", "/v",
-            "Docker Desktop", "/t", "REG_SZ", "/d", f'"{exe}"', "/f"]  # fmt: skip
+    return [
+        "reg.exe",
+        "add",
+        r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run",
+        "/v",
+        "Docker Desktop",
+        "/t",
+        "REG_SZ",
+        "/d",
+        f'"{exe}"',
+        "/f",
+    ]
 
 
 def start_docker_argv(exe: str) -> list[str]:

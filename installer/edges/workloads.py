@@ -37,10 +37,17 @@ INSTANCE_LABEL = "app.kubernetes.io/instance"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
-
 def snapshot_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
-    return ["get", KINDS, "-n", namespace, "-o", "json", *conn.kubectl_flags(),
-            Connection.request_timeout(timeout)]  # fmt: skip
+    return [
+        "get",
+        KINDS,
+        "-n",
+        namespace,
+        "-o",
+        "json",
+        *conn.kubectl_flags(),
+        Connection.request_timeout(timeout),
+    ]
 
 
 def read_snapshot(
@@ -54,8 +61,14 @@ def read_snapshot(
     redactor: Redactor | None = None,
 ) -> SnapshotRead:
     """One look at the namespace. Every expected failure is an unreadable read with a reason."""
-    result = call.answer(tool, snapshot_args(namespace, conn, timeout), timeout=timeout,
-                         env=env, redactor=redactor, missing="kubectl was not found")  # fmt: skip
+    result = call.answer(
+        tool,
+        snapshot_args(namespace, conn, timeout),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing="kubectl was not found",
+    )
     if isinstance(result, call.NoAnswer):
         return SnapshotRead(None, result.reason)
     if result.rc != 0:
@@ -82,8 +95,14 @@ def read_defined(
 ) -> DefinedRead:
     """The workloads `helm get manifest` names in the release's namespace. The manifest holds
     the release's Secrets: only kinds and names are kept, nothing of it is logged."""
-    result = call.answer(tool, manifest_args(release, namespace, conn), timeout=timeout,
-                         env=env, redactor=redactor, missing="helm was not found")  # fmt: skip
+    result = call.answer(
+        tool,
+        manifest_args(release, namespace, conn),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+        missing="helm was not found",
+    )
     if isinstance(result, call.NoAnswer):
         return DefinedRead(None, result.reason)
     if result.rc != 0:
@@ -106,17 +125,38 @@ def parse_manifest(out: bytes, namespace: str) -> tuple[tuple[str, str], ...]:
         if not isinstance(doc, dict) or doc.get("kind") not in WORKLOAD_KINDS:
             continue
         meta = _map(doc.get("metadata"))
-        if meta.get("namespace") in (None, "", namespace) and (doc["kind"], _name(meta)) not in found:
+        if (
+            meta.get("namespace") in (None, "", namespace)
+            and (doc["kind"], _name(meta)) not in found
+        ):
             found.append((str(doc["kind"]), _name(meta)))
     return tuple(found)
 
 
-def log_args(pod: str, container: str, namespace: str, conn: Connection, *, timeout: float,
-             lines: int = LOG_LINES, limit: int = LOG_BYTES,
-             previous: bool = False) -> list[str]:  # fmt: skip
-    return ["logs", pod, "-c", container, "-n", namespace, f"--tail={lines}",
-            f"--limit-bytes={limit}", *(["--previous"] if previous else []),
-            *conn.kubectl_flags(), Connection.request_timeout(timeout)]  # fmt: skip
+def log_args(
+    pod: str,
+    container: str,
+    namespace: str,
+    conn: Connection,
+    *,
+    timeout: float,
+    lines: int = LOG_LINES,
+    limit: int = LOG_BYTES,
+    previous: bool = False,
+) -> list[str]:
+    return [
+        "logs",
+        pod,
+        "-c",
+        container,
+        "-n",
+        namespace,
+        f"--tail={lines}",
+        f"--limit-bytes={limit}",
+        *(["--previous"] if previous else []),
+        *conn.kubectl_flags(),
+        Connection.request_timeout(timeout),
+    ]
 
 
 def read_log(
@@ -135,9 +175,22 @@ def read_log(
 ) -> str:
     """The container's last lines; "" when they cannot be read (a log is evidence, never a
     reason to fail)."""
-    result = call.answer(tool, log_args(pod, container, namespace, conn, timeout=timeout,
-                                        lines=lines, limit=limit, previous=previous),
-                         timeout=timeout, env=env, redactor=redactor)  # fmt: skip
+    result = call.answer(
+        tool,
+        log_args(
+            pod,
+            container,
+            namespace,
+            conn,
+            timeout=timeout,
+            lines=lines,
+            limit=limit,
+            previous=previous,
+        ),
+        timeout=timeout,
+        env=env,
+        redactor=redactor,
+    )
     if isinstance(result, call.NoAnswer):
         return ""
     return result.stdout[-limit:] if result.rc == 0 else ""
@@ -161,12 +214,20 @@ def items_of(out: bytes, what: str = "objects") -> list[dict[str, Any]]:
 def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
     """Raises ValueError when the output is not the list kubectl prints."""
     items = items_of(out)
-    workloads = tuple(_workload(i) for i in items
-                      if i.get("kind") in WORKLOAD_KINDS
-                      and _belongs(i, release, namespace))  # fmt: skip
+    workloads = tuple(
+        _workload(i)
+        for i in items
+        if i.get("kind") in WORKLOAD_KINDS and _belongs(i, release, namespace)
+    )
     pods = tuple(_pod(i) for i in items if i.get("kind") == "Pod")
-    ours = tuple(p for p in pods if any(
-        w.selector and all(p.labels.get(k) == v for k, v in w.selector.items()) for w in workloads))
+    ours = tuple(
+        p
+        for p in pods
+        if any(
+            w.selector and all(p.labels.get(k) == v for k, v in w.selector.items())
+            for w in workloads
+        )
+    )
     names = {p.name for p in ours} | {w.name for w in workloads}
     prefixes = tuple(f"{w.name}-" for w in workloads)  # ReplicaSets, and pods since deleted
     events = [_event(i) for i in items if i.get("kind") == "Event"]
@@ -176,8 +237,16 @@ def parse_snapshot(out: bytes, release: str, namespace: str) -> Snapshot:
 
 
 def pvc_args(namespace: str, conn: Connection, timeout: float) -> list[str]:
-    return ["get", "persistentvolumeclaims", "-n", namespace, "-o", "json",
-            *conn.kubectl_flags(), Connection.request_timeout(timeout)]  # fmt: skip
+    return [
+        "get",
+        "persistentvolumeclaims",
+        "-n",
+        namespace,
+        "-o",
+        "json",
+        *conn.kubectl_flags(),
+        Connection.request_timeout(timeout),
+    ]
 
 
 def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
@@ -189,16 +258,21 @@ def parse_pvcs(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
     items = document.get("items") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise ValueError("kubectl printed JSON without a list of claims")
-    return tuple(_name(_map(i.get("metadata"))) for i in items
-                 if isinstance(i, dict) and _belongs(i, release, namespace))  # fmt: skip
+    return tuple(
+        _name(_map(i.get("metadata")))
+        for i in items
+        if isinstance(i, dict) and _belongs(i, release, namespace)
+    )
 
 
 def _belongs(item: dict[str, Any], release: str, namespace: str) -> bool:
     meta = _map(item.get("metadata"))
     annotations, labels = _map(meta.get("annotations")), _map(meta.get("labels"))
     if RELEASE_ANNOTATION in annotations:
-        return (annotations.get(RELEASE_ANNOTATION) == release
-                and annotations.get(NAMESPACE_ANNOTATION, namespace) == namespace)  # fmt: skip
+        return (
+            annotations.get(RELEASE_ANNOTATION) == release
+            and annotations.get(NAMESPACE_ANNOTATION, namespace) == namespace
+        )
     return labels.get(INSTANCE_LABEL) == release
 
 
@@ -207,25 +281,41 @@ def _workload(item: dict[str, Any]) -> Workload:
     kind = str(item.get("kind"))
     desired = _int(spec.get("replicas"), 1)
     ready = _int(status.get("readyReplicas"))
-    selector = {str(k): str(v) for k, v in _map(_map(spec.get("selector")).get("matchLabels")).items()}
+    selector = {
+        str(k): str(v) for k, v in _map(_map(spec.get("selector")).get("matchLabels")).items()
+    }
     observed = _int(status.get("observedGeneration")) >= _int(meta.get("generation"))
     failed = ""
     if kind == "DaemonSet":
         desired = _int(status.get("desiredNumberScheduled"))
         ready = _int(status.get("numberReady"))
-        rolled_out = (observed and _int(status.get("updatedNumberScheduled")) >= desired
-                      and _int(status.get("numberAvailable")) >= desired)  # fmt: skip
+        rolled_out = (
+            observed
+            and _int(status.get("updatedNumberScheduled")) >= desired
+            and _int(status.get("numberAvailable")) >= desired
+        )
     elif kind == "Deployment":
         for condition in status.get("conditions") or []:
-            if isinstance(condition, dict) and condition.get("reason") == "ProgressDeadlineExceeded":
+            if (
+                isinstance(condition, dict)
+                and condition.get("reason") == "ProgressDeadlineExceeded"
+            ):
                 failed = str(condition.get("message") or "progress deadline exceeded")
         updated = _int(status.get("updatedReplicas"))
-        rolled_out = (observed and updated >= desired and _int(status.get("replicas")) <= updated
-                      and _int(status.get("availableReplicas")) >= updated)  # fmt: skip
+        rolled_out = (
+            observed
+            and updated >= desired
+            and _int(status.get("replicas")) <= updated
+            and _int(status.get("availableReplicas")) >= updated
+        )
     else:
         current, update = status.get("currentRevision"), status.get("updateRevision")
-        rolled_out = (observed and _int(status.get("observedGeneration")) > 0
-                      and ready >= desired and (not update or current == update))  # fmt: skip
+        rolled_out = (
+            observed
+            and _int(status.get("observedGeneration")) > 0
+            and ready >= desired
+            and (not update or current == update)
+        )
     if desired == 0:
         rolled_out = observed
     return Workload(kind, _name(meta), desired, ready, rolled_out, selector, failed)
@@ -242,36 +332,60 @@ def _pod(item: dict[str, Any]) -> Pod:
                 if c["image"] not in order:
                     order.append(c["image"])
     containers = []
-    for key, spec_key in (("initContainerStatuses", "initContainers"),
-                          ("containerStatuses", "containers")):  # fmt: skip
+    for key, spec_key in (
+        ("initContainerStatuses", "initContainers"),
+        ("containerStatuses", "containers"),
+    ):
         for s in status.get(key) or []:
             if not isinstance(s, dict):
                 continue
             waiting = _map(_map(s.get("state")).get("waiting"))
             name = str(s.get("name", ""))
-            containers.append(Container(
-                name=name, image=images.get(f"{spec_key}/{name}", str(s.get("image", ""))),
-                init=spec_key == "initContainers", ready=s.get("ready") is True,
-                waiting=str(waiting.get("reason") or ""), message=str(waiting.get("message") or ""),
-                restarts=_int(s.get("restartCount")), pulled=bool(s.get("imageID"))))  # fmt: skip
+            containers.append(
+                Container(
+                    name=name,
+                    image=images.get(f"{spec_key}/{name}", str(s.get("image", ""))),
+                    init=spec_key == "initContainers",
+                    ready=s.get("ready") is True,
+                    waiting=str(waiting.get("reason") or ""),
+                    message=str(waiting.get("message") or ""),
+                    restarts=_int(s.get("restartCount")),
+                    pulled=bool(s.get("imageID")),
+                )
+            )
     unschedulable = ""
     for condition in status.get("conditions") or []:
-        if (isinstance(condition, dict) and condition.get("type") == "PodScheduled"
-                and condition.get("status") == "False"):  # fmt: skip
-            unschedulable = str(condition.get("message") or condition.get("reason") or "unschedulable")
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+        ):
+            unschedulable = str(
+                condition.get("message") or condition.get("reason") or "unschedulable"
+            )
     labels = {str(k): str(v) for k, v in _map(meta.get("labels")).items()}
-    return Pod(_name(meta), labels, tuple(order), tuple(containers),
-               phase=str(status.get("phase") or ""), unschedulable=unschedulable,
-               terminating=bool(meta.get("deletionTimestamp")))  # fmt: skip
+    return Pod(
+        _name(meta),
+        labels,
+        tuple(order),
+        tuple(containers),
+        phase=str(status.get("phase") or ""),
+        unschedulable=unschedulable,
+        terminating=bool(meta.get("deletionTimestamp")),
+    )
 
 
 def _event(item: dict[str, Any]) -> Event:
     involved = _map(item.get("involvedObject")) or _map(item.get("regarding"))
     when = item.get("lastTimestamp") or item.get("eventTime") or item.get("firstTimestamp") or ""
-    return Event(kind=str(involved.get("kind", "")), name=str(involved.get("name", "")),
-                 reason=str(item.get("reason") or ""),
-                 message=str(item.get("message") or item.get("note") or ""),
-                 type=str(item.get("type") or "Normal"), when=str(when))  # fmt: skip
+    return Event(
+        kind=str(involved.get("kind", "")),
+        name=str(involved.get("name", "")),
+        reason=str(item.get("reason") or ""),
+        message=str(item.get("message") or item.get("note") or ""),
+        type=str(item.get("type") or "Normal"),
+        when=str(when),
+    )
 
 
 def _map(value: Any) -> dict[str, Any]:

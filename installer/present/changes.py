@@ -44,8 +44,10 @@ def _local_why(argv: Sequence[str]) -> str:
     if tuple(argv[:2]) == ("docker", "update"):
         return "the cluster's containers restart with Docker after a reboot"
     if tuple(argv[:3]) == ("k3d", "kubeconfig", "merge"):
-        return ("adds the cluster to your kubeconfig, points its server at 127.0.0.1 and "
-                "makes it the current kube context")  # fmt: skip
+        return (
+            "adds the cluster to your kubeconfig, points its server at 127.0.0.1 and "
+            "makes it the current kube context"
+        )
     if tuple(argv[:2]) == ("docker", "exec"):
         return "makes the data directories writable inside the cluster"
     return "the local cluster"
@@ -60,13 +62,18 @@ def host_changes(local: Local) -> list[Change]:
             continue
         for step in plan.steps:
             prefix = ("sudo", "-n") if step.root and not plan.as_root else ()
-            out.append(Change((*prefix, *step.argv),
-                              ("as administrator: " if step.root else "") + step.why))  # fmt: skip
+            out.append(
+                Change(
+                    (*prefix, *step.argv), ("as administrator: " if step.root else "") + step.why
+                )
+            )
     for step in local.boot:
         out.append(Change(step.argv, step.why))
     if local.windows is not None:
         for wstep in local.windows.steps:
-            why = ("as administrator (one Windows prompt): " if wstep.privileged else "") + wstep.title
+            why = (
+                "as administrator (one Windows prompt): " if wstep.privileged else ""
+            ) + wstep.title
             out.append(Change(wstep.argv or ("(the engine writes it)",), why))
     return out
 
@@ -94,29 +101,55 @@ def changes(
         out += [Change(tuple(argv), _local_why(argv)) for argv in local.commands]
     if recovery is not None:
         build = helm.rollback_args if recovery == "rollback" else helm.uninstall_args
-        out.append(Change(("helm", *build(release, namespace, conn)),
-                          f"recovers the wedged release {release}"))  # fmt: skip
+        out.append(
+            Change(
+                ("helm", *build(release, namespace, conn)), f"recovers the wedged release {release}"
+            )
+        )
     if repo is not None:
-        out.append(Change(("helm", *helm.repo_add_args(repo[0], repo[1], ca_file)),
-                          "adds the chart repository to helm's settings, if absent"))  # fmt: skip
+        out.append(
+            Change(
+                ("helm", *helm.repo_add_args(repo[0], repo[1], ca_file)),
+                "adds the chart repository to helm's settings, if absent",
+            )
+        )
     if adopt is not None:
-        out += [Change(("kubectl", *args), "the orphaned NVIDIA device plugin becomes the "
-                       "release's") for args in adopt_args(adopt, release, namespace, conn)]  # fmt: skip
-    out.append(Change(("helm", *helm.upgrade_install_args(release, chart, namespace, values_path,
-                                                          conn)),
-                      f"installs or upgrades the client; creates namespace {namespace} if absent"))  # fmt: skip
+        out += [
+            Change(("kubectl", *args), "the orphaned NVIDIA device plugin becomes the release's")
+            for args in adopt_args(adopt, release, namespace, conn)
+        ]
+    out.append(
+        Change(
+            ("helm", *helm.upgrade_install_args(release, chart, namespace, values_path, conn)),
+            f"installs or upgrades the client; creates namespace {namespace} if absent",
+        )
+    )
     if set_context_namespace:
         target = [conn.context] if conn.context else ["--current"]
-        out.append(Change(("kubectl", "config", "set-context", *target, "--namespace", namespace,
-                           *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else [])),
-                          f"kubectl defaults to namespace {namespace}"))  # fmt: skip
+        out.append(
+            Change(
+                (
+                    "kubectl",
+                    "config",
+                    "set-context",
+                    *target,
+                    "--namespace",
+                    namespace,
+                    *(["--kubeconfig", conn.kubeconfig] if conn.kubeconfig else []),
+                ),
+                f"kubectl defaults to namespace {namespace}",
+            )
+        )
     return out
 
 
 def downloads(choices: Mapping[str, ToolChoice]) -> list[str]:
     """The tools this run downloads (or did) into the engine's tools directory."""
-    return [f"{c.name} {c.version} from {c.url} (sha256 {c.sha256}) to {c.path}"
-            for c in choices.values() if c.source == "download"]  # fmt: skip
+    return [
+        f"{c.name} {c.version} from {c.url} (sha256 {c.sha256}) to {c.path}"
+        for c in choices.values()
+        if c.source == "download"
+    ]
 
 
 def text(found: Sequence[Change], fetched: Sequence[str] = ()) -> list[str]:

@@ -22,8 +22,9 @@ def script(shell: str, words: Words) -> str:
 
 
 def _cases(words: Words, line: str) -> str:
-    return "".join(line.format(name=name, words=" ".join(found))
-                   for name, found in words.items() if name)  # fmt: skip
+    return "".join(
+        line.format(name=name, words=" ".join(found)) for name, found in words.items() if name
+    )
 
 
 def _bash(words: Words) -> str:
@@ -42,7 +43,7 @@ def _bash(words: Words) -> str:
     done
     local words
     case "$command" in
-{_cases(words, '        {name}) words="{words}" ;;' + chr(10))}        *) words="{' '.join(words[''])}" ;;
+{_cases(words, '        {name}) words="{words}" ;;' + chr(10))}        *) words="{" ".join(words[""])}" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }}
@@ -67,7 +68,7 @@ def _zsh(words: Words) -> str:
         (( i++ ))
     done
     case "$command" in
-{_cases(words, '        {name}) found=({words}) ;;' + chr(10))}        *) found=({' '.join(words[''])}) ;;
+{_cases(words, "        {name}) found=({words}) ;;" + chr(10))}        *) found=({" ".join(words[""])}) ;;
     esac
     compadd -- "${{found[@]}}"
 }}
@@ -89,12 +90,17 @@ def _fish_option(word: str) -> str:
 
 def _fish(words: Words) -> str:
     names = [name for name in words if name]
-    lines = [f"# {PROG} completion for fish. Load it with: {PROG} completion fish | source",
-             f"complete -c {PROG} -f"]  # fmt: skip
+    lines = [
+        f"# {PROG} completion for fish. Load it with: {PROG} completion fish | source",
+        f"complete -c {PROG} -f",
+    ]
     first = [w for w in words[""] if w in names]
     lines.append(f"complete -c {PROG} -n __fish_use_subcommand -a '{' '.join(first)}'")
-    lines += [f"complete -c {PROG} -n __fish_use_subcommand {_fish_option(w)}"
-              for w in words[""] if w not in names]  # fmt: skip
+    lines += [
+        f"complete -c {PROG} -n __fish_use_subcommand {_fish_option(w)}"
+        for w in words[""]
+        if w not in names
+    ]
     for name in names:
         seen = f"'__fish_seen_subcommand_from {name}'"
         lines += [f"complete -c {PROG} -n {seen} {_fish_option(w)}" for w in words[name]]
@@ -102,8 +108,10 @@ def _fish(words: Words) -> str:
 
 
 def _powershell(words: Words) -> str:
-    table = "\n".join(f"        '{name}' = @({', '.join(repr(w) for w in found)})"
-                      for name, found in words.items())  # fmt: skip
+    table = "\n".join(
+        f"        '{name}' = @({', '.join(repr(w) for w in found)})"
+        for name, found in words.items()
+    )
     valued = ", ".join(f"'{w}'" for w in GLOBAL_VALUED)
     return f"""\
 # {PROG} completion for PowerShell. Load it with:

@@ -22,17 +22,29 @@ def status_json(status: Status) -> dict[str, Any]:
             "chart_version": status.chart_version,
             **({"reason": status.listed.reason} if status.listed.reason else {}),
         },
-        "training": ({"size": status.training[0], "provenance": status.training[1]}
-                     if status.training else None),  # fmt: skip
+        "training": (
+            {"size": status.training[0], "provenance": status.training[1]}
+            if status.training
+            else None
+        ),
         "workloads": {
             "readable": snapshot is not None,
             **({"reason": status.workloads.reason} if snapshot is None else {}),
             "ready": sum(1 for w in snapshot.workloads if w.rolled_out) if snapshot else None,
             "total": len(snapshot.workloads) if snapshot else None,
-            "items": [{"kind": w.kind, "name": w.name, "ready": w.ready, "desired": w.desired,
-                       "rolled_out": w.rolled_out} for w in snapshot.workloads]
-            if snapshot else [],
-        },  # fmt: skip
+            "items": [
+                {
+                    "kind": w.kind,
+                    "name": w.name,
+                    "ready": w.ready,
+                    "desired": w.desired,
+                    "rolled_out": w.rolled_out,
+                }
+                for w in snapshot.workloads
+            ]
+            if snapshot
+            else [],
+        },
         "cluster": {
             "reachable": status.nodes.readable,
             "nodes": len(status.nodes.nodes) if status.nodes.readable else None,
@@ -51,8 +63,11 @@ def status_text(status: Status) -> str:
     if snapshot is not None:
         ready = sum(1 for w in snapshot.workloads if w.rolled_out)
         lines.append(f"workloads: {ready} of {len(snapshot.workloads)} ready")
-        lines += [f"           {w.kind} {w.name} {w.ready}/{w.desired}"
-                  + ("" if w.rolled_out else " (not ready)") for w in snapshot.workloads]  # fmt: skip
+        lines += [
+            f"           {w.kind} {w.name} {w.ready}/{w.desired}"
+            + ("" if w.rolled_out else " (not ready)")
+            for w in snapshot.workloads
+        ]
     else:
         lines.append(f"workloads: unreadable: {status.workloads.reason}")
     if status.nodes.readable:
@@ -74,16 +89,46 @@ def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "ready": snapshot.ready,
         "progress": readiness.progress_text(readiness.progress(snapshot)),
-        "workloads": [{"kind": w.kind, "name": w.name, "ready": w.ready, "desired": w.desired,
-                       "rolled_out": w.rolled_out, "failed": w.failed}
-                      for w in snapshot.workloads],  # fmt: skip
-        "pods": [{
-            "name": p.name, "phase": p.phase, "terminating": p.terminating,
-            "unschedulable": p.unschedulable,
-            "containers": [{"name": c.name, "image": c.image, "init": c.init, "ready": c.ready,
-                            "waiting": c.waiting, "message": c.message, "restarts": c.restarts}
-                           for c in p.containers],
-        } for p in snapshot.pods],  # fmt: skip
-        "events": [{"when": e.when, "type": e.type, "object": f"{e.kind}/{e.name}",
-                    "reason": e.reason, "message": e.message} for e in snapshot.events],  # fmt: skip
+        "workloads": [
+            {
+                "kind": w.kind,
+                "name": w.name,
+                "ready": w.ready,
+                "desired": w.desired,
+                "rolled_out": w.rolled_out,
+                "failed": w.failed,
+            }
+            for w in snapshot.workloads
+        ],
+        "pods": [
+            {
+                "name": p.name,
+                "phase": p.phase,
+                "terminating": p.terminating,
+                "unschedulable": p.unschedulable,
+                "containers": [
+                    {
+                        "name": c.name,
+                        "image": c.image,
+                        "init": c.init,
+                        "ready": c.ready,
+                        "waiting": c.waiting,
+                        "message": c.message,
+                        "restarts": c.restarts,
+                    }
+                    for c in p.containers
+                ],
+            }
+            for p in snapshot.pods
+        ],
+        "events": [
+            {
+                "when": e.when,
+                "type": e.type,
+                "object": f"{e.kind}/{e.name}",
+                "reason": e.reason,
+                "message": e.message,
+            }
+            for e in snapshot.events
+        ],
     }

@@ -19,11 +19,13 @@ def text_lines(report: Report) -> list[str]:
     inspection = p.inspection + (f" (issuer: {p.issuer})" if p.issuer else "")
     ca = f"{p.ca_path} ({p.ca_variable})" if p.ca_variable else "none configured"
     origin = "from PF_CRITICALS" if report.source == "PF_CRITICALS" else "this install needs"
-    lines = ["network:",
-             f"  proxy:          {p.proxy or 'none'}",
-             f"  TLS inspection: {inspection}",
-             f"  CA bundle:      {ca}",
-             f"  hosts ({origin}):"]  # fmt: skip
+    lines = [
+        "network:",
+        f"  proxy:          {p.proxy or 'none'}",
+        f"  TLS inspection: {inspection}",
+        f"  CA bundle:      {ca}",
+        f"  hosts ({origin}):",
+    ]
     if not report.probes:
         lines.append("    (none)")
     for probe in report.probes:
@@ -36,8 +38,11 @@ def text_lines(report: Report) -> list[str]:
             lines.append(f"    FAIL  {e.hostport}  {e.label}: {failure_words(probe)}")
     lines += [f"  hint: {hint}" for hint in report.hints]
     # "result", not "verdict": `plan` prints one verdict line, and a stop is that verdict.
-    lines.append("  result: " + stop_line(report) if report.stop
-                 else "  result: every host this install needs answered")  # fmt: skip
+    lines.append(
+        "  result: " + stop_line(report)
+        if report.stop
+        else "  result: every host this install needs answered"
+    )
     return lines
 
 
@@ -59,23 +64,27 @@ def as_json(report: Report) -> dict[str, Any]:
         "tls_inspection": p.inspection,
         "issuer": p.issuer or None,
         "ca_bundle": {"variable": p.ca_variable, "path": p.ca_path} if p.ca_variable else None,
-        "hosts": [{
-            "label": probe.endpoint.label,
-            "url": probe.endpoint.url,
-            "host": probe.endpoint.hostport,
-            "kind": probe.endpoint.kind.value,
-            "strict": probe.endpoint.strict,
-            "status": probe.status.value,
-            "ok": probe.status is Status.OK,
-            "failure": None if probe.status in (Status.OK, Status.UNCHECKED)
-            else failure_words(probe),
-            "http_status": probe.http_status,
-            "issuer": probe.issuer or None,
-            "trusted_by": probe.trusted_by or None,
-            "via_proxy": probe.via_proxy or None,
-            "attempts": probe.attempts,
-            "seconds": round(probe.seconds, 3),
-        } for probe in report.probes],  # fmt: skip
+        "hosts": [
+            {
+                "label": probe.endpoint.label,
+                "url": probe.endpoint.url,
+                "host": probe.endpoint.hostport,
+                "kind": probe.endpoint.kind.value,
+                "strict": probe.endpoint.strict,
+                "status": probe.status.value,
+                "ok": probe.status is Status.OK,
+                "failure": None
+                if probe.status in (Status.OK, Status.UNCHECKED)
+                else failure_words(probe),
+                "http_status": probe.http_status,
+                "issuer": probe.issuer or None,
+                "trusted_by": probe.trusted_by or None,
+                "via_proxy": probe.via_proxy or None,
+                "attempts": probe.attempts,
+                "seconds": round(probe.seconds, 3),
+            }
+            for probe in report.probes
+        ],
         "failures": list(report.failures),
         "hints": list(report.hints),
     }

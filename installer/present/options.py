@@ -56,7 +56,7 @@ def hoisted(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         arg = argv[index]
         name = arg.split("=", 1)[0]
         if name in GLOBAL_VALUED and "=" not in arg:
-            lead += argv[index:index + 2]
+            lead += argv[index : index + 2]
             index += 2
         elif name in GLOBAL_VALUED or name in GLOBAL_FLAGS:
             lead.append(arg)
@@ -72,10 +72,14 @@ def hoisted(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 def wants_json(argv: Sequence[str]) -> bool:
     """--json or -o json anywhere before `--`: known before parsing, so a bad flag answers
     in JSON too."""
-    words = list(argv[:argv.index("--")] if "--" in argv else argv)
+    words = list(argv[: argv.index("--")] if "--" in argv else argv)
     pairs = zip(words, [*words[1:], ""], strict=True)
-    return any(w == "--json" or w in ("-ojson", "--output=json", "-o=json")
-               or (w in ("-o", "--output") and nxt == "json") for w, nxt in pairs)  # fmt: skip
+    return any(
+        w == "--json"
+        or w in ("-ojson", "--output=json", "-o=json")
+        or (w in ("-o", "--output") and nxt == "json")
+        for w, nxt in pairs
+    )
 
 
 def suggestion(word: str, known: Iterable[str]) -> str:
@@ -99,8 +103,11 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise BadInput(f"{message} (see {self.prog} --help)", "")
 
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:  # fmt: skip
+    def parse_args(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        namespace: argparse.Namespace | None = None,
+    ) -> argparse.Namespace:
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
             owner = self.commands.get(getattr(parsed, "command", "") or "", self)
@@ -110,8 +117,11 @@ class Parser(argparse.ArgumentParser):
     def unknown(self, word: str) -> NoReturn:
         if word.startswith("-"):
             name = word.split("=", 1)[0]
-            raise BadInput(f"unknown option {name} for {self.prog}"
-                           f"{suggestion(name, self.option_words())} (see {self.prog} --help)", "")  # fmt: skip
+            raise BadInput(
+                f"unknown option {name} for {self.prog}"
+                f"{suggestion(name, self.option_words())} (see {self.prog} --help)",
+                "",
+            )
         raise BadInput(f"unexpected argument {word!r} for {self.prog} (see {self.prog} --help)", "")
 
     def option_words(self) -> list[str]:
@@ -128,72 +138,123 @@ class Parser(argparse.ArgumentParser):
 
 
 def chart_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--chart", metavar="REF", help="chart reference or directory "
-                        "(default: tracebloc/client)")  # fmt: skip
-    parser.add_argument("--keep-context-namespace", action="store_true",
-                        help="leave the kube context's default namespace as it is "
-                        "(TB_SET_CONTEXT_NAMESPACE=0)")  # fmt: skip
+    parser.add_argument(
+        "--chart", metavar="REF", help="chart reference or directory (default: tracebloc/client)"
+    )
+    parser.add_argument(
+        "--keep-context-namespace",
+        action="store_true",
+        help="leave the kube context's default namespace as it is (TB_SET_CONTEXT_NAMESPACE=0)",
+    )
 
 
 def plan_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--values-out", metavar="PATH",
-                        help="also write the values file here (its directory must exist)")  # fmt: skip
+    parser.add_argument(
+        "--values-out",
+        metavar="PATH",
+        help="also write the values file here (its directory must exist)",
+    )
     chart_option(parser)
 
 
 def install_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--yes", "--non-interactive", "-y", dest="yes", action="store_true",
-                        help="never prompt (automation): missing input is an error")  # fmt: skip
+    parser.add_argument(
+        "--yes",
+        "--non-interactive",
+        "-y",
+        dest="yes",
+        action="store_true",
+        help="never prompt (automation): missing input is an error",
+    )
     chart_option(parser)
     # Read before argparse (decide/variables.translate_argv); listed here for --help.
-    parser.add_argument("--data-dir", metavar="PATH", dest="_data_dir",
-                        help="the engine's data directory (same as HOST_DATA_DIR=PATH)")  # fmt: skip
-    parser.add_argument("--reuse-data", action="store_true", dest="_reuse_data",
-                        help="keep data an earlier client left there (TB_LEFTOVER_ACTION=reuse)")  # fmt: skip
-    parser.add_argument("--wipe-data", action="store_true", dest="_wipe_data",
-                        help="delete data an earlier client left there (TB_LEFTOVER_ACTION=wipe)")  # fmt: skip
-    parser.add_argument("--force", "--reinstall", action="store_true", dest="_force",
-                        help="re-apply even when nothing would change "
-                        "(TRACEBLOC_FORCE_REINSTALL=1)")  # fmt: skip
+    parser.add_argument(
+        "--data-dir",
+        metavar="PATH",
+        dest="_data_dir",
+        help="the engine's data directory (same as HOST_DATA_DIR=PATH)",
+    )
+    parser.add_argument(
+        "--reuse-data",
+        action="store_true",
+        dest="_reuse_data",
+        help="keep data an earlier client left there (TB_LEFTOVER_ACTION=reuse)",
+    )
+    parser.add_argument(
+        "--wipe-data",
+        action="store_true",
+        dest="_wipe_data",
+        help="delete data an earlier client left there (TB_LEFTOVER_ACTION=wipe)",
+    )
+    parser.add_argument(
+        "--force",
+        "--reinstall",
+        action="store_true",
+        dest="_force",
+        help="re-apply even when nothing would change (TRACEBLOC_FORCE_REINSTALL=1)",
+    )
 
 
 def common(parser: argparse.ArgumentParser, cluster: bool) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document to stdout")
-    parser.add_argument("-o", "--output", choices=["json"], metavar="json",
-                        help="-o json is --json (as kubectl's)")  # fmt: skip
+    parser.add_argument(
+        "-o", "--output", choices=["json"], metavar="json", help="-o json is --json (as kubectl's)"
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log each tool call to stderr")
     if not cluster:
         return
-    parser.add_argument("--namespace", "-n", metavar="NS", help="namespace and release name (default: "
-                        "TB_NAMESPACE, else tracebloc)")  # fmt: skip
+    parser.add_argument(
+        "--namespace",
+        "-n",
+        metavar="NS",
+        help="namespace and release name (default: TB_NAMESPACE, else tracebloc)",
+    )
     parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file for kubectl and helm")
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context for kubectl and helm")
 
 
 def uninstall_options(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--yes", "-y", action="store_true",
-                     help="do not ask: confirms everything asked for")  # fmt: skip
-    sub.add_argument("--delete-data", action="store_true",
-                     help="also delete the release's volume claims and HOST_DATA_DIR/<release> "
-                          "(the values file and log too when nothing else is there)")  # fmt: skip
-    sub.add_argument("--delete-cluster", action="store_true",
-                     help="also delete the local k3d cluster, if tracebloc-installer created it "
-                          "(helm then talks to its own context k3d-CLUSTER_NAME only)")  # fmt: skip
+    sub.add_argument(
+        "--yes", "-y", action="store_true", help="do not ask: confirms everything asked for"
+    )
+    sub.add_argument(
+        "--delete-data",
+        action="store_true",
+        help="also delete the release's volume claims and HOST_DATA_DIR/<release> "
+        "(the values file and log too when nothing else is there)",
+    )
+    sub.add_argument(
+        "--delete-cluster",
+        action="store_true",
+        help="also delete the local k3d cluster, if tracebloc-installer created it "
+        "(helm then talks to its own context k3d-CLUSTER_NAME only)",
+    )
 
 
 def tools_options(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--download-to", metavar="DIR",
-                     help="download the pinned tools, verified, into DIR "
-                          "(for TRACEBLOC_TOOLS_MIRROR on a machine without internet)")  # fmt: skip
-    sub.add_argument("--platform", action="append", metavar="OS-ARCH",
-                     help="with --download-to: linux-x86_64, linux-arm64, darwin-x86_64, "
-                          "darwin-arm64, windows-x86_64 or all (default: this machine's; "
-                          "repeatable)")  # fmt: skip
+    sub.add_argument(
+        "--download-to",
+        metavar="DIR",
+        help="download the pinned tools, verified, into DIR "
+        "(for TRACEBLOC_TOOLS_MIRROR on a machine without internet)",
+    )
+    sub.add_argument(
+        "--platform",
+        action="append",
+        metavar="OS-ARCH",
+        help="with --download-to: linux-x86_64, linux-arm64, darwin-x86_64, "
+        "darwin-arm64, windows-x86_64 or all (default: this machine's; "
+        "repeatable)",
+    )
 
 
 def prepare_host_options(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--yes", "-y", action="store_true",
-                     help="accepted; prepare-host never asks (the administrator's sudo is the consent)")
+    sub.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="accepted; prepare-host never asks (the administrator's sudo is the consent)",
+    )
 
 
 SHELLS = ("bash", "zsh", "fish", "powershell")

@@ -96,7 +96,9 @@ def redact_all(value: Any, redactor: Redactor) -> Any:
 def fail(message: str, remedy: str) -> None:
     # A message may quote the cluster (a helm error, a clientId): control characters are
     # shown escaped, never sent to the terminal.
-    lines = [f"error: {printable.shown(message)}\n"] + [f"  {line}\n" for line in printable.shown(remedy).splitlines()]
+    lines = [f"error: {printable.shown(message)}\n"] + [
+        f"  {line}\n" for line in printable.shown(remedy).splitlines()
+    ]
     stderr("".join(lines))
 
 

@@ -50,8 +50,10 @@ class Progress:
                 quarter = min(4, done * 4 // total)
                 if 0 < quarter < 4 and quarter > self._quarter:
                     self._quarter = quarter
-                    self._line(f"{_clock()}   {self.label}: {quarter * 25}% "
-                               f"({size_text(done)} of {size_text(total)})")  # fmt: skip
+                    self._line(
+                        f"{_clock()}   {self.label}: {quarter * 25}% "
+                        f"({size_text(done)} of {size_text(total)})"
+                    )
 
     def finish(self, ok: bool) -> None:
         with self._lock:
@@ -61,11 +63,14 @@ class Progress:
                 self._write("\r" + " " * min(self._width, max(_width(self.stream) - 1, 1)) + "\r")
             if ok:
                 mark = f"{self._glyph_ok} " if self.fancy else f"{_clock()} "
-                self._line(f"{mark}downloaded {self.label}: {size_text(self._done)} in "
-                           f"{seconds:.1f}s ({rate})")  # fmt: skip
+                self._line(
+                    f"{mark}downloaded {self.label}: {size_text(self._done)} in "
+                    f"{seconds:.1f}s ({rate})"
+                )
             elif not self.fancy:
-                self._line(f"{_clock()} download of {self.label} stopped after "
-                           f"{size_text(self._done)}")  # fmt: skip
+                self._line(
+                    f"{_clock()} download of {self.label} stopped after {size_text(self._done)}"
+                )
 
     def _draw(self, done: int, total: int | None, now: float) -> None:
         seconds = max(now - self._started, 1e-3)
@@ -73,8 +78,10 @@ class Progress:
         if total:
             filled = min(BAR, done * BAR // total)
             bar = self._fill * filled + self._empty * (BAR - filled)
-            text = (f"{self.label} {bar} {size_text(done)}/{size_text(total)} "
-                    f"{done * 100 // total:3d}% {rate}")  # fmt: skip
+            text = (
+                f"{self.label} {bar} {size_text(done)}/{size_text(total)} "
+                f"{done * 100 // total:3d}% {rate}"
+            )
         else:
             text = f"{self.label} {size_text(done)} {rate}"
         # Measured at each redraw, one column spare: a line that wraps cannot be redrawn.

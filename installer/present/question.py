@@ -32,8 +32,8 @@ class Context:
 def shown_path(path: str, home: str) -> str:
     """A path under the home directory as `~/…`, as a person reads and types it."""
     home = home.rstrip("/\\")
-    inside = len(home) > 1 and path.startswith(home) and path[len(home):][:1] in ("/", "\\")
-    return "~" + path[len(home):] if inside else path
+    inside = len(home) > 1 and path.startswith(home) and path[len(home) :][:1] in ("/", "\\")
+    return "~" + path[len(home) :] if inside else path
 
 
 def _sudo(change: Change) -> bool:
@@ -52,7 +52,11 @@ def _said(change: Change, ctx: Context, switches: bool) -> str:
         return f"start the stopped local cluster {name}{then}"
     if words == ("k3d", "kubeconfig", "merge"):
         return "" if switches else "make it kubectl's current context"
-    if argv[:2] in (("docker", "update"), ("docker", "exec")) or argv[:3] == ("helm", "repo", "add"):
+    if argv[:2] in (("docker", "update"), ("docker", "exec")) or argv[:3] == (
+        "helm",
+        "repo",
+        "add",
+    ):
         return ""  # part of the cluster's or the release's line; listed in the details
     if argv[:3] == ("helm", "upgrade", "--install"):
         verb = "upgrade" if ctx.upgrade else "install"
@@ -73,7 +77,8 @@ def summary(found: Sequence[Change], ctx: Context, width: int) -> list[str]:
     root = [c for c in found if _sudo(c)]
     made = {c.argv[:3] for c in plain}
     switches = ("k3d", "kubeconfig", "merge") in made and bool(
-        made & {("k3d", "cluster", "create"), ("k3d", "cluster", "start")})  # fmt: skip
+        made & {("k3d", "cluster", "create"), ("k3d", "cluster", "start")}
+    )
     said: list[str] = []
     for change in plain:
         words = _said(change, ctx, switches)
@@ -81,16 +86,18 @@ def summary(found: Sequence[Change], ctx: Context, width: int) -> list[str]:
             said.append(words)
     lines = ["tracebloc-installer will:", *(f"  - {words}" for words in said)]
     release = "" if ctx.release == ctx.namespace else f", release {ctx.release}"
-    default = (" (kubectl's default)"
-               if ("kubectl", "config", "set-context") in made else "")  # fmt: skip
+    default = " (kubectl's default)" if ("kubectl", "config", "set-context") in made else ""
     lines.append(f"  cluster: {ctx.cluster}    namespace: {ctx.namespace}{release}{default}")
     if root:
         # sudo on Linux and macOS; one elevation prompt on Windows (said in its `why`).
         label = "sudo" if any(c.argv[:1] == ("sudo",) for c in root) else "administrator"
         first = root[0].why.removeprefix("as administrator: ").removeprefix("as administrator ")
         more = f" and {len(root) - 1} more" if len(root) > 1 else ""
-        lines += [f"  {label}: {len(root)} step{'s' if len(root) > 1 else ''} as administrator: "
-                  f"{first}{more}", f"  data: {ctx.data_dir}"]  # fmt: skip
+        lines += [
+            f"  {label}: {len(root)} step{'s' if len(root) > 1 else ''} as administrator: "
+            f"{first}{more}",
+            f"  data: {ctx.data_dir}",
+        ]
     else:
         lines.append(f"  sudo: not needed    data: {ctx.data_dir}")
     lines += [f"  {fact}" for fact in ctx.more]
@@ -104,20 +111,28 @@ def rows(line: str, width: int, *, limit: int = 2) -> list[str]:
     if len(line) <= room:
         return [line]
     # A path or URL longer than a row is never broken inside: it is there to be copied.
-    wrapped = textwrap.wrap(line, room, subsequent_indent="    ", break_on_hyphens=False,
-                            break_long_words=False)  # fmt: skip
+    wrapped = textwrap.wrap(
+        line, room, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    )
     if len(wrapped) <= limit:
         return wrapped
-    return wrapped[: limit - 1] + [fit(" ".join(wrapped[limit - 1:]), width)]
+    return wrapped[: limit - 1] + [fit(" ".join(wrapped[limit - 1 :]), width)]
 
 
-def details(found: Sequence[Change], fetched: Sequence[str], heading: Sequence[str],
-            width: int) -> list[str]:  # fmt: skip
+def details(
+    found: Sequence[Change], fetched: Sequence[str], heading: Sequence[str], width: int
+) -> list[str]:
     """Everything: the heading facts and each change with its exact argv, wrapped to the
     terminal's width (a command is never cut: it is what the person checks)."""
     room = max(width - 1, 20)
     lines: list[str] = []
     for line in ["about to change:", *heading, "changes, in order:", *text(found, fetched)]:
-        lines += textwrap.wrap(line, room, subsequent_indent="       ", break_long_words=True,
-                               break_on_hyphens=False, drop_whitespace=True) or [""]  # fmt: skip
+        lines += textwrap.wrap(
+            line,
+            room,
+            subsequent_indent="       ",
+            break_long_words=True,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        ) or [""]
     return lines

@@ -83,14 +83,20 @@ def warnings(facts: Facts) -> list[str]:
     out = [problem for problem in facts.tool_problems.values()]
     nodes, release, training = facts.nodes, facts.release, facts.training
     if not nodes.readable and not nodes.skipped:
-        out.append(f"the cluster's nodes could not be read ({nodes.reason}); nothing is said "
-                   f"about its size and the default {HISTORIC_LITERAL} is used")  # fmt: skip
+        out.append(
+            f"the cluster's nodes could not be read ({nodes.reason}); nothing is said "
+            f"about its size and the default {HISTORIC_LITERAL} is used"
+        )
     elif training.source is Source.FALLBACK and not nodes.skipped:
-        out.append("no schedulable node with a readable size was found; "
-                   f"the default {HISTORIC_LITERAL} is used")  # fmt: skip
+        out.append(
+            "no schedulable node with a readable size was found; "
+            f"the default {HISTORIC_LITERAL} is used"
+        )
     if release.state is ReleaseState.UNREADABLE:
-        out.append(f"the installed release could not be read ({release.reason}); an install "
-                   "would refuse to change it until it can be read")  # fmt: skip
+        out.append(
+            f"the installed release could not be read ({release.reason}); an install "
+            "would refuse to change it until it can be read"
+        )
     return out + sizing_warnings(facts)
 
 
@@ -101,11 +107,15 @@ def sizing_warnings(facts: Facts) -> list[str]:
     anchor = _anchor(facts)
     training = facts.training
     if training.undersized and anchor:
-        out.append(f"node {anchor} is small: after the platform's overhead only "
-                   f"{training.size} is left, below the 1 core / 2 GiB a run needs to be useful")  # fmt: skip
+        out.append(
+            f"node {anchor} is small: after the platform's overhead only "
+            f"{training.size} is left, below the 1 core / 2 GiB a run needs to be useful"
+        )
     if training.unschedulable and anchor:
-        out.append(f"node {anchor} is too small: after the platform's overhead not even 1 core "
-                   f"and 1 GiB are left; training jobs will not schedule there")  # fmt: skip
+        out.append(
+            f"node {anchor} is too small: after the platform's overhead not even 1 core "
+            f"and 1 GiB are left; training jobs will not schedule there"
+        )
     return out
 
 
@@ -119,8 +129,6 @@ def _anchor(facts: Facts) -> str | None:
     return f"{node.name} ({cpu:g} CPU, {mem:.1f} GiB allocatable)"
 
 
-
-
 def probe_text(facts: Facts) -> str:
     m, nodes, release, t = facts.machine, facts.nodes, facts.release, facts.training
     head = f"machine:  {m.os} {m.arch}{' (WSL)' if m.wsl else ''}, "
@@ -128,13 +136,17 @@ def probe_text(facts: Facts) -> str:
         # Docker's budget and the host's memory are two measures: free is the host's, so it
         # is shown beside the host's total, never beside the budget's.
         host = m.host_memory_bytes
-        memory = (f"{m.cpu_count} CPUs and {m.memory_total_bytes / GIB:.1f} GiB memory "
-                  "(Docker's budget: what the pods get); host memory: "
-                  + (f"{host / GIB:.1f} GiB total, " if host else "")
-                  + f"{m.memory_available_bytes / GIB:.1f} GiB free")  # fmt: skip
+        memory = (
+            f"{m.cpu_count} CPUs and {m.memory_total_bytes / GIB:.1f} GiB memory "
+            "(Docker's budget: what the pods get); host memory: "
+            + (f"{host / GIB:.1f} GiB total, " if host else "")
+            + f"{m.memory_available_bytes / GIB:.1f} GiB free"
+        )
     else:
-        memory = (f"{m.cpu_count} CPUs, {m.memory_total_bytes / GIB:.1f} GiB memory "
-                  f"({m.memory_available_bytes / GIB:.1f} GiB free)")  # fmt: skip
+        memory = (
+            f"{m.cpu_count} CPUs, {m.memory_total_bytes / GIB:.1f} GiB memory "
+            f"({m.memory_available_bytes / GIB:.1f} GiB free)"
+        )
     lines = [head + memory]
     if nodes.skipped:
         lines.append("cluster:  not read (the size was chosen by TRACEBLOC_TRAINING_RESOURCES)")
@@ -172,8 +184,11 @@ def verdict_json(plan: Plan) -> dict[str, Any] | None:
     verdict = plan.verdict
     if verdict is None:
         return None
-    out: dict[str, Any] = {"action": verdict.action, "reason": verdict.reason,
-                           "exit": verdict.exit_code}  # fmt: skip
+    out: dict[str, Any] = {
+        "action": verdict.action,
+        "reason": verdict.reason,
+        "exit": verdict.exit_code,
+    }
     if verdict.error is not None and verdict.error.remedy:
         out["remedy"] = verdict.error.remedy
     if verdict.recovery:
@@ -225,31 +240,47 @@ def local_json(plan: Plan) -> dict[str, Any] | None:
         "reason": local.decision.reason,
         "name": local.settings.name if local.settings else None,
         "action": local.action,
-        "docker": None if docker is None else {
-            "state": docker.state, "memory_bytes": docker.memory_bytes, "cpus": docker.cpus,
-            "nvidia_runtime": docker.nvidia, **({"reason": docker.reason} if docker.reason else {}),
+        "docker": None
+        if docker is None
+        else {
+            "state": docker.state,
+            "memory_bytes": docker.memory_bytes,
+            "cpus": docker.cpus,
+            "nvidia_runtime": docker.nvidia,
+            **({"reason": docker.reason} if docker.reason else {}),
         },
         "gpu": local.gpu,
         "leftovers": list(local.leftovers),
-        "leftover_choice": leftover_choice(local, plan.cfg.host_data_dir) if local.leftovers else None,
-        "drift": [{"level": d.level, "message": d.message, "remedy": d.remedy}
-                  for d in local.drift],
+        "leftover_choice": leftover_choice(local, plan.cfg.host_data_dir)
+        if local.leftovers
+        else None,
+        "drift": [
+            {"level": d.level, "message": d.message, "remedy": d.remedy} for d in local.drift
+        ],
         "problems": [{"message": m, "remedy": r} for m, r in local.problems],
         "commands": [list(argv) for argv in local.commands],
-        "runtime": None if local.runtime is None else {
-            "tier": local.runtime.tier, "reason": local.runtime.reason,
+        "runtime": None
+        if local.runtime is None
+        else {
+            "tier": local.runtime.tier,
+            "reason": local.runtime.reason,
             "commands": runtime_lines(local.runtime),
-            "grant_user": local.runtime.grant_user or None},
-        "gpu_host": None if local.gpu_host is None else {
-            "reason": local.gpu_host.reason, "commands": runtime_lines(local.gpu_host)},
+            "grant_user": local.runtime.grant_user or None,
+        },
+        "gpu_host": None
+        if local.gpu_host is None
+        else {"reason": local.gpu_host.reason, "commands": runtime_lines(local.gpu_host)},
         "gpu_notes": list(local.gpu_notes),
-    }  # fmt: skip
+    }
 
 
 def leftover_choice(local: Local, data_dir: str) -> str:
     s = local.settings
-    return leftover_said(s.leftover_action if s else None, data_dir,
-                         node_local=s is not None and s.storage_mode == "node-local")  # fmt: skip
+    return leftover_said(
+        s.leftover_action if s else None,
+        data_dir,
+        node_local=s is not None and s.storage_mode == "node-local",
+    )
 
 
 def local_text(plan: Plan) -> list[str]:
@@ -261,16 +292,22 @@ def local_text(plan: Plan) -> list[str]:
     name = local.settings.name if local.settings else "?"
     lines = [f"local cluster: {name}: {local.action or 'cannot proceed'} ({local.decision.reason})"]
     if local.docker is not None and local.docker.memory_bytes and local.docker.cpus:
-        lines.append(f"  docker: {local.docker.cpus} CPUs, "
-                     f"{local.docker.memory_bytes / GIB:.1f} GiB (the budget the pods get)")  # fmt: skip
+        lines.append(
+            f"  docker: {local.docker.cpus} CPUs, "
+            f"{local.docker.memory_bytes / GIB:.1f} GiB (the budget the pods get)"
+        )
     lines += [f"  problem: {m}; {r}" for m, r in local.problems]
     if local.runtime is not None and local.runtime.steps and local.runtime.refusal is None:
-        lines.append(f"  docker: {local.runtime.reason}: set up first (after the confirmation), "
-                     "root commands through sudo:")  # fmt: skip
+        lines.append(
+            f"  docker: {local.runtime.reason}: set up first (after the confirmation), "
+            "root commands through sudo:"
+        )
         lines += [f"    {line}" for line in runtime_lines(local.runtime)]
     if local.gpu_host is not None and local.gpu_host.steps:
-        lines.append(f"  gpu: {local.gpu_host.reason}: this machine's NVIDIA GPU set up for "
-                     "Docker (after the confirmation), root commands through sudo:")  # fmt: skip
+        lines.append(
+            f"  gpu: {local.gpu_host.reason}: this machine's NVIDIA GPU set up for "
+            "Docker (after the confirmation), root commands through sudo:"
+        )
         lines += [f"    {line}" for line in runtime_lines(local.gpu_host)]
     lines += [f"  {d.level}: {d.message}" for d in local.drift]
     if local.leftovers:
@@ -291,12 +328,21 @@ def plan_text(plan: Plan) -> str:
     lines += [f"notice:   {note}" for note in plan.notes]
     missing = missing_credentials(plan.values)
     if missing:
-        lines.append(f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
-                     "TRACEBLOC_CLIENT_PASSWORD before installing)")  # fmt: skip
+        lines.append(
+            f"missing:  {', '.join(missing)} (set TRACEBLOC_CLIENT_ID and "
+            "TRACEBLOC_CLIENT_PASSWORD before installing)"
+        )
     lines.append(f"mysql:    {plan.mysql} ({plan.mysql_reason})")
     where = plan.site.where
-    lines.append("site:     " + {True: "the cluster runs on this machine", False: "the cluster "
-                 "does not run (only) here", None: "unknown"}[where.local] + f" ({where.evidence})")  # fmt: skip
+    lines.append(
+        "site:     "
+        + {
+            True: "the cluster runs on this machine",
+            False: "the cluster does not run (only) here",
+            None: "unknown",
+        }[where.local]
+        + f" ({where.evidence})"
+    )
     lines.append(f"gpu:      {plan.gpu.vendor or 'none'} ({plan.site.gpu.source})")
     lines.append(f"values ({plan.cfg.values_path}, secrets masked):")
     dumped = to_yaml(redacted(plan.values)).decode("utf-8")

@@ -29,9 +29,16 @@ class Outcome:
     gpu_test: str = ""  # the smoke-test command: one pod asking for one GPU
 
 
-def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
-            status: str = "tracebloc-installer status", ingest: bool = False,
-            width: int = 80, home: str = "") -> str:  # fmt: skip
+def summary(
+    outcome: Outcome,
+    log_path: str | None,
+    *,
+    full: bool = True,
+    status: str = "tracebloc-installer status",
+    ingest: bool = False,
+    width: int = 80,
+    home: str = "",
+) -> str:
     """The end of the run. `full`: everything seen (--verbose, a pipe, the log); else the
     few lines a person at a terminal `width` wide reads. `status` is the command to paste,
     as it runs here; `ingest`: the tracebloc CLI is on this machine, so its data step is
@@ -46,13 +53,14 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
         where = kube.context if kube is not None and kube.readable else "the cluster"
         files = [shown_path(outcome.values_path, home)]
         files += [shown_path(log_path, home)] if log_path else []
-        lines = [f"The tracebloc client is installed and connected: {WEB_APP}",
-                 f"  cluster:   {where}, namespace {outcome.namespace}",
-                 f"  files:     {', '.join(files)}"]  # fmt: skip
+        lines = [
+            f"The tracebloc client is installed and connected: {WEB_APP}",
+            f"  cluster:   {where}, namespace {outcome.namespace}",
+            f"  files:     {', '.join(files)}",
+        ]
         shown = [row for line in lines for row in rows(line, width)]
         # A note is never cut: it may be the one line that puts the CLI on PATH.
-        shown += [row for note in outcome.notes for row in rows(f"  note: {note}", width,
-                                                                 limit=10)]  # fmt: skip
+        shown += [row for note in outcome.notes for row in rows(f"  note: {note}", width, limit=10)]
         data_said = any("tracebloc data ingest" in note for note in outcome.notes)
         steps = next_steps(status, ingest, short=True)
         shown += [row for line in (steps[:-1] if data_said else steps) for row in rows(line, width)]
@@ -64,7 +72,8 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
         "The tracebloc client is installed and connected.",
         f"  connected:      {CONNECTED_SIGNAL}",
         f"  kube context:   {kube.context} (API server {kube.server or 'unknown'})"
-        if kube is not None and kube.readable else "  kube context:   unknown",
+        if kube is not None and kube.readable
+        else "  kube context:   unknown",
         f"  namespace:      {outcome.namespace} (release {outcome.release})",
         f"  training size:  {training.size} ({who}; {training.provenance.value})",
         f"  values file:    {outcome.values_path}",
@@ -85,8 +94,10 @@ def summary(outcome: Outcome, log_path: str | None, *, full: bool = True,
 
 
 # What the engine saw before it says "connected" (commands/wait.py): nothing else.
-CONNECTED_SIGNAL = ("every workload of the release reported ready to Kubernetes (its "
-                    "readiness checks passed), as the readiness wait saw it")  # fmt: skip
+CONNECTED_SIGNAL = (
+    "every workload of the release reported ready to Kubernetes (its "
+    "readiness checks passed), as the readiness wait saw it"
+)
 
 
 WEB_APP = "https://ai.tracebloc.io"
@@ -95,26 +106,34 @@ WEB_APP = "https://ai.tracebloc.io"
 CLI_RELEASES = "https://github.com/tracebloc/cli/releases/latest"
 
 
-def next_steps(status: str = "tracebloc-installer status", ingest: bool = False,
-               short: bool = False) -> list[str]:  # fmt: skip
+def next_steps(
+    status: str = "tracebloc-installer status", ingest: bool = False, short: bool = False
+) -> list[str]:
     """Each line works as printed: the data step only where the tracebloc CLI is."""
-    data = ("  tracebloc data ingest    add your data with the tracebloc CLI" if ingest else
-            f"  add your data with the tracebloc CLI; get it from {CLI_RELEASES}")  # fmt: skip
+    data = (
+        "  tracebloc data ingest    add your data with the tracebloc CLI"
+        if ingest
+        else f"  add your data with the tracebloc CLI; get it from {CLI_RELEASES}"
+    )
     if short:
         return ["next:", f"  {status}    is it healthy?", data]
-    return ["next:",
-            f"  {status}    check on the client",
-            f"  {WEB_APP}    the client appears in the tracebloc web app",
-            data]  # fmt: skip
+    return [
+        "next:",
+        f"  {status}    check on the client",
+        f"  {WEB_APP}    the client appears in the tracebloc web app",
+        data,
+    ]
 
 
 def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
     return {
         "release": outcome.release,
         "namespace": outcome.namespace,
-        "training": {"size": outcome.training.size,
-                     "provenance": outcome.training.provenance.value,
-                     "source": outcome.training.source.value},  # fmt: skip
+        "training": {
+            "size": outcome.training.size,
+            "provenance": outcome.training.provenance.value,
+            "source": outcome.training.source.value,
+        },
         "values_file": outcome.values_path,
         "context": outcome.kube.context if outcome.kube and outcome.kube.readable else None,
         "server": outcome.kube.server if outcome.kube and outcome.kube.readable else None,
@@ -128,6 +147,9 @@ def install_json(outcome: Outcome, log_path: str | None) -> dict[str, Any]:
         "gpu": {"said": outcome.gpu, "test": outcome.gpu_test} if outcome.gpu else None,
         "action": "nothing-to-change" if outcome.unchanged else "applied",
         "after_reboot": outcome.after_reboot or None,
-        "next": {"web_app": WEB_APP, "status": "tracebloc-installer status",
-                 "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}"},
+        "next": {
+            "web_app": WEB_APP,
+            "status": "tracebloc-installer status",
+            "ingest": f"the tracebloc CLI (tracebloc data ingest), from {CLI_RELEASES}",
+        },
     }

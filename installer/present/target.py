@@ -27,8 +27,10 @@ def context_change(plan: Plan) -> str:
     namespace = plan.cfg.probe.namespace
     if not plan.set_context_namespace:
         return f"left as it is ({KEEP_CONTEXT_FLAG} / {KEEP_CONTEXT_VAR}=0)"
-    return (f"its default namespace becomes {namespace} (kubectl config set-context "
-            f"--namespace); {KEEP_CONTEXT_FLAG} or {KEEP_CONTEXT_VAR}=0 leaves it")  # fmt: skip
+    return (
+        f"its default namespace becomes {namespace} (kubectl config set-context "
+        f"--namespace); {KEEP_CONTEXT_FLAG} or {KEEP_CONTEXT_VAR}=0 leaves it"
+    )
 
 
 def target_lines(plan: Plan) -> list[str]:

@@ -244,9 +244,14 @@ class Ui:
             # Wrapped to the terminal's width, one column spare: no row wider than it.
             room = max(self.columns() - 1, 20)
             first = (prefix + lines[0]) if lines else prefix
-            fitted = [row for line in [first, *lines[1:]]
-                      for row in (textwrap.wrap(line, room, subsequent_indent="  ",
-                                                break_on_hyphens=False) or [""])]  # fmt: skip
+            fitted = [
+                row
+                for line in [first, *lines[1:]]
+                for row in (
+                    textwrap.wrap(line, room, subsequent_indent="  ", break_on_hyphens=False)
+                    or [""]
+                )
+            ]
             self._line("\n".join(fitted))
         else:
             stamp = _clock()

@@ -8,18 +8,27 @@ from installer.decide import winhost as wh
 
 def host_lines(plan: wh.HostPlan) -> list[str]:
     if plan.tier == 0:
-        return ["host:     Docker Desktop answers: nothing to prepare, no administrator rights needed"]
-    lines = [f"host:     {len(plan.privileged)} step(s) as administrator (one Windows prompt), "
-             f"{len(plan.as_user)} as {plan.user or 'you'}:"]  # fmt: skip
+        return [
+            "host:     Docker Desktop answers: nothing to prepare, no administrator rights needed"
+        ]
+    lines = [
+        f"host:     {len(plan.privileged)} step(s) as administrator (one Windows prompt), "
+        f"{len(plan.as_user)} as {plan.user or 'you'}:"
+    ]
     for step in plan.steps:
         who = "admin" if step.privileged else "user "
         argv = f": {' '.join(wh.win_quote(a) for a in step.argv)}" if step.argv else ""
-        fallback = (f" (if that fails: {' '.join(wh.win_quote(a) for a in step.fallback)})"
-                    if step.fallback else "")  # fmt: skip
+        fallback = (
+            f" (if that fails: {' '.join(wh.win_quote(a) for a in step.fallback)})"
+            if step.fallback
+            else ""
+        )
         lines.append(f"  [{who}] {step.title}{argv}{fallback}")
     if plan.reboot_expected:
-        lines.append("  a reboot is needed after the Windows features are enabled; the install "
-                     "then continues at the next sign-in")  # fmt: skip
+        lines.append(
+            "  a reboot is needed after the Windows features are enabled; the install "
+            "then continues at the next sign-in"
+        )
     lines += [f"  note: {note}" for note in plan.notes]
     lines += [f"  blocked: {message}: {remedy}" for message, remedy in plan.blockers]
     return lines
@@ -30,8 +39,16 @@ def host_json(plan: wh.HostPlan) -> dict[str, object]:
         "tier": plan.tier,
         "user": plan.user,
         "reboot_expected": plan.reboot_expected,
-        "steps": [{"key": s.key, "title": s.title, "argv": list(s.argv),
-                   "fallback": list(s.fallback), "administrator": s.privileged} for s in plan.steps],
+        "steps": [
+            {
+                "key": s.key,
+                "title": s.title,
+                "argv": list(s.argv),
+                "fallback": list(s.fallback),
+                "administrator": s.privileged,
+            }
+            for s in plan.steps
+        ],
         "blockers": [{"message": m, "remedy": r} for m, r in plan.blockers],
         "notes": list(plan.notes),
     }

@@ -39,8 +39,14 @@ from tests.fakes.cluster import FakeCluster  # noqa: E402
 
 HELLO = 'print("hello, world")\n'
 # The options build/tracebloc-installer.spec uses, as PyInstaller command-line flags.
-SAME_OPTIONS = ["--onefile", "--console", "--noupx", "--optimize", "2",
-                *(["--strip"] if sys.platform.startswith("linux") else [])]  # fmt: skip
+SAME_OPTIONS = [
+    "--onefile",
+    "--console",
+    "--noupx",
+    "--optimize",
+    "2",
+    *(["--strip"] if sys.platform.startswith("linux") else []),
+]
 TARGET_SIZE = 1.15
 TARGET_START = 1.3
 
@@ -50,18 +56,37 @@ def build_hello(root: Path, options: Sequence[str]) -> Path:
     script = root / "hello.py"
     script.write_text(HELLO, encoding="utf-8")
     subprocess.run(
-        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
-         *options, "--name", "hello", "--workpath", str(root / "work"),
-         "--distpath", str(root / "dist"), "--specpath", str(root), str(script)],
-        check=True, env=freeze.build_env(), stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "--noconfirm",
+            "--clean",
+            "--log-level",
+            "WARN",
+            *options,
+            "--name",
+            "hello",
+            "--workpath",
+            str(root / "work"),
+            "--distpath",
+            str(root / "dist"),
+            "--specpath",
+            str(root),
+            str(script),
+        ],
+        check=True,
+        env=freeze.build_env(),
+        stdout=subprocess.DEVNULL,
+    )
     return root / "dist" / ("hello.exe" if sys.platform == "win32" else "hello")
 
 
 def run_once(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None) -> float:
     started = time.perf_counter()
-    result = subprocess.run(list(argv), capture_output=True, env=env, cwd=cwd,
-                            stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    result = subprocess.run(
+        list(argv), capture_output=True, env=env, cwd=cwd, stdin=subprocess.DEVNULL, check=False
+    )
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {result.returncode}: {result.stderr!r}")
@@ -69,9 +94,12 @@ def run_once(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | Non
 
 
 def paired_medians(
-    a: Sequence[str], b: Sequence[str], runs: int,
-    env: Mapping[str, str] | None = None, cwd: Path | None = None,
-) -> tuple[float, float]:  # fmt: skip
+    a: Sequence[str],
+    b: Sequence[str],
+    runs: int,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[float, float]:
     """Median wall time of `a` and of `b`, run alternately so that a shared machine's load
     drifts over both alike; one unmeasured run of each first warms the page cache."""
     run_once(a, env, cwd)
@@ -86,12 +114,22 @@ def paired_medians(
 def unreachable_cluster(root: Path) -> FakeCluster:
     """kubectl and helm that answer the way they do when no API server answers."""
     cluster = FakeCluster(root)
-    cluster.on("kubectl", "get", "nodes", rc=1,
-               stderr="The connection to the server 127.0.0.1:6443 was refused - did you "
-                      "specify the right host or port?\n")  # fmt: skip
-    cluster.on("helm", "get", "values", rc=1,
-               stderr="Error: Kubernetes cluster unreachable: Get \"https://127.0.0.1:6443/"
-                      "version\": dial tcp 127.0.0.1:6443: connect: connection refused\n")  # fmt: skip
+    cluster.on(
+        "kubectl",
+        "get",
+        "nodes",
+        rc=1,
+        stderr="The connection to the server 127.0.0.1:6443 was refused - did you "
+        "specify the right host or port?\n",
+    )
+    cluster.on(
+        "helm",
+        "get",
+        "values",
+        rc=1,
+        stderr='Error: Kubernetes cluster unreachable: Get "https://127.0.0.1:6443/'
+        'version": dial tcp 127.0.0.1:6443: connect: connection refused\n',
+    )
     return cluster
 
 
@@ -114,8 +152,11 @@ def main(argv: list[str] | None = None) -> int:
         hello_default = build_hello(tmp / "hello-default", ["--onefile", "--console"])
 
         linux = sys.platform.startswith("linux")
-        unstripped = (freeze.freeze(dist=tmp / "unstripped", work=tmp / "unstripped-work",
-                                    strip=False) if linux else binary)  # fmt: skip
+        unstripped = (
+            freeze.freeze(dist=tmp / "unstripped", work=tmp / "unstripped-work", strip=False)
+            if linux
+            else binary
+        )
         size, floor, floor_default, size_unstripped = (
             p.stat().st_size for p in (binary, hello, hello_default, unstripped)
         )
@@ -123,25 +164,38 @@ def main(argv: list[str] | None = None) -> int:
         cluster = unreachable_cluster(tmp / "cluster")
         probe = ["probe", "--json"]
         probe_frozen, probe_source = paired_medians(
-            [str(binary), *probe], [sys.executable, "-m", "installer", *probe], args.runs,
-            cluster.env(), cluster.root,
+            [str(binary), *probe],
+            [sys.executable, "-m", "installer", *probe],
+            args.runs,
+            cluster.env(),
+            cluster.root,
         )
 
     mib = 1 << 20
     os_, arch = freeze.this_platform()
-    print(f"PyInstaller onefile, {os_}-{arch}, Python {sys.version.split()[0]}, "
-          f"median of {args.runs} runs each")  # fmt: skip
-    print(f"  size   {binary.name}: {size / mib:.2f} MiB; hello world {floor / mib:.2f} MiB "
-          f"-> {size / floor:.3f}x, +{(size - floor) / mib:.2f} MiB "
-          f"({verdict(size / floor, TARGET_SIZE)})")
-    print(f"         default options (no strip): ours {size_unstripped / mib:.2f} MiB; hello world "
-          f"{floor_default / mib:.2f} MiB -> {size_unstripped / floor_default:.3f}x, "
-          f"+{(size_unstripped - floor_default) / mib:.2f} MiB "
-          f"({verdict(size_unstripped / floor_default, TARGET_SIZE)})")
-    print(f"  start  --version: {start:.3f} s; hello world {start_floor:.3f} s "
-          f"-> {start / start_floor:.2f}x ({verdict(start / start_floor, TARGET_START)})")
-    print(f"  probe --json, no cluster reachable: frozen {probe_frozen:.3f} s; "
-          f"python -m installer {probe_source:.3f} s -> {probe_frozen / probe_source:.2f}x")
+    print(
+        f"PyInstaller onefile, {os_}-{arch}, Python {sys.version.split()[0]}, "
+        f"median of {args.runs} runs each"
+    )
+    print(
+        f"  size   {binary.name}: {size / mib:.2f} MiB; hello world {floor / mib:.2f} MiB "
+        f"-> {size / floor:.3f}x, +{(size - floor) / mib:.2f} MiB "
+        f"({verdict(size / floor, TARGET_SIZE)})"
+    )
+    print(
+        f"         default options (no strip): ours {size_unstripped / mib:.2f} MiB; hello world "
+        f"{floor_default / mib:.2f} MiB -> {size_unstripped / floor_default:.3f}x, "
+        f"+{(size_unstripped - floor_default) / mib:.2f} MiB "
+        f"({verdict(size_unstripped / floor_default, TARGET_SIZE)})"
+    )
+    print(
+        f"  start  --version: {start:.3f} s; hello world {start_floor:.3f} s "
+        f"-> {start / start_floor:.2f}x ({verdict(start / start_floor, TARGET_START)})"
+    )
+    print(
+        f"  probe --json, no cluster reachable: frozen {probe_frozen:.3f} s; "
+        f"python -m installer {probe_source:.3f} s -> {probe_frozen / probe_source:.2f}x"
+    )
     return 0
 
 

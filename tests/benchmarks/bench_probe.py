@@ -46,8 +46,14 @@ def probe_wall(latency: float, repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency", "-L", type=float, nargs="+", default=[0, 0.5, 1, 2],
-                        help="per-call delays in seconds (0 is always measured as the base)")  # fmt: skip
+    parser.add_argument(
+        "--latency",
+        "-L",
+        type=float,
+        nargs="+",
+        default=[0, 0.5, 1, 2],
+        help="per-call delays in seconds (0 is always measured as the base)",
+    )
     parser.add_argument("--repeat", "-r", type=int, default=3, help="runs per latency (median)")
     args = parser.parse_args(argv)
 

@@ -26,15 +26,21 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_FILES = ("tests/test_cli_plan.py", "tests/test_cli_install.py",
-                 "tests/test_fail_closed.py", "tests/test_cli_probe.py")  # fmt: skip
+DEFAULT_FILES = (
+    "tests/test_cli_plan.py",
+    "tests/test_cli_install.py",
+    "tests/test_fail_closed.py",
+    "tests/test_cli_probe.py",
+)
 SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ \w+.*) in (?P<seconds>[\d.]+)s", re.MULTILINE)
 
 
 def run_pytest(files: list[str], mode: str, workers: int) -> tuple[float, str, int]:
     """(wall seconds, pytest's closing counts, exit code) of one pytest run."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))  # fmt: skip
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    )
     env.pop("TB_TEST_SUBPROCESS", None)
     if mode == "subprocess":
         env["TB_TEST_SUBPROCESS"] = "1"
@@ -50,17 +56,25 @@ def run_pytest(files: list[str], mode: str, workers: int) -> tuple[float, str, i
 
 
 def tests_in(counts: str) -> int:
-    return sum(int(n) for n, word in re.findall(r"(\d+) (\w+)", counts)
-               if word in ("passed", "failed", "skipped", "xfailed", "xpassed", "error", "errors"))  # fmt: skip
+    return sum(
+        int(n)
+        for n, word in re.findall(r"(\d+) (\w+)", counts)
+        if word in ("passed", "failed", "skipped", "xfailed", "xpassed", "error", "errors")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", help=f"test files (default: {' '.join(DEFAULT_FILES)})")
-    parser.add_argument("--modes", nargs="+", default=["subprocess", "in-process"],
-                        choices=["subprocess", "in-process"])  # fmt: skip
-    parser.add_argument("--workers", type=int, nargs="+", default=[0],
-                        help="pytest-xdist workers per run (0: none)")  # fmt: skip
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["subprocess", "in-process"],
+        choices=["subprocess", "in-process"],
+    )
+    parser.add_argument(
+        "--workers", type=int, nargs="+", default=[0], help="pytest-xdist workers per run (0: none)"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs per combination (median)")
     parser.add_argument("--suite", action="store_true", help="the whole suite, not files")
     args = parser.parse_args(argv)
@@ -70,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"pytest {'(the whole suite)' if args.suite else ' '.join(files)}")
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} "
-          f"at the start; median of {args.repeat}")  # fmt: skip
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} "
+        f"at the start; median of {args.repeat}"
+    )
     print(f"{'engine':<11} {'workers':>7} {'wall (s)':>9} {'tests':>6} {'s/test':>7}  pytest")
     failed = 0
     for workers in args.workers:

@@ -34,7 +34,9 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering (a slow backend)
     raw: bytes | None = None  # sent as-is instead of an HTTP answer, then the socket closes
     headers: tuple[tuple[str, str], ...] = ()
-    trickle: float = 0.0  # seconds between the answer's bytes (each read is quick, the whole is not)
+    trickle: float = (
+        0.0  # seconds between the answer's bytes (each read is quick, the whole is not)
+    )
 
 
 GARBAGE = Reply(raw=b"\x00\x01 this is not HTTP\r\n\r\n")
@@ -140,8 +142,10 @@ def _handler(server: BackendServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             if reply.trickle:
-                answer = (f"HTTP/1.1 {reply.status} X\r\nContent-Length: {len(reply.body)}\r\n"
-                          "Connection: close\r\n\r\n").encode() + reply.body  # fmt: skip
+                answer = (
+                    f"HTTP/1.1 {reply.status} X\r\nContent-Length: {len(reply.body)}\r\n"
+                    "Connection: close\r\n\r\n"
+                ).encode() + reply.body
                 try:
                     for byte in answer:
                         self.wfile.write(bytes([byte]))
@@ -164,4 +168,3 @@ def _handler(server: BackendServer) -> type[BaseHTTPRequestHandler]:
         do_POST = do_GET = do_PUT = _serve
 
     return Handler
-

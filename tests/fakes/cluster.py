@@ -33,15 +33,29 @@ FAKE_VERSIONS = {"kubectl": "v1.37.1", "helm": "v4.2.3", "k3d": "v5.9.0"}
 def version_answer(tool: str, version: str) -> str:
     """`<tool> version` output, in the form the engine asks for (decide/pins.VERSION_ARGS)."""
     if tool == "kubectl":
-        return json.dumps({"clientVersion": {"gitVersion": version, "platform": "linux/amd64"},
-                           "kustomizeVersion": "v5.7.1"})  # fmt: skip
+        return json.dumps(
+            {
+                "clientVersion": {"gitVersion": version, "platform": "linux/amd64"},
+                "kustomizeVersion": "v5.7.1",
+            }
+        )
     if tool == "k3d":
         return f"k3d version {version}\nk3s version v1.33.4-k3s1 (default)\n"
     return version
 
+
 # What a Windows child needs from the real environment (PATH and USERPROFILE are the fakes').
-_WINDOWS_KEPT = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
-                 "USERNAME", "USERDOMAIN")  # fmt: skip
+_WINDOWS_KEPT = (
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERDOMAIN",
+)
 
 
 KUBECONFIG_OF_A_CLUSTER = """\
@@ -113,28 +127,49 @@ def node(
 
 def kubeconfig_view(context: str, server: str) -> dict[str, Any]:
     """What `kubectl config view --minify -o json` prints for one context."""
-    return {"apiVersion": "v1", "kind": "Config", "current-context": context,
-            "clusters": [{"name": context, "cluster": {"server": server}}],
-            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": context,
+        "clusters": [{"name": context, "cluster": {"server": server}}],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+    }
 
 
-def daemonset(name: str, namespace: str, image: str,
-              release: tuple[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+def daemonset(
+    name: str, namespace: str, image: str, release: tuple[str, str] | None = None
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if release is not None:
-        metadata["annotations"] = {"meta.helm.sh/release-name": release[0],
-                                   "meta.helm.sh/release-namespace": release[1]}  # fmt: skip
+        metadata["annotations"] = {
+            "meta.helm.sh/release-name": release[0],
+            "meta.helm.sh/release-namespace": release[1],
+        }
         metadata["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
-    return {"kind": "DaemonSet", "metadata": metadata,
-            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}}
+    return {
+        "kind": "DaemonSet",
+        "metadata": metadata,
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}},
+    }
 
 
-def release_row(name: str = "tracebloc", namespace: str | None = None, *,
-                status: str = "deployed", chart: str = "client-1.4.2") -> dict[str, Any]:
+def release_row(
+    name: str = "tracebloc",
+    namespace: str | None = None,
+    *,
+    status: str = "deployed",
+    chart: str = "client-1.4.2",
+) -> dict[str, Any]:
     """One row of `helm list -A -o json`."""
-    return {"name": name, "namespace": namespace or name, "revision": "3",
-            "updated": "2026-11-01 10:00:00.0 +0000 UTC", "status": status, "chart": chart,
-            "app_version": "1.4.2"}  # fmt: skip
+    return {
+        "name": name,
+        "namespace": namespace or name,
+        "revision": "3",
+        "updated": "2026-11-01 10:00:00.0 +0000 UTC",
+        "status": status,
+        "chart": chart,
+        "app_version": "1.4.2",
+    }
 
 
 def nodes_json(*items: dict[str, Any]) -> str:
@@ -174,11 +209,13 @@ class FakeCluster:
     def program(self, tool: str) -> str:
         """The fake's Python source: any copy of it (a downloaded one too) replays this
         cluster's scenario for `tool` and logs to its call log."""
-        return ("import sys\n"
-                f"sys.path.insert(0, {str(FAKES)!r})\n"
-                "import fake_tool\n"
-                f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, "
-                f"{str(self.log_path)!r}))\n")  # fmt: skip
+        return (
+            "import sys\n"
+            f"sys.path.insert(0, {str(FAKES)!r})\n"
+            "import fake_tool\n"
+            f"sys.exit(fake_tool.main({tool!r}, {str(self.scenario_path)!r}, "
+            f"{str(self.log_path)!r}))\n"
+        )
 
     def executable(self, tool: str) -> Path:
         """The file `install(tool)` wrote: what find_tool resolves `tool` to on this OS."""
@@ -208,12 +245,23 @@ class FakeCluster:
     ) -> FakeCluster:
         """Answer calls whose argv holds `match` in order; the latest rule wins. With `times`
         the rule answers that many calls and then yields to the rules added before it."""
-        rule: dict[str, Any] = {"match": list(match), "stderr": stderr, "rc": rc, "sleep": sleep,
-                                "grandchild": grandchild, "on_term": on_term, "outlive": outlive}
+        rule: dict[str, Any] = {
+            "match": list(match),
+            "stderr": stderr,
+            "rc": rc,
+            "sleep": sleep,
+            "grandchild": grandchild,
+            "on_term": on_term,
+            "outlive": outlive,
+        }
         if times is not None:
             rule.update(times=times, id=sum(len(rules) for rules in self.scenario.values()))
-        for key, value in (("after", after), ("before", before), ("mark", mark),
-                           ("env_has", env_has)):
+        for key, value in (
+            ("after", after),
+            ("before", before),
+            ("mark", mark),
+            ("env_has", env_has),
+        ):
             if value:
                 rule[key] = value
         if write:
@@ -236,18 +284,30 @@ class FakeCluster:
         return self.on("kubectl", "get", "nodes", stdout=nodes_json(*items), **kwargs)
 
     def view(self, context: str, server: str) -> FakeCluster:
-        return self.on("kubectl", "config", "view",
-                       stdout=json.dumps(kubeconfig_view(context, server)))  # fmt: skip
+        return self.on(
+            "kubectl", "config", "view", stdout=json.dumps(kubeconfig_view(context, server))
+        )
 
     def runtime_class(self, present: bool) -> FakeCluster:
         if present:
-            return self.on("kubectl", "get", "runtimeclass", stdout="runtimeclass.node.k8s.io/nvidia\n")
-        return self.on("kubectl", "get", "runtimeclass", rc=1, stderr='Error from server '
-                       '(NotFound): runtimeclasses.node.k8s.io "nvidia" not found\n')  # fmt: skip
+            return self.on(
+                "kubectl", "get", "runtimeclass", stdout="runtimeclass.node.k8s.io/nvidia\n"
+            )
+        return self.on(
+            "kubectl",
+            "get",
+            "runtimeclass",
+            rc=1,
+            stderr='Error from server (NotFound): runtimeclasses.node.k8s.io "nvidia" not found\n',
+        )
 
     def daemonsets(self, *items: dict[str, Any]) -> FakeCluster:
-        return self.on("kubectl", "get", "daemonsets",
-                       stdout=json.dumps({"kind": "List", "items": list(items)}))  # fmt: skip
+        return self.on(
+            "kubectl",
+            "get",
+            "daemonsets",
+            stdout=json.dumps({"kind": "List", "items": list(items)}),
+        )
 
     def release_absent(self) -> FakeCluster:
         return self.on("helm", "get", "values", stderr=HELM_NOT_FOUND, rc=1)
@@ -260,14 +320,17 @@ class FakeCluster:
         """`helm list -A` answers with these rows (see `release_row`)."""
         return self.on("helm", "list", stdout=json.dumps(list(rows)), **kwargs)
 
-    def values_of(self, name: str, namespace: str, values: dict[str, Any] | None,
-                  **kwargs: Any) -> FakeCluster:  # fmt: skip
-        return self.on("helm", "get", "values", name, "-n", namespace,
-                       stdout=json.dumps(values), **kwargs)  # fmt: skip
+    def values_of(
+        self, name: str, namespace: str, values: dict[str, Any] | None, **kwargs: Any
+    ) -> FakeCluster:
+        return self.on(
+            "helm", "get", "values", name, "-n", namespace, stdout=json.dumps(values), **kwargs
+        )
 
     def status_of(self, name: str, status: str) -> FakeCluster:
-        return self.on("helm", "status", name,
-                       stdout=json.dumps({"name": name, "info": {"status": status}}))  # fmt: skip
+        return self.on(
+            "helm", "status", name, stdout=json.dumps({"name": name, "info": {"status": status}})
+        )
 
     def installable(self) -> FakeCluster:
         """Everything an install runs after its reads succeeds: repo, metrics API, helm
@@ -280,21 +343,46 @@ class FakeCluster:
         self.on("helm", "upgrade", "--install", stdout="Release has been upgraded.\n")
         self.on("helm", "rollback", stdout="Rollback was a success!\n")
         self.on("helm", "uninstall", stdout="release uninstalled\n")
-        self.on("kubectl", "get", "apiservice", stdout=json.dumps(
-            {"status": {"conditions": [{"type": "Available", "status": "True"}]}}))  # fmt: skip
+        self.on(
+            "kubectl",
+            "get",
+            "apiservice",
+            stdout=json.dumps(
+                {"status": {"conditions": [{"type": "Available", "status": "True"}]}}
+            ),
+        )
         self.on("kubectl", "config", "set-context", stdout="Context modified.\n")
         self.workloads(*workloads.client())
         return self.kube_target()
 
-    def kube_target(self, context: str = "k3d-tracebloc",
-                    server: str = "https://127.0.0.1:6443") -> FakeCluster:  # fmt: skip
+    def kube_target(
+        self, context: str = "k3d-tracebloc", server: str = "https://127.0.0.1:6443"
+    ) -> FakeCluster:
         """What `kubectl config view --minify -o json` answers: the context and its server."""
-        return self.on("kubectl", "config", "view", stdout=json.dumps({
-            "kind": "Config", "current-context": context,
-            "clusters": [{"name": context, "cluster": {
-                "server": server, "certificate-authority-data": "DATA+OMITTED"}}],
-            "contexts": [{"name": context, "context": {"cluster": context, "user": "admin"}}],
-            "users": [{"name": "admin", "user": {"token": "REDACTED"}}]}))  # fmt: skip
+        return self.on(
+            "kubectl",
+            "config",
+            "view",
+            stdout=json.dumps(
+                {
+                    "kind": "Config",
+                    "current-context": context,
+                    "clusters": [
+                        {
+                            "name": context,
+                            "cluster": {
+                                "server": server,
+                                "certificate-authority-data": "DATA+OMITTED",
+                            },
+                        }
+                    ],
+                    "contexts": [
+                        {"name": context, "context": {"cluster": context, "user": "admin"}}
+                    ],
+                    "users": [{"name": "admin", "user": {"token": "REDACTED"}}],
+                }
+            ),
+        )
 
     def workloads(self, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
         """One look at the release's namespace (`tests/fakes/workloads.py` builds the items);
@@ -304,21 +392,27 @@ class FakeCluster:
         if "times" not in kwargs:
             for release in workloads.releases_of(*items):
                 self.manifest(release, *items)
-        return self.on("kubectl", "get", workloads.KINDS, stdout=workloads.listing(*items),
-                       **kwargs)  # fmt: skip
+        return self.on(
+            "kubectl", "get", workloads.KINDS, stdout=workloads.listing(*items), **kwargs
+        )
 
     def manifest(self, release: str, *items: dict[str, Any], **kwargs: Any) -> FakeCluster:
         """`helm get manifest <release>` defines these workloads."""
-        return self.on("helm", "get", "manifest", release, stdout=workloads.manifest(*items),
-                       **kwargs)  # fmt: skip
+        return self.on(
+            "helm", "get", "manifest", release, stdout=workloads.manifest(*items), **kwargs
+        )
 
     def signals(self) -> list[tuple[int, int]]:
         """(pid, signal) of each fake that was asked to stop (rules with `on_term`)."""
         path = Path(str(self.log_path) + ".signals")
         if not path.exists():
             return []
-        return [(int(a), int(b)) for a, b in
-                (line.split() for line in path.read_text(encoding="utf-8").splitlines() if line)]
+        return [
+            (int(a), int(b))
+            for a, b in (
+                line.split() for line in path.read_text(encoding="utf-8").splitlines() if line
+            )
+        ]
 
     def _save(self) -> None:
         self.scenario_path.write_text(json.dumps(self.scenario), encoding="utf-8")
@@ -327,9 +421,12 @@ class FakeCluster:
     def calls(self, tool: str | None = None, *, versions: bool = False) -> list[list[str]]:
         """The argv of each call, in order. `<tool> version` queries (how the engine picks its
         tools, asserted by tests/test_cli_tools.py) are left out unless `versions`."""
-        return [entry["argv"] for entry in self.call_log()
-                if (tool is None or entry["tool"] == tool)
-                and (versions or entry["argv"][:1] != ["version"])]  # fmt: skip
+        return [
+            entry["argv"]
+            for entry in self.call_log()
+            if (tool is None or entry["tool"] == tool)
+            and (versions or entry["argv"][:1] != ["version"])
+        ]
 
     def call_log(self) -> list[dict[str, Any]]:
         if not self.log_path.exists():
@@ -337,8 +434,7 @@ class FakeCluster:
         lines = self.log_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
-    def sleeping_call(self, *argv_start: str, tool: str | None = None,
-                      timeout: float = 30) -> int:  # fmt: skip
+    def sleeping_call(self, *argv_start: str, tool: str | None = None, timeout: float = 30) -> int:
         """The pid of the first call whose argv starts with `argv_start` once it is in its
         scripted `sleep`, its `on_term` handler installed: a signal sent now reaches it."""
         import time
@@ -348,12 +444,16 @@ class FakeCluster:
         while time.monotonic() < deadline:
             pids = set(sleeping.read_text(encoding="utf-8").split()) if sleeping.exists() else set()
             for entry in self.call_log():
-                if ((tool is None or entry["tool"] == tool) and str(entry["pid"]) in pids
-                        and entry["argv"][:len(argv_start)] == list(argv_start)):  # fmt: skip
+                if (
+                    (tool is None or entry["tool"] == tool)
+                    and str(entry["pid"]) in pids
+                    and entry["argv"][: len(argv_start)] == list(argv_start)
+                ):
                     return int(entry["pid"])
             time.sleep(0.02)
-        raise AssertionError(f"no {' '.join(argv_start)} call reached its sleep within "
-                             f"{timeout:g}s: {self.calls()}")  # fmt: skip
+        raise AssertionError(
+            f"no {' '.join(argv_start)} call reached its sleep within {timeout:g}s: {self.calls()}"
+        )
 
     def grandchild_pids(self) -> list[int]:
         """Pids of the descendants started by rules with `grandchild=True`."""

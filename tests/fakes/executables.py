@@ -49,7 +49,11 @@ def executable_path(path: Path, *, windows: bool | None = None) -> Path:
 
 
 def make_executable(
-    path: Path, python_source: str, *, windows: bool | None = None, mode: int = 0o755,
+    path: Path,
+    python_source: str,
+    *,
+    windows: bool | None = None,
+    mode: int = 0o755,
     stdlib_only: bool = False,
 ) -> Path:
     """Write `python_source` as a program at `path` (plus `.exe` on Windows); return its path.

@@ -58,10 +58,15 @@ def _take_turn(rule: dict, log_path: str) -> bool:
 
 def main(tool: str, scenario_path: str, log_path: str) -> int:
     argv = sys.argv[1:]
-    entry = {"tool": tool, "argv": argv, "pid": os.getpid(),
-             "exe": os.path.abspath(sys.argv[0]),  # which copy ran: PATH's or a downloaded one
-             "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ},
-             "env_names": sorted(os.environ), "t": time.time()}
+    entry = {
+        "tool": tool,
+        "argv": argv,
+        "pid": os.getpid(),
+        "exe": os.path.abspath(sys.argv[0]),  # which copy ran: PATH's or a downloaded one
+        "env": {k: os.environ[k] for k in LOGGED_ENV if k in os.environ},
+        "env_names": sorted(os.environ),
+        "t": time.time(),
+    }
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(json.dumps(entry) + "\n")
     with open(scenario_path, encoding="utf-8") as handle:
@@ -71,11 +76,18 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
     def marked(name: str) -> bool:
         return os.path.exists(os.path.join(marks, name))
 
-    rule = next((r for r in rules if _matches(r.get("match", []), argv)
-                 and ("after" not in r or marked(r["after"]))
-                 and ("before" not in r or not marked(r["before"]))
-                 and ("env_has" not in r or bool(os.environ.get(r["env_has"])))
-                 and _take_turn(r, log_path)), None)  # fmt: skip
+    rule = next(
+        (
+            r
+            for r in rules
+            if _matches(r.get("match", []), argv)
+            and ("after" not in r or marked(r["after"]))
+            and ("before" not in r or not marked(r["before"]))
+            and ("env_has" not in r or bool(os.environ.get(r["env_has"])))
+            and _take_turn(r, log_path)
+        ),
+        None,
+    )
     if rule is None:
         sys.stderr.write(f"fake {tool}: no scripted answer for {argv}\n")
         return 97
@@ -105,10 +117,14 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         # A daemon (a credential helper, a port-forward): its own session, stdio detached,
         # and every descriptor the tool inherited kept open (close_fds=False), as a Go
         # program's children keep what was not opened close-on-exec.
-        daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, close_fds=False,
-                                  start_new_session=True)  # fmt: skip
+        daemon = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=False,
+            start_new_session=True,
+        )
         with open(log_path + ".grandchildren", "a", encoding="utf-8") as pids:
             pids.write(f"{daemon.pid}\n")
     if rule.get("on_term"):
@@ -134,7 +150,11 @@ def main(tool: str, scenario_path: str, log_path: str) -> int:
         with open(rule["stdout_path"], "rb") as answer:
             while chunk := answer.read(1 << 20):
                 sys.stdout.buffer.write(chunk)
-    out = base64.b64decode(rule["stdout_b64"]) if "stdout_b64" in rule else rule.get("stdout", "").encode()
+    out = (
+        base64.b64decode(rule["stdout_b64"])
+        if "stdout_b64" in rule
+        else rule.get("stdout", "").encode()
+    )
     # Raw bytes, as a Go tool writes them: no newline translation or code page on Windows.
     sys.stdout.buffer.write(out)
     sys.stdout.flush()

@@ -21,11 +21,19 @@ REPO_URL = "https://tracebloc.github.io/client"
 # Every call a re-run that changes nothing may make: reads of the cluster, and the
 # refresh of the local copy of the repository's index. Anything else changes something.
 READ_ONLY = (
-    ("kubectl", "version"), ("kubectl", "config", "view"), ("kubectl", "get"),
-    ("helm", "version"), ("helm", "list"), ("helm", "status"), ("helm", "get", "values"), ("helm", "get", "manifest"),
-    ("helm", "repo", "list"), ("helm", "repo", "update"), ("helm", "search", "repo"),
+    ("kubectl", "version"),
+    ("kubectl", "config", "view"),
+    ("kubectl", "get"),
+    ("helm", "version"),
+    ("helm", "list"),
+    ("helm", "status"),
+    ("helm", "get", "values"),
+    ("helm", "get", "manifest"),
+    ("helm", "repo", "list"),
+    ("helm", "repo", "update"),
+    ("helm", "search", "repo"),
     ("tracebloc", "version"),
-)  # fmt: skip
+)
 
 
 def values_path(cluster: FakeCluster) -> Path:
@@ -33,12 +41,21 @@ def values_path(cluster: FakeCluster) -> Path:
 
 
 def search_answer(version: str, chart: str = "tracebloc/client") -> str:
-    return json.dumps([{"name": chart, "version": version, "app_version": version,
-                        "description": "tracebloc client"}])  # fmt: skip
+    return json.dumps(
+        [
+            {
+                "name": chart,
+                "version": version,
+                "app_version": version,
+                "description": "tracebloc client",
+            }
+        ]
+    )
 
 
-def make_healthy(cluster: FakeCluster, env: dict[str, str], *, version: str = "1.4.2",
-                 release: str = "tracebloc") -> dict[str, Any]:  # fmt: skip
+def make_healthy(
+    cluster: FakeCluster, env: dict[str, str], *, version: str = "1.4.2", release: str = "tracebloc"
+) -> dict[str, Any]:
     """Returns the values the first run wrote (what helm now stores for the release)."""
     cluster.nodes(node("laptop", "8", "16Gi")).installed().release_absent().installable()
     first = cluster.run("install", "--yes", **env)

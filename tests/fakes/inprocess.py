@@ -25,8 +25,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MAIN = REPO / "installer" / "__main__.py"
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE")
-                if hasattr(signal, name))  # fmt: skip
+SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE")
+    if hasattr(signal, name)
+)
 # Threads the engine stops itself get this long after the run returns (the spinner's join).
 THREAD_GRACE_S = 5.0
 
@@ -50,8 +53,9 @@ def possible(env: Mapping[str, str]) -> bool:
     return Path(installer.__file__).resolve().parent == REPO / "installer"
 
 
-def run(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | None,
-        timeout: float) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run(
+    args: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | None, timeout: float
+) -> subprocess.CompletedProcess[str]:
     """`installer.cli.main` with `args`, like `subprocess.run([... -m installer, *args],
     env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout)`."""
     from installer import cli
@@ -78,9 +82,11 @@ def run(args: Sequence[str], *, env: Mapping[str, str], cwd: Path, input: str | 
         raise subprocess.TimeoutExpired(argv, timeout, stdout, stderr)
     running = [t.name for t in left if t.is_alive()]
     if running:
-        raise AssertionError(f"the in-process run left threads running: {running}; a "
-                             "process would have ended them (mark the test "
-                             "@pytest.mark.subprocess)")  # fmt: skip
+        raise AssertionError(
+            f"the in-process run left threads running: {running}; a "
+            "process would have ended them (mark the test "
+            "@pytest.mark.subprocess)"
+        )
     return subprocess.CompletedProcess(argv, code, stdout, stderr)
 
 
@@ -189,10 +195,18 @@ def _engine_state() -> Iterator[None]:
     handlers = {number: signal.getsignal(number) for number in SIGNALS}
     argv = list(sys.argv)
     logger = logging.getLogger("installer")
-    kept = (list(logger.handlers), logger.level, logger.propagate, logger.disabled,
-            logging.raiseExceptions)  # fmt: skip
-    in_group, watchers, stopped = (dict(proc._in_group), list(proc._watchers),
-                                   list(lifetime._stopped_by))  # fmt: skip
+    kept = (
+        list(logger.handlers),
+        logger.level,
+        logger.propagate,
+        logger.disabled,
+        logging.raiseExceptions,
+    )
+    in_group, watchers, stopped = (
+        dict(proc._in_group),
+        list(proc._watchers),
+        list(lifetime._stopped_by),
+    )
     try:
         yield
     finally:
@@ -235,7 +249,7 @@ def _feed(fd: int, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     except OSError:  # the engine closed stdin without reading it all (BrokenPipe)
         pass
     finally:
@@ -256,16 +270,20 @@ def _standard_streams(input: str | None) -> Iterator[tuple[_Reader, _Reader]]:
     else:
         stdin_fd, in_w = os.pipe()
         text = input.replace("\n", os.linesep).encode("utf-8")
-        threading.Thread(target=_feed, args=(in_w, text), name="inprocess-feeder",
-                         daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=_feed, args=(in_w, text), name="inprocess-feeder", daemon=True
+        ).start()
     for fd, target in ((0, stdin_fd), (1, out_w), (2, err_w)):
         os.dup2(target, fd)
         os.close(target)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-    sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
-                                  encoding="utf-8", errors="backslashreplace",
-                                  line_buffering=True)  # fmt: skip
+    sys.stderr = io.TextIOWrapper(
+        open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
+    )
     try:
         yield readers
     finally:

@@ -31,19 +31,33 @@ def machine_without_cluster(cluster: FakeCluster) -> FakeCluster:
     return cluster
 
 
-def docker_running(cluster: FakeCluster, *, memory_gib: float = 16, cpus: int = 8,
-                   runtimes: tuple[str, ...] = ("runc",)) -> FakeCluster:  # fmt: skip
-    info = {"MemTotal": int(memory_gib * GIB), "NCPU": cpus, "OperatingSystem": "Ubuntu",
-            "Runtimes": {r: {} for r in runtimes}, "ServerErrors": None,
-            "DefaultRuntime": "nvidia" if "nvidia" in runtimes else "runc"}  # fmt: skip
+def docker_running(
+    cluster: FakeCluster,
+    *,
+    memory_gib: float = 16,
+    cpus: int = 8,
+    runtimes: tuple[str, ...] = ("runc",),
+) -> FakeCluster:
+    info = {
+        "MemTotal": int(memory_gib * GIB),
+        "NCPU": cpus,
+        "OperatingSystem": "Ubuntu",
+        "Runtimes": {r: {} for r in runtimes},
+        "ServerErrors": None,
+        "DefaultRuntime": "nvidia" if "nvidia" in runtimes else "runc",
+    }
     cluster.on("docker", "info", stdout=json.dumps(info))
     cluster.on("docker", "update", stdout="ok\n")
     return cluster
 
 
 def docker_stopped(cluster: FakeCluster) -> FakeCluster:
-    doc = {"ServerErrors": ["Cannot connect to the Docker daemon at unix:///var/run/docker.sock."
-                            " Is the docker daemon running?"]}  # fmt: skip
+    doc = {
+        "ServerErrors": [
+            "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."
+            " Is the docker daemon running?"
+        ]
+    }
     return cluster.on("docker", "info", stdout=json.dumps(doc), rc=1)
 
 
@@ -51,14 +65,27 @@ def listed(state: str, name: str = NAME, agents: int = 1) -> str:
     nodes = [{"name": f"k3d-{name}-server-0", "role": "server"}]
     nodes += [{"name": f"k3d-{name}-agent-{i}", "role": "agent"} for i in range(agents)]
     nodes += [{"name": f"k3d-{name}-serverlb", "role": "loadbalancer"}]
-    return json.dumps([{"name": name, "serversCount": 1,
-                        "serversRunning": 1 if state == "running" else 0, "nodes": nodes}])  # fmt: skip
+    return json.dumps(
+        [
+            {
+                "name": name,
+                "serversCount": 1,
+                "serversRunning": 1 if state == "running" else 0,
+                "nodes": nodes,
+            }
+        ]
+    )
 
 
 def mergeable(cluster: FakeCluster, server: str = "https://0.0.0.0:6550") -> FakeCluster:
     """`k3d kubeconfig merge` writes the k3d context and makes it current; the API answers."""
-    cluster.on("k3d", "kubeconfig", "merge", stdout="merged\n",
-               write=[(str(cluster.kubeconfig), kubeconfig_of_k3d(server))])  # fmt: skip
+    cluster.on(
+        "k3d",
+        "kubeconfig",
+        "merge",
+        stdout="merged\n",
+        write=[(str(cluster.kubeconfig), kubeconfig_of_k3d(server))],
+    )
     cluster.on("kubectl", "cluster-info", stdout="Kubernetes control plane is running\n")
     return cluster
 
@@ -73,19 +100,33 @@ def creatable(cluster: FakeCluster, **create: Any) -> FakeCluster:
     return mergeable(cluster)
 
 
-def existing(cluster: FakeCluster, state: str, *, env: tuple[str, ...] = ("PATH",),
-             mounts: tuple[str, ...] = ("/tracebloc",), image: str = "rancher/k3s:v1.29.4-k3s1",
-             lb_ip: str = "127.0.0.1", gpus: bool = False, agents: int = 1) -> FakeCluster:  # fmt: skip
+def existing(
+    cluster: FakeCluster,
+    state: str,
+    *,
+    env: tuple[str, ...] = ("PATH",),
+    mounts: tuple[str, ...] = ("/tracebloc",),
+    image: str = "rancher/k3s:v1.29.4-k3s1",
+    lb_ip: str = "127.0.0.1",
+    gpus: bool = False,
+    agents: int = 1,
+) -> FakeCluster:
     """`gpus`: created with --gpus=all (docker inspect's device request)."""
     cluster.on("k3d", "cluster", "list", stdout=listed(state, agents=agents))
     cluster.on("k3d", "cluster", "start", stdout="started\n")
-    server = {"Name": f"/k3d-{NAME}-server-0",
-              "Config": {"Env": [f"{e}=x" for e in env], "Image": image, "Labels": {}},
-              "Mounts": [{"Destination": m} for m in mounts]}  # fmt: skip
+    server = {
+        "Name": f"/k3d-{NAME}-server-0",
+        "Config": {"Env": [f"{e}=x" for e in env], "Image": image, "Labels": {}},
+        "Mounts": [{"Destination": m} for m in mounts],
+    }
     if gpus:
-        server["HostConfig"] = {"DeviceRequests": [{"Driver": "", "Count": -1,
-                                                    "Capabilities": [["gpu"]]}]}  # fmt: skip
-    lb = {"Name": f"/k3d-{NAME}-serverlb", "Config": {},
-          "NetworkSettings": {"Ports": {"6443/tcp": [{"HostIp": lb_ip, "HostPort": "6550"}]}}}  # fmt: skip
+        server["HostConfig"] = {
+            "DeviceRequests": [{"Driver": "", "Count": -1, "Capabilities": [["gpu"]]}]
+        }
+    lb = {
+        "Name": f"/k3d-{NAME}-serverlb",
+        "Config": {},
+        "NetworkSettings": {"Ports": {"6443/tcp": [{"HostIp": lb_ip, "HostPort": "6550"}]}},
+    }
     cluster.on("docker", "inspect", stdout=json.dumps([server, lb]))
     return mergeable(cluster)

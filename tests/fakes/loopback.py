@@ -26,8 +26,14 @@ class _Server(ThreadingHTTPServer):
 
 
 class Loopback:
-    def __init__(self, handler: type[BaseHTTPRequestHandler], *, tls: ssl.SSLContext | None = None,
-                 host: str = "127.0.0.1", name: str = "fake-server") -> None:  # fmt: skip
+    def __init__(
+        self,
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        tls: ssl.SSLContext | None = None,
+        host: str = "127.0.0.1",
+        name: str = "fake-server",
+    ) -> None:
         self.tls, self.host = tls, host
         self._handler, self._name = handler, name
         self._server: ThreadingHTTPServer | None = None
@@ -36,12 +42,17 @@ class Loopback:
     def start(self) -> Loopback:
         server = _Server((self.host, 0), self._handler)
         if self.tls is not None:
-            server.socket = self.tls.wrap_socket(server.socket, server_side=True,
-                                                 do_handshake_on_connect=False)  # fmt: skip
+            server.socket = self.tls.wrap_socket(
+                server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._server = server
         self._port = int(server.server_address[1])
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                         name=self._name, daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=self._name,
+            daemon=True,
+        ).start()
         return self
 
     def stop(self) -> None:

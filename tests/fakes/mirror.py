@@ -37,9 +37,13 @@ from tests.fakes.loopback import Loopback
 
 STALL = "stall"
 TRUNCATE = "truncate"
-PLATFORMS = {"linux-x86_64": ("linux", "amd64"), "linux-arm64": ("linux", "arm64"),
-             "darwin-x86_64": ("darwin", "amd64"), "darwin-arm64": ("darwin", "arm64"),
-             "windows-x86_64": ("windows", "amd64")}  # fmt: skip
+PLATFORMS = {
+    "linux-x86_64": ("linux", "amd64"),
+    "linux-arm64": ("linux", "arm64"),
+    "darwin-x86_64": ("darwin", "amd64"),
+    "darwin-arm64": ("darwin", "arm64"),
+    "windows-x86_64": ("windows", "amd64"),
+}
 VERSIONS = {"kubectl": "v1.37.1", "helm": "v4.2.3", "k3d": "v5.9.0"}
 OS = "windows" if sys.platform == "win32" else "darwin" if sys.platform == "darwin" else "linux"
 PLATFORM = f"{OS}-{arch_name(_platform.machine())}"  # the engine's key for this machine
@@ -209,7 +213,7 @@ def zip_bytes(*members: tuple[str, bytes | None, str]) -> bytes:
         for name, data, kind in members:
             info = zipfile.ZipInfo(name, (2023, 11, 14, 0, 0, 0))
             if kind == "symlink":
-                info.external_attr = (0o120777 << 16)
+                info.external_attr = 0o120777 << 16
             elif kind == "dir":
                 info.external_attr = (0o40755 << 16) | 0x10
             else:
@@ -218,14 +222,19 @@ def zip_bytes(*members: tuple[str, bytes | None, str]) -> bytes:
     return buffer.getvalue()
 
 
-def official_members(tool: str, platform: str, binary: bytes) -> list[tuple[str, bytes | None, str]]:
+def official_members(
+    tool: str, platform: str, binary: bytes
+) -> list[tuple[str, bytes | None, str]]:
     """What the official archive holds (helm); the bare binary's own name otherwise."""
     os_, arch = PLATFORMS[platform]
     folder = f"{os_}-{arch}"
     exe = "helm.exe" if os_ == "windows" else "helm"
-    return [(f"{folder}/", None, "dir"), (f"{folder}/{exe}", binary, "file"),
-            (f"{folder}/LICENSE", b"Apache License 2.0\n", "file"),
-            (f"{folder}/README.md", b"# Helm\n", "file")]  # fmt: skip
+    return [
+        (f"{folder}/", None, "dir"),
+        (f"{folder}/{exe}", binary, "file"),
+        (f"{folder}/LICENSE", b"Apache License 2.0\n", "file"),
+        (f"{folder}/README.md", b"# Helm\n", "file"),
+    ]
 
 
 def artifact(tool: str, platform: str) -> dict[str, Any]:
@@ -236,17 +245,28 @@ def artifact(tool: str, platform: str) -> dict[str, Any]:
         ext = "zip" if os_ == "windows" else "tar.gz"
         file = f"helm-{version}-{os_}-{arch}.{ext}"
         exe = "helm.exe" if os_ == "windows" else "helm"
-        return {"file": file, "url": f"https://get.helm.sh/{file}", "sha256": "PENDING",
-                "checksum_source": "test", "archive": ext, "member": f"{os_}-{arch}/{exe}",
-                "others": [f"{os_}-{arch}/LICENSE", f"{os_}-{arch}/README.md"]}  # fmt: skip
+        return {
+            "file": file,
+            "url": f"https://get.helm.sh/{file}",
+            "sha256": "PENDING",
+            "checksum_source": "test",
+            "archive": ext,
+            "member": f"{os_}-{arch}/{exe}",
+            "others": [f"{os_}-{arch}/LICENSE", f"{os_}-{arch}/README.md"],
+        }
     if tool == "kubectl":
         file = "kubectl.exe" if os_ == "windows" else "kubectl"
         url = f"https://dl.k8s.io/release/{version}/bin/{os_}/{arch}/{file}"
     else:
         file = f"k3d-{os_}-{arch}" + (".exe" if os_ == "windows" else "")
         url = f"https://github.com/k3d-io/k3d/releases/download/{version}/{file}"
-    return {"file": file, "url": url, "sha256": "PENDING", "checksum_source": "test",
-            "archive": "none"}  # fmt: skip
+    return {
+        "file": file,
+        "url": url,
+        "sha256": "PENDING",
+        "checksum_source": "test",
+        "archive": "none",
+    }
 
 
 def mirror_path(entry: dict[str, Any]) -> str:
@@ -271,6 +291,7 @@ def nothing_to_download(root: Path, platform: str) -> dict[str, str]:
     manifest whose checksums for `platform` are all PENDING, and an empty mirror directory."""
     empty = root / "empty-mirror"
     empty.mkdir(exist_ok=True)
-    manifest = write_manifest(root / "pending-manifest.json",
-                              {(t, platform): artifact(t, platform) for t in VERSIONS})  # fmt: skip
+    manifest = write_manifest(
+        root / "pending-manifest.json", {(t, platform): artifact(t, platform) for t in VERSIONS}
+    )
     return {"TB_TEST_TOOLS_MANIFEST": str(manifest), "TRACEBLOC_TOOLS_MIRROR": str(empty)}

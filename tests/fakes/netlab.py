@@ -44,7 +44,9 @@ class Authority:
         return context
 
 
-def https_site(authority: Authority, *replies: Reply | int, default: Reply | int = 200) -> BackendServer:
+def https_site(
+    authority: Authority, *replies: Reply | int, default: Reply | int = 200
+) -> BackendServer:
     return BackendServer(*replies, default=default, tls=authority.server_context())
 
 
@@ -59,8 +61,9 @@ class ConnectProxy:
     (407 otherwise). `resign`: answer every tunnel itself with TLS re-signed by this CA
     and an HTTP 200, as a TLS-inspecting proxy does."""
 
-    def __init__(self, credentials: tuple[str, str] | None = None,
-                 resign: Authority | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, credentials: tuple[str, str] | None = None, resign: Authority | None = None
+    ) -> None:
         self.credentials = credentials
         self.resign = resign
         self.tunnels: list[Tunnel] = []
@@ -104,16 +107,20 @@ class ConnectProxy:
                 head += chunk
             lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
             method, target = (lines[0].split(" ") + ["", ""])[:2]
-            headers = {k.strip().lower(): v.strip() for k, _, v in
-                       (line.partition(":") for line in lines[1:])}  # fmt: skip
+            headers = {
+                k.strip().lower(): v.strip()
+                for k, _, v in (line.partition(":") for line in lines[1:])
+            }
             authorization = headers.get("proxy-authorization")
             self.tunnels.append(Tunnel(target, authorization))
             if self.credentials is not None:
                 pair = ":".join(self.credentials).encode("utf-8")
                 if authorization != "Basic " + base64.b64encode(pair).decode():
-                    conn.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\n"
-                                 b'Proxy-Authenticate: Basic realm="test"\r\n'
-                                 b"Content-Length: 0\r\n\r\n")  # fmt: skip
+                    conn.sendall(
+                        b"HTTP/1.1 407 Proxy Authentication Required\r\n"
+                        b'Proxy-Authenticate: Basic realm="test"\r\n'
+                        b"Content-Length: 0\r\n\r\n"
+                    )
                     return
             host, _, port = target.rpartition(":")
             host = host.strip("[]")
@@ -130,7 +137,9 @@ class ConnectProxy:
                             return
                         request += chunk
                     self.requests.append(request)
-                    tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                    tls.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                    )
                 return
             try:
                 upstream = socket.create_connection((host, int(port)), timeout=5)
@@ -180,5 +189,8 @@ def criticals(*entries: tuple[str, str] | tuple[str, str, str]) -> str:
 def guarded(log: Path, pythonpath: str) -> dict[str, str]:
     """The variables that load the loopback guard into the CLI under test; its loopback
     servers stand for remote hosts, so a proxy set is used for them too."""
-    return {"PYTHONPATH": os.pathsep.join([str(GUARD), pythonpath]), "TB_NETGUARD_LOG": str(log),
-            "TB_TEST_PROXY_LOOPBACK": "1"}
+    return {
+        "PYTHONPATH": os.pathsep.join([str(GUARD), pythonpath]),
+        "TB_NETGUARD_LOG": str(log),
+        "TB_TEST_PROXY_LOOPBACK": "1",
+    }

@@ -44,8 +44,11 @@ def _state(pid: int) -> str:
     try:
         listed = subprocess.run(
             ["ps", "-o", "stat=", "-p", str(pid)],
-            capture_output=True, text=True, timeout=10, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "?"
     return listed.stdout.strip()[:1]

@@ -25,44 +25,96 @@ from tests.fakes.executables import make_executable
 
 OS_RELEASES = {
     "debian": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n'
-              "VERSION_CODENAME=bookworm\n",
+    "VERSION_CODENAME=bookworm\n",
     "ubuntu": 'NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n'
-              "VERSION_CODENAME=noble\nUBUNTU_CODENAME=noble\n",
+    "VERSION_CODENAME=noble\nUBUNTU_CODENAME=noble\n",
     "fedora": 'NAME="Fedora Linux"\nID=fedora\nVERSION_ID=40\n',
     "rhel9": 'NAME="Red Hat Enterprise Linux"\nID="rhel"\nID_LIKE="fedora"\nVERSION_ID="9.4"\n',
     "rocky9": 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n',
     "amzn2023": 'NAME="Amazon Linux"\nID="amzn"\nID_LIKE="fedora"\nVERSION_ID="2023"\n',
     "arch": 'NAME="Arch Linux"\nID=arch\n',
     "opensuse": 'NAME="openSUSE Leap"\nID="opensuse-leap"\nID_LIKE="suse opensuse"\n'
-                'VERSION_ID="15.6"\n',
+    'VERSION_ID="15.6"\n',
 }
-PACKAGE_MANAGER = {"debian": "apt-get", "ubuntu": "apt-get", "fedora": "dnf", "rhel9": "dnf",
-                   "rocky9": "dnf", "amzn2023": "dnf", "arch": "pacman", "opensuse": "zypper"}
+PACKAGE_MANAGER = {
+    "debian": "apt-get",
+    "ubuntu": "apt-get",
+    "fedora": "dnf",
+    "rhel9": "dnf",
+    "rocky9": "dnf",
+    "amzn2023": "dnf",
+    "arch": "pacman",
+    "opensuse": "zypper",
+}
 USER, UID = "ana", "1000"
 # Whom prepare-host grants: an account every Debian (and Fedora) has, since the engine looks
 # TB_PREPARE_USER up in this machine's passwd database before anything runs.
 GRANTEE = "nobody"
 KERNEL_MODULE_NAMES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
-STOPPED = json.dumps({"ServerErrors": ["Cannot connect to the Docker daemon at "
-                                       "unix:///var/run/docker.sock. Is the docker daemon running?"]})
-DENIED = json.dumps({"ServerErrors": ["permission denied while trying to connect to the Docker "
-                                      "daemon socket at unix:///var/run/docker.sock"]})
-RUNNING = json.dumps({"MemTotal": 16 * 2**30, "NCPU": 8, "OperatingSystem": "Ubuntu",
-                      "Runtimes": {"runc": {}}, "ServerErrors": None})  # fmt: skip
+STOPPED = json.dumps(
+    {
+        "ServerErrors": [
+            "Cannot connect to the Docker daemon at "
+            "unix:///var/run/docker.sock. Is the docker daemon running?"
+        ]
+    }
+)
+DENIED = json.dumps(
+    {
+        "ServerErrors": [
+            "permission denied while trying to connect to the Docker "
+            "daemon socket at unix:///var/run/docker.sock"
+        ]
+    }
+)
+RUNNING = json.dumps(
+    {
+        "MemTotal": 16 * 2**30,
+        "NCPU": 8,
+        "OperatingSystem": "Ubuntu",
+        "Runtimes": {"runc": {}},
+        "ServerErrors": None,
+    }
+)
 TEST_KEY = Path(__file__).parent / "data" / "test-apt-key.asc"
 TEST_KEY_FPR = "06C6EE65ADA7838FB379AAE08693637E2E58A330"
-DOCKER_CE_APT = ["env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a", "apt-get",
-                 "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600", "-o",
-                 "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
-                 "docker-ce", "docker-ce-cli", "containerd.io"]  # fmt: skip
+DOCKER_CE_APT = [
+    "env",
+    "DEBIAN_FRONTEND=noninteractive",
+    "NEEDRESTART_MODE=a",
+    "apt-get",
+    "install",
+    "-y",
+    "-q",
+    "-o",
+    "DPkg::Lock::Timeout=600",
+    "-o",
+    "Dpkg::Options::=--force-confdef",
+    "-o",
+    "Dpkg::Options::=--force-confold",
+    "docker-ce",
+    "docker-ce-cli",
+    "containerd.io",
+]
 # dpkg's architecture names (dpkg-architecture -L, the common ones) and this machine's.
-DPKG_ARCHES = ("amd64", "arm64", "armel", "armhf", "i386", "mips64el", "ppc64el", "riscv64",
-               "s390x", "loong64")
-MACHINE_DPKG_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64",
-                     "amd64": "amd64"}.get(platform.machine().lower(), platform.machine().lower())
+DPKG_ARCHES = (
+    "amd64",
+    "arm64",
+    "armel",
+    "armhf",
+    "i386",
+    "mips64el",
+    "ppc64el",
+    "riscv64",
+    "s390x",
+    "loong64",
+)
+MACHINE_DPKG_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "amd64": "amd64"}.get(
+    platform.machine().lower(), platform.machine().lower()
+)
 STARTED, GRANTED, INSTALLED = "docker-started", "docker-granted", "docker-installed"
 
-SUDO = '''import json, os, sys
+SUDO = """import json, os, sys
 log, marks, nopw, password_ok = {log!r}, {marks!r}, {nopw!r}, {password_ok!r}
 argv = sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -83,9 +135,9 @@ if not nopw and not os.path.exists(primed):
     sys.exit(1)
 os.environ["FAKE_ROOT"] = "1"
 os.execvp(argv[1], argv[1:])
-'''
+"""
 
-INSTALL = '''import json, os, shutil, sys
+INSTALL = """import json, os, shutil, sys
 log, root = {log!r}, {root!r}
 argv = sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -110,11 +162,11 @@ os.makedirs(os.path.dirname(root + dest), exist_ok=True)
 with open(root + dest, "wb") as out:
     out.write(data)
 os.chmod(root + dest, mode)
-'''
+"""
 
 # grep -qxE, test -e, rm -f and mv -f on files under /etc, performed under `sysroot` (the
 # engine's guarded drop-in steps); any other path is refused, so no test touches the real /etc.
-ETC_TOOL = '''import json, os, re, sys
+ETC_TOOL = """import json, os, re, sys
 log, root = {log!r}, {root!r}
 tool, argv = os.path.basename(sys.argv[0]), sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -145,13 +197,13 @@ if tool == "mv":
     os.replace(at(argv[-2]), at(argv[-1]))
     sys.exit(0)
 sys.exit(98)
-'''
+"""
 
 # apt-get as strict as the real one where the engine's source line decides: `install` of
 # Docker's packages finds no candidate unless a source under `sysroot` serves this machine's
 # dpkg architecture (an unknown name in [arch=...] is ignored by apt), for this release's
 # codename, component `stable`, with its signed-by keyring present. Then the scripted answer.
-APT_GET = '''import glob, json, os, sys
+APT_GET = """import glob, json, os, sys
 sys.path.insert(0, {fakes!r})
 import fake_tool
 log, root, codename, machine = {log!r}, {root!r}, {codename!r}, {machine!r}
@@ -198,13 +250,13 @@ if "install" in argv and "docker-ce" in argv and not candidate():
     sys.stderr.write("E: Package 'docker-ce' has no installation candidate\\n")
     sys.exit(100)
 sys.exit(fake_tool.main("apt-get", {scenario!r}, log))
-'''
+"""
 
 # dnf as strict as the real one where a repository file decides: `install docker-ce` finds
 # no match unless a .repo file under `sysroot` has an enabled section with a baseurl (dnf
 # fills in $releasever and $basearch itself); with gpgcheck=1 a gpgkey=file:// that is no
 # armored key under `sysroot` fails the signature check. Then the scripted answer.
-DNF = '''import configparser, glob, json, os, sys
+DNF = """import configparser, glob, json, os, sys
 sys.path.insert(0, {fakes!r})
 import fake_tool
 log, root, tool = {log!r}, {root!r}, os.path.basename(sys.argv[0])
@@ -243,9 +295,9 @@ if repo is None or not key_ok(repo):
                      if repo is None else "Error: GPG check FAILED (the repository's key file)\\n")
     sys.exit(1)
 sys.exit(fake_tool.main(tool, {scenario!r}, log))
-'''
+"""
 
-SG = '''import json, os, subprocess, sys
+SG = """import json, os, subprocess, sys
 log, marks = {log!r}, {marks!r}
 argv = sys.argv[1:]
 with open(log, "a", encoding="utf-8") as out:
@@ -255,15 +307,22 @@ env = dict(os.environ)
 if os.path.exists(os.path.join(marks, {granted!r})):
     env["FAKE_IN_GROUP"] = argv[0]
 sys.exit(subprocess.call(["/bin/sh", "-c", argv[2]], env=env))
-'''
+"""
 
 
 def sysroot(cluster: FakeCluster) -> Path:
     return cluster.root / "sysroot"
 
 
-def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
-               sudo: str = "pw", password_ok: bool = True, etc_tools: bool = True) -> dict[str, str]:  # fmt: skip
+def linux_host(
+    cluster: FakeCluster,
+    distro: str,
+    *,
+    docker: str = "missing",
+    sudo: str = "pw",
+    password_ok: bool = True,
+    etc_tools: bool = True,
+) -> dict[str, str]:
     """Script the machine; returns the environment the engine runs with. `etc_tools`:
     grep, test, rm and mv act under `sysroot` (the bash twin's side runs without them).
 
@@ -273,8 +332,10 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
     log = str(cluster.log_path)
     release = cluster.root / "os-release"
     release.write_text(OS_RELEASES[distro], encoding="utf-8")
-    make_executable(cluster.bin / "sudo", SUDO.format(log=log, marks=marks, nopw=sudo == "nopw",
-                                                     password_ok=password_ok))  # fmt: skip
+    make_executable(
+        cluster.bin / "sudo",
+        SUDO.format(log=log, marks=marks, nopw=sudo == "nopw", password_ok=password_ok),
+    )
     make_executable(cluster.bin / "install", INSTALL.format(log=log, root=str(sysroot(cluster))))
     env_program = cluster.bin / "env"
     if not env_program.exists():
@@ -286,14 +347,28 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
         cluster.install(tool)
     if PACKAGE_MANAGER[distro] == "apt-get":
         named = parse_os_release(OS_RELEASES[distro])
-        make_executable(cluster.bin / "apt-get", APT_GET.format(
-            fakes=str(Path(__file__).parent), log=log, root=str(sysroot(cluster)),
-            codename=named.get("UBUNTU_CODENAME") or named.get("VERSION_CODENAME", ""),
-            machine=MACHINE_DPKG_ARCH, known=DPKG_ARCHES, scenario=str(cluster.scenario_path)))
+        make_executable(
+            cluster.bin / "apt-get",
+            APT_GET.format(
+                fakes=str(Path(__file__).parent),
+                log=log,
+                root=str(sysroot(cluster)),
+                codename=named.get("UBUNTU_CODENAME") or named.get("VERSION_CODENAME", ""),
+                machine=MACHINE_DPKG_ARCH,
+                known=DPKG_ARCHES,
+                scenario=str(cluster.scenario_path),
+            ),
+        )
     if PACKAGE_MANAGER[distro] == "dnf" and distro != "amzn2023":  # Amazon's docker is its own
-        make_executable(cluster.bin / "dnf", DNF.format(
-            fakes=str(Path(__file__).parent), log=log, root=str(sysroot(cluster)),
-            scenario=str(cluster.scenario_path)))
+        make_executable(
+            cluster.bin / "dnf",
+            DNF.format(
+                fakes=str(Path(__file__).parent),
+                log=log,
+                root=str(sysroot(cluster)),
+                scenario=str(cluster.scenario_path),
+            ),
+        )
     for tool in ("systemctl", "modprobe", PACKAGE_MANAGER[distro]):
         cluster.on(tool, stdout="")
     cluster.on("cmp", rc=1)  # nothing in place yet
@@ -310,12 +385,22 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
     docker_program = f"#!{sys.executable}\n" + cluster.program("docker")
     if docker == "missing":
         cluster.remove("docker")
-        installs = [("dnf", "install"), ("dnf", "-y"), ("yum", "install"), ("apt-get", "install", "docker-ce"),
-                    ("pacman", "-S"), ("zypper", "install")]  # fmt: skip
+        installs = [
+            ("dnf", "install"),
+            ("dnf", "-y"),
+            ("yum", "install"),
+            ("apt-get", "install", "docker-ce"),
+            ("pacman", "-S"),
+            ("zypper", "install"),
+        ]
         for tool, *match in installs:
             if tool == PACKAGE_MANAGER[distro] or (tool == "yum" and distro == "amzn2023"):
-                cluster.on(tool, *match, mark=INSTALLED,
-                           write=[(str(cluster.bin / "docker"), docker_program, "755")])  # fmt: skip
+                cluster.on(
+                    tool,
+                    *match,
+                    mark=INSTALLED,
+                    write=[(str(cluster.bin / "docker"), docker_program, "755")],
+                )
     else:
         cluster.install("docker")
     if docker == "denied":
@@ -328,8 +413,13 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
         # Started by systemctl; then root reaches it, and the user does when in the group
         # (a fresh install: only through the group granted in this run, sg).
         cluster.on("docker", "info", stdout=STOPPED, rc=1)
-        cluster.on("docker", "info", stdout=DENIED if docker == "missing" else RUNNING,
-                   rc=1 if docker == "missing" else 0, after=STARTED)  # fmt: skip
+        cluster.on(
+            "docker",
+            "info",
+            stdout=DENIED if docker == "missing" else RUNNING,
+            rc=1 if docker == "missing" else 0,
+            after=STARTED,
+        )
         cluster.on("docker", "info", stdout=RUNNING, after=STARTED, env_has="FAKE_IN_GROUP")
         cluster.on("docker", "info", stdout=RUNNING, after=STARTED, env_has="FAKE_ROOT")
     mirror = cluster.root / "mirror" / "download.docker.com" / "linux"
@@ -339,12 +429,17 @@ def linux_host(cluster: FakeCluster, distro: str, *, docker: str = "missing",
     for repo in ("fedora", "rhel", "centos"):
         (mirror / repo).mkdir(parents=True, exist_ok=True)
         (mirror / repo / "gpg").write_bytes(TEST_KEY.read_bytes())
-        (mirror / repo / "docker-ce.repo").write_text(f"[docker-ce-stable]\nname={repo}\n"
-                                                      "gpgcheck=1\n", encoding="utf-8")  # fmt: skip
-    return {"TB_OS_RELEASE_FILE": str(release), "TB_TEST_RUNTIME_USER": f"{USER}:{UID}",
-            "TB_TEST_SYSROOT": str(sysroot(cluster)),
-            "USER": USER, "TRACEBLOC_TOOLS_MIRROR": str(cluster.root / "mirror"),
-            "TB_TEST_DOCKER_APT_KEY_FPR": TEST_KEY_FPR}
+        (mirror / repo / "docker-ce.repo").write_text(
+            f"[docker-ce-stable]\nname={repo}\ngpgcheck=1\n", encoding="utf-8"
+        )
+    return {
+        "TB_OS_RELEASE_FILE": str(release),
+        "TB_TEST_RUNTIME_USER": f"{USER}:{UID}",
+        "TB_TEST_SYSROOT": str(sysroot(cluster)),
+        "USER": USER,
+        "TRACEBLOC_TOOLS_MIRROR": str(cluster.root / "mirror"),
+        "TB_TEST_DOCKER_APT_KEY_FPR": TEST_KEY_FPR,
+    }
 
 
 def root_calls(cluster: FakeCluster) -> list[list[str]]:

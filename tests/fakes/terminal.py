@@ -72,8 +72,9 @@ class Pty:
 
     @classmethod
     @contextlib.contextmanager
-    def spawn(cls, args: Sequence[str], *, env: Mapping[str, str], cwd: object,
-              columns: int | None = None) -> Iterator[Pty]:  # fmt: skip
+    def spawn(
+        cls, args: Sequence[str], *, env: Mapping[str, str], cwd: object, columns: int | None = None
+    ) -> Iterator[Pty]:
         """The CLI (source or frozen binary) with `args`, all its stdio on the terminal."""
         term = cls.start([*installer_command(), *args], cwd=cwd, env=env, columns=columns)
         try:

@@ -34,7 +34,7 @@ from typing import Any
 
 from tests.fakes.executables import executable_path, make_executable
 
-PROGRAM = r'''
+PROGRAM = r"""
 import json, os, sys, tempfile
 SCENARIO, LOG, STATE = {scenario!r}, {log!r}, {state!r}
 argv = sys.argv[1:]
@@ -156,7 +156,7 @@ if words[:2] == ["client", "create"]:
         print("\n".join(lines))
     sys.exit(0)
 fail('unknown command "%s" for "tracebloc"' % " ".join(words))
-'''
+"""
 
 
 class FakeCli:
@@ -169,8 +169,9 @@ class FakeCli:
         self.log = self.dir / "calls.jsonl"
         self.state = self.dir / "state"
         self.script()
-        source = PROGRAM.format(scenario=str(self.scenario), log=str(self.log),
-                                state=str(self.state))  # fmt: skip
+        source = PROGRAM.format(
+            scenario=str(self.scenario), log=str(self.log), state=str(self.state)
+        )
         self.path = make_executable(self.dir / "tracebloc", source)
         assert self.path == executable_path(self.dir / "tracebloc")
 
@@ -185,5 +186,8 @@ class FakeCli:
 
     def calls(self, *, helps: bool = False) -> list[list[str]]:
         """Every argv, without the `--help`/`version` queries unless `helps`."""
-        return [e["argv"] for e in self.entries()
-                if helps or ("--help" not in e["argv"] and e["argv"][:1] != ["version"])]  # fmt: skip
+        return [
+            e["argv"]
+            for e in self.entries()
+            if helps or ("--help" not in e["argv"] and e["argv"][:1] != ["version"])
+        ]

@@ -46,7 +46,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 # Outside the clone, keyed by the recipe (the stamp), so a fresh clone on a machine that built
 # it once reuses it. TRACEBLOC_TEST_CACHE moves it.
-CACHE = Path(os.environ.get("TRACEBLOC_TEST_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tracebloc-installer-tests")
+CACHE = Path(
+    os.environ.get("TRACEBLOC_TEST_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "tracebloc-installer-tests"
+)
 ROOT = CACHE / "kube"
 BIN = ROOT / "bin"
 STAMP = ROOT / "recipe.sha256"
@@ -139,15 +143,17 @@ def ensure_debian_packages() -> None:
         )
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     # Refresh the lists only when apt does not know a package yet.
-    unknown = subprocess.run(
-        ["apt-cache", "show", *missing], capture_output=True, env=env
-    ).returncode != 0
+    unknown = (
+        subprocess.run(["apt-cache", "show", *missing], capture_output=True, env=env).returncode
+        != 0
+    )
     if unknown:
         run(["apt-get", "update", "-q"], env=env)
     run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], env=env)
 
 
 # --- the private apt directory -------------------------------------------------------------
+
 
 def _deb822_stanzas(text: str) -> list[dict[str, str]]:
     stanzas: list[dict[str, str]] = []
@@ -179,7 +185,10 @@ def derive_deb_src_lines(codename: str, apt_dir: Path = Path("/etc/apt")) -> lis
     in the release), so third-party repositories with other suite names drop out.
     """
     lines: list[str] = []
-    one_line_files = [apt_dir / "sources.list", *sorted((apt_dir / "sources.list.d").glob("*.list"))]
+    one_line_files = [
+        apt_dir / "sources.list",
+        *sorted((apt_dir / "sources.list.d").glob("*.list")),
+    ]
     for path in one_line_files:
         try:
             text = path.read_text()
@@ -207,7 +216,9 @@ def derive_deb_src_lines(codename: str, apt_dir: Path = Path("/etc/apt")) -> lis
             signed_by = stanza.get("signed-by", "")
             options = f"[signed-by={signed_by}] " if signed_by and "\n" not in signed_by else ""
             for uri in stanza.get("uris", "").split():
-                lines.append(f"deb-src {options}{uri} {codename} {stanza.get('components', 'main')}")
+                lines.append(
+                    f"deb-src {options}{uri} {codename} {stanza.get('components', 'main')}"
+                )
     return sorted(set(lines))
 
 
@@ -215,7 +226,9 @@ def fetch_source(into: Path) -> Path:
     """Download and unpack the Debian source package; return the unpacked tree."""
     codename = os_release().get("VERSION_CODENAME", "")
     if not codename:
-        raise BuildImpossible("cannot tell the Debian release (no VERSION_CODENAME in /etc/os-release)")
+        raise BuildImpossible(
+            "cannot tell the Debian release (no VERSION_CODENAME in /etc/os-release)"
+        )
     deb_src = derive_deb_src_lines(codename)
     if not deb_src:
         raise BuildImpossible(f"no apt source for {codename!r} to derive a deb-src entry from")
@@ -224,19 +237,30 @@ def fetch_source(into: Path) -> Path:
         (apt / sub).mkdir(parents=True, exist_ok=True)
     (apt / "sources.list").write_text("\n".join(deb_src) + "\n")
     options = [
-        "-o", f"Dir::Etc::SourceList={apt / 'sources.list'}",
-        "-o", f"Dir::Etc::SourceParts={apt / 'parts'}",
-        "-o", f"Dir::State::Lists={apt / 'lists'}",
-        "-o", f"Dir::Cache={apt / 'cache'}",
-        "-o", "APT::Sandbox::User=root" if os.geteuid() == 0 else "Debug::NoDropPrivs=true",
+        "-o",
+        f"Dir::Etc::SourceList={apt / 'sources.list'}",
+        "-o",
+        f"Dir::Etc::SourceParts={apt / 'parts'}",
+        "-o",
+        f"Dir::State::Lists={apt / 'lists'}",
+        "-o",
+        f"Dir::Cache={apt / 'cache'}",
+        "-o",
+        "APT::Sandbox::User=root" if os.geteuid() == 0 else "Debug::NoDropPrivs=true",
     ]
     run(["apt-get", "-q", *options, "update"])
-    offered = subprocess.run(["apt-cache", *options, "showsrc", SOURCE_PACKAGE],
-                             capture_output=True, text=True, check=False)  # fmt: skip
+    offered = subprocess.run(
+        ["apt-cache", *options, "showsrc", SOURCE_PACKAGE],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     versions = re.findall(r"^Version: (\S+)$", offered.stdout, re.MULTILINE)
     if not any(v.startswith(UPSTREAM_VERSION) for v in versions):
-        raise BuildImpossible(f"the {codename} sources offer {SOURCE_PACKAGE} "
-                              f"{', '.join(versions) or 'in no version'}, not {UPSTREAM_VERSION}")
+        raise BuildImpossible(
+            f"the {codename} sources offer {SOURCE_PACKAGE} "
+            f"{', '.join(versions) or 'in no version'}, not {UPSTREAM_VERSION}"
+        )
     into.mkdir(parents=True, exist_ok=True)
     run(["apt-get", "-q", *options, "source", "--download-only", SOURCE_PACKAGE], cwd=into)
     dscs = sorted(into.glob(f"{SOURCE_PACKAGE}_*.dsc"))
@@ -246,12 +270,15 @@ def fetch_source(into: Path) -> Path:
     tree = into / "tree"
     # apt already checked the files against the signed Sources index; --no-check skips only
     # the .dsc's own signature, whose keyring (debian-keyring) is not installed by default.
-    run(["dpkg-source", "--no-check", "-x", "--skip-debianization", str(dscs[-1]), str(tree)],
-        stdout=subprocess.DEVNULL)
+    run(
+        ["dpkg-source", "--no-check", "-x", "--skip-debianization", str(dscs[-1]), str(tree)],
+        stdout=subprocess.DEVNULL,
+    )
     return tree
 
 
 # --- preparing and building the tree -------------------------------------------------------
+
 
 def replace_reflect2(src: Path) -> None:
     vendored = src / "vendor" / "github.com" / "modern-go" / "reflect2"
@@ -327,24 +354,64 @@ def build() -> None:
     env = go_env(gopath)
     nice = ["nice", "-n", "10"] if shutil.which("nice") else []
     openapi_gen = WORK / "openapi-gen"
-    run([*nice, "go", "build", "-o", str(openapi_gen),
-         f"{GO_PACKAGE}/vendor/k8s.io/kube-openapi/cmd/openapi-gen"], cwd=src, env=env)
+    run(
+        [
+            *nice,
+            "go",
+            "build",
+            "-o",
+            str(openapi_gen),
+            f"{GO_PACKAGE}/vendor/k8s.io/kube-openapi/cmd/openapi-gen",
+        ],
+        cwd=src,
+        env=env,
+    )
     packages = openapi_packages(src)
     log(f"openapi-gen over {len(packages)} packages")
-    run([*nice, str(openapi_gen), "--logtostderr", "--v", "0",
-         "-i", ",".join(packages),
-         "-p", f"{GO_PACKAGE}/pkg/generated/openapi",
-         "-O", "zz_generated.openapi",
-         "-h", str(src / "vendor/k8s.io/code-generator/hack/boilerplate.go.txt"),
-         "-o", str(gopath / "src"),
-         "-r", str(WORK / "openapi-violations.report")], cwd=src, env=env)
+    run(
+        [
+            *nice,
+            str(openapi_gen),
+            "--logtostderr",
+            "--v",
+            "0",
+            "-i",
+            ",".join(packages),
+            "-p",
+            f"{GO_PACKAGE}/pkg/generated/openapi",
+            "-O",
+            "zz_generated.openapi",
+            "-h",
+            str(src / "vendor/k8s.io/code-generator/hack/boilerplate.go.txt"),
+            "-o",
+            str(gopath / "src"),
+            "-r",
+            str(WORK / "openapi-violations.report"),
+        ],
+        cwd=src,
+        env=env,
+    )
     if not (src / "pkg/generated/openapi/zz_generated.openapi.go").is_file():
         raise RuntimeError("openapi-gen did not write zz_generated.openapi.go")
     out = WORK / "out"
     out.mkdir()
-    run([*nice, "go", "build", "-tags", "providerless", "-trimpath", "-ldflags", ldflags(),
-         "-o", str(out) + "/", *(f"{GO_PACKAGE}/cmd/{name}" for name in BINARIES)],
-        cwd=src, env=env)
+    run(
+        [
+            *nice,
+            "go",
+            "build",
+            "-tags",
+            "providerless",
+            "-trimpath",
+            "-ldflags",
+            ldflags(),
+            "-o",
+            str(out) + "/",
+            *(f"{GO_PACKAGE}/cmd/{name}" for name in BINARIES),
+        ],
+        cwd=src,
+        env=env,
+    )
     BIN.mkdir(parents=True, exist_ok=True)
     for name in BINARIES:
         os.replace(out / name, BIN / name)
@@ -354,7 +421,9 @@ def build() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report whether the build is current")
+    parser.add_argument(
+        "--check", action="store_true", help="only report whether the build is current"
+    )
     args = parser.parse_args(argv)
     if args.check:
         current = is_current() and ETCD.is_file()
@@ -367,12 +436,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         build()
     except BuildImpossible as error:
-        print(f"build_kube: cannot build here: {error}; the real-cluster tests will be "
-              "skipped", file=sys.stderr)
+        print(
+            f"build_kube: cannot build here: {error}; the real-cluster tests will be skipped",
+            file=sys.stderr,
+        )
         return 0
     except subprocess.CalledProcessError as error:
-        print(f"build_kube: FAILED: {' '.join(map(str, error.cmd))} exited {error.returncode}",
-              file=sys.stderr)
+        print(
+            f"build_kube: FAILED: {' '.join(map(str, error.cmd))} exited {error.returncode}",
+            file=sys.stderr,
+        )
         return 1
     log(f"built {', '.join(BINARIES)} in {BIN} in {time.monotonic() - started:.0f}s")
     return 0

@@ -36,17 +36,19 @@ def _row(item: Upstream) -> str:
 
 def tables() -> str:
     head = "| {} | Twin | Fate | What now |\n|---|---|---|---|"
-    return "\n".join([
-        BEGIN,
-        "",
-        head.format("Variable"),
-        *(_row(v) for v in VARIABLES),
-        "",
-        head.format("Flag"),
-        *(_row(f) for f in FLAGS),
-        "",
-        END,
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            BEGIN,
+            "",
+            head.format("Variable"),
+            *(_row(v) for v in VARIABLES),
+            "",
+            head.format("Flag"),
+            *(_row(f) for f in FLAGS),
+            "",
+            END,
+        ]
+    )
 
 
 def rewritten(text: str) -> str:

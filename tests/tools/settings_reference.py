@@ -39,7 +39,10 @@ def reference() -> str:
         "",
         "| Variable | What it does |",
         "|---|---|",
-        *(f"| `{name}` | {_cell(note)} |" for name, note in sorted(read, key=lambda r: r[0].upper())),
+        *(
+            f"| `{name}` | {_cell(note)} |"
+            for name, note in sorted(read, key=lambda r: r[0].upper())
+        ),
         "",
         "## Flags the old scripts took",
         "",
@@ -60,8 +63,10 @@ def reference() -> str:
 def main() -> int:
     if "--check" in sys.argv[1:]:
         if not TARGET.exists() or TARGET.read_text(encoding="utf-8") != reference():
-            print(f"{TARGET} is out of date: run python tests/tools/settings_reference.py",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"{TARGET} is out of date: run python tests/tools/settings_reference.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     TARGET.write_text(reference(), encoding="utf-8")
