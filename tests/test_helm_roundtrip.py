@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -133,7 +134,9 @@ def credentials_env(
         "TRACEBLOC_REGISTRY_USERNAME": "robot$ci",
         "TRACEBLOC_REGISTRY_PASSWORD": registry_password,
         "TRACEBLOC_REGISTRY_EMAIL": "ops@corp.example",
-        "HTTPS_PROXY": f"http://ana:{proxy_password}@proxy.corp.example:3128/",
+        # A URL carries its password percent-encoded: a raw control character is no URL (and
+        # is refused before it can reach a root-owned unit file).
+        "HTTPS_PROXY": f"http://ana:{quote(proxy_password, safe='')}@proxy.corp.example:3128/",
         "NO_PROXY": "localhost,127.0.0.1,.svc,.cluster.local",
         "CLIENT_ENV": "production",
     }

@@ -19,7 +19,7 @@ from installer.commands import runtime
 from installer.decide import runtime_macos as mac
 from installer.decide.drift import DockerRead
 from installer.decide.redact import Redactor
-from installer.decide.runtime import RuntimePlan
+from installer.decide.runtime import RuntimePlan, Step
 from installer.edges import autostart
 from installer.edges.runtime import Runner, execute
 from tests.fakes.executables import make_executable
@@ -93,7 +93,7 @@ def calls(tmp_path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
 
 
-def run(steps: tuple[mac.Step, ...], env: dict[str, str]) -> tuple[list[str], list[str]]:
+def run(steps: tuple[Step, ...], env: dict[str, str]) -> tuple[list[str], list[str]]:
     warned: list[str] = []
     done = execute(
         RuntimePlan(2, "docker-missing", steps),

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from installer.commands.install_plan import Plan
-from installer.decide.errors import InstallerError
 from installer.decide.gpuhost import CHECK_IMAGE
 from installer.decide.model import Connection, Gpu, NodeRead
 from installer.decide.placement import GpuPlan, plugin_name
@@ -22,6 +21,7 @@ from installer.decide.render import to_yaml, values_document
 from installer.decide.settings import MAX_WAIT_S, env_number
 from installer.edges import kubectl, poll
 from installer.edges.apply import Tools
+from installer.edges.call import NoAnswer
 
 ROLLOUT_S = 120.0  # the scripts' bound on the plugin's rollout
 NODES_S = 90.0  # and on the node advertising the GPU (18 looks, 5 s apart)
@@ -94,15 +94,14 @@ def verify(
             f"--timeout={int(rollout_s)}s",
             *conn.kubectl_flags(),
         ]
-        try:
-            result = tools.run(tools.kubectl, args, rollout_s + 15)
-            if result.rc != 0:
-                said = (
-                    f"the device plugin {plugin_namespace}/{name} did not roll out within "
-                    f"{rollout_s:g}s"
-                )
-        except InstallerError as exc:
-            said = f"the device plugin's rollout could not be read ({exc.message})"
+        result = tools.caller.answer(tools.kubectl, args, timeout=rollout_s + 15)
+        if isinstance(result, NoAnswer):
+            said = f"the device plugin's rollout could not be read ({result.reason})"
+        elif result.rc != 0:
+            said = (
+                f"the device plugin {plugin_namespace}/{name} did not roll out within "
+                f"{rollout_s:g}s"
+            )
 
     def look() -> int:
         return advertised(

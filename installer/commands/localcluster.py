@@ -202,24 +202,26 @@ def survey(
         # names it. bring_up stops if Docker, once it answers, shows another state.
         known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
         predicted = START if info.state != "missing" and known else CREATE
-        shape = s
+        fit = gpucluster.GpuCluster(False, s)
         if predicted == CREATE and gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
             # The GPU steps make Docker's GPU usable: the cluster listed is the GPU one.
-            shape = gpucluster.decide(
+            fit = gpucluster.decide(
                 s,
                 host_nvidia=True,
                 action=CREATE,
                 inspected=None,
-                docker_nvidia=any(st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps),
-            ).settings
+                docker_nvidia=any(st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps)
+                or info.nvidia,
+            )
         local = Local(
-            shape,
+            fit.settings,
             decision,
             machine,
             docker=info,
             runtime=plan,
             leftovers=earlier,
             action=predicted,
+            gpu=fit.access,
             gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
             gpu_notes=gpu_plan.notes if gpu_plan else (),
         )

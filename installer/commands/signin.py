@@ -402,7 +402,7 @@ def cli_check(env: Mapping[str, str], os_: str) -> list[str]:
     where = found.path if found is not None else cli_as_typed(env, os_)
     if not where:
         return [
-            f"the tracebloc CLI (for `tracebloc data ingest`) is not on this machine: "
+            f"the tracebloc CLI, which adds your data to the client, is not on this machine: "
             f"install it with: {how}"
         ]
     version = read_version("tracebloc", where, env, 10.0)

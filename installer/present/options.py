@@ -73,7 +73,7 @@ def wants_json(argv: Sequence[str]) -> bool:
     """--json or -o json anywhere before `--`: known before parsing, so a bad flag answers
     in JSON too."""
     words = list(argv[: argv.index("--")] if "--" in argv else argv)
-    pairs = zip(words, [*words[1:], ""], strict=True)
+    pairs = zip(words, [*words[1:], ""][: len(words)], strict=True)
     return any(
         w == "--json"
         or w in ("-ojson", "--output=json", "-o=json")
