@@ -193,9 +193,8 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream(
         "TRACEBLOC_SKIP_REBOOT_PROMPT",
         D,
-        "after the NVIDIA driver the engine never asks "
-        "`Reboot now?` on Linux: it stops with exit 2 and says to reboot and run it again "
-        "(what the variable made the bash scripts do)",
+        "never asks `Reboot now?` on Linux: after the NVIDIA driver it exits 2 "
+        "asking for a reboot and a re-run (what the variable did)",
         twins="bash",
     ),
     Upstream(
