@@ -44,6 +44,30 @@ def test_every_relative_link_points_at_a_file_in_the_repository(doc: Path) -> No
     assert missing == [], f"{doc.name} links to files that are not here"
 
 
+def _anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings (code blocks hold none)."""
+    anchors, fenced = set(), False
+    for line in _text(path).splitlines():
+        fenced ^= line.startswith("```")
+        if not fenced and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_to_a_section_names_a_heading_that_is_there(doc: Path) -> None:
+    missing = []
+    for target in LINK.findall(_text(doc)):
+        if re.match(r"[a-z]+:", target) or "#" not in target:
+            continue
+        path, fragment = target.split("#", 1)
+        file = doc.parent / path if path else doc
+        if file.suffix == ".md" and file.exists() and fragment not in _anchors(file):
+            missing.append(target)
+    assert missing == [], f"{doc.name} links to sections that are not there"
+
+
 def _exit_rows(text: str, code: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith(f"| {code} |")]
 
