@@ -1,7 +1,7 @@
 """The project's shipping parts: docs that cannot rot, linted scripts, the workflow's promises.
 
-- Every environment variable the engine reads is in MIGRATION.md's table, and the table
-  names nothing the engine does not read (found by walking installer/*.py's syntax trees).
+- Every environment variable the engine reads is in docs/settings.md, and it names nothing
+  the engine does not read (found by walking installer/*.py's syntax trees).
 - packaging/install.sh and .ci/run are shellcheck-clean; the workflows are actionlint-clean,
   pin every action by commit SHA, grant write only to the release job, and cover Linux,
   both macOS processors and Windows.
@@ -33,6 +33,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 INSTALLER = REPO / "installer"
 MIGRATION = REPO / "MIGRATION.md"
+SETTINGS = REPO / "docs" / "settings.md"
 INSTALL_SH = REPO / "packaging" / "install.sh"
 INSTALL_PS1 = REPO / "packaging" / "install.ps1"
 CI_RUN = REPO / ".ci" / "run"
@@ -328,14 +329,17 @@ def engine_reads() -> tuple[dict[str, list[str]], list[str]]:
 
 
 def documented() -> set[str]:
-    """Variable names in the first column of MIGRATION.md's engine table."""
-    text = MIGRATION.read_text(encoding="utf-8")
-    match = re.search(
-        r"^## Environment variables the engine reads\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL
+    """Variable names in the first column of docs/settings.md's tables of what is read (not
+    its tables of the old scripts' flags and of the variables no longer read)."""
+    text = SETTINGS.read_text(encoding="utf-8")
+    read = re.split(
+        r"^## (?:Flags the old scripts took|Variables no longer read)\n", text, flags=re.M
     )
-    assert match, "MIGRATION.md lost its '## Environment variables the engine reads' section"
+    assert len(read) == 3, (
+        "docs/settings.md lost its sections: run tests/tools/settings_reference.py"
+    )
     names: set[str] = set()
-    for line in match.group(1).splitlines():
+    for line in read[0].splitlines():
         if line.startswith("|") and not set(line) <= set("|-: "):
             first = line.split("|")[1]
             # `ProgramFiles(x86)` is a real Windows variable name, parentheses and all.
@@ -365,13 +369,32 @@ def test_every_environment_variable_the_engine_reads_is_documented() -> None:
         unresolved
     )
     missing = {n: sites for n, sites in names.items() if n not in documented()}
-    assert not missing, f"add these to MIGRATION.md's table: {missing}"
+    assert not missing, f"add these to installer/decide/variables.py's registry: {missing}"
 
 
-def test_the_migration_table_names_only_variables_the_engine_uses() -> None:
+def test_the_settings_reference_names_only_variables_something_reads() -> None:
     names, _ = engine_reads()
-    stale = documented() - set(names) - PASSED_THROUGH
-    assert not stale, f"MIGRATION.md documents variables nothing reads: {sorted(stale)}"
+    # The bootstrap scripts' own settings are read by install.sh/install.ps1, not the engine.
+    bootstrap = _knobs(INSTALL_SH.read_text(encoding="utf-8"))
+    stale = documented() - set(names) - PASSED_THROUGH - bootstrap
+    assert not stale, f"docs/settings.md documents variables nothing reads: {sorted(stale)}"
+
+
+def test_the_detailed_variable_table_names_only_documented_variables() -> None:
+    # docs/behaviour.md gives each variable's default and accepted values; a name there that
+    # the settings reference lost would describe a variable nothing reads any more.
+    text = (REPO / "docs" / "behaviour.md").read_text(encoding="utf-8")
+    match = re.search(
+        r"^## Environment variables the engine reads\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL
+    )
+    assert match, "docs/behaviour.md lost its '## Environment variables the engine reads'"
+    detailed: set[str] = set()
+    for line in match.group(1).splitlines():
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            first = line.split("|")[1]
+            detailed |= set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*(?:\(x86\))?)`", first))
+    assert len(detailed) > 50
+    assert sorted(detailed - documented()) == []
 
 
 # ---------------------------------------------------------------------------------------

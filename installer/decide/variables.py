@@ -193,9 +193,8 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream(
         "TRACEBLOC_SKIP_REBOOT_PROMPT",
         D,
-        "after the NVIDIA driver the engine never asks "
-        "`Reboot now?` on Linux: it stops with exit 2 and says to reboot and run it again "
-        "(what the variable made the bash scripts do)",
+        "never asks `Reboot now?` on Linux: after the NVIDIA driver it exits 2 "
+        "asking for a reboot and a re-run (what the variable did)",
         twins="bash",
     ),
     Upstream(
@@ -344,6 +343,32 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
     Setting("USERPROFILE", "the default data directory's base (Windows)"),
     Setting("LOCALAPPDATA", "Windows: the default tools directory's base"),
     Setting("PATH", "where the tools are looked for when not named"),
+    Setting("TB_GPU_WAIT_S", "seconds to wait for a node to advertise the GPU (default 90)"),
+    Setting("SystemRoot", "Windows: a system directory the data may not be in"),
+    Setting("SYSTEMROOT", "Windows: as `SystemRoot`"),
+    Setting("ProgramFiles", "Windows: a system directory; also where Docker Desktop is"),
+    Setting("ProgramFiles(x86)", "Windows: a system directory the data may not be in"),
+    Setting("ProgramData", "Windows: a system directory the data may not be in"),
+    Setting("SystemDrive", "Windows: where another account's profile is looked for"),
+    Setting("USERNAME", "Windows: the account made the values file's sole owner"),
+    Setting("USERDOMAIN", "Windows: that account's domain"),
+    Setting("WSL_DISTRO_NAME", "set by WSL: this Linux is WSL"),
+    Setting("WSL_INTEROP", "set by WSL: this Linux is WSL"),
+)
+
+# The tests' seams: each honoured only in the conditions its note names (a loopback mirror,
+# a fake os-release), so a real install never meets one.
+TEST_SEAMS: tuple[Setting, ...] = (
+    Setting("PF_CRITICALS", "the hosts the network check probes (loopback URLs only)"),
+    Setting("TB_OS_RELEASE_FILE", "the file read instead of `/etc/os-release`"),
+    Setting("TB_LAUNCHDAEMONS_DIR", "where a headless Mac's boot LaunchDaemon is written"),
+    Setting("TB_TEST_TOOLS_MANIFEST", "a tools manifest, only with a local mirror"),
+    Setting("TB_TEST_PROXY_LOOPBACK", "loopback addresses go through the proxy"),
+    Setting("TB_TEST_API_PORT_PROBE", "the `HOST:PORT` the free-port check probes"),
+    Setting("TB_TEST_RUNTIME_USER", "`NAME:UID` the runtime step decides as"),
+    Setting("TB_TEST_SYSROOT", "the root the runtime step reads its files under"),
+    Setting("TB_TEST_DOCKER_APT_KEY_FPR", "the fingerprint Docker's signing keys must have"),
+    Setting("TB_TEST_NVIDIA_KEY_FPR", "the fingerprint NVIDIA's signing key must have"),
 )
 
 # Read by the engine but not settings: its own tests' seams and what it passes to a child.

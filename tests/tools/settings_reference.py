@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from installer.decide.variables import ENGINE_SETTINGS, FLAGS, VARIABLES, Fate  # noqa: E402
+from installer.decide.variables import ENGINE_SETTINGS, FLAGS, TEST_SEAMS, VARIABLES, Fate  # noqa: E402
 
 TARGET = REPO / "docs" / "settings.md"
 
@@ -43,6 +43,14 @@ def reference() -> str:
             f"| `{name}` | {_cell(note)} |"
             for name, note in sorted(read, key=lambda r: r[0].upper())
         ),
+        "",
+        "## The tests' seams",
+        "",
+        "Read only by the tests; each is honoured only in the conditions it names.",
+        "",
+        "| Variable | What it does |",
+        "|---|---|",
+        *(f"| `{s.name}` | {_cell(s.note)} |" for s in TEST_SEAMS),
         "",
         "## Flags the old scripts took",
         "",
