@@ -113,7 +113,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     redactor = Redactor()
     from installer.decide.variables import notices, translate_argv
 
-    # The twins' flags mean what they meant, or stop here naming what replaced them.
+    # The scripts' flags mean what they meant, or stop here naming what replaced them.
     old = translate_argv(argv)
     if old.refused:
         return _failed(as_json, 2, old.refused, "")
@@ -187,8 +187,7 @@ def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
 
 
 def _stopped(as_json: bool, command: str, signum: int | None, said: str) -> int:
-    """Ctrl-C (signum None) or SIGTERM/SIGHUP: the shell's convention, which the twins kept,
-    128 + the signal's number."""
+    """Ctrl-C (signum None) or SIGTERM/SIGHUP: the shell's convention, 128 + the signal."""
     word, code = ("interrupted", 130) if signum is None else ("terminated", 128 + signum)
     return _failed(as_json, code, word, said or (RESUME if command == "install" else ""))
 
@@ -283,7 +282,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     from installer.present.summary import install_json, summary
     from installer.present.ui import Ui
 
-    built = _settings(args, env, redactor)  # refuses a sudo-wrapped install first, as the twin
+    built = _settings(args, env, redactor)  # refuses a sudo-wrapped install first
     assert built.plan is not None and built.install is not None and built.paths is not None
     cfg, settings = built.plan, built.install
     # Before the log opens and before anything else: the data directory must take files.

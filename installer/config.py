@@ -51,7 +51,7 @@ def sanitise_namespace(raw: str) -> str:
     """DNS-1123 label: lowercase; spaces and `_` → `-`; other characters dropped; runs of
     `-` collapsed; `-` trimmed at both ends; at most 53 characters; empty → `default`.
 
-    Only for TB_NAMESPACE, as the twins did (MIGRATION.md); the result is shown."""
+    Only for TB_NAMESPACE (MIGRATION.md); the result is shown."""
     text = raw.lower().replace(" ", "-").replace("_", "-")
     text = re.sub(r"[^a-z0-9-]", "", text)
     text = re.sub(r"-{2,}", "-", text).strip("-")

@@ -49,7 +49,7 @@ def _windows_host(
     min_mem_gib: float,
     host: HostPlan | None = None,
 ) -> Local:
-    """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
+    """Windows without a Docker that answers: the host preparation (WSL2,
     Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
     blocker that stops the install before anything changes. `host`: the plan the network
     preflight already read (commands/network_hosts.py), else it is read here."""

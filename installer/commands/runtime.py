@@ -156,7 +156,7 @@ def test_key(plan: rt.RuntimePlan, env: Mapping[str, str], variable: str) -> rt.
 
 
 def refuse_sudo_wrapped(env: Mapping[str, str], os_: str) -> None:
-    """The twin's `refuse_sudo_wrapped_install`: a whole install as root (uid 0 with
+    """A whole install as root (uid 0 with
     SUDO_USER) would grant Docker to root and root-own the user's files. A genuine root
     login (no SUDO_USER) is fine."""
     sudo_user = env.get("SUDO_USER", "").strip()

@@ -130,7 +130,7 @@ def build(
     *,
     from_flags: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Everything `args.command` reads, validated. `from_flags` maps a variable to the twin
+    """Everything `args.command` reads, validated. `from_flags` maps a variable to the scripts'
     flag the command line set it from (`HOST_DATA_DIR` ← `--data-dir`), so an error about
     it names what the user typed."""
     command = args.command
@@ -138,7 +138,7 @@ def build(
     if command == "install":
         from installer.commands.runtime import refuse_sudo_wrapped
 
-        refuse_sudo_wrapped(env, os_)  # before any file is made, as the twin
+        refuse_sudo_wrapped(env, os_)  # before any file is made
     probe = probe_settings(args, env)
     if command in FOLLOW_RECORD:
         probe = follow_record(args, env, os_, probe)

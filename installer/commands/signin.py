@@ -1,4 +1,4 @@
-"""Sign in through the browser and register this machine, as the twins' provision step does,
+"""Sign in through the browser and register this machine
 through the tracebloc CLI (RFC-CLI-0001): `tracebloc login` on the person's terminal, the
 one-client pre-flight, the name and location, `tracebloc client create --credential-file`.
 
@@ -104,7 +104,7 @@ def sign_in(
         )
     minted = _create(tool, env, redactor, name, where, setting)
     if minted.adopted:
-        # By client id (what the twin reconciles by), else by the namespace it runs in.
+        # By client id, else by the namespace it runs in.
         stored = setting.stored_passwords.get(
             f"id:{minted.client_id}"
         ) or setting.stored_passwords.get(f"ns:{minted.namespace}")
@@ -126,8 +126,8 @@ def sign_in(
 
 
 def system_location(env: Mapping[str, str]) -> signin.Location:
-    """TRACEBLOC_CLIENT_LOCATION, else the time zone's country. Windows has no zone table
-    (the PowerShell twin passes a location only from the variable): none is derived there."""
+    """TRACEBLOC_CLIENT_LOCATION, else the time zone's country. Windows has no zone table:
+    none is derived there."""
     if os_name(sys.platform) == "windows":
         return signin.location(credentials_given(env).location, None, ())
     return signin.location(

@@ -46,7 +46,7 @@ class DirFacts:
     exists: bool
     parent_exists: bool
     writable: bool  # the directory, or its parent when it is still to be created
-    fstype: str | None  # None: could not be read (assumed local, as the twins did)
+    fstype: str | None  # None: could not be read (assumed local)
     link_to: str | None = None  # the directory itself is a symbolic link (or junction) to this
 
 

@@ -1,9 +1,8 @@
 """The local k3d cluster: its settings, when the engine manages it, and the exact argv. Pure.
 
-The twins created this cluster on a workstation with Docker and no cluster; the argv here is
-theirs, token for token, with one addition (the runtime label that records that the engine
-created the cluster, so `uninstall --delete-cluster` never removes one it did not make).
-Every k3d/docker command an install runs is built here, so `plan` can show it exactly.
+Every k3d/docker command an install runs is built here, so `plan` can show it exactly. A
+cluster the engine creates carries a runtime label, so `uninstall --delete-cluster` never
+removes one it did not make.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from installer.decide.yesno import flag
 
 DEFAULT_CREATE_TIMEOUT_MIN = 15.0
 DEFAULT_API_WAIT_S = 180.0
-START_TIMEOUT_S = 5 * 60.0  # the twins' bound on `k3d cluster start`
+START_TIMEOUT_S = 5 * 60.0  # bound on `k3d cluster start`
 MERGE_TIMEOUT_S = 60.0
 DELETE_TIMEOUT_S = 120.0
 # k3d's own --timeout should end a stuck create; this backstop kills k3d if it wedges past it.
@@ -57,7 +56,7 @@ NO_PROXY_DEFAULTS = (
     ".cluster.local",
     "host.k3d.internal",
 )
-# Shared hostPath directory modes, as the twins and the chart's init-writable-data set them:
+# Shared hostPath directory modes, as the chart's init-writable-data sets them:
 # data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
 # ingest that wrote the files); logs add sticky (nobody deletes another writer's logs).
 DATA_DIR_MODE = 0o2777
@@ -186,7 +185,7 @@ def host_dirs_here(
 
 
 def duration(seconds: float) -> str:
-    """A Go duration for k3d's --timeout: whole minutes as the twins wrote them, else seconds."""
+    """A Go duration for k3d's --timeout: whole minutes as `Nm`, else seconds."""
     if seconds % 60 == 0:
         return f"{int(seconds // 60)}m"
     return f"{math.ceil(seconds)}s"

@@ -274,7 +274,7 @@ def runtime_urls(plan: RuntimePlan | None, fetch_mirror: str | None = None) -> l
 
 
 def parse_criticals(text: str, is_loopback: object) -> list[Endpoint]:
-    """PF_CRITICALS, the twin's `criticals` format: one `label|url[|strict]` per line (blank
+    """PF_CRITICALS, the scripts' `criticals` format: one `label|url[|strict]` per line (blank
     lines and `#` comments skipped). Honoured only when every URL is https:// to a loopback
     address (`is_loopback(host) -> bool`) or to a name under .invalid; anything else is BadInput. A label that says
     "registry" marks a registry (the mirror hint applies to it)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from installer.decide.errors import BadInput
 
 DATA_DIR_VARIABLE = "HOST_DATA_DIR"
-DATA_DIR_FLAG = "--data-dir"  # the twin's flag; the command line turns it into HOST_DATA_DIR
+DATA_DIR_FLAG = "--data-dir"  # the scripts' flag; the command line turns it into HOST_DATA_DIR
 TOOLS_DIR_VARIABLE = "TRACEBLOC_TOOLS_DIR"
 LOG_FILE = "install.log"
 LOCK_FILE = "install.lock"

@@ -1,7 +1,6 @@
 """Where the client will run, decided from what the cluster shows. Pure.
 
-Three questions the twins answered by assuming their own k3d cluster on this machine, and
-the engine answers from evidence, because it may be pointed at any cluster:
+Three questions answered from evidence, because the engine may be pointed at any cluster:
 
 - Does the whole cluster run on this machine? (`env.SINGLE_NODE`, the chart's GPU→CPU
   fallback, and whether this machine's GPU is the cluster's.)
@@ -105,7 +104,7 @@ class GpuPlan:
 
 
 def cluster_gpu(nodes: NodeRead) -> str | None:
-    """The vendor whose GPUs schedulable nodes advertise; NVIDIA first, as the twins did."""
+    """The vendor whose GPUs schedulable nodes advertise; NVIDIA first."""
     if not nodes.readable:
         return None
     vendors = {vendor for n in nodes.nodes if n.schedulable for vendor, count in n.gpus if count}
@@ -155,7 +154,7 @@ def plan_gpu(
     runtime = "nvidia" if vendor == "nvidia" and runtime_class else ""
     if vendor == "nvidia" and where.local and _wsl_nodes(nodes):
         # WSL2: NVML cannot see the GPU, so the NVML plugin would advertise 0 and pin the
-        # resource there; pods get the GPU through CDI instead (what the PowerShell twin did).
+        # resource there; pods get the GPU through CDI instead.
         return GpuPlan(
             vendor,
             source,

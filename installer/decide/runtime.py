@@ -1,11 +1,8 @@
 """The container runtime step as pure decisions: which tier a machine is on, and for the
 privileged tier every command the engine will run as root, argv exactly.
 
-The tiers are the twins' (scripts/lib/probe.sh): tier 0 when `docker info` answers as this
-user, and nothing privileged happens at all (no sudo, no package manager, no admin check);
-otherwise the privileged flow (tier 2 in the twins' numbering). The twins' rootless tier 1
-is opt-in upstream (`TB_TIER1_ROOTLESS`, not validated there) and is not carried: a machine
-without a usable runtime gets the privileged flow the twins run by default.
+When `docker info` answers as this user, nothing privileged happens at all (no sudo, no
+package manager, no admin check); otherwise the privileged flow runs. There is no rootless tier.
 
 Nothing here reads the machine: `Facts` is gathered by edges/runtime_linux.py and
 edges/runtime_macos.py, and the `RuntimePlan` they execute is what `plan` shows.
@@ -30,7 +27,7 @@ CA_DROPIN = f"{DROPIN_DIR}/tracebloc-ca.conf"
 CA_DIR = "/etc/docker/tracebloc-ca"
 MODULES_FILE = "/etc/modules-load.d/tracebloc.conf"
 MARKER = "# Managed by tracebloc installer"
-# The first line of a drop-in the engine (or the bash twin, `(#244)`) wrote: a file is the
+# The first line of a drop-in the engine (or the bash scripts, `(#244)`) wrote: a file is the
 # engine's to rewrite or remove only when a line is exactly this (grep -xE, Python re alike).
 MARKER_LINE = r"# Managed by tracebloc installer( \(#244\))?"
 APT_SOURCE = "/etc/apt/sources.list.d/docker.list"
@@ -47,7 +44,7 @@ NEW_SUFFIX = ".tracebloc-new"  # not *.conf: systemd never reads a half-written 
 KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
 LOCK_WAIT_S = 600
-PACKAGE_TIMEOUT_S = 600  # the twin's bound on the Docker install
+PACKAGE_TIMEOUT_S = 600  # bound on the Docker install
 START_WAIT_S = 60
 APT_ENV = ("env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a")
 APT_OPTS = ("-o", "DPkg::Lock::Timeout=600")
@@ -113,7 +110,7 @@ class Step:
     temp file first, whose path replaces STAGED in argv), "fetch" (download `url`, checked
     as `check` says, into the staged file), "wait-lock", "wait-docker", "modules",
     "member" (`id -nG -- USER` must list the group in `content`: a grant read back).
-    `optional`: a failure is a warning (the twins' `|| true`)."""
+    `optional`: a failure is a warning."""
 
     argv: tuple[str, ...]
     why: str
@@ -243,8 +240,7 @@ def sudo_prime(facts: Facts) -> tuple[Step, ...]:
 
 
 def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ()) -> str | None:
-    """The Docker daemon's systemd drop-in for the host's proxy (the twin's
-    `_configure_docker_proxy`): without it `k3d cluster create` cannot pull rancher/k3s
+    """The Docker daemon's systemd drop-in for the host's proxy: without it `k3d cluster create` cannot pull rancher/k3s
     behind a proxy. None when no proxy is set. It holds the proxy's password, if any."""
     http = next(
         (

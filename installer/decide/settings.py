@@ -133,7 +133,7 @@ MYSQL_ENGINES = ("auto", "5.7", "8.4")
 # --- the engine's own local k3d cluster (decide/localcluster.settings) ---------------------
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
-DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
+DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the validated pin
 LEFTOVER_ACTIONS = ("reuse", "wipe")
 _CLUSTER_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
 

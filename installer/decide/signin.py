@@ -1,5 +1,5 @@
-"""Browser sign-in through the tracebloc CLI: the pure decisions (RFC-CLI-0001, as the twins'
-provision step does it). Nothing here runs a program or reads a file.
+"""Browser sign-in through the tracebloc CLI: the pure decisions (RFC-CLI-0001).
+Nothing here runs a program or reads a file.
 
 When: no TRACEBLOC_CLIENT_ID/PASSWORD, no TRACEBLOC_VALUES_FILE and no credentials in the
 previous values file. Then the CLI signs the person in (`tracebloc login`, a device code) and
@@ -170,7 +170,7 @@ def foreign(namespaces: Iterable[str], listing: str) -> list[str]:
 
 
 def three_choices(namespace: str, cluster_name: str | None) -> str:
-    """The twins' three ways on, when this machine runs another account's client."""
+    """The three ways on, when this machine runs another account's client."""
     if cluster_name:
         remove = (
             f"remove the current client first (k3d cluster delete {cluster_name} wipes it "
@@ -193,7 +193,7 @@ def three_choices(namespace: str, cluster_name: str | None) -> str:
 
 
 def create_failure(output: str, code: str | None, source: str) -> list[str]:
-    """The lines to show for a failed `client create`: the twin's hint for an unknown carbon
+    """The lines to show for a failed `client create`: a hint for an unknown carbon
     zone, else up to four of the CLI's error lines."""
     if _BAD_LOCATION.search(output):
         where = (

@@ -206,8 +206,8 @@ def wait_for_metrics(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
-    """Until the APIService is registered and Available, at most `seconds` (the twins'
-    TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
+    """Until the APIService is registered and Available, at most `seconds`
+    (TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
     waited for (measured, not the setting). Never fails the install: when metrics-server is
     really missing, the chart says so at render time."""
     polled = poll.until(

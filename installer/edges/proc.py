@@ -137,7 +137,7 @@ def _tell(pid: int, argv: tuple[str, ...] | None) -> None:
 
 # Tools run with a supplementary group this process does not have yet (the docker group
 # granted during this run): `sg GROUP -c 'exec TOOL ARGS…'`, so the run goes on without a
-# new login (the twin re-executed itself under `sg docker` instead, losing its state).
+# new login.
 _in_group: dict[str, str] = {}
 
 

@@ -222,7 +222,7 @@ def _prime(run: Runner, step: Step) -> None:
 
 
 def _wait_lock(run: Runner, step: Step) -> None:
-    """The twin's apt_wait_for_lock: while a background update holds the dpkg/apt locks,
+    """While a background update holds the dpkg/apt locks,
     wait (bounded); apt's own DPkg::Lock::Timeout is the backstop for a later holder."""
     if proc.find_on_path("fuser", run.env, "linux") is None:
         return
@@ -291,7 +291,7 @@ def _answers_in_group(run: Runner, step: Step) -> bool:
 
 
 def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
-    """The twin's messages: a daemon that will not start is Docker's problem, shown with
+    """A daemon that will not start is Docker's problem, shown with
     Docker's own words; a running one this user cannot reach is the group."""
     if sys.platform == "darwin":
         raise RuntimeFailed(

@@ -1,6 +1,6 @@
 """A runtime step guarded "ours" (decide/runtime.Step.guard): a file under /etc is written
 or removed only when it is the engine's own — absent (for a write) or holding the marker
-line the engine (or the bash twin) put first in it. A file someone else manages is left as
+line the engine (or the bash scripts) put first in it. A file someone else manages is left as
 it is, with a warning; one that cannot be read counts as someone else's. A write is
 atomic: the new content is put next to the file (`<file>.tracebloc-new`, owner-only by its
 `install -m`), then renamed over it; a file already as wanted is not rewritten, so a

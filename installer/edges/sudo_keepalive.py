@@ -1,10 +1,10 @@
-"""The twin's sudo keepalive (`preflight_sudo`): while the privileged flow runs, the sudo
+"""While the privileged flow runs, the sudo
 ticket the one password prompt gave is refreshed (`sudo -n -v`, never a prompt) every 50 s,
 so a package install longer than sudo's `timestamp_timeout` does not leave the next root
 step facing "a password is required". Bounded: each refresh has its own deadline (and its
 child is killed at it); the refreshing stops when the flow ends, at the first refresh that
 fails (there is no ticket left to keep), and with the engine (a daemon thread: it never
-outlives the process, unlike the twin's background subshell)."""
+outlives the process)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from installer.edges import call, proc
 
-INTERVAL_S = 50.0  # the twin's `sleep 50`
+INTERVAL_S = 50.0
 CALL_TIMEOUT_S = 10.0
 
 

@@ -32,7 +32,7 @@ ZONE_TABLES = ("/usr/share/zoneinfo/zone.tab", "/usr/share/zoneinfo/zone1970.tab
 
 
 def supports_signin(tool: Tool, env: Mapping[str, str]) -> bool:
-    """Does this CLI have `login` and `client create`? Asked as the twin asks, with `--help`
+    """Does this CLI have `login` and `client create`? Asked with `--help`
     (no side effect; an unknown command exits non-zero)."""
     for args in (("login", "--help"), ("client", "create", "--help")):
         result = call.answer(tool, args, timeout=HELP_TIMEOUT_S, env=env)
@@ -196,7 +196,7 @@ def read_credential(path: str) -> signin.Minted:
     return signin.parse_credential(data.decode("utf-8", errors="replace"))
 
 
-# --- the system time zone, as the twin reads it -------------------------------------------
+# --- the system time zone ----------------------------------------------------------------
 
 
 def system_zone(env: Mapping[str, str]) -> str | None:

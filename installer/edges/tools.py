@@ -214,8 +214,8 @@ def wanted_range(name: str) -> str:
 
 
 def usable_on_path(name: str, path: str, version: str | None, env: Mapping[str, str]) -> bool:
-    """kubectl, helm and k3d by their version; the CLI by what it can do, asked as the twin
-    asks (`login --help`, `client create --help`)."""
+    """kubectl, helm and k3d by their version; the CLI by what it can do
+    (`login --help`, `client create --help`)."""
     if name == pins.CLI:
         from installer.edges.tbcli import supports_signin
 

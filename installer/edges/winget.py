@@ -80,7 +80,7 @@ def install(path: str, env: Mapping[str, str], redactor: Redactor | None) -> str
 
 def with_windowsapps(env: Mapping[str, str]) -> dict[str, str]:
     """`env` with this account's app execution aliases (where an installed winget.exe appears)
-    on PATH, for the steps after the install (the twin's RefreshPath)."""
+    on PATH, for the steps after the install."""
     out = dict(env)
     local = env.get("LOCALAPPDATA", "")
     if not local:
