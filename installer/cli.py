@@ -1,13 +1,9 @@
 """Command line: options → configuration → pipeline → output and exit code.
 
 The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed (or the
-cluster cannot be reached), 2 bad input, 3 refused to protect what is installed,
-130 interrupted (Ctrl-C), 143 terminated (SIGTERM; 129 for
-SIGHUP). With `--json` every outcome, failures included, is one JSON object on
-stdout.
-
-Subcommands are rows of `COMMANDS`: a name, its help, its own options and the function that
-runs it. Options given without a subcommand mean `install` (`tracebloc-installer --yes`).
+cluster cannot be reached), 2 bad input, 3 refused to protect what is installed, 128 + the
+signal when stopped (130 Ctrl-C). With `--json` every outcome is one JSON object on stdout.
+Subcommands are rows of `COMMANDS`; options without a subcommand mean `install`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Every read `plan` and `install` make of the cluster, overlapped, before anything changes.
 
-Two rounds. The first asks everything that depends on nothing: which cluster the
-kubeconfig names (a local read), `helm list -A`, the nodes, the chart repositories, the
-metrics APIService, the GPU — and the values and state of the release asked for, in case
-the list names it (a re-install, the common case, then needs no second round). The second
-reads the values and state of each other client release the list names. A read made in the
-first round is used only if the list then shows that release: the list is the evidence. Each call keeps its own deadline; expected failures come back as
-data, so the caller decides — from one read — what to do.
+Two rounds: first everything that depends on nothing (including the asked-for release's
+values and state); then the other client releases `helm list` names. A first-round read is
+used only if the list shows that release. Expected failures come back as data.
 """
 
 from __future__ import annotations

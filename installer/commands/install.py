@@ -1,24 +1,10 @@
 """`install`: execute the plan, safely, on a machine that may already run a client.
 
-The steps, in order, all under the install lock (edges/lock.py). First what changes nothing:
-the network preflight (commands/install_checks.py) → the tools (verified downloads into the engine's
-cache may happen here) → the local k3d cluster survey (and the container runtime or Windows
-host steps it needs) → one overlapped read of the cluster → nothing to change? stop here
-(commands/already_installed.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
-credentials (or a browser sign-in) → the guard's verdict and the plan → the one question,
-listing every change with its argv (commands/asking.py). A refusal the guard can reach
-without credentials stops the run before they are asked for. On the engine's own local
-cluster, which may not exist yet, the question comes before it is made (a running one that
-is the current context is read and judged before it; what to do with an earlier client's
-data is chosen before the plan, which shows the directory mounted): then the runtime or
-host steps, a wipe that was chosen, and the cluster (created, started or adopted, then
-read), and the guard's verdict and the plan after it. Then the changes: recovery of a wedged
-release → chart repo → release directories → values file → device plugin adoption →
-metrics API → `helm upgrade --install` → kube context namespace → wait until the client is
-connected (commands/wait.py; exit 0 means connected).
-
-Nothing outside the engine's own directory changes before the one question has been
-answered yes (or --yes given).
+All under the install lock (edges/lock.py): first the reads and checks that change nothing
+(network preflight, tools, local-cluster survey, one overlapped cluster read, already
+installed?, blockers, credentials, the guard's verdict and the plan), then the one question
+(commands/asking.py), then the changes, ending with the wait until the client is connected
+(exit 0). Nothing outside the engine's own directory changes before a yes (or --yes).
 """
 
 from __future__ import annotations

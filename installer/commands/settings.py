@@ -1,11 +1,8 @@
 """A run's settings, built once from the options and the environment, in one call.
 
 `build` parses, validates and types everything a command reads before it reads or changes
-anything: the probe configuration (namespace, kubeconfig, timeout, training size), the paths
-(decide/paths.py), and for `plan` and `install` the plan and install-only settings, every
-yes/no variable (decide/yesno.py), the preflight floors, the backend URL and the CA bundle.
-Bad input is one `BadInput` (exit 2) naming the variable or the flag it came from; `plan`
-and `install` are built the same way, so what one refuses the other refuses too.
+anything. Bad input is one `BadInput` (exit 2) naming the variable or flag it came from;
+`plan` and `install` are built the same way, so what one refuses the other refuses too.
 """
 
 from __future__ import annotations

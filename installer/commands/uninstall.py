@@ -1,16 +1,10 @@
 """`uninstall`: remove the client's release; keep its data unless told, and confirmed.
 
-survey (reads only) → what will be removed and kept → the caller confirms → `helm uninstall
---wait` → with --delete-data: the release's PVCs and the data directory → with
---delete-cluster: the local k3d cluster (CLUSTER_NAME), only when this engine created it —
-the runtime label it puts on the cluster's nodes. Nothing is removed on a guess: a release
-that cannot be read, a data directory that does not look like ours, or a cluster Docker
-cannot vouch for stops the run before anything changes.
-
-What may be deleted is decided in decide/deletion.py: only the uninstalled release's data,
-in a data directory that passes install's place rules; nothing when the release is not
-installed; with --delete-cluster, helm and kubectl talk to that cluster's own context only,
-and only when it answers on this machine. The whole run holds install's lock.
+survey (reads only) → what will be removed and kept → confirm → `helm uninstall --wait` →
+with --delete-data the release's PVCs and data directory → with --delete-cluster the local
+k3d cluster, only when this engine created it. Nothing is removed on a guess: what cannot
+be read or vouched for stops the run before any change. What may be deleted is decided in
+decide/deletion.py; the whole run holds install's lock.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""Rules for the host directories, checked before anything changes. Pure: the facts (the
-resolved path, whether it exists, can be written, which filesystem holds it) are read by
-edges/hostdirs.py and passed in.
+"""Rules for the host directories, checked before anything changes. Pure: the facts are read
+by edges/hostdirs.py and passed in.
 
-HOST_DATA_DIR holds the client database (MySQL) and the values file: it must be a local
-directory under the user's home, never the home itself or a system directory, because the
-install makes its subdirectories world-writable for the pods, and InnoDB corrupts on network
-storage. HOST_DATASET_DIR holds datasets only and may be a network mount, but must exist,
-be writable, and not be a system directory.
+HOST_DATA_DIR (the database and values file) must be a local directory under the user's
+home, not the home itself or a system directory: its subdirectories are made world-writable
+and InnoDB corrupts on network storage. HOST_DATASET_DIR may be a network mount, but must
+exist, be writable and not be a system directory.
 """
 
 from __future__ import annotations

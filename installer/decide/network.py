@@ -1,12 +1,9 @@
 """The network preflight's decisions: which hosts this install needs, what each probe's
-answer means, and whether the install may go on. Pure: plain data in, plain data out.
+answer means, and whether the install may go on. Pure.
 
-One rule for the CA bundle (decide/settings.ca_variable): the first of `TRACEBLOC_CA_BUNDLE`,
-`CURL_CA_BUNDLE` that is set names a PEM file whose certificates are trusted IN ADDITION to
-this machine's trust store, by every HTTPS client of the engine (the credential check, the
-tool downloads, these probes, `helm repo add --ca-file`) and by the local cluster's nodes
-(mounted into each k3d node, containerd pointed at it for every registry). Nothing else
-(SSL_CERT_FILE, REQUESTS_CA_BUNDLE) is read by the engine itself.
+The CA bundle (decide/settings.ca_variable: `TRACEBLOC_CA_BUNDLE`, else `CURL_CA_BUNDLE`) is
+trusted in addition to the machine's store by every HTTPS client of the engine and by the
+local cluster's nodes.
 """
 
 from __future__ import annotations

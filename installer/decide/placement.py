@@ -1,13 +1,8 @@
 """Where the client will run, decided from what the cluster shows. Pure.
 
-Three questions answered from evidence, because the engine may be pointed at any cluster:
-
-- Does the whole cluster run on this machine? (`env.SINGLE_NODE`, the chart's GPU→CPU
-  fallback, and whether this machine's GPU is the cluster's.)
-- Which GPU do the pods get, under which RuntimeClass, and whose device plugin?
-- Which CPU architecture do the nodes have? (the MySQL engine)
-
-Each answer carries the evidence it rests on, so `plan` can say why.
+Does the whole cluster run on this machine (`env.SINGLE_NODE`, the GPU→CPU fallback)? Which
+GPU do the pods get, under which RuntimeClass and device plugin? Which CPU architecture do
+the nodes have (the MySQL engine)? Each answer carries its evidence, so `plan` can say why.
 """
 
 from __future__ import annotations

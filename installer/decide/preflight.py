@@ -1,14 +1,8 @@
 """Preflight: is this machine big enough to run the client? Pure: facts in, findings out.
 
-Every problem is reported (`check` returns all findings); the caller prints them all and
-stops once if any `failed`. Nothing here reads the machine: `machine.read_machine` and
-`machine.disk_free` do, and their answers are passed in.
-
-Units: every "GB" here, including in the `PF_*_GB` variable names, is a GiB (2**30 bytes).
-Memory is configured in GiB (a VM's or Docker Desktop's "8 GB", the chart's `memory=8Gi`,
-the training size we render as `memory=<n>Gi`), and `free -g`/`df -BG` print GiB, so a
-GiB floor measures what the user set and sees. Decimal GB would make every floor ~7% lower
-than the number the user reads.
+`check` returns every finding; the caller prints them all and stops once if any `failed`.
+Every "GB" here, `PF_*_GB` included, is a GiB: memory is configured and `free -g`/`df -BG`
+print in GiB, so a GiB floor measures what the user set and sees.
 """
 
 from __future__ import annotations

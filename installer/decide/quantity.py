@@ -1,12 +1,8 @@
 """Kubernetes resource quantities: exact parsing and the `cpu=N,memory=MGi` size form.
 
-The grammar is Kubernetes' own (apimachinery resource.Quantity):
-    <quantity> ::= <signedNumber><suffix>
-    <number>   ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
-    <suffix>   ::= Ki|Mi|Gi|Ti|Pi|Ei | n|u|m|""|k|M|G|T|P|E | (e|E)<signedInteger>
-(`n` and `u` are nano and micro: the kubelet reports CPU in nano-cores.) Values are exact
-`Fraction`s, except that, as in Kubernetes, a non-zero value finer than 1n is rounded away
-from zero to the next nano; nothing overflows until the caller decides how to round.
+The grammar is apimachinery's resource.Quantity (`n`/`u` are nano and micro: the kubelet
+reports CPU in nano-cores). Values are exact `Fraction`s; as in Kubernetes, a non-zero value
+finer than 1n is rounded away from zero to the next nano.
 """
 
 from __future__ import annotations

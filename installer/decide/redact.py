@@ -1,11 +1,8 @@
 """Keep secrets out of everything we print or log, and off every child's command line.
 
-Any string is a valid password, including ordinary words (`client`, `values`, `tracebloc`)
-and single characters. So masking looks for the password as a token, not as a substring:
-an occurrence glued to a longer name (`tracebloc/client`, `values.yaml`, `clients`) is that
-name, not the password, and is left alone. Everything else is masked, in every form a tool
-may print it: as given, without its surrounding whitespace, JSON-, YAML- or Python-escaped,
-percent-encoded, or cut short at the end of a line or before `…`.
+Any string is a valid password, so masking looks for it as a token: glued to a longer name
+(`values.yaml` for `values`) it is that name. Everything else is masked in every form a tool
+may print it (trimmed, JSON/YAML/Python-escaped, percent-encoded, cut short).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The container runtime step as pure decisions: which tier a machine is on, and for the
 privileged tier every command the engine will run as root, argv exactly.
 
-When `docker info` answers as this user, nothing privileged happens at all (no sudo, no
-package manager, no admin check); otherwise the privileged flow runs. There is no rootless tier.
-
-Nothing here reads the machine: `Facts` is gathered by edges/runtime_linux.py and
-edges/runtime_macos.py, and the `RuntimePlan` they execute is what `plan` shows.
+When `docker info` answers as this user nothing privileged happens at all; otherwise the
+privileged flow runs. `Facts` are gathered by edges/runtime_linux.py and runtime_macos.py.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """The host data directory of a local cluster: leftovers of an earlier client, their wipe,
 and the directories the chart's hostPath volumes bind.
 
-Leftover data is a MySQL or dataset directory holding at least one file, in the flat layout
-(`<dir>/mysql`, `<dir>/data`) or per release (`<dir>/<release>/mysql`, …). Symlinks are never
-followed, so a wipe cannot reach outside the data directory; a directory that cannot be
-listed cannot be proven empty and counts as a leftover.
-
-The wipe deletes what was shown and nothing else. The data directory and each leftover are
-identified (device, inode) when the choice is made; at wipe time the directory is opened
-without following a link and compared, and every step works through directory descriptors
-below it, so a link swapped in anywhere meanwhile leads nowhere. Each leftover is first
-renamed, in its own directory, to a trash name (`.tracebloc-trash-<hex>-mysql`) and only then
-deleted: a kill at any moment leaves it whole under its own name or under the trash name,
-which is never offered for reuse and is removed by the next install (`remove_trash`).
+Leftover data is a MySQL or dataset directory with a file in it; one that cannot be listed
+counts. The wipe deletes only what was shown: it works through directory descriptors
+identified when the choice was made, and renames each leftover to a trash name before
+deleting it, so a kill leaves it whole under one of the two names (`remove_trash`).
 """
 
 from __future__ import annotations

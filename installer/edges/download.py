@@ -1,11 +1,8 @@
 """Fetch one file over HTTPS into an open file, hashing it on the way, within a deadline.
 
-The second HTTP client, on `requests` as backend.http imports it: it uses the credentials
-check's session (backend.session), so proxies, `TRACEBLOC_CA_BUNDLE` and the OS
-trust store follow exactly the same rules. Three tries with backoff on connection errors
-and 5xx answers, none on 4xx (urllib3's Retry); the whole download, retries included, is
-bounded by one deadline. What the bytes are worth is decided by the caller, who compares
-the SHA-256 returned here with the one embedded in this build.
+Uses the credential check's session (backend.session), so proxies and trust follow the same
+rules. Retries connection errors and 5xx, not 4xx; one deadline bounds it all. The caller
+compares the returned SHA-256 with the one embedded in this build.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Which kubectl, helm, k3d and tracebloc CLI the engine runs, and where each comes from.
 
-In order: the binary a `TRACEBLOC_<TOOL>` variable names (always, whatever its version);
-the one on PATH when its version is in the supported range (decide/pins.SUPPORTED); the
-pinned version already in the tools directory; else the pinned version, to be downloaded
-(edges/fetch.py) and verified against the SHA-256 embedded in this build. The user's PATH
-and own tools are never changed: downloads go to `TRACEBLOC_TOOLS_DIR` (default
-~/.tracebloc/bin; on Windows %LOCALAPPDATA%\\tracebloc\\bin).
+In order: a `TRACEBLOC_<TOOL>` variable; PATH when its version is supported; the pinned
+version in the tools directory; else the pinned version downloaded and SHA-256-verified.
+The user's PATH is never changed: downloads go to `TRACEBLOC_TOOLS_DIR`.
 """
 
 from __future__ import annotations

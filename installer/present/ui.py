@@ -1,13 +1,8 @@
 """What the user watches while `install` runs, and the install log file.
 
-On a terminal: a spinner with the elapsed seconds on the step's line, replaced by
-`✓ title (3.2s)` or `✗ title (3.2s)` when the step ends, and colour. Anywhere else — a pipe,
-CI, `NO_COLOR`, `TB_PLAIN`, `TERM=dumb` — one timestamped line when a step starts and one
-when it ends, which reads well in a CI log and never fills it with spinner frames.
-
-Every text passes the redactor before it is written, to the screen or to the log file.
-While a step's spinner is on screen, all output to that stream must go through the `Ui`
-(it clears the spinner line first, then redraws it).
+On a terminal a spinner, then `✓ title (3.2s)` or `✗`; elsewhere (a pipe, CI, `NO_COLOR`,
+`TB_PLAIN`, `TERM=dumb`) timestamped start and end lines. Every text passes the redactor;
+while a spinner is on screen, all output to its stream goes through the `Ui`.
 """
 
 from __future__ import annotations
