@@ -201,11 +201,8 @@ def parse_client_env(raw: str | None) -> str | None:
 
 
 def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
-    """The first set of HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy, split into parts.
-
-    Credentials are split from the host on the LAST `@` and the username from the password
-    on the FIRST `:`, so `:` and `@` inside a password survive.
-    """
+    """The first set of HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy, in parts: split on the
+    LAST `@` and the FIRST `:`, so both survive inside a password."""
     name, raw = next(((n, env[n]) for n in PROXY_VARIABLES if env.get(n, "").strip()), ("", ""))
     if not raw:
         return None

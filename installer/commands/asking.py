@@ -114,11 +114,8 @@ def ask_once(
     context: question.Context | None = None,
     shown_before: bool = False,
 ) -> None:
-    """The one question, before the first change: a few plain lines about the changes
-    (present/question.py); `d` at the question shows every one outside the engine's data
-    directory, in order, with its argv, and asks again. The full list is always in the log
-    (and on the console under --verbose), which under --yes is the record. `shown_before`:
-    asked already (the local cluster's path), so the list is not shown again."""
+    """The one question, before the first change: a few plain lines; `d` shows every change with
+    its argv. The full list is always in the log. `shown_before`: not shown again."""
     # Fitted to a terminal a person watches; elsewhere (a pipe, CI, TB_PLAIN) each line
     # whole, every change with its argv: the record.
     width = ui.columns() if ui.fancy else 10**6

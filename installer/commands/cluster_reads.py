@@ -43,11 +43,8 @@ def read_cluster(
     metrics: bool = False,
     gpu: Gpu | None = None,
 ) -> ClusterRead:
-    """The nodes are read even under a size override (TRACEBLOC_TRAINING_RESOURCES): it
-    replaces the size decision only, and the site decisions (one host, GPU, the MySQL
-    engine's arch) still come from the nodes; the releases are read for the guard and for
-    what they carry. (`probe` with an override reads nothing: probe.gather.) `gpu`: this
-    machine's GPU as already read this run (network_hosts.before_gate), not read again."""
+    """The nodes are read even under a size override (it replaces the size decision only).
+    `gpu`: this machine's GPU as already read this run, not read again."""
     probe = cfg.probe
     conn, timeout = probe.conn, probe.timeout
     tools = (

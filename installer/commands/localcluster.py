@@ -502,13 +502,9 @@ def bring_up(
     kubectl: Tool,
     chosen: leftover_data.Choice | None = None,
 ) -> tuple[PlanConfig, Local]:
-    """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
-    API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
-    the config (the data directory may have changed at the leftover question) and the
-    survey the cluster was made from: when Docker was set up first, the one read once it
-    answered (its runtimes, and so the GPU, are known only then). Called
-    after `blockers`, `leftover_choice` (`chosen`) and the one question
-    (commands/install.py)."""
+    """Create, start or adopt the cluster with the survey's k3d and wait for its API with the
+    resolved kubectl; returns the config and the survey the cluster was made from. Called
+    after `blockers`, `leftover_choice` and the one question."""
     s = local.settings
     if s is None or not local.managed:
         return cfg, local

@@ -96,11 +96,8 @@ def survey(
 
 
 def tier0_autostart(env: Mapping[str, str], os_: str, info: DockerRead) -> tuple[rt.Step, ...]:
-    """Docker already answers: a desktop Mac still gets the login autostart (a LaunchAgent,
-    written as this user: nothing privileged), unless it is in place; so does a Docker
-    Desktop on Windows that someone else installed (this user's Run key). A headless Mac's
-    LaunchDaemon needs root, which tier 0 never asks for, nor does Linux's `systemctl
-    enable`: the summary's reboot line says how to start Docker instead."""
+    """Docker already answers: a desktop Mac (LaunchAgent) or someone else's Docker Desktop on
+    Windows (Run key) still gets the login autostart, as this user. Nothing privileged."""
     if flag(env, "TRACEBLOC_NO_AUTOSTART"):
         return ()
     if os_ == "windows":

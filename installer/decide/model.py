@@ -146,15 +146,9 @@ class Gpu:
 
 @dataclass(frozen=True)
 class KubeTarget:
-    """The cluster a run acts on, as the kubeconfig names it: a local read, no cluster call
-    (`kubectl config view --minify`, or edges/kubeconfig.py reading the files before kubectl
-    exists). `readable` False: unknown, with `reason`. The one type every "which cluster, and
-    is it on this machine" question takes (decide/locality.py).
-
-    `context` "" on a readable target: no current context. `cluster` is the name of the
-    context's cluster entry, set only when that entry exists; `user` the context's user
-    entry; `exec_command` the basename of that user's credential plugin (`aws`,
-    `gke-gcloud-auth-plugin`, `kubelogin`), "" when it has none."""
+    """The cluster a run acts on, as the kubeconfig names it (a local read, no cluster call).
+    `readable` False: unknown, with `reason`. `context` "": no current context; `cluster` set
+    only when its entry exists; `exec_command` the basename of the user's credential plugin."""
 
     readable: bool
     context: str = ""

@@ -242,14 +242,9 @@ def with_redirects(urls: Iterable[str]) -> list[str]:
 
 
 def runtime_urls(plan: RuntimePlan | None, fetch_mirror: str | None = None) -> list[str]:
-    """The hosts a runtime plan reaches, once each: what the engine downloads itself (a
-    fetch step's URL; with TRACEBLOC_TOOLS_MIRROR the mirror instead: `fetch_mirror` is its
-    https base, or "" for a directory, which needs no host) and what the programs it runs
-    reach on their own: apt and dnf read Docker's repository (download.docker.com) named in
-    the files the plan puts in place; brew reads its formulae and pulls bottles from ghcr.io;
-    Homebrew's installer clones from github.com. Starting a stopped runtime reaches nothing.
-    A distribution's own package mirrors (Amazon Linux, Arch, openSUSE) are the machine's
-    configuration and are not probed."""
+    """The hosts a runtime plan reaches, once each: what the engine downloads itself (or the
+    TRACEBLOC_TOOLS_MIRROR base) and what its programs reach (Docker's repository for apt/dnf,
+    ghcr.io for brew, github.com for Homebrew's installer). Distribution mirrors are not probed."""
     if plan is None or plan.refusal is not None:
         return []
     out: list[str] = []

@@ -48,13 +48,9 @@ def locality(target: KubeTarget, nodes: NodeRead, storage_mode: str) -> Locality
 def single_node(
     where: Locality, nodes: NodeRead, storage_mode: str
 ) -> tuple[str | None, bool | None]:
-    """(`env.SINGLE_NODE`, top-level `singleNode`); None leaves a key to the chart.
-
-    `env.SINGLE_NODE` means "one host": "true" when the whole cluster runs here (a k3d
-    server and agent on one machine included), else absent so the chart's default applies.
-    `singleNode` answers the schema's "one schedulable node?" and is written only where the
-    chart's default (`hostPath.enabled`) would answer it wrongly: one measured node with
-    hostPath off (node-local). With hostPath on the default already says single-node."""
+    """(`env.SINGLE_NODE`, `singleNode`); None leaves a key to the chart. `env.SINGLE_NODE` is
+    "true" when the whole cluster runs here; `singleNode` is written only where the chart's
+    default would be wrong (one measured node with hostPath off)."""
     env = "true" if where.local else None
     top = (
         True

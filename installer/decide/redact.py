@@ -96,13 +96,9 @@ def forms(secret: str) -> list[str]:
 
 
 class _Cut:
-    """Where a first part of `form` (CUT_MIN characters or more, all but its last at most)
-    ends the text, a line, or stands before `…`: the longest such part at each place.
-
-    Found from the places where the form's first characters occur, each extended as far as
-    the text agrees with the form (a binary search over slice comparisons): linear in the
-    form's length, where one alternative per prefix made building the matcher quadratic (a
-    10 KB token cost minutes and hundreds of MiB)."""
+    """Where a first part of `form` (CUT_MIN characters or more) ends the text, a line, or stands
+    before `…`: the longest at each place. Linear in the form's length (a binary search per
+    occurrence), so a long token cannot make the matcher quadratic."""
 
     _ENDS = re.compile(r"(?=\n|…|\.\.\.)")
 
@@ -266,15 +262,9 @@ class Redactor:
         return "".join(out)
 
     def leaks(self, parts: Sequence[str]) -> bool:
-        """A secret would be handed to a child as a value on its command line: after a
-        credential flag (`--password X`), as a credential key's value (`password=X`,
-        `--set clientPassword=X`), as a whole value of helm's `--set` family, or as the password
-        of a URL (`https://u:X@host`).
-
-        A name that merely equals or contains the password (release `tracebloc`, the chart
-        `tracebloc/client`, a path to `values.yaml`) is not a credential passed to the child:
-        the engine passes secrets only in the values file, and this guard is the backstop
-        against the one way a bug would leak them, passing one as a value."""
+        """A secret would be on a child's command line as a value: after a credential flag, as a
+        credential key's value, as a whole `--set` value, or as a URL's password. A name that
+        merely contains it (`tracebloc/client`) is not; secrets go only in the values file."""
         return any(_carries(parts, secret) for secret in self._secrets)
 
 

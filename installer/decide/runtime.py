@@ -101,13 +101,10 @@ class Facts:
 
 @dataclass(frozen=True)
 class Step:
-    """One command. `root`: run through `sudo -n` (directly when already root). `kind`
-    says what the executor does besides running argv: "run" (nothing), "stage" (`content`
-    fed on stdin where argv reads STDIN, a root step's way; else written to an owner-only
-    temp file first, whose path replaces STAGED in argv), "fetch" (download `url`, checked
-    as `check` says, into the staged file), "wait-lock", "wait-docker", "modules",
-    "member" (`id -nG -- USER` must list the group in `content`: a grant read back).
-    `optional`: a failure is a warning."""
+    """One command. `root`: through `sudo -n` (directly when root). `kind`: "run", "stage"
+    (`content` on stdin, or in an owner-only temp file replacing STAGED), "fetch" (`url` into
+    the staged file, checked as `check` says), "wait-lock", "wait-docker", "modules", "member"
+    (the group read back). `optional`: a failure is a warning."""
 
     argv: tuple[str, ...]
     why: str
@@ -263,11 +260,8 @@ def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ())
 
 
 def _unit_quote(assignment: str) -> str:
-    """A systemd `Environment=` value (systemd.syntax(7)): double-quoted, with `\\` and `"`
-    escaped (C-style escapes are read inside quotes) and `%` doubled (specifiers are expanded
-    after unquoting), so a password with quotes or percent signs reaches dockerd unchanged.
-    A control character has no quoting that keeps it on its line: it is refused (the
-    settings refuse it first, decide/settings.one_line)."""
+    """A systemd `Environment=` value: double-quoted, `\\` and `"` escaped, `%` doubled, so any
+    password reaches dockerd unchanged. A control character is refused."""
     one_line(assignment.partition("=")[0], assignment)
     escaped = assignment.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
     return f'"{escaped}"'

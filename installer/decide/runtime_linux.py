@@ -354,11 +354,8 @@ def apt_steps(facts: Facts) -> tuple[Step, ...]:
 
 
 def rpm_repository(repo: str) -> str:
-    """Docker's stable repository as the engine writes it (Docker's own docker-ce.repo, its
-    stable section): pinned here, so no download or mirror decides what dnf trusts —
-    https only, every package checked against Docker's key, the copy whose fingerprint the
-    engine checked (RPM_KEY), never one dnf fetches itself. `$releasever` and `$basearch`
-    are dnf's to fill in (dnf's own architecture names)."""
+    """Docker's stable dnf repository, pinned here: https only, every package checked against
+    the key whose fingerprint the engine checked (RPM_KEY), never one dnf fetches."""
     base = f"{DOCKER_DOWNLOAD}/{repo}"
     return (
         f"{MARKER}\n[docker-ce-stable]\nname=Docker CE Stable - $basearch\n"

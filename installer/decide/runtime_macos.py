@@ -210,11 +210,8 @@ DOCKER_FAILED_RC = 125  # `docker run` itself failed (the daemon, the image pull
 
 
 def amd64_verdict(rc: int | None, output: str) -> str:
-    """What the smoke run shows: "ok" (it ran), "broken" (the container ran and failed, or
-    an exec-format error), "timeout" (`rc` None: it did not finish within the bound),
-    "unknown" (Docker itself
-    failed before a container ran, e.g. the image could not be pulled: emulation was not
-    tried, so that is no evidence either way)."""
+    """What the smoke run shows: "ok", "broken" (failed, or exec-format error), "timeout" (`rc`
+    None), "unknown" (Docker failed before a container ran: no evidence either way)."""
     if rc is None:
         return "timeout"
     if rc == 0:

@@ -84,11 +84,8 @@ class Thresholds:
 
 
 def thresholds(env: Mapping[str, str]) -> Thresholds:
-    """The floors, from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`.
-
-    Unset or empty → the default. Any non-negative number is accepted (a value above the
-    default raises that floor: the user asked for it); anything else is `BadInput`.
-    """
+    """The floors from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`: unset
+    or empty is the default, any non-negative number is accepted, else `BadInput`."""
     default = Thresholds()
     return Thresholds(
         min_mem_gib=env_number(env, "PF_MIN_MEM_GB", default.min_mem_gib, zero_ok=True),

@@ -104,13 +104,9 @@ _VERDICTS = {200: Verdict.VALID, 400: Verdict.REJECTED, 401: Verdict.INACTIVE}
 def verify(
     url: str, username: str, password: str, *, env: Mapping[str, str], timeout: float = 20.0
 ) -> Check:
-    """POST the form fields `username` and `password` to `<url>api-token-auth/`.
-
-    200 VALID, 400 REJECTED, 401 INACTIVE; anything else (another status, no network, a
-    timeout, a TLS or proxy failure) UNVERIFIED with a one-line reason. The whole call is
-    bounded by `timeout`, name resolution included. Raises BadInput only for a bad
-    `TRACEBLOC_CA_BUNDLE`.
-    """
+    """POST `username` and `password` to `<url>api-token-auth/`: 200 VALID, 400 REJECTED, 401
+    INACTIVE, anything else UNVERIFIED with a reason. Bounded by `timeout`, name resolution
+    included; BadInput only for a bad `TRACEBLOC_CA_BUNDLE`."""
     target = endpoint(url)
     context = ssl_context(ca_bundle(env))
     proxy = proxy_for(target, proxy_environment(env))
@@ -147,12 +143,8 @@ def verify(
 
 
 def http() -> ModuleType:
-    """`requests`, imported here and only here, on first use. Without charset_normalizer or
-    chardet (the frozen binary leaves both out: nothing here reads a body's encoding) it
-    warns as it is imported; that message is ignored while it imports (catch_warnings puts
-    the process's filters back after). Not an interpreter `-W` option: the frozen
-    interpreter then imports `warnings` before the engine runs, and a Ctrl-C in that moment
-    was printed and swallowed, not obeyed."""
+    """`requests`, imported here only, on first use, with its missing-charset warning ignored
+    (not via `-W`: the frozen interpreter would then swallow an early Ctrl-C)."""
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="Unable to find acceptable character detection dependency"

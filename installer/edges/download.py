@@ -71,11 +71,9 @@ def fetch(
     most: int | None = None,
     stall: tuple[int, float] | None = None,
 ) -> Fetched:
-    """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (a bad
-    `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised, nor
-    more than `most` bytes (a server that never stops is refused there). `stall` (bytes,
-    seconds): stopped when fewer bytes than that arrive in any such span (curl's
-    --speed-limit/--speed-time), however long the whole may take within `deadline_s`."""
+    """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (bad CA bundle).
+    `out` gets nothing after return and at most `most` bytes; `stall` (bytes, seconds) stops a
+    download slower than that, within `deadline_s`."""
     context = trust.ssl_context(trust.ca_bundle(env))
     proxy = trust.proxy_for(url, proxy_environment(env))
     log.debug(

@@ -18,11 +18,7 @@ def is_frozen() -> bool:
 
 
 def prepare_children() -> bool:
-    """Reset the Windows DLL search path a frozen binary changed; True when it was reset.
-
-    A no-op (False) from source and off Windows. Never raises: a failure leaves the search
-    path as it was, which at worst is what the binary itself runs with.
-    """
+    """Reset the Windows DLL search path a frozen binary changed; True when reset. Never raises."""
     if sys.platform != "win32" or not is_frozen():
         return False
     try:

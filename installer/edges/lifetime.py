@@ -162,11 +162,8 @@ def stopped_by() -> int | None:
 
 
 def note_interrupts() -> None:
-    """Ctrl-C raises KeyboardInterrupt, as Python's own handler does, and is remembered: an
-    error that surfaces after it (CPython can turn an interrupt torn through an import into
-    a TypeError) is then reported as the interruption it follows, not as an internal error.
-    Only over Python's own handler: a SIGINT the parent ignores (`cmd &` in sh, `trap ''
-    INT`) stays ignored."""
+    """Ctrl-C raises KeyboardInterrupt and is remembered, so an error it causes later is
+    reported as the interruption. A SIGINT the parent ignores stays ignored."""
     import signal
 
     _stopped_by.clear()

@@ -58,11 +58,8 @@ def volume_args(conn: Connection, timeout: float) -> list[str]:
 
 
 def parse_volumes(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
-    """Names of the release's PersistentVolumes; ValueError when the output is not a list.
-
-    A volume is the release's on helm's own annotations (release name and namespace, a
-    volume being cluster-wide), else on the chart's instance label together with a claim in
-    the release's namespace."""
+    """Names of the release's PersistentVolumes (helm's release annotations, else the chart's
+    instance label with a claim in the namespace); ValueError when not a list."""
     return tuple(
         str(_map(i.get("metadata")).get("name", ""))
         for i in items_of(out, "volumes")

@@ -64,11 +64,8 @@ _GREEN, _YELLOW, _RED, _RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
 
 
 def wants_fancy(env: Mapping[str, str]) -> bool:
-    """Spinner and colour are allowed by the environment (the stream must also be a tty).
-
-    `NO_COLOR` and `TB_PLAIN`: any non-empty value means plain. `CI`: set to anything but
-    an empty/false-like value (`CI=true`, `CI=1`) means plain. `TERM=dumb` cannot move the
-    cursor back, so it is plain too."""
+    """Spinner and colour allowed by the environment (the stream must also be a tty): not with
+    `NO_COLOR`/`TB_PLAIN` set, a true-like `CI`, or `TERM=dumb`."""
     if env.get("NO_COLOR") or env.get("TB_PLAIN"):
         return False
     if env.get("CI", "").strip().lower() not in _FALSE:
@@ -344,11 +341,8 @@ class _RedactingFormatter(logging.Formatter):
 
 
 class _LogFile(logging.StreamHandler):
-    """A StreamHandler that owns (and closes) its file, and goes quiet when it fails.
-
-    A full disk or a vanished file must not print Python's "--- Logging error ---" traceback
-    for every record: the install goes on, and the log simply ends where it could not be
-    written."""
+    """A StreamHandler that owns its file and goes quiet when it fails (a full disk): the
+    install goes on and the log ends where it could not be written."""
 
     broken = False
 
