@@ -139,9 +139,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         )  # e.g. the network report
         return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
-        # The child that was running has already been stopped by proc (asked first, for
-        # helm) or by probe.concurrently for reads in worker threads. An interrupt that
-        # knows what it left behind (the readiness wait) says so itself.
+        # The running child was already stopped (by proc, or probe.concurrently for threads).
         signum = exc.signum if isinstance(exc, lifetime.Terminated) else None
         return _stopped(as_json, command, signum, getattr(exc, "remedy", ""))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks

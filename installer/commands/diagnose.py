@@ -242,9 +242,7 @@ def _load_values(path: str) -> tuple[dict[str, Any] | None, str]:
     """The values file's map, or why it is left out ("" when it is absent or not a map)."""
     if not path:
         return None, ""
-    # Read as the bundle reads (no link followed, bounded, regular files only), and
-    # through the one loader: a file that is merely broken is left out of the bundle, but an
-    # alias bomb or a 5,000-deep document is refused (its secrets could not be known).
+    # Read as the bundle reads, through the one loader: a broken file is left out, a bomb refused.
     read = bundle.read_file(path, MAX_VALUES_BYTES)
     if read.data is None:
         return None, "" if read.note == "not found" else read.note

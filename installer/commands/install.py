@@ -313,10 +313,8 @@ def _install(
         terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
-        # The cluster is this machine's and may not exist yet: Docker, k3d and the existing
-        # cluster's drift are blockers, known before anyone is asked anything; so is the
-        # guard's verdict on one that can be read as it is. The one question lists the
-        # cluster's steps; the cluster is read (again) once it is up.
+        # Docker, k3d, drift and the guard's verdict are blockers known before anyone is asked;
+        # the cluster is read (again) once it is up.
         localcluster.blockers(local, ui)
         if local.settings is not None:  # one install at a time makes or adopts this cluster
             held.add(lock.cluster_lock(env, cfg.host_data_dir, local.settings.name))
@@ -500,9 +498,7 @@ def _install(
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s, conn)
     gpu_seen = verify_gpu(cfg, env, ui, tools, plan, settings, os_, gpu_wait_s)
-    # The kube context is pointed while the first readiness poll is out: a local edit of
-    # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
-    # killed mid-write: the wait ending (or failing) waits for it.
+    # The kube context is pointed during the first readiness poll; never killed mid-write.
     pointing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
     context_f = pointing.submit(point_context, cfg, tools, settings, notes)
     try:

@@ -185,9 +185,7 @@ def survey(
                 else (said, docker_remedy(os_, info.state))
             )
             return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
-        # No Docker at all: no cluster of ours can exist, so the one made after Docker is
-        # new and the earlier data is decided now, before the plan (a stopped Docker may
-        # hold a cluster whose data this is: decided once it answers).
+        # No Docker: no cluster of ours exists, so the earlier data is decided now, before the plan.
         earlier = (
             tuple(datadir.leftovers(cfg.host_data_dir))
             if info.state == "missing" and s.leftover_guard
@@ -197,9 +195,8 @@ def survey(
         if os_ == "linux" and gpu_checked is None:
             primed = any(step.kind == "prime" for step in plan.steps)
             gpu_plan = _gpu_plan(env, info, machine, timeout, creating=True, primed=primed)
-        # The cluster's own steps are listed before the question too, as they will be: a
-        # new Docker holds no cluster; a stopped one holds ours when the kubeconfig still
-        # names it. bring_up stops if Docker, once it answers, shows another state.
+        # The cluster's steps are listed before the question too; bring_up stops if Docker, once it
+        # answers, shows another state.
         known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
         predicted = START if info.state != "missing" and known else CREATE
         shape = s

@@ -121,9 +121,7 @@ def create(
             with ui.step(f"Creating the local cluster {s.name} (first run downloads its images)"):
                 result = run.k3d(args, deadline, "creating the cluster")
         except KeyboardInterrupt as exc:
-            # Ctrl-C or SIGTERM mid-create: proc has stopped k3d; what it made so far is
-            # this run's own (the action is CREATE only when no such cluster existed), so
-            # it goes, as on the timeout below. A second interrupt stops the removal too.
+            # Interrupted mid-create: what k3d made so far is this run's own, so it goes (as on timeout).
             removed = remove_partial(s, ui, run)
             said = (
                 f"the partially created cluster {s.name} was removed"

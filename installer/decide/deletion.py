@@ -12,9 +12,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-# Files an install writes beside the releases' directories (the values file and its backup,
-# the log, diagnose's bundles, k3d's temporary config folder, what a killed wipe renamed
-# aside: edges/datadir.py).
+# Files an install writes beside the releases' directories (edges/datadir.py).
 SHARED = (
     "values.yaml",
     "values.yaml.bak",

@@ -28,9 +28,7 @@ from installer.decide.runtime import (
 )
 from installer.decide.runtime_linux import package_manager
 
-# NVIDIA's container toolkit repository signing key ("NVIDIA CORPORATION (Open Source
-# Projects)", https://nvidia.github.io/libnvidia-container/gpgkey): installed only when
-# the downloaded key has this fingerprint.
+# NVIDIA's container toolkit signing key: installed only when the download has this fingerprint.
 NVIDIA_KEY_FPR = "C95B321B61E88C1809C4F759DDCAE044F796ECB0"
 NVIDIA_REPO = "https://nvidia.github.io/libnvidia-container"
 APT_KEY = "/etc/apt/keyrings/nvidia-container-toolkit.asc"

@@ -56,9 +56,8 @@ NO_PROXY_DEFAULTS = (
     ".cluster.local",
     "host.k3d.internal",
 )
-# Shared hostPath directory modes, as the chart's init-writable-data sets them:
-# data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
-# ingest that wrote the files); logs add sticky (nobody deletes another writer's logs).
+# hostPath modes as the chart's init-writable-data sets them: data setgid + world-writable
+# (a delete runs as another uid), logs also sticky.
 DATA_DIR_MODE = 0o2777
 LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777

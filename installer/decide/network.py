@@ -20,10 +20,7 @@ from installer.decide.runtime_macos import HOMEBREW_URL
 
 CRITICALS = "PF_CRITICALS"
 
-# Where the chart's images come from when no mirror is configured (tests/upstream/client:
-# the tracebloc images, busybox, mysql-client, squid and the collector on Docker Hub, the
-# ingestor on GHCR). auth.docker.io is Docker Hub's token host: a network that lets
-# registry-1 through but blocks it fails only at the first pull.
+# The chart's registries when no mirror is set; auth.docker.io is Docker Hub's token host.
 REGISTRY_ENDPOINTS = (
     ("Docker Hub (registry-1.docker.io)", "https://registry-1.docker.io/v2/"),
     ("Docker Hub auth (auth.docker.io)", "https://auth.docker.io/token"),
@@ -38,10 +35,7 @@ OFFICIAL_TOOL_HOSTS = (
     "github.com",
     "release-assets.githubusercontent.com",
 )
-# github.com answers a release download (`/<owner>/<repo>/releases/download/…`) with a redirect
-# to the release-asset host (formerly objects.githubusercontent.com): an allow-list or proxy
-# that lets github.com through but not this host fails every such download, so it is probed
-# whenever one is planned.
+# github.com redirects release downloads to this host, so it is probed whenever one is planned.
 GITHUB_RELEASE_ASSETS = "https://release-assets.githubusercontent.com/"
 # The container runtime's hosts, named (runtime_urls says which a runtime plan reaches;
 # decide/winhostnet.py which a Windows host plan reaches).

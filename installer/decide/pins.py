@@ -26,15 +26,8 @@ ARCHIVES = ("none", "tar.gz", "zip")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
-# The versions of a tool found on PATH that the engine uses as they are: the flags and output
-# it relies on exist in all of them. Lower bound inclusive, upper bound exclusive.
-#   kubectl: `version --client -o json`, `get -o json`, `config set-context`; 1.28 dropped
-#            `version --short`, which the engine never uses, so 1.28 is simply the oldest
-#            still-supported line we test against.
-#   helm:    3.14+ and 4.x: `list -A -o json`, `get values -o json`, `upgrade --install
-#            --wait`, `repo add --force-update`; helm 4 changed `--wait`'s watcher and
-#            `list`'s default states, which the engine passes explicitly.
-#   k3d:     5.6+ (the `cluster create` flags a local cluster uses).
+# Versions on PATH used as they are (the flags the engine relies on exist in all of them):
+# lower bound inclusive, upper exclusive.
 SUPPORTED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "kubectl": ((1, 28), (2, 0)),
     "helm": ((3, 14), (5, 0)),

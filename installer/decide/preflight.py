@@ -19,10 +19,7 @@ from installer.decide.yesno import flag
 GIB = 2**30
 MIB = 2**20
 
-# A VM given N GiB reports a little less as its total (firmware and kernel reservations,
-# ~100-400 MiB), so a machine sized exactly at a floor must not be measured as under it.
-# The grace applies to the memory total only (its minimum and its recommended size alike):
-# available memory and free disk are what they are.
+# A VM given N GiB reports a little less, so a memory total this close to a floor passes.
 VM_GRACE_BYTES = 512 * MIB
 
 CPU_TRAINING = 4  # below this: a note that training wants more cores

@@ -25,10 +25,7 @@ _JOINERS = "./-"
 _CREDENTIAL = re.compile(r"pass|secret|token|credential|auth", re.IGNORECASE)
 _SET_FLAGS = ("--set", "--set-string", "--set-literal", "--set-json", "--set-file")
 _USERINFO = re.compile(r"://(?P<userinfo>[^/?#\s]*)@")
-# A URL's password (`https://admin:pw@host:6443`, a proxy, a mirror, a chart repository):
-# masked wherever a URL is printed, whether or not the password is a known secret. The
-# userinfo runs to the last `@` before the host's end, so an `@` inside the password stays
-# inside it.
+# A URL's password is masked wherever a URL is printed; userinfo runs to the last `@`.
 _URL_PASSWORD = re.compile(r"(?P<head>://[^/?#\s\"'<>`\\:@]*:)(?P<password>[^/?#\s\"<>`\\]*)@")
 
 
@@ -105,9 +102,7 @@ class _Cut:
     def __init__(self, form: str) -> None:
         self.form = form
         self.least = max(1, min(CUT_MIN, len(form) - 1))
-        # The password's first word alone (`k3d` of `k3d-Secret-9!`) is not taken for the
-        # password cut short: it is as likely a name the engine prints (the tool `k3d`), and
-        # masking it would corrupt what is shown; one character more (`k3d-`) is masked.
+        # The password's first word alone (`k3d` of `k3d-Secret`) is likely a name we print: not masked.
         self.first = _first_word(form)
         self.head = re.compile("(?=" + re.escape(form[: self.least]) + ")")
 
@@ -155,9 +150,7 @@ def _first_word(form: str) -> int:
     return n if 0 < n < len(form) else 0
 
 
-# A line break inside a printed value may come out followed by blank lines and indentation:
-# YAML folds a single-quoted multi-line scalar that way ('a\n\n  b' is "a\nb"; NEL, LS and
-# PS are line breaks to YAML too).
+# YAML may print a line break in a value followed by blank lines and indentation.
 _BREAKS = "\n\r\x85\u2028\u2029"
 _SPLIT_BREAKS = re.compile(f"([{_BREAKS}])")
 _FOLDED = f"(?:[ \\t]*[{_BREAKS}])*[ \\t]*"
@@ -268,9 +261,7 @@ class Redactor:
         return any(_carries(parts, secret) for secret in self._secrets)
 
 
-# A remedy's template (`http://user:password@host:port`, `http://[user:password@]host`)
-# names no password: it stays, but only as the whole template (the words `user:password`
-# before the word `host`); a real URL's weak password (`admin:password@10.0.0.5`) is masked.
+# A remedy's `user:password@host` template is no password; a real URL's weak one is masked.
 _TEMPLATE = re.compile(r"://\[?user:password@\]?host\b")
 
 

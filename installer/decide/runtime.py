@@ -46,9 +46,7 @@ START_WAIT_S = 60
 APT_ENV = ("env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a")
 APT_OPTS = ("-o", "DPkg::Lock::Timeout=600")
 
-# Docker's apt repository signing key (https://docs.docker.com/engine/install/debian/):
-# the key downloaded from download.docker.com is installed only when its fingerprint is
-# this one, so a key swapped in transit is never trusted by apt.
+# Docker's apt signing key: the download is installed only when it has this fingerprint.
 DOCKER_APT_KEY_FPR = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88"
 # Docker's rpm signing key ("Docker Release (CE rpm)", https://docs.docker.com/engine/install/fedora/):
 # another key than apt's, checked the same way before dnf is pointed at it.
@@ -117,11 +115,8 @@ class Step:
     check: str = ""  # for "fetch": "openpgp:<fpr>" | "sha256-from:<url>" | ""
     secret: bool = False  # `content` may hold a password: never shown, never logged
     when: str = ""  # "changed": only when a staged file before it changed what was there;
-    # "changed:<path>": only when a guarded step before it wrote or removed <path>
-    # "ours": argv[-1] is written (or removed) only when it is absent (for a write) or holds
-    # MARKER_LINE; anything else is left as it is, with a warning. A write goes to
-    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place. A guarded
-    # "fetch" reading STDIN writes the checked key re-armored after `content` (MARKER).
+    # "changed:<path>": only when a guarded step before it changed <path>. "ours": argv[-1] is
+    # changed only when absent or holding MARKER_LINE (else a warning), via NEW_SUFFIX and `mv -f`.
     guard: str = ""
 
 

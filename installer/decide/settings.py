@@ -274,9 +274,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
 
 
-# Tests only: loopback servers stand in for remote hosts, so they go through the proxy as a
-# remote host would (Go's rule, decide/noproxy.py, never proxies loopback). It can only
-# send loopback traffic through the proxy.
+# Tests only: loopback goes through the proxy, as a remote host would.
 PROXY_LOOPBACK_SEAM = "TB_TEST_PROXY_LOOPBACK"
 
 
@@ -338,11 +336,8 @@ def runtime_given(env: Mapping[str, str]) -> RuntimeGiven:
     )
 
 
-# What no value written into a root-owned file may hold: C0 controls (line feed, carriage
-# return, NUL, tab, …), DEL, C1 (NEL among them) and the Unicode line and paragraph
-# separators. A line break in a drop-in's value would start a line of its own (an
-# `ExecStartPre=` systemd runs as root), so such a value is refused, never escaped. A byte
-# that is not UTF-8 (a lone surrogate, Python's escape for it) cannot be written either.
+# What no value written into a root-owned file may hold (a line break would start a line of
+# its own, e.g. `ExecStartPre=`): refused, never escaped.
 _NOT_IN_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 

@@ -39,10 +39,8 @@ def answer(typed: str, *, default: bool = False) -> bool:
     return said in ANSWER_YES if said else default
 
 
-# Every yes/no variable the engine reads, each read only through `flag`. The settings are
-# built by checking them all at once, so a typo in any of them stops every command that
-# installs (or plans to) before anything is read or changed, not at the step that uses it.
-# NO_COLOR and TB_PLAIN are not here: their convention (no-color.org) is "set to anything".
+# Every yes/no variable, read only through `flag` and all checked up front, so a typo stops
+# before anything changes. NO_COLOR and TB_PLAIN mean "set to anything" and are not here.
 VARIABLES = (
     "TRACEBLOC_SKIP_PREFLIGHT",
     "TRACEBLOC_ALLOW_NETWORK_FS",

@@ -29,9 +29,7 @@ def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, s
     return out
 
 
-# The engine's own secrets: a child gets the environment without them (a kubeconfig exec
-# plugin or helm plugin could read them, and /proc/<pid>/environ shows them). The proxy
-# variables stay, password and all: kubectl and helm need them to reach the cluster.
+# The engine's secrets never reach a child's environment; proxy variables stay (tools need them).
 SECRET_VARIABLES = ("TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD")
 
 

@@ -41,9 +41,8 @@ log = logging.getLogger(__name__)
 
 POLL_S = 2.0
 LOCK_POLL_S = 5.0
-# Docker's installers (a Docker Desktop image is ~600 MB) are bounded by progress, as the
-# scripts bounded them (curl --speed-limit 1024 --speed-time 60), not by a total a slow
-# link cannot meet; TRACEBLOC_DOWNLOAD_TIMEOUT_S, when set, is the total too.
+# Docker's installers are bounded by progress (1 KiB/s over 60 s), not a total; and by
+# TRACEBLOC_DOWNLOAD_TIMEOUT_S when set.
 STALL = (1024 * 60, 60.0)
 DOWNLOAD_BACKSTOP_S = 4 * 3600.0
 

@@ -28,11 +28,8 @@ TOOLS_DIR = "TRACEBLOC_TOOLS_DIR"
 MIRROR = "TRACEBLOC_TOOLS_MIRROR"
 DOWNLOAD_TIMEOUT = "TRACEBLOC_DOWNLOAD_TIMEOUT_S"
 DEFAULT_DOWNLOAD_TIMEOUT_S = 600.0
-# Tests only: a manifest that replaces the embedded one, so a test can serve archives it
-# built. Honoured only together with a mirror on this machine (a directory, or https to a
-# loopback address): it cannot make the engine fetch anything from another host, and each run
-# that honours it says so. Whoever can set it could equally name any binary with
-# TRACEBLOC_HELM, so it grants nothing the environment does not already grant.
+# Tests only: a manifest replacing the embedded one, honoured only with a mirror on this
+# machine (a directory or loopback https), and announced.
 TEST_MANIFEST = "TB_TEST_TOOLS_MANIFEST"
 SOURCES = ("env", "path", "cache", "download")
 
