@@ -1,9 +1,6 @@
-"""The client id and password: from the environment, from the previous values file, or asked
-on the terminal; checked with the backend before anything is deployed.
-
-Prompts go to the controlling terminal, not stdin: under `curl … | sh` stdin is the script.
-With no terminal (CI, a daemon, `--yes`) nothing is ever read, so a run without credentials
-fails at once instead of waiting for input that cannot come.
+"""The client id and password: from the environment, the previous values file, or asked on
+the terminal; checked with the backend before anything is deployed. Prompts use the
+controlling terminal, not stdin (`curl … | sh`); with none, nothing is ever read.
 """
 
 from __future__ import annotations

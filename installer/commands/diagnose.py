@@ -1,10 +1,8 @@
 """`diagnose`: one support bundle, every secret masked, bounded in time and in size.
 
-Collected, each step on its own (a step that fails leaves a note, never stops the bundle):
-status, probe and plan as JSON, `helm status` and `helm history`, the workloads' pod states
-and events, the last lines of each container's log, the install log, and the values file
-redacted. Every byte passes the redactor, which knows the client, registry and proxy
-passwords from the environment, the values file and the installed release.
+Each step on its own (a failure leaves a note): status, probe, plan, helm status/history,
+pod states and events, log tails, the install log and the redacted values file. Every byte
+passes the redactor.
 """
 
 from __future__ import annotations

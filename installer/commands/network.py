@@ -1,10 +1,6 @@
-"""The network preflight: before credentials are asked for and before anything changes, can
-this machine reach every host the install needs, the way the install will reach them?
-
-The hosts come from one place (decide/network.endpoints, fed from the configuration and the
-tools that will be downloaded) or, in tests, from PF_CRITICALS; the probes from
-edges/netprobe; the words from present/netreport. `install` stops on the report's verdict
-(exit 1); `plan` shows the same report and verdict.
+"""The network preflight: before credentials and any change, can this machine reach every
+host the install needs, the way the install will? Hosts from decide/network.endpoints (or
+PF_CRITICALS in tests), probes from edges/netprobe; `install` stops on the verdict (exit 1).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """The container runtime step: survey (reads only; what `plan` shows), carry out (after the
-install's one confirmation), and `prepare-host` (the privileged half alone, for an
-administrator: no question, no cluster, no credentials).
-
-Tier 0 — `docker info` answers as this user — never reaches this module's privileged part:
-`survey` returns None and nothing else is read or run (no sudo, no package manager, no
-administrator check).
+one confirmation), and `prepare-host` (the privileged half alone). When `docker info`
+answers as this user, `survey` returns None and nothing privileged is read or run.
 """
 
 from __future__ import annotations

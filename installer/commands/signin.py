@@ -1,9 +1,6 @@
-"""Sign in through the browser and register this machine
-through the tracebloc CLI (RFC-CLI-0001): `tracebloc login` on the person's terminal, the
-one-client pre-flight, the name and location, `tracebloc client create --credential-file`.
-
-What comes back feeds the same path as credentials from the environment: the caller
-(commands/credentials.py) checks them with the backend.
+"""Sign in through the browser and register this machine through the tracebloc CLI
+(RFC-CLI-0001): `tracebloc login`, the one-client pre-flight, the name and location,
+`tracebloc client create --credential-file`. The result is checked like any credentials.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Windows host preparation, the flow: survey, one elevation for the privileged half, reboot and
-resume, then the daily user's half and Docker Desktop's first start.
-
-The plan (decide/winhost.py) is shown with install's plan and confirmed with it; nothing here
-asks before changing anything except the reboot itself ("Reboot now? [y/N]",
-default no). A run whose Docker Desktop already answers does nothing here at all.
+resume, then the daily user's half and Docker Desktop's first start. Confirmed with
+install's plan; only the reboot is asked separately (default no).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Every place the engine keeps something, computed once from the environment. Pure.
 
-pipx's `paths.py` is the model: the home, the data directory (values file, install.log,
-support bundles, the data directory's lock), the cache of downloaded tools and the directory
-of release locks are derived here and nowhere else. The environment is passed in; nothing
-touches the disk (whether a directory may be used is edges/hostdirs' question).
+The home, the data directory (values file, install.log, bundles, its lock), the tools cache
+and the release locks are derived here and nowhere else; nothing touches the disk.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The pinned tools (installer/data/tools.json) and which versions of a user's own tools we
-accept. Pure: the manifest arrives as a parsed document, versions as text.
-
-A pin is usable only with a published SHA-256 beside it. An entry whose checksum is
-`PENDING` (none was taken yet) is the same as no entry: nothing is ever downloaded without
-the checksum that travels inside this build.
+accept. Pure. A pin is usable only with its SHA-256 (`PENDING` is no entry): nothing is
+downloaded without the checksum that travels inside this build.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The macOS runtime flow, as a list of steps. Pure.
 
-A stopped runtime is started with no privileges at all (`open -a Docker`, `colima start`).
-Otherwise: an administrator check with its remedy, then Homebrew when missing, then
-Docker Desktop from its DMG (checked against Docker's published SHA-256) on a Mac with a
-desktop session, colima on a headless one.
+A stopped runtime is started with no privileges (`open -a Docker`, `colima start`).
+Otherwise: an administrator check, Homebrew when missing, then Docker Desktop (its DMG's
+SHA-256 checked) with a desktop session, colima on a headless Mac.
 """
 
 from __future__ import annotations

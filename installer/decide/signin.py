@@ -1,10 +1,7 @@
 """Browser sign-in through the tracebloc CLI: the pure decisions (RFC-CLI-0001).
-Nothing here runs a program or reads a file.
 
-When: no TRACEBLOC_CLIENT_ID/PASSWORD, no TRACEBLOC_VALUES_FILE and no credentials in the
-previous values file. Then the CLI signs the person in (`tracebloc login`, a device code) and
-mints the machine's credential (`tracebloc client create --credential-file F`), which the
-engine reads here as data, never as a script.
+Used when no credentials are given or kept: `tracebloc login` (a device code), then
+`tracebloc client create --credential-file F`, whose file is read here as data, never run.
 """
 
 from __future__ import annotations

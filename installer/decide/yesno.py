@@ -1,10 +1,8 @@
-"""The one reading of a yes/no environment variable, and of an answer typed at a y/N
-question. Pure.
+"""The one reading of a yes/no variable, and of an answer typed at a y/N question. Pure.
 
-A variable: 1/true/yes/on or 0/false/no/off, in any case; unset or empty is the default.
-Anything else is bad input: a typo (`TRACEBLOC_NO_AUTOSTART=ture`) must not silently decide
-either way. An answer: y or yes is yes, an empty line is the question's default, anything
-else is no (a person who typed something else is asked nothing twice and changes nothing).
+A variable: 1/true/yes/on or 0/false/no/off in any case; unset or empty is the default;
+anything else is bad input (a typo must not decide). An answer: y/yes is yes, empty is the
+default, anything else is no.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The one HTTP call the installer makes: does the backend accept this client id and password?
 
-The only module that imports `requests`, and only on first use (`http`: importing it costs
-the frozen binary ~0.25 s at startup). TLS is always verified, against the operating system's
-trust store (`truststore`, so a TLS-inspecting proxy's enterprise root CA works as in the
-browser) plus the CA bundle (`TRACEBLOC_CA_BUNDLE`, else `CURL_CA_BUNDLE`: one rule, in
-decide/network.py). Proxies come from the `env` passed in, never from `os.environ`. Nothing here logs, returns or raises the password.
+The only importer of `requests`, on first use. TLS always verified against the OS store
+(`truststore`) plus the CA bundle; proxies from the `env` passed in, never `os.environ`.
+Nothing here logs, returns or raises the password.
 """
 
 from __future__ import annotations

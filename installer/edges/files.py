@@ -1,10 +1,7 @@
 """Every file the engine reads, read one way: bounded, without blocking, regular files only.
 
-A path the user controls may name a FIFO (an open for reading blocks until a writer comes),
-a device (`/dev/zero` never ends), or a huge file. So each read is: lstat (a symbolic link
-must lead to a regular file), a non-blocking open, the same check on the open descriptor
-(a FIFO swapped in meanwhile), then at most `limit` bytes. Anything else is an error that
-names the file and what is wrong with it, never a hang or an exhausted memory.
+lstat, a non-blocking open, the same check on the descriptor, then at most `limit` bytes,
+so a FIFO, a device or a huge file is an error naming the file, never a hang.
 """
 
 from __future__ import annotations

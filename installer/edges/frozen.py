@@ -1,10 +1,7 @@
 """What a PyInstaller binary changes about its own process, undone before it starts others.
 
-A one-file binary unpacks its libraries into a temporary directory and points the loader
-there: on Linux through LD_LIBRARY_PATH (which proc.child_env restores for each child) and on
-Windows through SetDllDirectoryW, which every child process inherits. A system kubectl or
-helm must load its own DLLs, not our bundled copies, so the DLL directory is reset once,
-before the first child starts.
+On Windows every child inherits SetDllDirectoryW, so it is reset once before the first child
+(LD_LIBRARY_PATH on Linux is restored per child by childio.child_env).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The kubeconfig as kubectl merges it: which context is current, and the one rewrite the
-engine makes (its own cluster's server anchored to 127.0.0.1).
-
-Read here, without kubectl, so a fresh machine (no kubectl yet) can still be told apart from
-one whose user points at another cluster. A file that exists but cannot be read or parsed
-makes the whole read unreadable: what cannot be seen is never taken for "no context".
+engine makes (its own cluster's server anchored to 127.0.0.1). Read without kubectl; a file
+that cannot be read or parsed makes the read unreadable, never "no context".
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The only module that starts processes.
 
-Every kubectl/helm/nvidia-smi call is an argv list (never a shell) run with a process-level
-deadline; on expiry the child's whole process tree is killed and reaped, so a wedged tool
-cannot outlive its deadline. Output is captured as bytes and decoded by the caller with
-`decode`, which never raises.
+Every call is an argv (never a shell) with a deadline; on expiry the whole process tree is
+killed and reaped. Output is bytes, decoded by the caller with `decode`, which never raises.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Carry out a runtime plan (decide/runtime.py): each step through proc, bounded, logged
-with secrets masked; root steps through `sudo -n` once the password was asked for once.
-
-Files meant for root-owned places reach root on its standard input (`install -m MODE
-/dev/stdin DEST`), so no secret is ever on a command line or staged on disk; downloads go
-to an owner-only temporary directory and are checked (an OpenPGP fingerprint, a published
-SHA-256) before anything uses them.
+masked; root steps through `sudo -n`. Files for root reach it on stdin (`install -m MODE
+/dev/stdin DEST`); downloads are checked (fingerprint or SHA-256) before use.
 """
 
 from __future__ import annotations
