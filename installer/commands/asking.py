@@ -157,10 +157,8 @@ def agree(
     default: bool = False,
     details: Callable[[], None] | None = None,
 ) -> bool:
-    """Every y/N question: asked as `prompt [y/N] ` (`[Y/n] ` when the default is yes), the
-    answer read by decide/yesno.answer. The end of input or a terminal that cannot be read
-    is never a yes, whatever the default: nobody agreed. With `details`, `d` (or
-    `details`) calls it and asks again."""
+    """Every y/N question (`[Y/n]` when the default is yes), read by decide/yesno.answer. End of
+    input or an unreadable terminal is never a yes. With `details`, `d` shows them and asks again."""
     while True:
         try:
             typed = ask(f"{prompt} [{'Y/n' if default else 'y/N'}] ")

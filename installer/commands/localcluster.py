@@ -49,10 +49,8 @@ def _windows_host(
     min_mem_gib: float,
     host: HostPlan | None = None,
 ) -> Local:
-    """Windows without a Docker that answers: the host preparation (WSL2,
-    Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
-    blocker that stops the install before anything changes. `host`: the plan the network
-    preflight already read (commands/network_hosts.py), else it is read here."""
+    """Windows without a Docker that answers: the host preparation (commands/winhost.py) as the
+    plan's first steps, or its blocker. `host`: the plan the network preflight read, if any."""
     from installer.commands import winhost
 
     if host is None:
@@ -145,10 +143,8 @@ def survey(
     host_gpu: Gpu | None = None,
     gpu_checked: gh.Checked | None = None,
 ) -> Local:
-    """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
-    machine's GPU the network preflight read moments before (commands/network_hosts.py), used
-    instead of reading them again. `gpu_checked`: the GPU steps ran (no GPU steps are
-    planned again) and what their Docker-level check saw."""
+    """`seen`, `host`, `host_gpu`: what the network preflight just read, not read again.
+    `gpu_checked`: the GPU steps ran, and what their Docker-level check saw."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -414,10 +410,8 @@ def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
 
 
 def blocker(local: Local, *, terminal: bool) -> InstallerError | None:
-    """What stops the local-cluster path, known before anyone is asked anything: no Docker,
-    Docker stopped, no k3d, an existing cluster that drifted from this install, root steps
-    whose sudo needs a password with no terminal (`terminal` False) to type it on. `plan`
-    exits with it as install does."""
+    """What stops the local-cluster path before anyone is asked: no Docker, Docker stopped, no
+    k3d, a drifted cluster, or a sudo password needed with no terminal. `plan` exits with it too."""
     s = local.settings
     if local.decision.manage is None:
         return InstallerError(

@@ -36,10 +36,8 @@ def check(
     runtime: Iterable[str] = (),
     nvidia: bool = False,
 ) -> network.Report:
-    """Probe every needed host (all at once, bounded) and judge the answers.
-    `tools`: the download URLs of the tools that will be fetched; `runtime`: the hosts of
-    the container runtime's install (commands/network_hosts.py: none unless it will be
-    installed); `nvidia`: the chart's NVIDIA device plugin image will be pulled."""
+    """Probe every needed host (all at once, bounded) and judge the answers. `tools`: download
+    URLs; `runtime`: the runtime install's hosts; `nvidia`: the device plugin image is pulled."""
     if cfg.preflight_skipped:
         return network.skipped_report()
     # The CA bundle and the backend, validated by commands/settings.build.

@@ -1,10 +1,8 @@
 """`uninstall`: remove the client's release; keep its data unless told, and confirmed.
 
-survey (reads only) → what will be removed and kept → confirm → `helm uninstall --wait` →
-with --delete-data the release's PVCs and data directory → with --delete-cluster the local
-k3d cluster, only when this engine created it. Nothing is removed on a guess: what cannot
-be read or vouched for stops the run before any change. What may be deleted is decided in
-decide/deletion.py; the whole run holds install's lock.
+With --delete-data also its PVCs and data directory; with --delete-cluster the local k3d
+cluster, only when this engine created it. What cannot be read or vouched for stops the run
+before any change (decide/deletion.py decides); the whole run holds install's lock.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Rules for the host directories, checked before anything changes. Pure: the facts are read
-by edges/hostdirs.py and passed in.
+"""Rules for the host directories, checked before anything changes. Pure.
 
-HOST_DATA_DIR (the database and values file) must be a local directory under the user's
-home, not the home itself or a system directory: its subdirectories are made world-writable
-and InnoDB corrupts on network storage. HOST_DATASET_DIR may be a network mount, but must
-exist, be writable and not be a system directory.
+HOST_DATA_DIR must be a local directory under the user's home, not the home itself or a
+system directory (its subdirectories are made world-writable; InnoDB corrupts on network
+storage). HOST_DATASET_DIR may be a network mount: it must exist, be writable, not system.
 """
 
 from __future__ import annotations

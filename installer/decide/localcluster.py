@@ -141,9 +141,8 @@ class Decision:
 
 
 def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
-    """The engine manages the local cluster only when nobody pointed it elsewhere: no
-    --kubeconfig/--context, and no usable current context or our own one. `context`: the
-    merged kubeconfig as edges/kubeconfig.py reads it (no kubectl needed)."""
+    """The engine manages the local cluster only when nobody pointed it elsewhere (no
+    --kubeconfig/--context, no usable current context but ours). `context`: the merged kubeconfig."""
     if conn.kubeconfig or conn.context:
         return Decision(False, "a cluster was named with --kubeconfig/--context")
     if not context.readable:
@@ -169,9 +168,8 @@ def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
 def host_dirs_here(
     managed: bool, target: KubeTarget | None, nodes: NodeRead | None = None, storage_mode: str = ""
 ) -> bool:
-    """Whether the release's hostPath directories are made on this machine: the engine's
-    own cluster, or one the one decision (decide/locality.py) shows to be here. Unknown is
-    not here: directories are never made for a cluster that may be elsewhere."""
+    """Whether the hostPath directories are made on this machine: our own cluster, or one
+    decide/locality.py shows to be here. Unknown is not here."""
     if managed:
         return True
     return (
@@ -289,9 +287,8 @@ def no_proxy(proxy: Mapping[str, str]) -> str:
 
 
 def proxy_config(proxy: Mapping[str, str]) -> dict[str, object] | None:
-    """A k3d config carrying the proxy variables into every node, or None without a proxy.
-
-    A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
+    """A k3d config carrying the proxy variables into every node, or None without a proxy
+    (not --env: k3d splits it on '@', which breaks `user:pass@host`)."""
     entries = []
     for name in PROXY_VARIABLES:
         if proxy.get(name, "").strip():
@@ -317,9 +314,8 @@ def registries_config() -> dict[str, object]:
 def release_dirs(
     data_dir: str, dataset_dir: str | None, release: str, *, windows: bool = False
 ) -> list[tuple[str, int]]:
-    """(host path, mode) of each directory the chart's hostPath volumes bind, created
-    before the first pod: kubelet would otherwise create them root-owned 0755 and the first
-    ingest fails (upstream #654). Data follows HOST_DATASET_DIR; logs and mysql never do."""
+    """(host path, mode) of each hostPath directory, made before the first pod (kubelet would
+    make it root-owned 0755). Data follows HOST_DATASET_DIR; logs and mysql never do."""
     j = ntpath.join if windows else posixpath.join
     data_base = j(dataset_dir, release) if dataset_dir else j(data_dir, release)
     return [

@@ -180,9 +180,8 @@ def _literal(form: str) -> str:
 
 
 class _Whole:
-    """`_pattern(form)`, compiled only once a text holds the form's first characters: the
-    regular-expression compiler costs tens of milliseconds per kilobyte of pattern, and a
-    long token has several long forms, most of which no output ever shows."""
+    """`_pattern(form)`, compiled only once a text holds the form's first characters: compiling
+    a long token's patterns is slow, and most are never needed."""
 
     HEAD = 32
 

@@ -263,9 +263,8 @@ def _unit_quote(assignment: str) -> str:
 
 
 def ca_dropin() -> str:
-    """dockerd (Go) reads its roots from SSL_CERT_DIR when set: the system directories
-    plus the engine's own, so the corporate CA is trusted by the daemon only, and the
-    machine's trust store is left as it is."""
+    """dockerd reads its roots from SSL_CERT_DIR (the system directories plus the engine's own),
+    so the corporate CA is trusted by the daemon only."""
     dirs = ":".join(
         ("/etc/ssl/certs", "/etc/pki/tls/certs", "/var/lib/ca-certificates/pem", CA_DIR)
     )
@@ -273,9 +272,8 @@ def ca_dropin() -> str:
 
 
 def plan_lines(plan: RuntimePlan) -> list[str]:
-    """Every command the runtime step runs, as `plan` shows it and the install confirms
-    it: root ones with their `sudo -n`, the compare before a file is put in place, the
-    checks downloads get."""
+    """Every command the runtime step runs, as `plan` shows and the install confirms it: with
+    `sudo -n`, compares before writes, and the checks downloads get."""
     lines: list[str] = [f"# kept: {line}" for line in plan.kept]
     for step in plan.steps:
         if step.kind == "prime":

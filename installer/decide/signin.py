@@ -69,9 +69,8 @@ class Location:
 
 
 def location(typed: str, zone: str | None, tables: Iterable[str]) -> Location:
-    """`typed` (TRACEBLOC_CLIENT_LOCATION, from decide/settings.credentials_given); else the
-    country of the system time zone `zone` in the first zone table (zone.tab text) that lists
-    it; else none. Only an Area/City zone counts ("UTC" names no country)."""
+    """`typed` (TRACEBLOC_CLIENT_LOCATION), else the country of the Area/City zone `zone` in
+    the first zone table that lists it, else none."""
     given = clean_name(typed)
     if given:
         return Location(given, "env")

@@ -160,9 +160,8 @@ def wsl_current(version_output: str, minimum: str) -> bool:
 
 
 def wslconfig_gib(host_gib: int | None, min_gib: float, rec_gib: float) -> int:
-    """The Docker VM's memory: the recommended training budget, capped at the host less what
-    Windows keeps, never below the floor. 0 when the host cannot give the floor (writing a
-    budget known to run out of memory is worse than leaving the default)."""
+    """The Docker VM's memory: the training budget, capped at the host less Windows' reserve,
+    never below the floor; 0 when the host cannot give the floor (keep the default)."""
     if host_gib is None or host_gib - OS_RESERVE_GIB < min_gib:
         return 0
     cap = max(host_gib - OS_RESERVE_GIB, math.ceil(min_gib))
@@ -189,9 +188,8 @@ def feature_argv(name: str) -> tuple[str, ...]:
 
 
 def winget_steps(temp_dir: str) -> tuple[Step, ...]:
-    """winget where it is missing: the pinned bundle downloaded
-    by the engine itself and refused unless its SHA-256 is the published one, its signature
-    checked, then Add-AppxPackage (decide/winget.py)."""
+    """winget where it is missing: the pinned bundle, refused unless its SHA-256 is the published
+    one, its signature checked, then Add-AppxPackage (decide/winget.py)."""
     path = winget.bundle_path(temp_dir)
     return (
         Step(
@@ -416,9 +414,7 @@ def win_quote(arg: str) -> str:
 
 
 def engine_args(command: str, opts: Options, extra: tuple[str, ...] = ()) -> list[str]:
-    """The engine's own arguments for a child run of itself: only flags that carry no
-    secret (credentials stay in the environment or the values file, never on a command line
-    or in the registry)."""
+    """The engine's own arguments for a child run of itself: only flags that carry no secret."""
     args = [command]
     if opts.daily_user:
         args += ["--daily-user", opts.daily_user]

@@ -152,10 +152,8 @@ def http() -> ModuleType:
 
 
 def session(context: ssl.SSLContext, retries: Any = None) -> Session:
-    """A requests session whose every connection, direct or through a proxy, trusts exactly
-    `context`, and which reads nothing from the process environment (proxies come from the
-    caller's `env` through `proxy_for`). `retries`: a urllib3 `Retry`, or None for none.
-    The downloader (edges/download.py) uses it too, so both follow the same trust rules."""
+    """A requests session trusting exactly `context`, reading nothing from the process environment
+    (proxies via `proxy_for`). `retries`: a urllib3 `Retry`, or None. edges/download.py uses it too."""
     requests = http()
     base: Any = requests.adapters.HTTPAdapter
 

@@ -1,10 +1,7 @@
 """The host data directory of a local cluster: leftovers of an earlier client, their wipe,
-and the directories the chart's hostPath volumes bind.
-
-Leftover data is a MySQL or dataset directory with a file in it; one that cannot be listed
-counts. The wipe deletes only what was shown: it works through directory descriptors
-identified when the choice was made, and renames each leftover to a trash name before
-deleting it, so a kill leaves it whole under one of the two names (`remove_trash`).
+and the directories the chart's hostPath volumes bind. The wipe deletes only what was shown,
+through directory descriptors identified at the choice, renaming each leftover to a trash
+name first, so a kill leaves it whole under one of the two names (`remove_trash`).
 """
 
 from __future__ import annotations
@@ -222,10 +219,8 @@ def _mount(fd: int) -> tuple[int, str]:
 
 
 def _remove_tree(parent: int, name: str) -> bool:
-    """Delete the directory `name` in `parent` and everything below it, through directory
-    descriptors, never following a link (a link is removed as itself). True when gone; the
-    first thing that cannot be removed stops it, and so does a directory on another file
-    system (a mount inside the data, the person's own files: never crossed)."""
+    """Delete `name` in `parent` and all below it through directory descriptors, never following a
+    link or crossing a file system. True when gone; the first failure stops it."""
     stack: list[tuple[int, str]] = []
     try:
         stack.append((os.open(name, _DIR_FLAGS, dir_fd=parent), name))

@@ -88,10 +88,8 @@ class _Text:
 def each_element(
     raw: IO[bytes], key: str, handle: Callable[[Any], None], restart: Callable[[], None]
 ) -> None:
-    """Call `handle` with each element of the list under `key` in the JSON object `raw`
-    holds (`restart` first: a repeated key's last list is the one that counts, as in
-    `json.loads`). Raises NotJson for anything `json.loads` would reject (RecursionError
-    for nesting too deep), NotAnObject when the document is valid but has no such list."""
+    """Call `handle` with each element of the list under `key` (`restart` first: a repeated key's
+    last list counts). NotJson where `json.loads` would fail, NotAnObject when there is no list."""
     text = _Text(raw)
     if text.peek() != "{":
         text.value()  # valid JSON of another shape, or NotJson

@@ -1,10 +1,7 @@
-"""One install at a time: an exclusive lock on the data directory and on the target release.
-
-`install` holds `<data dir>/install.lock` and `~/.tracebloc/locks/release-<ns>-<release>.lock`
-(by namespace and release only: two kubeconfigs may name one cluster). The OS lock dies with
-its process, so stale files need no clean-up. No child inherits the descriptor; instead the
-holder records each child it runs, so a helm that outlived a killed engine is found, named
-and waited for, and a refusal names what really holds the lock.
+"""One install at a time: an exclusive OS lock on `<data dir>/install.lock` and on
+`~/.tracebloc/locks/release-<ns>-<release>.lock` (two kubeconfigs may name one cluster).
+It dies with its process. No child inherits it; the holder records each child it runs, so
+a helm that outlived a killed engine is found, named and waited for.
 """
 
 from __future__ import annotations

@@ -67,10 +67,7 @@ class Result:
 
 
 def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
-    """Locate `name`: `TRACEBLOC_<NAME>` when set, else the first match on PATH.
-
-    Raises ToolNotFound; callers that only probe turn that into a reported fact.
-    """
+    """Locate `name`: `TRACEBLOC_<NAME>` when set, else PATH. Raises ToolNotFound."""
     os_name = os_name or model_os_name(sys.platform)
     variable = tool_variable(name)
     explicit = env.get(variable, "").strip()
@@ -326,11 +323,9 @@ def _run_on_terminal(
     redactor: Redactor,
     terminal: tuple[int, int],
 ) -> Result:
-    """`run(terminal=(read, write))` on POSIX. The child stays in the engine's process
-    group, made the terminal's foreground for its run when it is not (and given back
-    after): a Ctrl-C then reaches both, the child handles it as it would alone, and the
-    engine waits for it (ON_TERMINAL_GRACE_S at most), restores the terminal modes saved
-    before the start and stops with its own KeyboardInterrupt (exit 130)."""
+    """`run(terminal=(read, write))` on POSIX: the engine's group is the terminal's foreground
+    meanwhile, so a Ctrl-C reaches both; the engine waits for the child (ON_TERMINAL_GRACE_S at
+    most), restores the terminal modes and stops with KeyboardInterrupt."""
     shown = (tool.name, *args)
     started = time.monotonic()
     with childio.on_terminal(terminal[0]):

@@ -103,10 +103,7 @@ def guarded(
 
 
 def _discard(run: Runner, step: Step, new: str) -> None:
-    """A write or rename that failed leaves no copy of ours next to the file (under /etc,
-    root's, owner-only); the file itself is as it was. Best effort: the failure is what the
-    run reports. (A Ctrl-C in the middle of either is not cleaned up after: the next run's
-    write replaces the copy.)"""
+    """A failed write or rename leaves no copy of ours beside the file; best effort."""
     remove = discard(new, step.root)
     result = run.answer(remove, remove.argv, timeout=30)
     if not isinstance(result, NoAnswer) and result.rc == 0:

@@ -201,10 +201,8 @@ MAX_CA_BUNDLE_BYTES = 4 * 2**20
 
 
 def read_ca_bundle(raw: str) -> str:
-    """TRACEBLOC_CA_BUNDLE's certificates, read by this process (the person, in an install):
-    root is handed these bytes, never the path, so a link to a file the person cannot read,
-    or to another owner's file, never lands under /etc. BadInput for anything but a
-    regular file of PEM certificates, bounded."""
+    """TRACEBLOC_CA_BUNDLE's certificates, read as the person: root gets the bytes, never the
+    path. BadInput for anything but a regular file of PEM certificates."""
     import ssl
 
     from installer.decide import pem

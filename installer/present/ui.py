@@ -108,10 +108,8 @@ class Ui:
 
     @contextlib.contextmanager
     def step(self, title: str) -> Iterator[Step]:
-        """Show `title` while the body runs; mark it done/failed/interrupted when it ends.
-
-        Exceptions (KeyboardInterrupt too) propagate after the line is finished and the
-        spinner thread has stopped."""
+        """Show `title` while the body runs, then done/failed/interrupted; exceptions propagate
+        after the line is finished and the spinner stopped."""
         title = " ".join(self._clean(title).split())
         started = time.monotonic()
         log.info("step: %s", title)
@@ -365,10 +363,8 @@ class _LogFile(logging.StreamHandler):
 
 
 def open_log(path: str, redactor: Redactor) -> logging.Handler:
-    """A DEBUG handler appending timestamped, redacted lines to `path` (usually
-    HOST_DATA_DIR/install.log). Creates the directory owner-only (0700) and the file 0600 on
-    POSIX; an existing file that others could read is narrowed to 0600. The caller attaches
-    it to the "installer" logger and closes it at the end."""
+    """A DEBUG handler appending redacted lines to `path`; the directory made 0700 and the file
+    0600 on POSIX (a readable one narrowed). The caller attaches and closes it."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
