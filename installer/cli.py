@@ -30,8 +30,7 @@ from installer.present.console import is_terminal, owns_console, pause
 if TYPE_CHECKING:
     from installer.commands.settings import Settings
 
-# Each command imports what it needs when it runs: `--version` and `--help` stay instant in
-# the frozen binary, which unpacks every module it imports.
+# Commands import lazily: `--version` and `--help` stay instant in the frozen binary.
 
 log = logging.getLogger("installer")
 DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
@@ -95,8 +94,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
             pause()
         return code
     except KeyboardInterrupt:
-        # Ctrl-C before a command took over (or after it answered): an exit code, never a
-        # traceback, and never the death-by-signal a frozen binary's launcher may hide.
+        # Ctrl-C outside a command: an exit code, never a traceback or a death by signal.
         return 130
 
 
@@ -143,8 +141,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         signum = exc.signum if isinstance(exc, lifetime.Terminated) else None
         return _stopped(as_json, command, signum, getattr(exc, "remedy", ""))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
-        # Raised on the way out of an interruption that came first: it is that interruption
-        # (and says what it left behind, when it knows).
+        # Raised on the way out of an earlier interruption: it is that interruption.
         stop = _interruption(exc)
         signum = (
             lifetime.stopped_by()
@@ -295,8 +292,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
         ],
     )
     lifetime.stop_cleanly_on_termination()
-    # The spinner only when a person watches both streams (stdout piped to a file or `jq`
-    # means a script is reading), and not under --verbose, whose log lines would garble it.
+    # The spinner only when a person watches both streams, and not under --verbose.
     watched = not args.verbose and is_terminal(sys.stdout) and is_terminal(sys.stderr)
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
     log_path = built.paths.log_file
@@ -323,8 +319,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     shown_log = log_path if handler is not None else None
     document = {"ok": True, "exit": 0, **install_json(outcome, shown_log)}
     status, ingest = _next_commands(args, env, outcome.namespace)
-    # A person at a terminal reads the few lines (the log keeps everything); --verbose and
-    # a pipe print everything.
+    # A person at a terminal reads the few lines; --verbose and a pipe print everything.
     full = args.verbose or not is_terminal(sys.stdout)
     if not full:
         log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))

@@ -49,7 +49,7 @@ _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 def sanitise_namespace(raw: str) -> str:
     """DNS-1123 label: lowercase; spaces and `_` → `-`; others dropped; `-` runs collapsed and
-    trimmed; at most 53 characters; empty → `default`. Only for TB_NAMESPACE; the result is shown."""
+    trimmed; at most 53 characters; empty → `default`. TB_NAMESPACE only; the result is shown."""
     text = raw.lower().replace(" ", "-").replace("_", "-")
     text = re.sub(r"[^a-z0-9-]", "", text)
     text = re.sub(r"-{2,}", "-", text).strip("-")

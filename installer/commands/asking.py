@@ -116,8 +116,7 @@ def ask_once(
 ) -> None:
     """The one question, before the first change: a few plain lines; `d` shows every change with
     its argv. The full list is always in the log. `shown_before`: not shown again."""
-    # Fitted to a terminal a person watches; elsewhere (a pipe, CI, TB_PLAIN) each line
-    # whole, every change with its argv: the record.
+    # Fitted to a watched terminal; elsewhere each line whole, every change with its argv.
     width = ui.columns() if ui.fancy else 10**6
     if shown_before:
         log.info(
@@ -158,7 +157,7 @@ def agree(
     details: Callable[[], None] | None = None,
 ) -> bool:
     """Every y/N question (`[Y/n]` when the default is yes), read by decide/yesno.answer. End of
-    input or an unreadable terminal is never a yes. With `details`, `d` shows them and asks again."""
+    input or an unreadable terminal is never a yes. `details`: `d` shows them, asks again."""
     while True:
         try:
             typed = ask(f"{prompt} [{'Y/n' if default else 'y/N'}] ")

@@ -313,8 +313,7 @@ def _install(
         terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
-        # Docker, k3d, drift and the guard's verdict are blockers known before anyone is asked;
-        # the cluster is read (again) once it is up.
+        # Blockers (Docker, k3d, drift, the guard) are known before anyone is asked.
         localcluster.blockers(local, ui)
         if local.settings is not None:  # one install at a time makes or adopts this cluster
             held.add(lock.cluster_lock(env, cfg.host_data_dir, local.settings.name))
@@ -371,8 +370,7 @@ def _install(
             local, cfg, env, ui, interactive=interactive, os_=os_
         )
         cfg = kept.cfg
-        # A sign-in registers against what is installed: it waits until the cluster is read.
-        # Without a terminal or the CLI, the credentials (or their refusal) come first.
+        # A sign-in waits for the cluster read; without a terminal or CLI, credentials come first.
         signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
@@ -463,8 +461,7 @@ def _install(
         hold_to(approved, planned, minted=cfg.probe.namespace if signs_in else None)
     for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
         ui.warn(warning)
-    # On the local path the question was asked before the cluster was made: the rest of
-    # the steps were in it, and the sizing read now is shown, not asked about again.
+    # On the local path the question came before the cluster: the sizing is shown, not asked.
     ask_once(
         planned,
         [] if local.managed else fetched,

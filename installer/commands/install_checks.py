@@ -134,8 +134,7 @@ def obtain_credentials(
         previous_doc if isinstance(previous_doc, dict) else None
     )
     redactor.add(previous[1])
-    # Both were validated by commands/settings.build: a bad TRACEBLOC_CA_BUNDLE or
-    # TRACEBLOC_BACKEND_URL is bad input before anyone is asked.
+    # Both validated by commands/settings.build, before anyone is asked.
     url = cfg.backend_url
     assert url is not None  # built for install
 

@@ -54,8 +54,7 @@ class Choice:
     cfg: PlanConfig
     wipe: tuple[str, ...] = ()
     said: str = ""  # the plan's line for it ("" when there was nothing to choose)
-    # The directory and the leftovers shown, pinned when the wipe was chosen: the wipe
-    # deletes those and nothing else (edges/datadir.py).
+    # Pinned when the wipe was chosen: the wipe deletes those and nothing else.
     shown: datadir.Shown | None = None
 
 

@@ -191,8 +191,7 @@ def survey(
         if os_ == "linux" and gpu_checked is None:
             primed = any(step.kind == "prime" for step in plan.steps)
             gpu_plan = _gpu_plan(env, info, machine, timeout, creating=True, primed=primed)
-        # The cluster's steps are listed before the question too; bring_up stops if Docker, once it
-        # answers, shows another state.
+        # Listed before the question too; bring_up stops if Docker then shows another state.
         known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
         predicted = START if info.state != "missing" and known else CREATE
         shape = s

@@ -66,8 +66,7 @@ def survey(
         colima = any("colima" in s.argv[:3] for s in plan.steps)
         home = env.get("HOME", "").strip()
         headless = facts.gui is False
-        # A headless Mac's LaunchDaemon is written as root: where this plan already asks
-        # for the password, or an administrator's (or root's) run can.
+        # A headless Mac's LaunchDaemon needs root: only where this plan already asks for it.
         primed = any(s.kind == "prime" for s in plan.steps)
         if home and (not headless or (colima and (facts.uid == 0 or primed or facts.admin))):
             primes = rt.sudo_prime(facts) if headless and not primed else ()

@@ -101,8 +101,7 @@ class Settings:
     install: InstallSettings | None = None  # plan and install only
     flags: Mapping[str, bool] = field(default_factory=dict)  # the yes/no variables that are set
 
-    # The run's preflight, backend and trust settings live in the plan configuration, which
-    # every command receives; these name them here too.
+    # Preflight, backend and trust settings live in the plan configuration; named here too.
     @property
     def preflight_skipped(self) -> bool:
         return self.plan.preflight_skipped if self.plan is not None else False

@@ -104,8 +104,7 @@ def wait_ready(
         if ready is not None:
             return ready
     except KeyboardInterrupt as exc:
-        # The same interrupt (Ctrl-C, or SIGTERM with its own exit code) goes on up, now
-        # saying what it left behind; the handler in cli prints `remedy`.
+        # The same interrupt goes on up, saying what it left behind (cli prints `remedy`).
         exc.remedy = _left_as_it_is(release, namespace)  # type: ignore[attr-defined]
         raise
     raise _at_deadline(

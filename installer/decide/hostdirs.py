@@ -92,8 +92,7 @@ def check_place(
     prompt, uninstall --delete-data): BadInput for the first rule broken."""
     shown = shown_as(facts, variable)
     if facts.link_to is not None:
-        # Followed, the checks below would judge one directory and the install (or a delete)
-        # act on another; refused, every command sees the same path.
+        # A link is refused: followed, the checks and the install could see different paths.
         raise BadInput(
             f"{shown} is a symbolic link to {facts.link_to}",
             choose_another(variable, f"{facts.link_to} itself")

@@ -36,13 +36,11 @@ API_PORT = "127.0.0.1:6550"
 NODE_DATA = "/tracebloc"
 NODE_DATASET = "/tracebloc-data"
 NODE_CA = "/etc/ssl/certs/tracebloc-mitm-ca.crt"
-# Registries whose TLS a break-and-inspect proxy re-signs: containerd in every node is
-# pointed at the corporate CA for each of them.
+# Registries a TLS-inspecting proxy re-signs: containerd trusts the corporate CA for each.
 CA_REGISTRIES = ("docker.io", "registry-1.docker.io", "auth.docker.io", "ghcr.io")
 CREATED_LABEL = "tracebloc.io/created-by"
 CREATED_VALUE = "tracebloc-installer"
-# Cluster-internal destinations that must never go through a corporate proxy: loopback, the
-# private ranges (pod and service CIDRs, the k3d network), the in-cluster DNS suffixes.
+# Cluster-internal destinations never proxied: loopback, private ranges, in-cluster DNS.
 NO_PROXY_DEFAULTS = (
     "localhost",
     "127.0.0.1",
@@ -56,8 +54,7 @@ NO_PROXY_DEFAULTS = (
     ".cluster.local",
     "host.k3d.internal",
 )
-# hostPath modes as the chart's init-writable-data sets them: data setgid + world-writable
-# (a delete runs as another uid), logs also sticky.
+# hostPath modes as init-writable-data sets: data 2777 (deletes run as another uid), logs +t.
 DATA_DIR_MODE = 0o2777
 LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777
@@ -142,7 +139,7 @@ class Decision:
 
 def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
     """The engine manages the local cluster only when nobody pointed it elsewhere (no
-    --kubeconfig/--context, no usable current context but ours). `context`: the merged kubeconfig."""
+    --kubeconfig/--context, no usable current context but ours). `context`: merged kubeconfig."""
     if conn.kubeconfig or conn.context:
         return Decision(False, "a cluster was named with --kubeconfig/--context")
     if not context.readable:
@@ -150,8 +147,7 @@ def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
     if context.context == s.context:
         where = locality.where(context)
         if where.local is not True:
-            # Named like ours, but not shown to be on this machine (another machine's API
-            # server, a cloud's credentials): never k3d, docker or a merge over that entry.
+            # Named like ours but not shown to be here: no k3d, docker or merge over that entry.
             return Decision(
                 False,
                 f"the current context {s.context} is not shown to be on "

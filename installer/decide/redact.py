@@ -102,7 +102,7 @@ class _Cut:
     def __init__(self, form: str) -> None:
         self.form = form
         self.least = max(1, min(CUT_MIN, len(form) - 1))
-        # The password's first word alone (`k3d` of `k3d-Secret`) is likely a name we print: not masked.
+        # The password's first word alone (`k3d` of `k3d-Secret`) is likely a name: not masked.
         self.first = _first_word(form)
         self.head = re.compile("(?=" + re.escape(form[: self.least]) + ")")
 

@@ -229,8 +229,8 @@ def sudo_prime(facts: Facts) -> tuple[Step, ...]:
 
 
 def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ()) -> str | None:
-    """The Docker daemon's systemd drop-in for the host's proxy: without it `k3d cluster create` cannot pull rancher/k3s
-    behind a proxy. None when no proxy is set. It holds the proxy's password, if any."""
+    """The Docker daemon's systemd drop-in for the host's proxy (k3d needs it to pull behind
+    one), or None without a proxy. It holds the proxy's password, if any."""
     http = next(
         (
             proxy[n]

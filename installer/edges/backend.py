@@ -153,7 +153,7 @@ def http() -> ModuleType:
 
 def session(context: ssl.SSLContext, retries: Any = None) -> Session:
     """A requests session trusting exactly `context`, reading nothing from the process environment
-    (proxies via `proxy_for`). `retries`: a urllib3 `Retry`, or None. edges/download.py uses it too."""
+    (proxies via `proxy_for`). `retries`: a urllib3 `Retry` or None. Also edges/download.py's."""
     requests = http()
     base: Any = requests.adapters.HTTPAdapter
 
