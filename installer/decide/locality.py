@@ -55,8 +55,7 @@ class Row:
 THIS_MACHINE_HOSTS = frozenset(
     {"localhost", "host.docker.internal", "kubernetes.docker.internal", "host.k3d.internal"}
 )
-# Provider ids of nodes that run on a workstation; any other scheme (aws://, azure://,
-# gce://, …) is a node some provider runs.
+# Provider ids of workstation nodes; any other scheme (aws://, gce://, …) a provider runs.
 _WORKSTATION_PROVIDERS = ("k3s://", "kind://")
 # Distributions that run only in a VM or container of this machine.
 VM_CONTEXTS = frozenset(

@@ -27,8 +27,7 @@ REGISTRY_ENDPOINTS = (
     ("GitHub Container Registry (ghcr.io)", "https://ghcr.io/v2/"),
 )
 NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
-# Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
-# site's own host: its certificate says nothing about inspection).
+# The pinned tools' hosts when no TRACEBLOC_TOOLS_MIRROR is set.
 OFFICIAL_TOOL_HOSTS = (
     "dl.k8s.io",
     "get.helm.sh",
@@ -37,8 +36,7 @@ OFFICIAL_TOOL_HOSTS = (
 )
 # github.com redirects release downloads to this host, so it is probed whenever one is planned.
 GITHUB_RELEASE_ASSETS = "https://release-assets.githubusercontent.com/"
-# The container runtime's hosts, named (runtime_urls says which a runtime plan reaches;
-# decide/winhostnet.py which a Windows host plan reaches).
+# The container runtime's hosts (runtime_urls and decide/winhostnet.py say which are reached).
 RUNTIME_LABELS = {
     "download.docker.com": "Docker packages",
     "desktop.docker.com": "Docker Desktop",

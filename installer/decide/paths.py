@@ -106,8 +106,7 @@ class Paths:
     log_file: str
     data_lock: str
     locks_dir: str
-    # The default cache of downloaded tools (None without a home directory); a set
-    # TRACEBLOC_TOOLS_DIR replaces it (edges/tools.tools_dir makes that one absolute).
+    # The default tools cache (None without a home); TRACEBLOC_TOOLS_DIR replaces it.
     tools_cache: str | None = None
 
 

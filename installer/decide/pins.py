@@ -165,8 +165,7 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-# The tracebloc CLI's floor (the scripts' TB_CLI_MIN_VERSION): from 0.10.0 the CLI tells
-# its user about its own updates; below it nothing on the machine ever would.
+# The tracebloc CLI's floor: from 0.10.0 the CLI tells its user about its own updates.
 CLI_FLOOR = (0, 10, 0)
 
 

@@ -107,8 +107,7 @@ def gpu_vendor(nodes: NodeRead, where: Locality, host: Gpu) -> tuple[str | None,
     if advertised:
         return advertised, f"the cluster's nodes advertise {advertised}.com/gpu"
     if where.local and host.vendor:
-        # The cluster runs here and nothing advertises the GPU yet: on a fresh cluster that
-        # is the device plugin this install brings.
+        # Here and nothing advertises the GPU yet: the device plugin this install brings will.
         return host.vendor, f"this machine has a {host.vendor} GPU and the cluster runs here"
     if host.vendor:
         return None, (
@@ -144,8 +143,7 @@ def plan_gpu(
         return GpuPlan(None, source)
     runtime = "nvidia" if vendor == "nvidia" and runtime_class else ""
     if vendor == "nvidia" and where.local and _wsl_nodes(nodes):
-        # WSL2: NVML cannot see the GPU, so the NVML plugin would advertise 0 and pin the
-        # resource there; pods get the GPU through CDI instead.
+        # WSL2: NVML cannot see the GPU (the plugin would advertise 0); pods get it through CDI.
         return GpuPlan(
             vendor,
             source,

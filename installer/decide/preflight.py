@@ -92,8 +92,7 @@ def _memory(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
         )
     if docker and total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
         findings.append(Finding("note", _docker_memory_remedy(machine, limits, under_floor)))
-    # Available memory matters only on Linux (elsewhere the cluster's VM has its own), and
-    # adds nothing when the total is already under the floor.
+    # Available memory matters only on Linux, and only when the total passes the floor.
     available = machine.memory_available_bytes
     if linux and not under_floor and available < limits.min_mem_gib * GIB:
         findings.append(
@@ -128,8 +127,7 @@ def _docker_memory_remedy(machine: MachineFacts, limits: Thresholds, under_floor
             "a VM/cgroup limit; raise that or free memory, then restart Docker"
         )
     if machine.os == "windows":
-        # Docker Desktop's WSL 2 backend has no memory setting of its own: WSL's VM is sized
-        # by the [wsl2] section of the user's .wslconfig.
+        # Docker Desktop on WSL 2 is sized by the [wsl2] section of the user's .wslconfig.
         return (
             f"give Docker {_gib(target)}: in %USERPROFILE%\\.wslconfig set [wsl2] "
             f"memory={target:g}GB, run `wsl --shutdown`, start Docker Desktop again, then "

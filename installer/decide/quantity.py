@@ -12,8 +12,7 @@ from fractions import Fraction
 
 BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-# An exponent beyond this is no machine's allocatable; refusing it keeps `1e999999999`
-# from costing unbounded time and memory.
+# An exponent beyond this is no machine's allocatable (and `1e999999999` would not end).
 MAX_EXPONENT = 64
 
 GIB = 2**30

@@ -62,8 +62,7 @@ def forms(secret: str) -> list[str]:
     dumps: dict[tuple[str, bool], str] = {}
 
     def yaml_double_quoted(text: str, unicode_ok: bool) -> str:
-        # PyYAML's emitter is pure Python (~15 ms per KB): ASCII text comes out the same
-        # either way, so it is emitted once.
+        # PyYAML's emitter is slow and ASCII comes out the same either way: emitted once.
         key = (text, unicode_ok or text.isascii())
         if key not in dumps:
             dumped = yaml.safe_dump(text, default_style='"', allow_unicode=key[1], width=1 << 30)
