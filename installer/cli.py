@@ -1,13 +1,9 @@
 """Command line: options → configuration → pipeline → output and exit code.
 
 The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed (or the
-cluster cannot be reached), 2 bad input, 3 refused to protect what is installed,
-130 interrupted (Ctrl-C), 143 terminated (SIGTERM; 129 for
-SIGHUP). With `--json` every outcome, failures included, is one JSON object on
-stdout.
-
-Subcommands are rows of `COMMANDS`: a name, its help, its own options and the function that
-runs it. Options given without a subcommand mean `install` (`tracebloc-installer --yes`).
+cluster cannot be reached), 2 bad input, 3 refused to protect what is installed, 128 + the
+signal when stopped (130 Ctrl-C). With `--json` every outcome is one JSON object on stdout.
+Subcommands are rows of `COMMANDS`; options without a subcommand mean `install`.
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ from installer.present.console import is_terminal, owns_console, pause
 if TYPE_CHECKING:
     from installer.commands.settings import Settings
 
-# Each command imports what it needs when it runs: `--version` and `--help` stay instant in
-# the frozen binary, which unpacks every module it imports.
+# Commands import lazily: `--version` and `--help` stay instant in the frozen binary.
 
 log = logging.getLogger("installer")
 DEFAULT_COMMAND = "install"  # what a bare run (a double-click, `curl … | sh`) does
@@ -99,8 +94,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
             pause()
         return code
     except KeyboardInterrupt:
-        # Ctrl-C before a command took over (or after it answered): an exit code, never a
-        # traceback, and never the death-by-signal a frozen binary's launcher may hide.
+        # Ctrl-C outside a command: an exit code, never a traceback or a death by signal.
         return 130
 
 
@@ -113,7 +107,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     redactor = Redactor()
     from installer.decide.variables import notices, translate_argv
 
-    # The twins' flags mean what they meant, or stop here naming what replaced them.
+    # The scripts' flags mean what they meant, or stop here naming what replaced them.
     old = translate_argv(argv)
     if old.refused:
         return _failed(as_json, 2, old.refused, "")
@@ -143,14 +137,11 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         )  # e.g. the network report
         return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
-        # The child that was running has already been stopped by proc (asked first, for
-        # helm) or by probe.concurrently for reads in worker threads. An interrupt that
-        # knows what it left behind (the readiness wait) says so itself.
+        # The running child was already stopped (by proc, or probe.concurrently for threads).
         signum = exc.signum if isinstance(exc, lifetime.Terminated) else None
         return _stopped(as_json, command, signum, getattr(exc, "remedy", ""))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
-        # Raised on the way out of an interruption that came first: it is that interruption
-        # (and says what it left behind, when it knows).
+        # Raised on the way out of an earlier interruption: it is that interruption.
         stop = _interruption(exc)
         signum = (
             lifetime.stopped_by()
@@ -187,8 +178,7 @@ def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
 
 
 def _stopped(as_json: bool, command: str, signum: int | None, said: str) -> int:
-    """Ctrl-C (signum None) or SIGTERM/SIGHUP: the shell's convention, which the twins kept,
-    128 + the signal's number."""
+    """Ctrl-C (signum None) or SIGTERM/SIGHUP: the shell's convention, 128 + the signal."""
     word, code = ("interrupted", 130) if signum is None else ("terminated", 128 + signum)
     return _failed(as_json, code, word, said or (RESUME if command == "install" else ""))
 
@@ -283,7 +273,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     from installer.present.summary import install_json, summary
     from installer.present.ui import Ui
 
-    built = _settings(args, env, redactor)  # refuses a sudo-wrapped install first, as the twin
+    built = _settings(args, env, redactor)  # refuses a sudo-wrapped install first
     assert built.plan is not None and built.install is not None and built.paths is not None
     cfg, settings = built.plan, built.install
     # Before the log opens and before anything else: the data directory must take files.
@@ -302,8 +292,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
         ],
     )
     lifetime.stop_cleanly_on_termination()
-    # The spinner only when a person watches both streams (stdout piped to a file or `jq`
-    # means a script is reading), and not under --verbose, whose log lines would garble it.
+    # The spinner only when a person watches both streams, and not under --verbose.
     watched = not args.verbose and is_terminal(sys.stdout) and is_terminal(sys.stderr)
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
     log_path = built.paths.log_file
@@ -330,8 +319,7 @@ def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redacto
     shown_log = log_path if handler is not None else None
     document = {"ok": True, "exit": 0, **install_json(outcome, shown_log)}
     status, ingest = _next_commands(args, env, outcome.namespace)
-    # A person at a terminal reads the few lines (the log keeps everything); --verbose and
-    # a pipe print everything.
+    # A person at a terminal reads the few lines; --verbose and a pipe print everything.
     full = args.verbose or not is_terminal(sys.stdout)
     if not full:
         log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))

@@ -48,10 +48,8 @@ _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 def sanitise_namespace(raw: str) -> str:
-    """DNS-1123 label: lowercase; spaces and `_` → `-`; other characters dropped; runs of
-    `-` collapsed; `-` trimmed at both ends; at most 53 characters; empty → `default`.
-
-    Only for TB_NAMESPACE, as the twins did (MIGRATION.md); the result is shown."""
+    """DNS-1123 label: lowercase; spaces and `_` → `-`; others dropped; `-` runs collapsed and
+    trimmed; at most 53 characters; empty → `default`. TB_NAMESPACE only; the result is shown."""
     text = raw.lower().replace(" ", "-").replace("_", "-")
     text = re.sub(r"[^a-z0-9-]", "", text)
     text = re.sub(r"-{2,}", "-", text).strip("-")
@@ -201,11 +199,8 @@ def parse_client_env(raw: str | None) -> str | None:
 
 
 def parse_proxy(env: Mapping[str, str]) -> Proxy | None:
-    """The first set of HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy, split into parts.
-
-    Credentials are split from the host on the LAST `@` and the username from the password
-    on the FIRST `:`, so `:` and `@` inside a password survive.
-    """
+    """The first set of HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy, in parts: split on the
+    LAST `@` and the FIRST `:`, so both survive inside a password."""
     name, raw = next(((n, env[n]) for n in PROXY_VARIABLES if env.get(n, "").strip()), ("", ""))
     if not raw:
         return None

@@ -81,7 +81,7 @@ def install(cluster: FakeCluster, server: BackendServer, **extra: str) -> Comple
     )
 
 
-def test_fresh_machine_creates_the_cluster_as_the_twins_did(
+def test_fresh_machine_creates_the_cluster_as_the_scripts_did(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
     creatable(docker_running(machine_without_cluster(fresh(cluster))))

@@ -53,7 +53,7 @@ def test_data_dir_rules_refuse_before_anything_changes(data: DirFacts, said: str
     assert caught.value.exit_code == 2
 
 
-def test_network_storage_allowed_by_the_twins_variable_warns() -> None:
+def test_network_storage_allowed_by_the_scripts_variable_warns() -> None:
     warned = check_data_dir(
         facts("/home/ana/.tb", fstype="cifs"),
         "/home/ana",

@@ -131,7 +131,7 @@ NO_FILES = lc.CreateFiles(None, None)
         ),
     ],
 )
-def test_create_argv_is_the_twins_plus_the_creation_label(
+def test_create_argv_is_the_scripts_plus_the_creation_label(
     env: dict[str, str], gpu: bool, files: lc.CreateFiles, ca: str | None, twin: list[str]
 ) -> None:
     s = lc.settings(env)
@@ -150,7 +150,7 @@ def test_k3d_timeouts_are_go_durations(seconds: float, text: str) -> None:
     assert lc.duration(seconds) == text
 
 
-def test_start_merge_and_restart_argv_match_the_twins() -> None:
+def test_start_merge_and_restart_argv_match_the_scripts() -> None:
     s = lc.settings({})
     assert lc.start_args(s) == ["cluster", "start", "tracebloc", "--wait", "--timeout", "5m"]
     assert lc.merge_args(s) == [

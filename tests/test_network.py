@@ -126,7 +126,7 @@ def test_endpoints_come_from_the_configuration(
     assert all(e.strict and e.url.endswith("/client/index.yaml") for e in chart)
 
 
-def test_criticals_in_the_twins_format() -> None:
+def test_criticals_in_the_scripts_format() -> None:
     text = "# a comment\n\nAPI|https://127.0.0.1:8443/\nDocker Hub registry|https://[::1]:9/v2/|strict\n"
     found = network.parse_criticals(text, trust.is_loopback)
     assert [(e.label, e.hostport, e.strict, e.kind) for e in found] == [

@@ -101,7 +101,7 @@ def test_the_password_is_asked_once_before_the_first_root_command() -> None:
     assert decide(linux(sudo="nopw")).steps[0].argv != ("sudo", "-v")
 
 
-def test_the_twins_rootless_tier_is_not_carried_a_rootless_capable_host_gets_the_privileged_flow() -> (
+def test_the_scripts_rootless_tier_is_not_carried_a_rootless_capable_host_gets_the_privileged_flow() -> (
     None
 ):
     assert decide(linux()).tier == rt.PRIVILEGED
@@ -151,7 +151,7 @@ RPM_KEY_STEPS = [
         ),
     ],
 )
-def test_docker_is_installed_the_way_the_twin_chose_for_the_distribution(
+def test_docker_is_installed_the_way_the_scripts_chose_for_the_distribution(
     distro: str, install: list[tuple[str, ...]]
 ) -> None:
     plan = decide(linux(distro))
@@ -559,7 +559,7 @@ def test_macos_colima_stopped_is_started_as_the_user() -> None:
     assert plan.steps[0].argv == ("colima", "start") and not plan.privileged
 
 
-def test_a_mac_account_that_is_not_admin_gets_the_twins_it_remedy() -> None:
+def test_a_mac_account_that_is_not_admin_gets_the_scripts_remedy() -> None:
     plan = decide(darwin(admin=False))
     assert plan.refusal is not None and "administrator" in plan.refusal[1]
     assert "Users & Groups" in plan.refusal[1] and plan.steps == ()
@@ -638,7 +638,7 @@ def test_a_mac_with_a_desktop_gets_docker_desktop_from_its_dmg_checked_against_d
         ),
     ],
 )
-def test_a_headless_mac_gets_colima_sized_as_the_twin(
+def test_a_headless_mac_gets_colima_sized_as_the_scripts(
     facts: dict[str, Any], expected: tuple[str, ...]
 ) -> None:
     plan = decide(darwin(gui=False, **facts))
@@ -745,7 +745,7 @@ def test_a_docker_the_engine_starts_is_enabled_at_boot_before_the_question(
         assert root_argv(plan).count(boot) == 1
 
 
-def test_prepare_host_on_macos_is_refused_as_the_twin() -> None:
+def test_prepare_host_on_macos_is_refused_as_the_scripts() -> None:
     plan = decide(darwin(), mode=rt.PREPARE_HOST)
     assert plan.refusal is not None and "Linux" in plan.refusal[0]
 

@@ -102,7 +102,7 @@ def test_apple_silicon_with_emulation_working_goes_on(tmp_path: Path) -> None:
     assert "docker run --rm --platform linux/amd64 busybox:1.36 true" in out.getvalue()
 
 
-def test_apple_silicon_without_rosetta_stops_with_the_twins_remedy(tmp_path: Path) -> None:
+def test_apple_silicon_without_rosetta_stops_with_the_scripts_remedy(tmp_path: Path) -> None:
     env = fake_docker(tmp_path, rc=1, said="exec /bin/true: exec format error\n")
     shown, _ = ui()
     with pytest.raises(InstallerError) as stop:

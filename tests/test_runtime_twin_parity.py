@@ -229,7 +229,7 @@ STALE = '# Managed by tracebloc installer (#244)\n[Service]\nEnvironment="HTTP_P
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_the_engine_runs_as_root_what_the_twin_ran(
+def test_the_engine_runs_as_root_what_the_scripts_ran(
     tmp_path: Path, backend: BackendServer, name: str
 ) -> None:
     distro, command, docker, extra = SCENARIOS[name]

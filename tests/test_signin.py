@@ -434,7 +434,7 @@ def test_a_failed_create_shows_the_clis_error_and_leaves_no_file(
     assert not [p for p in os.listdir(tmp_path / "data") if "cred" in p]
 
 
-def test_an_unknown_location_gets_the_twins_hint(cli: FakeCli, tmp_path: Path) -> None:
+def test_an_unknown_location_gets_the_scripts_hint(cli: FakeCli, tmp_path: Path) -> None:
     cli.script(bad_locations=["berlin"])
     with pytest.raises(InstallerError) as caught:
         run_flow(

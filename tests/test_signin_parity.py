@@ -181,7 +181,7 @@ def run_engine(root: Path, situation: Situation, data: Path) -> tuple[list[list[
 
 
 @pytest.mark.parametrize("name", SITUATIONS)
-def test_the_engine_calls_the_cli_as_the_bash_twin_does(name: str, tmp_path: Path) -> None:
+def test_the_engine_calls_the_cli_as_the_bash_script_does(name: str, tmp_path: Path) -> None:
     situation = SITUATIONS[name]
     twin_calls, twin_rc = run_twin(tmp_path, situation)
     engine_calls, engine_failed = run_engine(tmp_path, situation, tmp_path / "data")

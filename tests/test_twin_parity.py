@@ -241,7 +241,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "twin"), CASES)
-def test_the_chart_sees_what_the_twin_wrote(
+def test_the_chart_sees_what_the_scripts_wrote(
     cluster: FakeCluster, tmp_path: Path, name: str, twin: str
 ) -> None:
     if name == "host-dataset-dir" and not hasattr(os, "getuid"):

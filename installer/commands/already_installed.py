@@ -1,12 +1,8 @@
-"""Is the client already installed, up to date and healthy? `install` and `plan` ask this
-right after their one overlapped read, before anything is asked, signed in to or changed.
+"""Is the client already installed, up to date and healthy? Asked by `install` and `plan`
+after their one overlapped read, before anything is asked, signed in to or changed.
 
-The cheap evidence first (the guard's verdict, the release's state and stored values, the
-values file: all already read); only when all of it says "nothing to change" are the two
-remaining questions asked, at once: the version this run would install (one `helm repo
-update` of the tracebloc repository and `helm search repo`; a chart directory's Chart.yaml;
-another repository's local index), one readiness read of the release's workloads and the
-workloads its manifest defines (`helm get manifest`). The
+The cheap evidence (already read) first; only when it all says "nothing to change" are the
+chart version this run would install and the workloads' readiness read, at once. The
 decision itself is decide/noop.py's.
 """
 

@@ -1,4 +1,4 @@
-"""The twin's `assert_amd64_emulation`: on an Apple Silicon Mac whose install resolved to
+"""On an Apple Silicon Mac whose install resolved to
 the amd64-only MySQL 5.7 image, prove that Docker runs an amd64 binary before the chart
 schedules that image (it would crash-loop with an exec-format error minutes later, with no
 earlier signal). Intel Macs, Linux, Windows and an 8.4 install check nothing."""
@@ -31,7 +31,7 @@ def check_amd64(
     mysql: str,
     timeout: float = AMD64_SMOKE_TIMEOUT_S,
 ) -> str:
-    """Raises InstallerError (the twin's Rosetta remedy) when emulation was seen not to
+    """Raises InstallerError (the Rosetta remedy) when emulation was seen not to
     work or did not answer in time; warns and goes on when it could not be tried (the image
     could not be pulled, no docker). Returns the verdict ("" when nothing was checked)."""
     if os_ != "darwin" or not needs_amd64_check(arch, mysql):

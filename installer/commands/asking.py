@@ -114,13 +114,9 @@ def ask_once(
     context: question.Context | None = None,
     shown_before: bool = False,
 ) -> None:
-    """The one question, before the first change: a few plain lines about the changes
-    (present/question.py); `d` at the question shows every one outside the engine's data
-    directory, in order, with its argv, and asks again. The full list is always in the log
-    (and on the console under --verbose), which under --yes is the record. `shown_before`:
-    asked already (the local cluster's path), so the list is not shown again."""
-    # Fitted to a terminal a person watches; elsewhere (a pipe, CI, TB_PLAIN) each line
-    # whole, every change with its argv: the record.
+    """The one question, before the first change: a few plain lines; `d` shows every change with
+    its argv. The full list is always in the log. `shown_before`: not shown again."""
+    # Fitted to a watched terminal; elsewhere each line whole, every change with its argv.
     width = ui.columns() if ui.fancy else 10**6
     if shown_before:
         log.info(
@@ -160,10 +156,8 @@ def agree(
     default: bool = False,
     details: Callable[[], None] | None = None,
 ) -> bool:
-    """Every y/N question: asked as `prompt [y/N] ` (`[Y/n] ` when the default is yes), the
-    answer read by decide/yesno.answer. The end of input or a terminal that cannot be read
-    is never a yes, whatever the default: nobody agreed. With `details`, `d` (or
-    `details`) calls it and asks again."""
+    """Every y/N question (`[Y/n]` when the default is yes), read by decide/yesno.answer. End of
+    input or an unreadable terminal is never a yes. `details`: `d` shows them, asks again."""
     while True:
         try:
             typed = ask(f"{prompt} [{'Y/n' if default else 'y/N'}] ")

@@ -1,12 +1,8 @@
 """Every read `plan` and `install` make of the cluster, overlapped, before anything changes.
 
-Two rounds. The first asks everything that depends on nothing: which cluster the
-kubeconfig names (a local read), `helm list -A`, the nodes, the chart repositories, the
-metrics APIService, the GPU — and the values and state of the release asked for, in case
-the list names it (a re-install, the common case, then needs no second round). The second
-reads the values and state of each other client release the list names. A read made in the
-first round is used only if the list then shows that release: the list is the evidence. Each call keeps its own deadline; expected failures come back as
-data, so the caller decides — from one read — what to do.
+Two rounds: first everything that depends on nothing (including the asked-for release's
+values and state); then the other client releases `helm list` names. A first-round read is
+used only if the list shows that release. Expected failures come back as data.
 """
 
 from __future__ import annotations
@@ -47,11 +43,8 @@ def read_cluster(
     metrics: bool = False,
     gpu: Gpu | None = None,
 ) -> ClusterRead:
-    """The nodes are read even under a size override (TRACEBLOC_TRAINING_RESOURCES): it
-    replaces the size decision only, and the site decisions (one host, GPU, the MySQL
-    engine's arch) still come from the nodes; the releases are read for the guard and for
-    what they carry. (`probe` with an override reads nothing: probe.gather.) `gpu`: this
-    machine's GPU as already read this run (network_hosts.before_gate), not read again."""
+    """The nodes are read even under a size override (it replaces the size decision only).
+    `gpu`: this machine's GPU as already read this run, not read again."""
     probe = cfg.probe
     conn, timeout = probe.conn, probe.timeout
     tools = (

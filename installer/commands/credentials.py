@@ -1,9 +1,6 @@
-"""The client id and password: from the environment, from the previous values file, or asked
-on the terminal; checked with the backend before anything is deployed.
-
-Prompts go to the controlling terminal, not stdin: under `curl … | sh` stdin is the script.
-With no terminal (CI, a daemon, `--yes`) nothing is ever read, so a run without credentials
-fails at once instead of waiting for input that cannot come.
+"""The client id and password: from the environment, the previous values file, or asked on
+the terminal; checked with the backend before anything is deployed. Prompts use the
+controlling terminal, not stdin (`curl … | sh`); with none, nothing is ever read.
 """
 
 from __future__ import annotations
@@ -87,14 +84,10 @@ def obtain(
     sign_in: Callable[[], Signed | None] | None = None,
     keep_previous: bool = False,
 ) -> Credentials:
-    """The credentials to install with, checked once with the backend (or until accepted,
-    at most MAX_TRIES times, when asked on the terminal).
-
-    Order: the environment (both variables, or an error naming the missing one); else the
-    terminal when interactive (`keep_previous`: the previous values file without asking);
-    else the previous values file; else BadInput naming the two variables. REJECTED stops with BadInput (exit 2) unless a person can type again;
-    INACTIVE stops with InstallerError; UNVERIFIED warns through `say` and goes on.
-    """
+    """The credentials to install with, checked once with the backend (up to MAX_TRIES when asked).
+    Order: the environment, the terminal (`keep_previous`: the previous values file), the
+    previous values file, else BadInput. REJECTED is BadInput unless a person can type again;
+    INACTIVE stops; UNVERIFIED warns and goes on."""
     raw_id, raw_password = from_env.client_id, from_env.password  # settings.credentials_given
     if raw_id or raw_password:
         if not (raw_id and raw_password):

@@ -1,10 +1,8 @@
 """`diagnose`: one support bundle, every secret masked, bounded in time and in size.
 
-Collected, each step on its own (a step that fails leaves a note, never stops the bundle):
-status, probe and plan as JSON, `helm status` and `helm history`, the workloads' pod states
-and events, the last lines of each container's log, the install log, and the values file
-redacted. Every byte passes the redactor, which knows the client, registry and proxy
-passwords from the environment, the values file and the installed release.
+Each step on its own (a failure leaves a note): status, probe, plan, helm status/history,
+pod states and events, log tails, the install log and the redacted values file. Every byte
+passes the redactor.
 """
 
 from __future__ import annotations
@@ -242,9 +240,7 @@ def _load_values(path: str) -> tuple[dict[str, Any] | None, str]:
     """The values file's map, or why it is left out ("" when it is absent or not a map)."""
     if not path:
         return None, ""
-    # Read as the bundle reads (no link followed, bounded, regular files only), and
-    # through the one loader: a file that is merely broken is left out of the bundle, but an
-    # alias bomb or a 5,000-deep document is refused (its secrets could not be known).
+    # Read as the bundle reads, through the one loader: a broken file is left out, a bomb refused.
     read = bundle.read_file(path, MAX_VALUES_BYTES)
     if read.data is None:
         return None, "" if read.note == "not found" else read.note

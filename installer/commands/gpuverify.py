@@ -1,10 +1,9 @@
-"""After helm: the GPU verified, not assumed (the scripts' `verify_gpu` / `Confirm-GpuNode`).
+"""After helm: the GPU verified, not assumed.
 
-When the values request a GPU, wait (bounded) for the chart's device plugin to roll out and
-for a schedulable node to advertise the GPU resource. A node that never does means jobs
-requesting it would stay Pending, so the release is upgraded once more with the CPU values
-(the PowerShell scripts' fallback) and the summary says why. Either way the summary gives
-the smoke-test command."""
+When the values request a GPU, wait (bounded) for the device plugin and a node advertising
+the GPU; if none does, the release is upgraded once more with the CPU values and the
+summary says why. Either way the summary gives the smoke-test command.
+"""
 
 from __future__ import annotations
 

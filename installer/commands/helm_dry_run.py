@@ -1,12 +1,9 @@
 """`plan` asks helm itself whether it would install the planned release.
 
-The judge reads what is installed; only helm knows what the chart demands of the server
-(`kubeVersion`, the API versions its templates use, admission). So `plan` runs the planned
-`helm upgrade --install` as a server-side dry run (`--dry-run=server`, which helm 4 spells
-with the `=`), changing nothing, with the planned values in a private temporary file that
-is removed afterwards. helm's refusal becomes plan's verdict, exiting as install would;
-an answer nobody gave (a timeout, helm that could not be started) is said as such, never
-taken for acceptance or refusal.
+Only helm knows what the chart demands of the server, so `plan` runs the planned `helm
+upgrade --install --dry-run=server` with the planned values in a private temporary file.
+helm's refusal becomes plan's verdict; no answer (a timeout, helm not started) is said as
+such, never taken for acceptance or refusal.
 """
 
 from __future__ import annotations

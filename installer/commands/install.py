@@ -1,24 +1,10 @@
 """`install`: execute the plan, safely, on a machine that may already run a client.
 
-The steps, in order, all under the install lock (edges/lock.py). First what changes nothing:
-the network preflight (commands/install_checks.py) → the tools (verified downloads into the engine's
-cache may happen here) → the local k3d cluster survey (and the container runtime or Windows
-host steps it needs) → one overlapped read of the cluster → nothing to change? stop here
-(commands/already_installed.py) → blockers (Docker, k3d, drift), preflight, a terminal or --yes →
-credentials (or a browser sign-in) → the guard's verdict and the plan → the one question,
-listing every change with its argv (commands/asking.py). A refusal the guard can reach
-without credentials stops the run before they are asked for. On the engine's own local
-cluster, which may not exist yet, the question comes before it is made (a running one that
-is the current context is read and judged before it; what to do with an earlier client's
-data is chosen before the plan, which shows the directory mounted): then the runtime or
-host steps, a wipe that was chosen, and the cluster (created, started or adopted, then
-read), and the guard's verdict and the plan after it. Then the changes: recovery of a wedged
-release → chart repo → release directories → values file → device plugin adoption →
-metrics API → `helm upgrade --install` → kube context namespace → wait until the client is
-connected (commands/wait.py; exit 0 means connected).
-
-Nothing outside the engine's own directory changes before the one question has been
-answered yes (or --yes given).
+All under the install lock (edges/lock.py): first the reads and checks that change nothing
+(network preflight, tools, local-cluster survey, one overlapped cluster read, already
+installed?, blockers, credentials, the guard's verdict and the plan), then the one question
+(commands/asking.py), then the changes, ending with the wait until the client is connected
+(exit 0). Nothing outside the engine's own directory changes before a yes (or --yes).
 """
 
 from __future__ import annotations
@@ -327,10 +313,7 @@ def _install(
         terminal_or_refuse(interactive)
         cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive, cluster=cluster)
     else:
-        # The cluster is this machine's and may not exist yet: Docker, k3d and the existing
-        # cluster's drift are blockers, known before anyone is asked anything; so is the
-        # guard's verdict on one that can be read as it is. The one question lists the
-        # cluster's steps; the cluster is read (again) once it is up.
+        # Blockers (Docker, k3d, drift, the guard) are known before anyone is asked.
         localcluster.blockers(local, ui)
         if local.settings is not None:  # one install at a time makes or adopts this cluster
             held.add(lock.cluster_lock(env, cfg.host_data_dir, local.settings.name))
@@ -387,8 +370,7 @@ def _install(
             local, cfg, env, ui, interactive=interactive, os_=os_
         )
         cfg = kept.cfg
-        # A sign-in registers against what is installed: it waits until the cluster is read.
-        # Without a terminal or the CLI, the credentials (or their refusal) come first.
+        # A sign-in waits for the cluster read; without a terminal or CLI, credentials come first.
         signs_in = signs_in and signin.can_sign_in(env, credentials.open_terminal(os_))
         if not signs_in:
             cfg = obtain_credentials(cfg, env, redactor, ui, interactive=interactive)
@@ -479,8 +461,7 @@ def _install(
         hold_to(approved, planned, minted=cfg.probe.namespace if signs_in else None)
     for warning in sizing_warnings(plan.facts):  # as `plan` says it, before the question
         ui.warn(warning)
-    # On the local path the question was asked before the cluster was made: the rest of
-    # the steps were in it, and the sizing read now is shown, not asked about again.
+    # On the local path the question came before the cluster: the sizing is shown, not asked.
     ask_once(
         planned,
         [] if local.managed else fetched,
@@ -514,9 +495,7 @@ def _install(
     with ui.step(f"Installing the tracebloc client into namespace {namespace}"):
         apply.upgrade_install(tools, plan.argv, release, namespace, settings.helm_timeout_s, conn)
     gpu_seen = verify_gpu(cfg, env, ui, tools, plan, settings, os_, gpu_wait_s)
-    # The kube context is pointed while the first readiness poll is out: a local edit of
-    # the kubeconfig need not wait for the cluster's answer, nor the answer for it. Never
-    # killed mid-write: the wait ending (or failing) waits for it.
+    # The kube context is pointed during the first readiness poll; never killed mid-write.
     pointing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
     context_f = pointing.submit(point_context, cfg, tools, settings, notes)
     try:

@@ -91,11 +91,8 @@ def _report(
 def check_network(
     cfg: PlanConfig, env: Mapping[str, str], ui: Ui, machine: MachineFacts
 ) -> tuple[dict[str, ToolChoice] | None, network_hosts.Needs]:
-    """The network preflight (commands/network.py): a stop raises before the tools are
-    downloaded, credentials asked for or anything changed. Returns the tool resolutions it
-    read (which tools will be downloaded decides which hosts are needed), None if skipped,
-    and what it read of the local cluster's machine (`docker info`, the Windows host plan:
-    the survey uses them instead of reading them again)."""
+    """The network preflight: a stop raises before downloads, credentials or any change. Returns
+    the tool resolutions (None if skipped) and what it read of the local machine for the survey."""
     if cfg.preflight_skipped:
         return None, network_hosts.Needs()
     choices = resolve_all(
@@ -137,8 +134,7 @@ def obtain_credentials(
         previous_doc if isinstance(previous_doc, dict) else None
     )
     redactor.add(previous[1])
-    # Both were validated by commands/settings.build: a bad TRACEBLOC_CA_BUNDLE or
-    # TRACEBLOC_BACKEND_URL is bad input before anyone is asked.
+    # Both validated by commands/settings.build, before anyone is asked.
     url = cfg.backend_url
     assert url is not None  # built for install
 

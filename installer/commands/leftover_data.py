@@ -1,11 +1,7 @@
-"""Questions the local cluster asks a person: whether to go ahead, and what to do with data
-an earlier client left in the data directory. Data is never deleted without an explicit
-choice: `--wipe-data`/TB_LEFTOVER_ACTION=wipe, or `w` typed at the prompt. With no choice and
-nobody to ask, the install stops and says how to choose.
-
-The choice is made before the plan is shown (the directory chosen is the cluster's `-v`
-mount the plan lists); it is a choice, not the go-ahead: the wipe itself waits for the one
-question's yes (`carry_out`, from bring_up).
+"""Questions the local cluster asks a person: go ahead, and what to do with data an earlier
+client left in the data directory. Data is never deleted without an explicit choice
+(`--wipe-data`, TB_LEFTOVER_ACTION=wipe, or `w` at the prompt); with no choice and nobody to
+ask, the install stops. The wipe itself waits for the one question's yes (`carry_out`).
 """
 
 from __future__ import annotations
@@ -58,8 +54,7 @@ class Choice:
     cfg: PlanConfig
     wipe: tuple[str, ...] = ()
     said: str = ""  # the plan's line for it ("" when there was nothing to choose)
-    # The directory and the leftovers shown, pinned when the wipe was chosen: the wipe
-    # deletes those and nothing else (edges/datadir.py).
+    # Pinned when the wipe was chosen: the wipe deletes those and nothing else.
     shown: datadir.Shown | None = None
 
 

@@ -49,10 +49,8 @@ def _windows_host(
     min_mem_gib: float,
     host: HostPlan | None = None,
 ) -> Local:
-    """Windows without a Docker that answers: the PowerShell twin's host preparation (WSL2,
-    Docker Desktop, one elevation; commands/winhost.py) as the plan's first steps, or the
-    blocker that stops the install before anything changes. `host`: the plan the network
-    preflight already read (commands/network_hosts.py), else it is read here."""
+    """Windows without a Docker that answers: the host preparation (commands/winhost.py) as the
+    plan's first steps, or its blocker. `host`: the plan the network preflight read, if any."""
     from installer.commands import winhost
 
     if host is None:
@@ -145,10 +143,8 @@ def survey(
     host_gpu: Gpu | None = None,
     gpu_checked: gh.Checked | None = None,
 ) -> Local:
-    """`seen`, `host`, `host_gpu`: the `docker info`, the Windows host plan and this
-    machine's GPU the network preflight read moments before (commands/network_hosts.py), used
-    instead of reading them again. `gpu_checked`: the GPU steps ran (no GPU steps are
-    planned again) and what their Docker-level check saw."""
+    """`seen`, `host`, `host_gpu`: what the network preflight just read, not read again.
+    `gpu_checked`: the GPU steps ran, and what their Docker-level check saw."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -185,9 +181,7 @@ def survey(
                 else (said, docker_remedy(os_, info.state))
             )
             return Local(s, decision, machine, docker=info, problems=tuple(problems), runtime=plan)
-        # No Docker at all: no cluster of ours can exist, so the one made after Docker is
-        # new and the earlier data is decided now, before the plan (a stopped Docker may
-        # hold a cluster whose data this is: decided once it answers).
+        # No Docker: no cluster of ours exists, so the earlier data is decided now, before the plan.
         earlier = (
             tuple(datadir.leftovers(cfg.host_data_dir))
             if info.state == "missing" and s.leftover_guard
@@ -197,9 +191,7 @@ def survey(
         if os_ == "linux" and gpu_checked is None:
             primed = any(step.kind == "prime" for step in plan.steps)
             gpu_plan = _gpu_plan(env, info, machine, timeout, creating=True, primed=primed)
-        # The cluster's own steps are listed before the question too, as they will be: a
-        # new Docker holds no cluster; a stopped one holds ours when the kubeconfig still
-        # names it. bring_up stops if Docker, once it answers, shows another state.
+        # Listed before the question too; bring_up stops if Docker then shows another state.
         known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
         predicted = START if info.state != "missing" and known else CREATE
         fit = gpucluster.GpuCluster(False, s)
@@ -419,10 +411,8 @@ def readable_as_it_is(local: Local, env: Mapping[str, str], os_: str) -> bool:
 
 
 def blocker(local: Local, *, terminal: bool) -> InstallerError | None:
-    """What stops the local-cluster path, known before anyone is asked anything: no Docker,
-    Docker stopped, no k3d, an existing cluster that drifted from this install, root steps
-    whose sudo needs a password with no terminal (`terminal` False) to type it on. `plan`
-    exits with it as install does."""
+    """What stops the local-cluster path before anyone is asked: no Docker, Docker stopped, no
+    k3d, a drifted cluster, or a sudo password needed with no terminal. `plan` exits with it too."""
     s = local.settings
     if local.decision.manage is None:
         return InstallerError(
@@ -504,13 +494,9 @@ def bring_up(
     kubectl: Tool,
     chosen: leftover_data.Choice | None = None,
 ) -> tuple[PlanConfig, Local]:
-    """Create, start or adopt the cluster with the k3d the survey resolved, and wait for its
-    API with `kubectl`, the one install resolved (never a second lookup on PATH); returns
-    the config (the data directory may have changed at the leftover question) and the
-    survey the cluster was made from: when Docker was set up first, the one read once it
-    answered (its runtimes, and so the GPU, are known only then). Called
-    after `blockers`, `leftover_choice` (`chosen`) and the one question
-    (commands/install.py)."""
+    """Create, start or adopt the cluster with the survey's k3d and wait for its API with the
+    resolved kubectl; returns the config and the survey the cluster was made from. Called
+    after `blockers`, `leftover_choice` and the one question."""
     s = local.settings
     if s is None or not local.managed:
         return cfg, local

@@ -104,8 +104,7 @@ def create(
         (files.proxy_config, lc.proxy_config(s.proxy)),
         (files.registries, lc.registries_config() if ca else None),
     )
-    # A run killed mid-create (kill -9) left its proxy configuration, password and all: it
-    # goes before anything else, whether this run has a proxy or not.
+    # A killed run's proxy config (password and all) goes first, proxy or not.
     with contextlib.suppress(FileNotFoundError):
         os.unlink(proxy_config_path(s, data_dir, os_ == "windows"))
     written: list[str] = []
@@ -121,9 +120,7 @@ def create(
             with ui.step(f"Creating the local cluster {s.name} (first run downloads its images)"):
                 result = run.k3d(args, deadline, "creating the cluster")
         except KeyboardInterrupt as exc:
-            # Ctrl-C or SIGTERM mid-create: proc has stopped k3d; what it made so far is
-            # this run's own (the action is CREATE only when no such cluster existed), so
-            # it goes, as on the timeout below. A second interrupt stops the removal too.
+            # Interrupted mid-create: what k3d made is this run's own, so it goes.
             removed = remove_partial(s, ui, run)
             said = (
                 f"the partially created cluster {s.name} was removed"
@@ -151,8 +148,7 @@ def create(
     if result.rc != 0:
         said = result.stderr + result.stdout
         if "already exists" in said:
-            # It was absent when read: another install made it meanwhile. Not this run's,
-            # so it is left as it is (deleting it would destroy that install's cluster).
+            # Absent when read: another install made it meanwhile, so it is left alone.
             raise InstallerError(
                 f"k3d says a cluster named {s.name} already exists (it was absent when this "
                 "run looked: another install may have made it meanwhile); it was left as it is",

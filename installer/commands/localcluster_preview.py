@@ -1,9 +1,6 @@
-"""A running local cluster of ours that the kube context does not name yet, read without
-changing anything: `k3d kubeconfig get` (a read) into a private temporary kubeconfig, its
-server anchored to 127.0.0.1, and install's overlapped read through it, so the guard's
-verdict is known before the one question (the merge into the user's kubeconfig is a change,
-made after it). The file holds the cluster's admin key: owner-only, removed when the read
-ends. Anything that does not answer is None: the cluster is read again once merged.
+"""A running local cluster of ours that the kube context does not name yet, read without a
+change: `k3d kubeconfig get` into a private owner-only kubeconfig (removed after), so the
+guard's verdict is known before the one question. What does not answer is None.
 """
 
 from __future__ import annotations

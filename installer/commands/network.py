@@ -1,10 +1,6 @@
-"""The network preflight: before credentials are asked for and before anything changes, can
-this machine reach every host the install needs, the way the install will reach them?
-
-The hosts come from one place (decide/network.endpoints, fed from the configuration and the
-tools that will be downloaded) or, in tests, from PF_CRITICALS; the probes from
-edges/netprobe; the words from present/netreport. `install` stops on the report's verdict
-(exit 1); `plan` shows the same report and verdict.
+"""The network preflight: before credentials and any change, can this machine reach every
+host the install needs, the way the install will? Hosts from decide/network.endpoints (or
+PF_CRITICALS in tests), probes from edges/netprobe; `install` stops on the verdict (exit 1).
 """
 
 from __future__ import annotations
@@ -40,10 +36,8 @@ def check(
     runtime: Iterable[str] = (),
     nvidia: bool = False,
 ) -> network.Report:
-    """Probe every needed host (all at once, bounded) and judge the answers.
-    `tools`: the download URLs of the tools that will be fetched; `runtime`: the hosts of
-    the container runtime's install (commands/network_hosts.py: none unless it will be
-    installed); `nvidia`: the chart's NVIDIA device plugin image will be pulled."""
+    """Probe every needed host (all at once, bounded) and judge the answers. `tools`: download
+    URLs; `runtime`: the runtime install's hosts; `nvidia`: the device plugin image is pulled."""
     if cfg.preflight_skipped:
         return network.skipped_report()
     # The CA bundle and the backend, validated by commands/settings.build.

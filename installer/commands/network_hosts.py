@@ -1,15 +1,9 @@
-"""Which hosts beyond the backend, the chart and the registries this install will need, as
-the network preflight asks before anything changes: the container runtime's hosts when the
-runtime will be installed (on Windows: the host preparation's, when its plan downloads
-winget, installs Docker Desktop or updates WSL), k3d's download host when k3d will be
-downloaded, NVIDIA's registry when the chart's NVIDIA device plugin will be pulled.
+"""Which hosts beyond the backend, the chart and the registries this install will need: the
+container runtime's (or Windows host preparation's) when it will be installed, k3d's when
+k3d will be downloaded, NVIDIA's registry for the NVIDIA device plugin.
 
-`plan` reads them off what its survey already read (`from_plan`); `install` asks before
-its survey (the preflight comes before any download), with reads only: the kube context,
-`docker info`, the runtime decision's reads (`sudo -n true` changes nothing; on Windows the
-host probe of commands/winhost.survey), `k3d version` and `nvidia-smi -L` (`before_gate`).
-The `docker info` it read (and the Windows host plan) is handed on to the local-cluster
-survey, which reads neither again.
+`plan` reads them off its survey (`from_plan`); `install` asks before its survey, with reads
+only (`before_gate`), and hands what it read on to the local-cluster survey.
 """
 
 from __future__ import annotations

@@ -75,8 +75,7 @@ def decide_site(
     ids = None
     if cfg.host_dataset_dir:
         dataset = placement.DATASET_MOUNT
-        # The twins wrote the uid/gid with the dataset mount, so the ingestion Job writes
-        # there as this user (a root_squash NFS export refuses root).
+        # The ingestion Job writes the dataset as this user (root_squash NFS refuses root).
         ids = host_ids()
         if where.local is False:
             notes.append(

@@ -50,8 +50,7 @@ def plan_install(
         # install stops before reading anything (exit 1): an answer for plan, not a refusal.
         verdict = install_verdict.Verdict("missing-tools", "; ".join(problems.values()))
     elif blocked is not None:
-        # Docker missing or stopped, no k3d, a drifted cluster: install stops with this
-        # before it asks anything, and so does plan (same message, remedy and exit code).
+        # install stops with these blockers before asking; plan does the same (same exit code).
         verdict = install_verdict.Verdict("blocked", blocked.message, error=blocked)
     elif local.managed and local.action == CREATE:
         # No such cluster yet: nothing is installed in it, so the guard has nothing to judge.
@@ -197,8 +196,7 @@ def run_plan(
         )
     net_code, net_lines, net_json = plan_network(cfg, env, plan)
     if net_code:
-        # install's network preflight comes first and stops the run there: that stop is
-        # the run's verdict, whatever the cluster would have said.
+        # install's network preflight stop is the run's verdict, whatever the cluster would say.
         from installer.commands.network import NetworkStop
 
         stop = NetworkStop(net_json)

@@ -1,4 +1,4 @@
-"""`prepare-host`: the privileged half alone (the twin's `prepare-host`, and what the tracebloc
+"""`prepare-host`: the privileged half alone (what the tracebloc
 CLI's `prepare-host` runs): on Linux and macOS Docker installed, started and enabled and
 TB_PREPARE_USER granted; on Windows the host preparation's elevated half. No question, no
 cluster, no credentials."""
@@ -15,7 +15,7 @@ from installer.present import output
 
 
 def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    """The privileged half alone (the twin's `prepare-host`): Docker installed, started and
+    """The privileged half alone: Docker installed, started and
     enabled, TB_PREPARE_USER granted; no question, no cluster, no credentials."""
     from installer.commands.runtime import prepare_host
     from installer.config import parse_timeout, prepare_user

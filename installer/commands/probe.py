@@ -77,11 +77,8 @@ def gather(
     *,
     sizing_only: bool = True,
 ) -> Facts:
-    """`release`, `machine`, `tool_choices` and `nodes`, when given, are reads already made
-    (plan and install read every client release once for the guard, the nodes beside it,
-    the machine for the preflight, and fetch their tools first); they are used as-is, never
-    read a second time. `sizing_only` False (plan, install): the cluster is read even under
-    a size override, which replaces the size decision and nothing else."""
+    """`release`, `machine`, `tool_choices` and `nodes`, when given, are reads already made, used
+    as-is. `sizing_only` False: the cluster is read even under a size override."""
     machine = machine or read_machine(env)
     if tool_choices is None:
         tools, choices, problems = find_tools(env, machine, cfg.timeout)

@@ -1,10 +1,6 @@
 """The container runtime step: survey (reads only; what `plan` shows), carry out (after the
-install's one confirmation), and `prepare-host` (the privileged half alone, for an
-administrator: no question, no cluster, no credentials).
-
-Tier 0 — `docker info` answers as this user — never reaches this module's privileged part:
-`survey` returns None and nothing else is read or run (no sudo, no package manager, no
-administrator check).
+one confirmation), and `prepare-host` (the privileged half alone). When `docker info`
+answers as this user, `survey` returns None and nothing privileged is read or run.
 """
 
 from __future__ import annotations
@@ -70,8 +66,7 @@ def survey(
         colima = any("colima" in s.argv[:3] for s in plan.steps)
         home = env.get("HOME", "").strip()
         headless = facts.gui is False
-        # A headless Mac's LaunchDaemon is written as root: where this plan already asks
-        # for the password, or an administrator's (or root's) run can.
+        # A headless Mac's LaunchDaemon needs root: only where this plan already asks for it.
         primed = any(s.kind == "prime" for s in plan.steps)
         if home and (not headless or (colima and (facts.uid == 0 or primed or facts.admin))):
             primes = rt.sudo_prime(facts) if headless and not primed else ()
@@ -96,11 +91,8 @@ def survey(
 
 
 def tier0_autostart(env: Mapping[str, str], os_: str, info: DockerRead) -> tuple[rt.Step, ...]:
-    """Docker already answers: a desktop Mac still gets the login autostart (a LaunchAgent,
-    written as this user: nothing privileged), unless it is in place; so does a Docker
-    Desktop on Windows that someone else installed (this user's Run key). A headless Mac's
-    LaunchDaemon needs root, which tier 0 never asks for, nor does Linux's `systemctl
-    enable`: the summary's reboot line says how to start Docker instead."""
+    """Docker already answers: a desktop Mac (LaunchAgent) or someone else's Docker Desktop on
+    Windows (Run key) still gets the login autostart, as this user. Nothing privileged."""
     if flag(env, "TRACEBLOC_NO_AUTOSTART"):
         return ()
     if os_ == "windows":
@@ -156,7 +148,7 @@ def test_key(plan: rt.RuntimePlan, env: Mapping[str, str], variable: str) -> rt.
 
 
 def refuse_sudo_wrapped(env: Mapping[str, str], os_: str) -> None:
-    """The twin's `refuse_sudo_wrapped_install`: a whole install as root (uid 0 with
+    """A whole install as root (uid 0 with
     SUDO_USER) would grant Docker to root and root-own the user's files. A genuine root
     login (no SUDO_USER) is fine."""
     sudo_user = env.get("SUDO_USER", "").strip()

@@ -1,11 +1,8 @@
 """A run's settings, built once from the options and the environment, in one call.
 
 `build` parses, validates and types everything a command reads before it reads or changes
-anything: the probe configuration (namespace, kubeconfig, timeout, training size), the paths
-(decide/paths.py), and for `plan` and `install` the plan and install-only settings, every
-yes/no variable (decide/yesno.py), the preflight floors, the backend URL and the CA bundle.
-Bad input is one `BadInput` (exit 2) naming the variable or the flag it came from; `plan`
-and `install` are built the same way, so what one refuses the other refuses too.
+anything. Bad input is one `BadInput` (exit 2) naming the variable or flag it came from;
+`plan` and `install` are built the same way, so what one refuses the other refuses too.
 """
 
 from __future__ import annotations
@@ -104,8 +101,7 @@ class Settings:
     install: InstallSettings | None = None  # plan and install only
     flags: Mapping[str, bool] = field(default_factory=dict)  # the yes/no variables that are set
 
-    # The run's preflight, backend and trust settings live in the plan configuration, which
-    # every command receives; these name them here too.
+    # Preflight, backend and trust settings live in the plan configuration; named here too.
     @property
     def preflight_skipped(self) -> bool:
         return self.plan.preflight_skipped if self.plan is not None else False
@@ -130,7 +126,7 @@ def build(
     *,
     from_flags: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Everything `args.command` reads, validated. `from_flags` maps a variable to the twin
+    """Everything `args.command` reads, validated. `from_flags` maps a variable to the scripts'
     flag the command line set it from (`HOST_DATA_DIR` ← `--data-dir`), so an error about
     it names what the user typed."""
     command = args.command
@@ -138,7 +134,7 @@ def build(
     if command == "install":
         from installer.commands.runtime import refuse_sudo_wrapped
 
-        refuse_sudo_wrapped(env, os_)  # before any file is made, as the twin
+        refuse_sudo_wrapped(env, os_)  # before any file is made
     probe = probe_settings(args, env)
     if command in FOLLOW_RECORD:
         probe = follow_record(args, env, os_, probe)

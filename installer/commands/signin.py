@@ -1,9 +1,6 @@
-"""Sign in through the browser and register this machine, as the twins' provision step does,
-through the tracebloc CLI (RFC-CLI-0001): `tracebloc login` on the person's terminal, the
-one-client pre-flight, the name and location, `tracebloc client create --credential-file`.
-
-What comes back feeds the same path as credentials from the environment: the caller
-(commands/credentials.py) checks them with the backend.
+"""Sign in through the browser and register this machine through the tracebloc CLI
+(RFC-CLI-0001): `tracebloc login`, the one-client pre-flight, the name and location,
+`tracebloc client create --credential-file`. The result is checked like any credentials.
 """
 
 from __future__ import annotations
@@ -104,7 +101,7 @@ def sign_in(
         )
     minted = _create(tool, env, redactor, name, where, setting)
     if minted.adopted:
-        # By client id (what the twin reconciles by), else by the namespace it runs in.
+        # By client id, else by the namespace it runs in.
         stored = setting.stored_passwords.get(
             f"id:{minted.client_id}"
         ) or setting.stored_passwords.get(f"ns:{minted.namespace}")
@@ -126,8 +123,8 @@ def sign_in(
 
 
 def system_location(env: Mapping[str, str]) -> signin.Location:
-    """TRACEBLOC_CLIENT_LOCATION, else the time zone's country. Windows has no zone table
-    (the PowerShell twin passes a location only from the variable): none is derived there."""
+    """TRACEBLOC_CLIENT_LOCATION, else the time zone's country. Windows has no zone table:
+    none is derived there."""
     if os_name(sys.platform) == "windows":
         return signin.location(credentials_given(env).location, None, ())
     return signin.location(
@@ -177,9 +174,8 @@ def _descriptors(terminal: Terminal | None) -> tuple[int, int] | None:
 def _preflight(
     tool: Tool, env: Mapping[str, str], redactor: Redactor, namespaces: list[str], setting: Setting
 ) -> None:
-    """One client per machine: an installed client the signed-in account provably does not
-    own stops the run before anything is minted. A list that cannot be read proves nothing:
-    `client create` (which adopts what is on this cluster) and the guard decide then."""
+    """One client per machine: an installed client the account provably does not own stops the
+    run before anything is minted. An unreadable list proves nothing."""
     if not namespaces:
         return
     listed = tbcli.list_clients(tool, env, redactor)
@@ -283,10 +279,8 @@ def hook(
     say: Callable[[str], None],
     warn: Callable[[str], None],
 ) -> Callable[[], SignedIn | None]:
-    """What credentials.obtain runs when sign-in is the way credentials come: SignedIn, or
-    None when the CLI cannot be had (then the old ways go on, with how to install it said).
-    Nobody at a terminal: BadInput (exit 2) naming the unattended variables, never a hang
-    on a device code nobody sees."""
+    """credentials.obtain's sign-in: SignedIn, or None when the CLI cannot be had (then the other
+    ways go on). Nobody at a terminal: BadInput naming the unattended variables, never a hang."""
 
     def run() -> SignedIn | None:
         precheck(env, interactive=interactive, terminal=terminal)
@@ -390,9 +384,8 @@ def cli_as_typed(env: Mapping[str, str], os_: str) -> str:
 
 
 def cli_check(env: Mapping[str, str], os_: str) -> list[str]:
-    """Every install, a healthy re-run too: is the tracebloc CLI (the person's next step,
-    `tracebloc data ingest`) here and at least the scripts' floor, 0.10.0? The note says how
-    to install or update it with the CLI's own installer; nothing is run for it."""
+    """Every install: is the tracebloc CLI here and at least 0.10.0? The note says how to install
+    or update it; nothing is run for it."""
     from installer.decide import pins
     from installer.edges import proc
     from installer.edges.tools import read_version

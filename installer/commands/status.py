@@ -1,10 +1,7 @@
 """`status`: is the client healthy? Reads only, all at once, each bounded.
 
-The release's row (`helm list` of that one release: state and chart), its user values (the
-training size and its provenance marker), the namespace's workloads (one `kubectl get`) and
-the cluster's nodes. Healthy means: both tools found, the cluster answers, the release is
-deployed, and every workload its manifest defines exists, wants at least one replica and is
-rolled out.
+Healthy: both tools found, the cluster answers, the release is deployed, and every workload
+its manifest defines exists, wants a replica and is rolled out.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """`uninstall`: remove the client's release; keep its data unless told, and confirmed.
 
-survey (reads only) → what will be removed and kept → the caller confirms → `helm uninstall
---wait` → with --delete-data: the release's PVCs and the data directory → with
---delete-cluster: the local k3d cluster (CLUSTER_NAME), only when this engine created it —
-the runtime label it puts on the cluster's nodes. Nothing is removed on a guess: a release
-that cannot be read, a data directory that does not look like ours, or a cluster Docker
-cannot vouch for stops the run before anything changes.
-
-What may be deleted is decided in decide/deletion.py: only the uninstalled release's data,
-in a data directory that passes install's place rules; nothing when the release is not
-installed; with --delete-cluster, helm and kubectl talk to that cluster's own context only,
-and only when it answers on this machine. The whole run holds install's lock.
+With --delete-data also its PVCs and data directory; with --delete-cluster the local k3d
+cluster, only when this engine created it. What cannot be read or vouched for stops the run
+before any change (decide/deletion.py decides); the whole run holds install's lock.
 """
 
 from __future__ import annotations
@@ -67,8 +59,7 @@ class Survey:
     sizes: Mapping[str, int | None] = dataclasses.field(default_factory=dict)
     target: KubeTarget | None = None  # the kube context and API server acted on
     volumes: tuple[str, ...] = ()  # the release's PersistentVolumes (edges/volumes.py)
-    # With --delete-data: the directory and the entries shown, pinned (edges/datadir.py),
-    # so the deletion after the question deletes those and nothing else.
+    # With --delete-data: what is shown is pinned (edges/datadir.py) and only that is deleted.
     shown: datadir.Shown | None = None
 
 
@@ -161,8 +152,7 @@ def survey(cfg: ProbeConfig, tools: Tools, data_dir: str, options: Options) -> S
     sizes: dict[str, int | None] = {}
     shown: datadir.Shown | None = None
     if options.delete_data and exists:
-        # install's and plan's own rules: never the home, an ancestor of it, a system path
-        # or a link; the path deleted from is the one checked.
+        # install's rules: never home, its ancestor, a system path or a link; checked = deleted.
         data_dir = hostdirs.check_place(tools.env, os_name(sys.platform), data_dir)
         if not _looks_like_ours(data_dir):
             raise Refused(
@@ -355,8 +345,7 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
     if options.delete_data:
         remove.append(f"volumes of the release: {', '.join(s.volumes) or 'none found'}")
     elif s.volumes and s.row is not None:
-        # helm deletes the chart's volumes, but a volume bound to a kept claim stays
-        # (Terminating, by pv-protection) until that claim is deleted.
+        # A volume bound to a kept claim stays Terminating until that claim is deleted.
         keep.append(
             f"volumes of the release: {', '.join(s.volumes)} (helm deletes them; each "
             "stays, Terminating, while its kept claim holds it, and a later install "
@@ -466,8 +455,7 @@ def remove_tree(path: str) -> str:
     failures: list[str] = []
 
     def retry_writable(function: object, name: str, error: object) -> None:
-        # Windows refuses to delete read-only files: make it writable and try once more.
-        # Never through a link: chmod would change the file it points at.
+        # Windows refuses read-only files: made writable once, never through a link.
         try:
             if os.path.islink(name):
                 raise OSError(f"{error}")

@@ -1,10 +1,7 @@
 """After `helm upgrade`: wait until the release's workloads run, or say why they do not.
 
-One `kubectl get` of the namespace per poll (plus, once per crash, the tail of the crashing
-container's log), bounded by READY_TIMEOUT. A cause that waiting cannot cure (an untrusted
-certificate, a refused pull, rejected credentials, a pod that fits on no node) ends the wait
-early once it has been seen on consecutive polls; anything else is reported at the deadline.
-The release is never touched: whatever happens here, it stays as helm left it.
+One `kubectl get` per poll, bounded by READY_TIMEOUT. A cause waiting cannot cure, seen on
+consecutive polls, ends the wait early. The release is never touched here.
 """
 
 from __future__ import annotations
@@ -107,8 +104,7 @@ def wait_ready(
         if ready is not None:
             return ready
     except KeyboardInterrupt as exc:
-        # The same interrupt (Ctrl-C, or SIGTERM with its own exit code) goes on up, now
-        # saying what it left behind; the handler in cli prints `remedy`.
+        # The same interrupt goes on up, saying what it left behind (cli prints `remedy`).
         exc.remedy = _left_as_it_is(release, namespace)  # type: ignore[attr-defined]
         raise
     raise _at_deadline(

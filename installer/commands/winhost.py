@@ -1,9 +1,6 @@
 """Windows host preparation, the flow: survey, one elevation for the privileged half, reboot and
-resume, then the daily user's half and Docker Desktop's first start.
-
-The plan (decide/winhost.py) is shown with install's plan and confirmed with it; nothing here
-asks before changing anything except the reboot itself (the twin's "Reboot now? [y/N]",
-default no). A run whose Docker Desktop already answers does nothing here at all.
+resume, then the daily user's half and Docker Desktop's first start. Confirmed with
+install's plan; only the reboot is asked separately (default no).
 """
 
 from __future__ import annotations
@@ -36,8 +33,8 @@ DOCKER_POLL_S = 3.0
 
 
 class RebootPending(InstallerError):
-    """A feature was enabled and Windows must restart before the install can go on (the
-    twin's declared hand-off, exit 2: not a failure)."""
+    """A feature was enabled and Windows must restart before the install can go on (a
+    declared hand-off, exit 2: not a failure)."""
 
     exit_code = wh.REBOOT_EXIT
 
@@ -91,8 +88,8 @@ def save_state(path: str, state: State, env: Mapping[str, str]) -> None:
 
 
 def options(env: Mapping[str, str], machine_min_mem_gib: float = 5) -> wh.Options:
-    """The Windows host's settings: TRACEBLOC_DAILY_USER (the twin's -DailyUser) and
-    TRACEBLOC_NO_REBOOT (-NoReboot) as the twin-flag translation sets them, the twin's
+    """The Windows host's settings: TRACEBLOC_DAILY_USER (-DailyUser) and
+    TRACEBLOC_NO_REBOOT (-NoReboot) as the flag translation sets them,
     TB_WSL_MIN_VERSION, TB_DOCKER_WAIT_MIN, TRACEBLOC_SKIP_DAILY_USER, TRACEBLOC_NO_AUTOSTART."""
     from installer.decide.settings import env_version
     from installer.decide.yesno import flag
@@ -153,7 +150,7 @@ def run_privileged(
     say: Callable[[str], None],
 ) -> State:
     """The elevated half, in this (already elevated) process. A step that fails is reported
-    and the rest still run where they do not depend on it (the twin warns and goes on);
+    and the rest still run where they do not depend on it;
     Docker Desktop that could not be installed stops the run."""
     for step in plan.privileged:
         if step.key in wg.KEYS:  # as one unit whenever the machine's read shows no winget
@@ -237,7 +234,7 @@ def after_reboot_handoff(
     say: Callable[[str], None],
 ) -> None:
     """Register the resume (this user's RunOnce: the same account signs back in), reboot only
-    on a yes, and hand off with the twin's exit code."""
+    on a yes, and hand off with exit code 2."""
     armed = _call(wh.resume_argv(exe, opts, tuple(engine_command()[1])), env, redactor)
     if armed:
         say("the install will resume automatically the next time you sign in")

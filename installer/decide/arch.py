@@ -1,10 +1,7 @@
 """Each tool's name for a CPU architecture, decided here and nowhere else. Pure.
 
-The engine's own name (`MachineFacts.arch`, the pinned tools' platform keys such as
-`linux-x86_64`) is `x86_64` or `arm64`. Every tool spells the same CPU its own way, and a
-name a tool does not know is not an error there but silently nothing: apt ignores a
-`[arch=x86_64]` source (no install candidate). dnf's name (`$basearch`, `aarch64`) is left
-to dnf: the engine's repository file says `$basearch` and dnf substitutes it.
+The engine's own name is `x86_64` or `arm64`. A name a tool does not know is silently
+nothing there (apt ignores `[arch=x86_64]`), so each is mapped here; dnf fills `$basearch`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """What `uninstall` may delete: the data of the release it removes, on the cluster it names.
-Pure: the entries of the data directory, the releases helm listed and the kube target are
-read by the caller and passed in.
+Pure: the data directory's entries, helm's releases and the kube target are passed in.
 
-The data directory is shared: every release installed from it keeps its volumes in
-`<dir>/<release>/` (mysql, data, logs), and the values file and install log of the last
-install lie beside them. So `--delete-data` deletes the release's own directory, and the
-shared files only when nothing else is in the directory: another release's data, an older
-client's flat `mysql`/`data`, or a file nobody can vouch for keeps them. Lock files are never
-deleted: a lock another run holds must stay the same file, or a third run would get in.
-Links are never followed: a link where a directory of ours should be is kept and named.
+`--delete-data` deletes `<dir>/<release>/`, and the shared files (values file, install log)
+only when nothing else is in the directory. Lock files are never deleted (a held lock must
+stay the same file); links are never followed, only kept and named.
 """
 
 from __future__ import annotations
@@ -17,9 +12,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-# Files an install writes beside the releases' directories (the values file and its backup,
-# the log, diagnose's bundles, k3d's temporary config folder, what a killed wipe renamed
-# aside: edges/datadir.py).
+# Files an install writes beside the releases' directories (edges/datadir.py).
 SHARED = (
     "values.yaml",
     "values.yaml.bak",

@@ -1,11 +1,9 @@
-"""Docker as the machine that runs the pods, and an existing cluster checked against the
-settings of this run. Pure: what `docker info` and `docker inspect` said comes in, decisions
-come out.
+"""Docker as the machine that runs the pods, and an existing cluster checked against this
+run's settings. Pure: what `docker info` and `docker inspect` said in, decisions out.
 
-k3d bakes proxies, the CA mount, bind mounts, the storage topology and the k3s image into
-the node containers when it creates them; none of it can be changed on a running cluster.
-So drift is reported with the exact way to recreate the cluster, and never "fixed" by
-deleting anything: the cluster may hold a human's work.
+k3d bakes proxies, the CA mount, bind mounts, storage and the k3s image into the node
+containers at creation; so drift is reported with the exact way to recreate the cluster,
+never "fixed" by deleting anything.
 """
 
 from __future__ import annotations

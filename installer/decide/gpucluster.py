@@ -1,12 +1,9 @@
 """Whether the engine's own k3d cluster gives its pods this machine's NVIDIA GPU, and the
-shape it must have for that. Pure.
+shape it needs for that. Pure.
 
-k3d's `--gpus=all` hands the same physical card to every node container, and the device
-plugin on each node advertises it once per node: a server and an agent would offer two
-`nvidia.com/gpu` for one card and schedule two jobs onto it. So a GPU cluster is one server
-and no agents (what the PowerShell scripts forced). `--gpus` is fixed when a cluster is
-created: an existing cluster made without it never gets the GPU, and the values then request
-none (jobs would stay Pending on a resource no node advertises).
+`--gpus=all` hands the same card to every node container, so a GPU cluster is one server
+and no agents (two nodes would advertise one card twice). `--gpus` is fixed at creation:
+a cluster made without it gets no GPU, and the values then request none.
 """
 
 from __future__ import annotations

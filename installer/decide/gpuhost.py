@@ -1,13 +1,9 @@
-"""An NVIDIA GPU made usable by Docker on Linux, as steps (scripts/lib/gpu-nvidia.sh:
-`install_nvidia_drivers`, `install_nvidia_container_toolkit`). Pure.
+"""An NVIDIA GPU made usable by Docker on Linux, as RuntimePlan steps. Pure.
 
-The steps are a RuntimePlan, the container runtime's own type, so `plan` shows them and the
-one question covers them like Docker's: the driver where nvidia-smi cannot list the GPU
-(the distribution's own tooling), NVIDIA's container toolkit from NVIDIA's signed repository
-(its key installed only with the published fingerprint), Docker's default runtime set to
-`nvidia` with a Docker restart only when it was not already, and a Docker-level GPU check
-before a GPU cluster is created. A driver that needs a reboot to load is the hand-off: the
-run stops with the "run me again after the reboot" code and the next run goes on from there.
+The driver where nvidia-smi cannot list the GPU, NVIDIA's container toolkit from its signed
+repository (key checked by fingerprint), Docker's default runtime `nvidia` (restarting
+Docker only when it changed), and a Docker-level GPU check. A driver that needs a reboot
+stops the run with the "run me again after the reboot" code.
 """
 
 from __future__ import annotations
@@ -32,9 +28,7 @@ from installer.decide.runtime import (
 )
 from installer.decide.runtime_linux import package_manager
 
-# NVIDIA's container toolkit repository signing key ("NVIDIA CORPORATION (Open Source
-# Projects)", https://nvidia.github.io/libnvidia-container/gpgkey): installed only when
-# the downloaded key has this fingerprint.
+# NVIDIA's container toolkit signing key: installed only when the download has this fingerprint.
 NVIDIA_KEY_FPR = "C95B321B61E88C1809C4F759DDCAE044F796ECB0"
 NVIDIA_REPO = "https://nvidia.github.io/libnvidia-container"
 APT_KEY = "/etc/apt/keyrings/nvidia-container-toolkit.asc"

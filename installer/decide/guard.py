@@ -71,8 +71,7 @@ def decide(
                 "clientId in its values, so it cannot be told apart from another client",
                 _ways_forward(release, conn),
             )
-    # Without an id of our own (a caller's values file may carry none), every installed
-    # client counts as someone else's.
+    # Without an id of our own, every installed client counts as someone else's.
     others = [r for r in clients if installed_id(reads[(r.name, r.namespace)]) != client_id]
     if others:
         first = others[0]

@@ -1,12 +1,8 @@
-"""Rules for the host directories, checked before anything changes. Pure: the facts (the
-resolved path, whether it exists, can be written, which filesystem holds it) are read by
-edges/hostdirs.py and passed in.
+"""Rules for the host directories, checked before anything changes. Pure.
 
-HOST_DATA_DIR holds the client database (MySQL) and the values file: it must be a local
-directory under the user's home, never the home itself or a system directory, because the
-install makes its subdirectories world-writable for the pods, and InnoDB corrupts on network
-storage. HOST_DATASET_DIR holds datasets only and may be a network mount, but must exist,
-be writable, and not be a system directory.
+HOST_DATA_DIR must be a local directory under the user's home, not the home itself or a
+system directory (its subdirectories are made world-writable; InnoDB corrupts on network
+storage). HOST_DATASET_DIR may be a network mount: it must exist, be writable, not system.
 """
 
 from __future__ import annotations
@@ -46,7 +42,7 @@ class DirFacts:
     exists: bool
     parent_exists: bool
     writable: bool  # the directory, or its parent when it is still to be created
-    fstype: str | None  # None: could not be read (assumed local, as the twins did)
+    fstype: str | None  # None: could not be read (assumed local)
     link_to: str | None = None  # the directory itself is a symbolic link (or junction) to this
 
 
@@ -96,8 +92,7 @@ def check_place(
     prompt, uninstall --delete-data): BadInput for the first rule broken."""
     shown = shown_as(facts, variable)
     if facts.link_to is not None:
-        # Followed, the checks below would judge one directory and the install (or a delete)
-        # act on another; refused, every command sees the same path.
+        # A link is refused: followed, the checks and the install could see different paths.
         raise BadInput(
             f"{shown} is a symbolic link to {facts.link_to}",
             choose_another(variable, f"{facts.link_to} itself")

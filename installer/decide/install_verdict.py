@@ -106,10 +106,8 @@ def judge(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdi
 def before_credentials(
     cfg: PlanConfig, cluster: ClusterRead, client_id: str | None
 ) -> Verdict | None:
-    """The guard's refusal known before anyone types or sends a credential, else None.
-    `client_id`: the id the run will install with, when known without asking (None: it is
-    typed or minted later). Without it, only a refusal no id could lift stops the run: one
-    that some installed client's own id would pass is left to the verdict after sign-in."""
+    """The guard's refusal known before any credential is typed or sent, else None. Without
+    `client_id`, only a refusal no id could lift stops the run here."""
     verdict = judge(cfg, cluster, client_id)
     if verdict.error is None or verdict.action != "refused":
         return None

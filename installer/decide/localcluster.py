@@ -1,9 +1,8 @@
 """The local k3d cluster: its settings, when the engine manages it, and the exact argv. Pure.
 
-The twins created this cluster on a workstation with Docker and no cluster; the argv here is
-theirs, token for token, with one addition (the runtime label that records that the engine
-created the cluster, so `uninstall --delete-cluster` never removes one it did not make).
-Every k3d/docker command an install runs is built here, so `plan` can show it exactly.
+Every k3d/docker command an install runs is built here, so `plan` can show it exactly. A
+cluster the engine creates carries a runtime label, so `uninstall --delete-cluster` never
+removes one it did not make.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from installer.decide.yesno import flag
 
 DEFAULT_CREATE_TIMEOUT_MIN = 15.0
 DEFAULT_API_WAIT_S = 180.0
-START_TIMEOUT_S = 5 * 60.0  # the twins' bound on `k3d cluster start`
+START_TIMEOUT_S = 5 * 60.0  # bound on `k3d cluster start`
 MERGE_TIMEOUT_S = 60.0
 DELETE_TIMEOUT_S = 120.0
 # k3d's own --timeout should end a stuck create; this backstop kills k3d if it wedges past it.
@@ -37,13 +36,11 @@ API_PORT = "127.0.0.1:6550"
 NODE_DATA = "/tracebloc"
 NODE_DATASET = "/tracebloc-data"
 NODE_CA = "/etc/ssl/certs/tracebloc-mitm-ca.crt"
-# Registries whose TLS a break-and-inspect proxy re-signs: containerd in every node is
-# pointed at the corporate CA for each of them.
+# Registries a TLS-inspecting proxy re-signs: containerd trusts the corporate CA for each.
 CA_REGISTRIES = ("docker.io", "registry-1.docker.io", "auth.docker.io", "ghcr.io")
 CREATED_LABEL = "tracebloc.io/created-by"
 CREATED_VALUE = "tracebloc-installer"
-# Cluster-internal destinations that must never go through a corporate proxy: loopback, the
-# private ranges (pod and service CIDRs, the k3d network), the in-cluster DNS suffixes.
+# Cluster-internal destinations never proxied: loopback, private ranges, in-cluster DNS.
 NO_PROXY_DEFAULTS = (
     "localhost",
     "127.0.0.1",
@@ -57,9 +54,7 @@ NO_PROXY_DEFAULTS = (
     ".cluster.local",
     "host.k3d.internal",
 )
-# Shared hostPath directory modes, as the twins and the chart's init-writable-data set them:
-# data is setgid + world-writable WITHOUT sticky (a delete runs as another uid than the
-# ingest that wrote the files); logs add sticky (nobody deletes another writer's logs).
+# hostPath modes as init-writable-data sets: data 2777 (deletes run as another uid), logs +t.
 DATA_DIR_MODE = 0o2777
 LOGS_DIR_MODE = 0o3777
 MYSQL_DIR_MODE = 0o777
@@ -143,9 +138,8 @@ class Decision:
 
 
 def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
-    """The engine manages the local cluster only when nobody pointed it elsewhere: no
-    --kubeconfig/--context, and no usable current context or our own one. `context`: the
-    merged kubeconfig as edges/kubeconfig.py reads it (no kubectl needed)."""
+    """The engine manages the local cluster only when nobody pointed it elsewhere (no
+    --kubeconfig/--context, no usable current context but ours). `context`: merged kubeconfig."""
     if conn.kubeconfig or conn.context:
         return Decision(False, "a cluster was named with --kubeconfig/--context")
     if not context.readable:
@@ -153,8 +147,7 @@ def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
     if context.context == s.context:
         where = locality.where(context)
         if where.local is not True:
-            # Named like ours, but not shown to be on this machine (another machine's API
-            # server, a cloud's credentials): never k3d, docker or a merge over that entry.
+            # Named like ours but not shown to be here: no k3d, docker or merge over that entry.
             return Decision(
                 False,
                 f"the current context {s.context} is not shown to be on "
@@ -171,9 +164,8 @@ def decide(conn: Connection, context: KubeTarget, s: Settings) -> Decision:
 def host_dirs_here(
     managed: bool, target: KubeTarget | None, nodes: NodeRead | None = None, storage_mode: str = ""
 ) -> bool:
-    """Whether the release's hostPath directories are made on this machine: the engine's
-    own cluster, or one the one decision (decide/locality.py) shows to be here. Unknown is
-    not here: directories are never made for a cluster that may be elsewhere."""
+    """Whether the hostPath directories are made on this machine: our own cluster, or one
+    decide/locality.py shows to be here. Unknown is not here."""
     if managed:
         return True
     return (
@@ -186,7 +178,7 @@ def host_dirs_here(
 
 
 def duration(seconds: float) -> str:
-    """A Go duration for k3d's --timeout: whole minutes as the twins wrote them, else seconds."""
+    """A Go duration for k3d's --timeout: whole minutes as `Nm`, else seconds."""
     if seconds % 60 == 0:
         return f"{int(seconds // 60)}m"
     return f"{math.ceil(seconds)}s"
@@ -291,9 +283,8 @@ def no_proxy(proxy: Mapping[str, str]) -> str:
 
 
 def proxy_config(proxy: Mapping[str, str]) -> dict[str, object] | None:
-    """A k3d config carrying the proxy variables into every node, or None without a proxy.
-
-    A config file, not --env: k3d splits --env on '@', which breaks `user:pass@host`."""
+    """A k3d config carrying the proxy variables into every node, or None without a proxy
+    (not --env: k3d splits it on '@', which breaks `user:pass@host`)."""
     entries = []
     for name in PROXY_VARIABLES:
         if proxy.get(name, "").strip():
@@ -319,9 +310,8 @@ def registries_config() -> dict[str, object]:
 def release_dirs(
     data_dir: str, dataset_dir: str | None, release: str, *, windows: bool = False
 ) -> list[tuple[str, int]]:
-    """(host path, mode) of each directory the chart's hostPath volumes bind, created
-    before the first pod: kubelet would otherwise create them root-owned 0755 and the first
-    ingest fails (upstream #654). Data follows HOST_DATASET_DIR; logs and mysql never do."""
+    """(host path, mode) of each hostPath directory, made before the first pod (kubelet would
+    make it root-owned 0755). Data follows HOST_DATASET_DIR; logs and mysql never do."""
     j = ntpath.join if windows else posixpath.join
     data_base = j(dataset_dir, release) if dataset_dir else j(data_dir, release)
     return [

@@ -1,49 +1,10 @@
 """Is this cluster on this machine? The one answer, from one table of evidence. Pure.
 
-Preflight (whose floors apply: this machine's or the nodes'), `env.SINGLE_NODE` and the GPU
-(decide/placement.py), the local cluster (decide/localcluster.py: whether the engine's own k3d
-context is its cluster, and whether the hostPath directories are made here) and uninstall's
-`--delete-cluster` all ask `where()`, and act on its verdict: True (local), False (remote)
-or None (unknown, with the evidence that left it open). Unknown stays unknown: each caller
-says what it does without an answer (preflight checks this machine's floors, as before
-anything about the cluster was known; the others do nothing that needs "local").
-
-`EVIDENCE` is the table: each row is what is seen, what it means, and why. The first row
-that matches decides, so the rows are ordered strongest first:
-
-1. The nodes themselves: a node a cloud provider runs is the cluster elsewhere, whatever
-   the kubeconfig says (an SSH or `kubectl port-forward` tunnel gives it a loopback address).
-2. The names and credentials the managed clouds write (`arn:aws:eks:…`, `….eksctl.io`,
-   `gke_…`, AKS's `clusterUser_…`, an `aws`/`gke-gcloud-auth-plugin`/`kubelogin` exec
-   plugin, an `….eks.amazonaws.com`/`….azmk8s.io` API host): a managed cloud cluster never
-   runs on a workstation, so a loopback address is a tunnel.
-3. An API server on this machine: loopback (127/8, `::1`), the unspecified address (`0.0.0.0`,
-   `::`: a connection to it reaches this host; k3d writes it), `localhost`, the names Docker
-   and k3d give the host.
-4. A distribution that runs only in a VM or container of this machine (minikube, Docker
-   Desktop, Rancher Desktop, OrbStack, colima), by context or by every node's name: its API
-   address is that VM's private address, which only this machine reaches.
-5. A k3d, kind or microk8s name with an API server on another address: unknown. Those run
-   on a Docker host (k3d, kind) or are reached at this machine's LAN address (`microk8s
-   config`), and a remote Docker host or a copied `microk8s config` look the same.
-6. An API server on another address: remote.
-7. A k3d, kind or microk8s name with no server address to contradict it: local.
-8. `TB_STORAGE_MODE=node-local` with nothing else seen: the user keeps the volumes inside one
-   local node.
-
-Where the three earlier rules (reach.is_local, site.locality, localcluster.answers_here)
-disagreed, each case is in MIGRATION.md ("One answer to 'is this cluster on this machine'"):
-- an EKS/GKE/AKS cluster behind a loopback tunnel is remote, even with its nodes unread
-  (preflight called it local, SINGLE_NODE too when the nodes were not read);
-- microk8s at another address (what `microk8s config` writes) is unknown (preflight called
-  it local by its name, SINGLE_NODE remote);
-- `https://[::]` is local (preflight called it remote);
-- a k3d-/kind- context at another address is unknown (preflight and SINGLE_NODE called it
-  local by its name; the local-cluster path already used it as it is);
-- `TB_STORAGE_MODE=node-local` no longer outweighs an API server at another address;
-- a kubeconfig with no server address, or that could not be read, is unknown (preflight
-  called it local; it still checks this machine's floors then);
-- `kubernetes.docker.internal`, `host.k3d.internal` and `docker-for-desktop` are known to all.
+Preflight, `env.SINGLE_NODE`, the GPU, the local cluster and `uninstall --delete-cluster`
+all act on `where()`: True (local), False (remote) or None (unknown, with the evidence that
+left it open); each caller says what it does without an answer. `EVIDENCE` is the table,
+strongest row first (nodes a cloud runs, managed-cloud names, a loopback API server, a
+VM-only distribution, ...); the first row that matches decides.
 """
 
 from __future__ import annotations
@@ -94,8 +55,7 @@ class Row:
 THIS_MACHINE_HOSTS = frozenset(
     {"localhost", "host.docker.internal", "kubernetes.docker.internal", "host.k3d.internal"}
 )
-# Provider ids of nodes that run on a workstation; any other scheme (aws://, azure://,
-# gce://, …) is a node some provider runs.
+# Provider ids of workstation nodes; any other scheme (aws://, gce://, …) a provider runs.
 _WORKSTATION_PROVIDERS = ("k3s://", "kind://")
 # Distributions that run only in a VM or container of this machine.
 VM_CONTEXTS = frozenset(

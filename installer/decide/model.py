@@ -40,8 +40,7 @@ class ReleaseState(str, enum.Enum):
     ABSENT = "absent"
     PRESENT = "present"
     UNREADABLE = "unreadable"
-    # Not asked: an override made the read unnecessary. Distinct from UNREADABLE so that a
-    # report never claims a read failed when none was tried.
+    # Not asked (an override made it unnecessary): a report never claims a read failed.
     SKIPPED = "skipped"
 
 
@@ -75,8 +74,7 @@ class Node:
     schedulable: bool
     parsed: bool
     reason: str = ""
-    # Read beside the size, for decisions that are not about size (site.py): the node's
-    # `kubernetes.io/arch`, its allocatable GPUs per vendor, its kernel and provider id.
+    # Read beside the size for placement (decide/placement.py): arch, GPUs, kernel, provider id.
     arch: str | None = None
     gpus: tuple[tuple[str, int], ...] = ()
     kernel: str = ""
@@ -130,8 +128,7 @@ class MachineFacts:
     memory_total_bytes: int
     memory_available_bytes: int
     wsl: bool
-    # "docker": memory and CPUs are Docker's budget (on macOS/Windows its VM), the machine
-    # that runs the pods of a local cluster; `host_memory_bytes` keeps the host's total.
+    # "docker": Docker's budget (its VM off Linux); `host_memory_bytes` keeps the host's total.
     budget: str = "host"
     host_memory_bytes: int | None = None
 
@@ -146,15 +143,9 @@ class Gpu:
 
 @dataclass(frozen=True)
 class KubeTarget:
-    """The cluster a run acts on, as the kubeconfig names it: a local read, no cluster call
-    (`kubectl config view --minify`, or edges/kubeconfig.py reading the files before kubectl
-    exists). `readable` False: unknown, with `reason`. The one type every "which cluster, and
-    is it on this machine" question takes (decide/locality.py).
-
-    `context` "" on a readable target: no current context. `cluster` is the name of the
-    context's cluster entry, set only when that entry exists; `user` the context's user
-    entry; `exec_command` the basename of that user's credential plugin (`aws`,
-    `gke-gcloud-auth-plugin`, `kubelogin`), "" when it has none."""
+    """The cluster a run acts on, as the kubeconfig names it (a local read, no cluster call).
+    `readable` False: unknown, with `reason`. `context` "": no current context; `cluster` set
+    only when its entry exists; `exec_command` the basename of the user's credential plugin."""
 
     readable: bool
     context: str = ""

@@ -1,12 +1,9 @@
 """The network preflight's decisions: which hosts this install needs, what each probe's
-answer means, and whether the install may go on. Pure: plain data in, plain data out.
+answer means, and whether the install may go on. Pure.
 
-One rule for the CA bundle (decide/settings.ca_variable): the first of `TRACEBLOC_CA_BUNDLE`,
-`CURL_CA_BUNDLE` that is set names a PEM file whose certificates are trusted IN ADDITION to
-this machine's trust store, by every HTTPS client of the engine (the credential check, the
-tool downloads, these probes, `helm repo add --ca-file`) and by the local cluster's nodes
-(mounted into each k3d node, containerd pointed at it for every registry). Nothing else
-(SSL_CERT_FILE, REQUESTS_CA_BUNDLE) is read by the engine itself.
+The CA bundle (decide/settings.ca_variable: `TRACEBLOC_CA_BUNDLE`, else `CURL_CA_BUNDLE`) is
+trusted in addition to the machine's store by every HTTPS client of the engine and by the
+local cluster's nodes.
 """
 
 from __future__ import annotations
@@ -23,31 +20,23 @@ from installer.decide.runtime_macos import HOMEBREW_URL
 
 CRITICALS = "PF_CRITICALS"
 
-# Where the chart's images come from when no mirror is configured (tests/upstream/client:
-# the tracebloc images, busybox, mysql-client, squid and the collector on Docker Hub, the
-# ingestor on GHCR). auth.docker.io is Docker Hub's token host: a network that lets
-# registry-1 through but blocks it fails only at the first pull.
+# The chart's registries when no mirror is set; auth.docker.io is Docker Hub's token host.
 REGISTRY_ENDPOINTS = (
     ("Docker Hub (registry-1.docker.io)", "https://registry-1.docker.io/v2/"),
     ("Docker Hub auth (auth.docker.io)", "https://auth.docker.io/token"),
     ("GitHub Container Registry (ghcr.io)", "https://ghcr.io/v2/"),
 )
 NVIDIA_REGISTRY = ("NVIDIA registry (nvcr.io)", "https://nvcr.io/v2/")
-# Where the pinned tools come from when no TRACEBLOC_TOOLS_MIRROR is set (a mirror is the
-# site's own host: its certificate says nothing about inspection).
+# The pinned tools' hosts when no TRACEBLOC_TOOLS_MIRROR is set.
 OFFICIAL_TOOL_HOSTS = (
     "dl.k8s.io",
     "get.helm.sh",
     "github.com",
     "release-assets.githubusercontent.com",
 )
-# github.com answers a release download (`/<owner>/<repo>/releases/download/…`) with a redirect
-# to the release-asset host (formerly objects.githubusercontent.com): an allow-list or proxy
-# that lets github.com through but not this host fails every such download, so it is probed
-# whenever one is planned.
+# github.com redirects release downloads to this host, so it is probed whenever one is planned.
 GITHUB_RELEASE_ASSETS = "https://release-assets.githubusercontent.com/"
-# The container runtime's hosts, named (runtime_urls says which a runtime plan reaches;
-# decide/winhostnet.py which a Windows host plan reaches).
+# The container runtime's hosts (runtime_urls and decide/winhostnet.py say which are reached).
 RUNTIME_LABELS = {
     "download.docker.com": "Docker packages",
     "desktop.docker.com": "Docker Desktop",
@@ -245,14 +234,9 @@ def with_redirects(urls: Iterable[str]) -> list[str]:
 
 
 def runtime_urls(plan: RuntimePlan | None, fetch_mirror: str | None = None) -> list[str]:
-    """The hosts a runtime plan reaches, once each: what the engine downloads itself (a
-    fetch step's URL; with TRACEBLOC_TOOLS_MIRROR the mirror instead: `fetch_mirror` is its
-    https base, or "" for a directory, which needs no host) and what the programs it runs
-    reach on their own: apt and dnf read Docker's repository (download.docker.com) named in
-    the files the plan puts in place; brew reads its formulae and pulls bottles from ghcr.io;
-    Homebrew's installer clones from github.com. Starting a stopped runtime reaches nothing.
-    A distribution's own package mirrors (Amazon Linux, Arch, openSUSE) are the machine's
-    configuration and are not probed."""
+    """The hosts a runtime plan reaches, once each: what the engine downloads itself (or the
+    TRACEBLOC_TOOLS_MIRROR base) and what its programs reach (Docker's repository for apt/dnf,
+    ghcr.io for brew, github.com for Homebrew's installer). Distribution mirrors are not probed."""
     if plan is None or plan.refusal is not None:
         return []
     out: list[str] = []
@@ -274,7 +258,7 @@ def runtime_urls(plan: RuntimePlan | None, fetch_mirror: str | None = None) -> l
 
 
 def parse_criticals(text: str, is_loopback: object) -> list[Endpoint]:
-    """PF_CRITICALS, the twin's `criticals` format: one `label|url[|strict]` per line (blank
+    """PF_CRITICALS, the scripts' `criticals` format: one `label|url[|strict]` per line (blank
     lines and `#` comments skipped). Honoured only when every URL is https:// to a loopback
     address (`is_loopback(host) -> bool`) or to a name under .invalid; anything else is BadInput. A label that says
     "registry" marks a registry (the mirror hint applies to it)."""

@@ -1,15 +1,9 @@
-"""Would this run change anything? Pure: what one read showed comes in, a verdict comes out.
+"""Would this run change anything? Pure: what one read showed in, a verdict out.
 
-A re-run on a healthy, up-to-date client changes nothing only on positive evidence of all
-of it: the release is `deployed`; its stored user-supplied values equal, key for key, the
-document this run would write (and the values file already holds exactly those bytes); the
-chart version installed is the one this run would install; and every workload the release
-defines was seen, wanting at least one replica, and ready. Anything not seen (a read that failed, a version nobody could tell) is a change:
-the run goes on and re-applies, which is what every run did before this check existed.
-
-In stages, so the cheap evidence (already in the one overlapped read) decides before any
-further call is made: `release_settled`, `values_settled`, then `decide` with the version
-this run would install and the readiness read.
+Nothing to change only on positive evidence of all of it: the release `deployed`, its
+stored values equal to what this run would write (and the file holds those bytes), the same
+chart version, and every workload seen ready. Anything not seen is a change. In stages, the
+cheap evidence first: `release_settled`, `values_settled`, then `decide`.
 """
 
 from __future__ import annotations

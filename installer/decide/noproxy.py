@@ -1,13 +1,9 @@
-"""NO_PROXY as Go reads it (golang.org/x/net/http/httpproxy, which kubectl, helm, k3d and
-Docker use): the engine's own HTTPS clients and its preflight take the route those tools
-take. Pure.
+"""NO_PROXY as Go reads it (golang.org/x/net/http/httpproxy, used by kubectl, helm, k3d and
+Docker), so the engine's own clients take the route those tools take. Pure.
 
-Go's rules, which differ from Python's `proxy_bypass_environment` and from curl: entries
-are split on commas only; `*` matches everything; `10.0.0.0/8` (a CIDR) an address in it;
-an IP (`10.1.2.3`, `::1`, `[::1]:8080`) that address, on the entry's port if it names one;
-`example.com` that host and its subdomains, `.example.com` and `*.example.com` the
-subdomains only, each optionally with `:port`. `localhost` and loopback addresses never go
-through a proxy, whatever NO_PROXY says.
+Comma-separated; `*` all; a CIDR its addresses; an IP that address (on its port if given);
+`example.com` the host and subdomains, `.example.com`/`*.example.com` subdomains only.
+`localhost` and loopback never go through a proxy.
 """
 
 from __future__ import annotations

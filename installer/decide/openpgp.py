@@ -1,11 +1,8 @@
-"""The fingerprint of an OpenPGP public key file (RFC 4880 §11.1, §12.2), armored or
-binary. Pure.
+"""The fingerprint of an OpenPGP public key file (RFC 4880 §11.1, §12.2), armored or binary.
+Pure: a downloaded signing key is checked without gpg.
 
-Enough to check that a downloaded repository signing key is the one its publisher names,
-without gpg on the machine: a v4 fingerprint is the SHA-1 of 0x99, the two-byte length and
-the body of the public-key packet. Every packet of the file is read: apt trusts every key
-in a signed-by file, so a file is one key only when it holds exactly one primary key and
-nothing but that key's user IDs, subkeys and signatures.
+apt trusts every key in a signed-by file, so a file is one key only when it holds exactly
+one primary key and nothing but its user IDs, subkeys and signatures.
 """
 
 from __future__ import annotations

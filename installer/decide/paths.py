@@ -1,9 +1,7 @@
 """Every place the engine keeps something, computed once from the environment. Pure.
 
-pipx's `paths.py` is the model: the home, the data directory (values file, install.log,
-support bundles, the data directory's lock), the cache of downloaded tools and the directory
-of release locks are derived here and nowhere else. The environment is passed in; nothing
-touches the disk (whether a directory may be used is edges/hostdirs' question).
+The home, the data directory (values file, install.log, bundles, its lock), the tools cache
+and the release locks are derived here and nowhere else; nothing touches the disk.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from dataclasses import dataclass
 from installer.decide.errors import BadInput
 
 DATA_DIR_VARIABLE = "HOST_DATA_DIR"
-DATA_DIR_FLAG = "--data-dir"  # the twin's flag; the command line turns it into HOST_DATA_DIR
+DATA_DIR_FLAG = "--data-dir"  # the scripts' flag; the command line turns it into HOST_DATA_DIR
 TOOLS_DIR_VARIABLE = "TRACEBLOC_TOOLS_DIR"
 LOG_FILE = "install.log"
 LOCK_FILE = "install.lock"
@@ -108,8 +106,7 @@ class Paths:
     log_file: str
     data_lock: str
     locks_dir: str
-    # The default cache of downloaded tools (None without a home directory); a set
-    # TRACEBLOC_TOOLS_DIR replaces it (edges/tools.tools_dir makes that one absolute).
+    # The default tools cache (None without a home); TRACEBLOC_TOOLS_DIR replaces it.
     tools_cache: str | None = None
 
 

@@ -1,9 +1,6 @@
-"""PEM certificate bundles, parsed (RFC 7468): what root is given to write is the bundle's
-certificates alone, re-encoded from their decoded bytes. Pure.
-
-Text between blocks (the `# Issuer:` comments of a CA store, `openssl x509 -text` output)
-is dropped; a block of any other label (a private key, a CRL) makes the bundle unusable, so
-no key or other secret is ever copied into a world-readable file under /etc.
+"""PEM certificate bundles, parsed (RFC 7468): root is given only the bundle's certificates,
+re-encoded from their decoded bytes. Pure. Text between blocks is dropped; a block of any
+other label (a private key) makes the bundle unusable, so no secret lands under /etc.
 """
 
 from __future__ import annotations

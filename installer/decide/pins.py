@@ -1,9 +1,6 @@
 """The pinned tools (installer/data/tools.json) and which versions of a user's own tools we
-accept. Pure: the manifest arrives as a parsed document, versions as text.
-
-A pin is usable only with a published SHA-256 beside it. An entry whose checksum is
-`PENDING` (none was taken yet) is the same as no entry: nothing is ever downloaded without
-the checksum that travels inside this build.
+accept. Pure. A pin is usable only with its SHA-256 (`PENDING` is no entry): nothing is
+downloaded without the checksum that travels inside this build.
 """
 
 from __future__ import annotations
@@ -26,15 +23,8 @@ ARCHIVES = ("none", "tar.gz", "zip")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
-# The versions of a tool found on PATH that the engine uses as they are: the flags and output
-# it relies on exist in all of them. Lower bound inclusive, upper bound exclusive.
-#   kubectl: `version --client -o json`, `get -o json`, `config set-context`; 1.28 dropped
-#            `version --short`, which the engine never uses, so 1.28 is simply the oldest
-#            still-supported line we test against.
-#   helm:    3.14+ and 4.x: `list -A -o json`, `get values -o json`, `upgrade --install
-#            --wait`, `repo add --force-update`; helm 4 changed `--wait`'s watcher and
-#            `list`'s default states, which the engine passes explicitly.
-#   k3d:     5.6+ (the `cluster create` flags a local cluster uses).
+# Versions on PATH used as they are (the flags the engine relies on exist in all of them):
+# lower bound inclusive, upper exclusive.
 SUPPORTED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "kubectl": ((1, 28), (2, 0)),
     "helm": ((3, 14), (5, 0)),
@@ -175,8 +165,7 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-# The tracebloc CLI's floor (the scripts' TB_CLI_MIN_VERSION): from 0.10.0 the CLI tells
-# its user about its own updates; below it nothing on the machine ever would.
+# The tracebloc CLI's floor: from 0.10.0 the CLI tells its user about its own updates.
 CLI_FLOOR = (0, 10, 0)
 
 

@@ -1,14 +1,8 @@
 """Where the client will run, decided from what the cluster shows. Pure.
 
-Three questions the twins answered by assuming their own k3d cluster on this machine, and
-the engine answers from evidence, because it may be pointed at any cluster:
-
-- Does the whole cluster run on this machine? (`env.SINGLE_NODE`, the chart's GPU→CPU
-  fallback, and whether this machine's GPU is the cluster's.)
-- Which GPU do the pods get, under which RuntimeClass, and whose device plugin?
-- Which CPU architecture do the nodes have? (the MySQL engine)
-
-Each answer carries the evidence it rests on, so `plan` can say why.
+Does the whole cluster run on this machine (`env.SINGLE_NODE`, the GPU→CPU fallback)? Which
+GPU do the pods get, under which RuntimeClass and device plugin? Which CPU architecture do
+the nodes have (the MySQL engine)? Each answer carries its evidence, so `plan` can say why.
 """
 
 from __future__ import annotations
@@ -54,13 +48,9 @@ def locality(target: KubeTarget, nodes: NodeRead, storage_mode: str) -> Locality
 def single_node(
     where: Locality, nodes: NodeRead, storage_mode: str
 ) -> tuple[str | None, bool | None]:
-    """(`env.SINGLE_NODE`, top-level `singleNode`); None leaves a key to the chart.
-
-    `env.SINGLE_NODE` means "one host": "true" when the whole cluster runs here (a k3d
-    server and agent on one machine included), else absent so the chart's default applies.
-    `singleNode` answers the schema's "one schedulable node?" and is written only where the
-    chart's default (`hostPath.enabled`) would answer it wrongly: one measured node with
-    hostPath off (node-local). With hostPath on the default already says single-node."""
+    """(`env.SINGLE_NODE`, `singleNode`); None leaves a key to the chart. `env.SINGLE_NODE` is
+    "true" when the whole cluster runs here; `singleNode` is written only where the chart's
+    default would be wrong (one measured node with hostPath off)."""
     env = "true" if where.local else None
     top = (
         True
@@ -105,7 +95,7 @@ class GpuPlan:
 
 
 def cluster_gpu(nodes: NodeRead) -> str | None:
-    """The vendor whose GPUs schedulable nodes advertise; NVIDIA first, as the twins did."""
+    """The vendor whose GPUs schedulable nodes advertise; NVIDIA first."""
     if not nodes.readable:
         return None
     vendors = {vendor for n in nodes.nodes if n.schedulable for vendor, count in n.gpus if count}
@@ -117,8 +107,7 @@ def gpu_vendor(nodes: NodeRead, where: Locality, host: Gpu) -> tuple[str | None,
     if advertised:
         return advertised, f"the cluster's nodes advertise {advertised}.com/gpu"
     if where.local and host.vendor:
-        # The cluster runs here and nothing advertises the GPU yet: on a fresh cluster that
-        # is the device plugin this install brings.
+        # Here and nothing advertises the GPU yet: the device plugin this install brings will.
         return host.vendor, f"this machine has a {host.vendor} GPU and the cluster runs here"
     if host.vendor:
         return None, (
@@ -154,8 +143,7 @@ def plan_gpu(
         return GpuPlan(None, source)
     runtime = "nvidia" if vendor == "nvidia" and runtime_class else ""
     if vendor == "nvidia" and where.local and _wsl_nodes(nodes):
-        # WSL2: NVML cannot see the GPU, so the NVML plugin would advertise 0 and pin the
-        # resource there; pods get the GPU through CDI instead (what the PowerShell twin did).
+        # WSL2: NVML cannot see the GPU (the plugin would advertise 0); pods get it through CDI.
         return GpuPlan(
             vendor,
             source,

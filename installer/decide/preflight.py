@@ -1,14 +1,8 @@
 """Preflight: is this machine big enough to run the client? Pure: facts in, findings out.
 
-Every problem is reported (`check` returns all findings); the caller prints them all and
-stops once if any `failed`. Nothing here reads the machine: `machine.read_machine` and
-`machine.disk_free` do, and their answers are passed in.
-
-Units: every "GB" here, including in the `PF_*_GB` variable names, is a GiB (2**30 bytes).
-Memory is configured in GiB (a VM's or Docker Desktop's "8 GB", the chart's `memory=8Gi`,
-the training size we render as `memory=<n>Gi`), and `free -g`/`df -BG` print GiB, so a
-GiB floor measures what the user set and sees. Decimal GB would make every floor ~7% lower
-than the number the user reads.
+`check` returns every finding; the caller prints them all and stops once if any `failed`.
+Every "GB" here, `PF_*_GB` included, is a GiB: memory is configured and `free -g`/`df -BG`
+print in GiB, so a GiB floor measures what the user set and sees.
 """
 
 from __future__ import annotations
@@ -25,10 +19,7 @@ from installer.decide.yesno import flag
 GIB = 2**30
 MIB = 2**20
 
-# A VM given N GiB reports a little less as its total (firmware and kernel reservations,
-# ~100-400 MiB), so a machine sized exactly at a floor must not be measured as under it.
-# The grace applies to the memory total only (its minimum and its recommended size alike):
-# available memory and free disk are what they are.
+# A VM given N GiB reports a little less, so a memory total this close to a floor passes.
 VM_GRACE_BYTES = 512 * MIB
 
 CPU_TRAINING = 4  # below this: a note that training wants more cores
@@ -101,8 +92,7 @@ def _memory(machine: MachineFacts, limits: Thresholds) -> list[Finding]:
         )
     if docker and total + VM_GRACE_BYTES < limits.warn_mem_gib * GIB:
         findings.append(Finding("note", _docker_memory_remedy(machine, limits, under_floor)))
-    # Available memory matters only on Linux (elsewhere the cluster's VM has its own), and
-    # adds nothing when the total is already under the floor.
+    # Available memory matters only on Linux, and only when the total passes the floor.
     available = machine.memory_available_bytes
     if linux and not under_floor and available < limits.min_mem_gib * GIB:
         findings.append(
@@ -137,8 +127,7 @@ def _docker_memory_remedy(machine: MachineFacts, limits: Thresholds, under_floor
             "a VM/cgroup limit; raise that or free memory, then restart Docker"
         )
     if machine.os == "windows":
-        # Docker Desktop's WSL 2 backend has no memory setting of its own: WSL's VM is sized
-        # by the [wsl2] section of the user's .wslconfig.
+        # Docker Desktop on WSL 2 is sized by the [wsl2] section of the user's .wslconfig.
         return (
             f"give Docker {_gib(target)}: in %USERPROFILE%\\.wslconfig set [wsl2] "
             f"memory={target:g}GB, run `wsl --shutdown`, start Docker Desktop again, then "

@@ -1,12 +1,8 @@
 """Kubernetes resource quantities: exact parsing and the `cpu=N,memory=MGi` size form.
 
-The grammar is Kubernetes' own (apimachinery resource.Quantity):
-    <quantity> ::= <signedNumber><suffix>
-    <number>   ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
-    <suffix>   ::= Ki|Mi|Gi|Ti|Pi|Ei | n|u|m|""|k|M|G|T|P|E | (e|E)<signedInteger>
-(`n` and `u` are nano and micro: the kubelet reports CPU in nano-cores.) Values are exact
-`Fraction`s, except that, as in Kubernetes, a non-zero value finer than 1n is rounded away
-from zero to the next nano; nothing overflows until the caller decides how to round.
+The grammar is apimachinery's resource.Quantity (`n`/`u` are nano and micro: the kubelet
+reports CPU in nano-cores). Values are exact `Fraction`s; as in Kubernetes, a non-zero value
+finer than 1n is rounded away from zero to the next nano.
 """
 
 from __future__ import annotations
@@ -16,8 +12,7 @@ from fractions import Fraction
 
 BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-# An exponent beyond this is no machine's allocatable; refusing it keeps `1e999999999`
-# from costing unbounded time and memory.
+# An exponent beyond this is no machine's allocatable (and `1e999999999` would not end).
 MAX_EXPONENT = 64
 
 GIB = 2**30

@@ -1,10 +1,8 @@
 """Is the release's client up, and if not, why? Pure decisions over one read of the namespace.
 
-A `Snapshot` is what one `kubectl get deployments,statefulsets,daemonsets,pods,events -o json`
-showed:
-the release's workloads, their pods and the namespace's events. From it come the progress
-line a person watches and, when the client does not come up, one `Diagnosis`: the cause in
-words, what to do about it, and whether it is definite (it will not heal by waiting).
+From a `Snapshot` (one `kubectl get` of workloads, pods and events) come the progress line
+and, when the client does not come up, one `Diagnosis`: the cause, the remedy, and whether
+it is definite (waiting will not heal it).
 """
 
 from __future__ import annotations

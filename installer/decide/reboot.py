@@ -1,10 +1,8 @@
-"""The summary's "after a reboot" line (scripts/lib/summary.sh's `_reboot_note`): what brings
-the client back on the machine just set up, and only what was seen there. Pure.
+"""The summary's "after a reboot" line: what brings the client back, from what was seen. Pure.
 
-The client returns by itself only when both hold: Docker starts by itself (Linux: the
-docker service enabled at boot; macOS: the engine's LaunchAgent or LaunchDaemon; Windows:
-Docker Desktop started at sign-in) and the cluster's node containers carry the restart
-policy (`docker update --restart unless-stopped`, unless TRACEBLOC_NO_AUTOSTART).
+The client returns by itself only when Docker starts by itself (a boot-enabled service, the
+LaunchAgent/Daemon, Docker Desktop at sign-in) and the node containers carry the restart
+policy (unless TRACEBLOC_NO_AUTOSTART).
 """
 
 from __future__ import annotations

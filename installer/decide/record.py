@@ -1,10 +1,6 @@
-"""The install record: where the last successful install put the client, so `status`,
-`diagnose`, `uninstall`, `plan` and a bare `install` find it without options. Pure: the
-record's shape, its bytes, and whether a run follows it.
-
-It holds no secret: the release, namespace, kube context and API server, the chart and its
-version, the data directory, and how the credentials came (environment, prompt, values
-file, sign-in, or the caller's values file).
+"""The install record: where the last successful install put the client, so later commands
+find it without options. Pure: its shape, its bytes, and whether a run follows it. It holds
+no secret, only where and how (release, namespace, context, chart, data dir, credential source).
 """
 
 from __future__ import annotations

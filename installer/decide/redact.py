@@ -1,11 +1,8 @@
 """Keep secrets out of everything we print or log, and off every child's command line.
 
-Any string is a valid password, including ordinary words (`client`, `values`, `tracebloc`)
-and single characters. So masking looks for the password as a token, not as a substring:
-an occurrence glued to a longer name (`tracebloc/client`, `values.yaml`, `clients`) is that
-name, not the password, and is left alone. Everything else is masked, in every form a tool
-may print it: as given, without its surrounding whitespace, JSON-, YAML- or Python-escaped,
-percent-encoded, or cut short at the end of a line or before `…`.
+Any string is a valid password, so masking looks for it as a token: glued to a longer name
+(`values.yaml` for `values`) it is that name. Everything else is masked in every form a tool
+may print it (trimmed, JSON/YAML/Python-escaped, percent-encoded, cut short).
 """
 
 from __future__ import annotations
@@ -28,10 +25,7 @@ _JOINERS = "./-"
 _CREDENTIAL = re.compile(r"pass|secret|token|credential|auth", re.IGNORECASE)
 _SET_FLAGS = ("--set", "--set-string", "--set-literal", "--set-json", "--set-file")
 _USERINFO = re.compile(r"://(?P<userinfo>[^/?#\s]*)@")
-# A URL's password (`https://admin:pw@host:6443`, a proxy, a mirror, a chart repository):
-# masked wherever a URL is printed, whether or not the password is a known secret. The
-# userinfo runs to the last `@` before the host's end, so an `@` inside the password stays
-# inside it.
+# A URL's password is masked wherever a URL is printed; userinfo runs to the last `@`.
 _URL_PASSWORD = re.compile(r"(?P<head>://[^/?#\s\"'<>`\\:@]*:)(?P<password>[^/?#\s\"<>`\\]*)@")
 
 
@@ -68,8 +62,7 @@ def forms(secret: str) -> list[str]:
     dumps: dict[tuple[str, bool], str] = {}
 
     def yaml_double_quoted(text: str, unicode_ok: bool) -> str:
-        # PyYAML's emitter is pure Python (~15 ms per KB): ASCII text comes out the same
-        # either way, so it is emitted once.
+        # PyYAML's emitter is slow and ASCII comes out the same either way: emitted once.
         key = (text, unicode_ok or text.isascii())
         if key not in dumps:
             dumped = yaml.safe_dump(text, default_style='"', allow_unicode=key[1], width=1 << 30)
@@ -99,22 +92,16 @@ def forms(secret: str) -> list[str]:
 
 
 class _Cut:
-    """Where a first part of `form` (CUT_MIN characters or more, all but its last at most)
-    ends the text, a line, or stands before `…`: the longest such part at each place.
-
-    Found from the places where the form's first characters occur, each extended as far as
-    the text agrees with the form (a binary search over slice comparisons): linear in the
-    form's length, where one alternative per prefix made building the matcher quadratic (a
-    10 KB token cost minutes and hundreds of MiB)."""
+    """Where a first part of `form` (CUT_MIN characters or more) ends the text, a line, or stands
+    before `…`: the longest at each place. Linear in the form's length (a binary search per
+    occurrence), so a long token cannot make the matcher quadratic."""
 
     _ENDS = re.compile(r"(?=\n|…|\.\.\.)")
 
     def __init__(self, form: str) -> None:
         self.form = form
         self.least = max(1, min(CUT_MIN, len(form) - 1))
-        # The password's first word alone (`k3d` of `k3d-Secret-9!`) is not taken for the
-        # password cut short: it is as likely a name the engine prints (the tool `k3d`), and
-        # masking it would corrupt what is shown; one character more (`k3d-`) is masked.
+        # The password's first word alone (`k3d` of `k3d-Secret`) is likely a name: not masked.
         self.first = _first_word(form)
         self.head = re.compile("(?=" + re.escape(form[: self.least]) + ")")
 
@@ -162,9 +149,7 @@ def _first_word(form: str) -> int:
     return n if 0 < n < len(form) else 0
 
 
-# A line break inside a printed value may come out followed by blank lines and indentation:
-# YAML folds a single-quoted multi-line scalar that way ('a\n\n  b' is "a\nb"; NEL, LS and
-# PS are line breaks to YAML too).
+# YAML may print a line break in a value followed by blank lines and indentation.
 _BREAKS = "\n\r\x85\u2028\u2029"
 _SPLIT_BREAKS = re.compile(f"([{_BREAKS}])")
 _FOLDED = f"(?:[ \\t]*[{_BREAKS}])*[ \\t]*"
@@ -194,9 +179,8 @@ def _literal(form: str) -> str:
 
 
 class _Whole:
-    """`_pattern(form)`, compiled only once a text holds the form's first characters: the
-    regular-expression compiler costs tens of milliseconds per kilobyte of pattern, and a
-    long token has several long forms, most of which no output ever shows."""
+    """`_pattern(form)`, compiled only once a text holds the form's first characters: compiling
+    a long token's patterns is slow, and most are never needed."""
 
     HEAD = 32
 
@@ -269,21 +253,13 @@ class Redactor:
         return "".join(out)
 
     def leaks(self, parts: Sequence[str]) -> bool:
-        """A secret would be handed to a child as a value on its command line: after a
-        credential flag (`--password X`), as a credential key's value (`password=X`,
-        `--set clientPassword=X`), as a whole value of helm's `--set` family, or as the password
-        of a URL (`https://u:X@host`).
-
-        A name that merely equals or contains the password (release `tracebloc`, the chart
-        `tracebloc/client`, a path to `values.yaml`) is not a credential passed to the child:
-        the engine passes secrets only in the values file, and this guard is the backstop
-        against the one way a bug would leak them, passing one as a value."""
+        """A secret would be on a child's command line as a value: after a credential flag, as a
+        credential key's value, as a whole `--set` value, or as a URL's password. A name that
+        merely contains it (`tracebloc/client`) is not; secrets go only in the values file."""
         return any(_carries(parts, secret) for secret in self._secrets)
 
 
-# A remedy's template (`http://user:password@host:port`, `http://[user:password@]host`)
-# names no password: it stays, but only as the whole template (the words `user:password`
-# before the word `host`); a real URL's weak password (`admin:password@10.0.0.5`) is masked.
+# A remedy's `user:password@host` template is no password; a real URL's weak one is masked.
 _TEMPLATE = re.compile(r"://\[?user:password@\]?host\b")
 
 

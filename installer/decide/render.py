@@ -136,10 +136,8 @@ class _Dumper(yaml.SafeDumper):
     take it for anything but that string."""
 
 
-# Unquoted, these are strings to no YAML reader: identifier-like, and not a YAML 1.1/1.2
-# boolean or null (y, n, yes, off, null, ~ …). Everything else is double-quoted, because
-# PyYAML quotes only what YAML 1.1 would misread, and helm's reader differs (`1e3` is a
-# float to it), and a single-quoted scalar folds U+0085 into a space.
+# Plain only when every YAML reader reads a string (identifier-like, not a bool/null word);
+# everything else is double-quoted.
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 _AMBIGUOUS = frozenset("y n yes no true false on off null".split())
 

@@ -49,12 +49,8 @@ def resolve_training(
 
 
 def carried_choice(values: Mapping[str, Any]) -> tuple[str, Provenance] | None:
-    """The size an installed release already carries, if it is a choice worth keeping.
-
-    The historic literal was written by installers that made no choice at all, so it is not
-    carried whatever marker sits beside it. A marker other than exactly `installer` or `user`
-    is `unknown`: never upgraded to a guess.
-    """
+    """The size an installed release already carries, if it is a choice worth keeping: never
+    the historic literal, and a marker other than `installer` or `user` is `unknown`."""
     env = values.get("env") if isinstance(values, Mapping) else None
     if not isinstance(env, Mapping):
         return None

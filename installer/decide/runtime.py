@@ -1,14 +1,8 @@
 """The container runtime step as pure decisions: which tier a machine is on, and for the
 privileged tier every command the engine will run as root, argv exactly.
 
-The tiers are the twins' (scripts/lib/probe.sh): tier 0 when `docker info` answers as this
-user, and nothing privileged happens at all (no sudo, no package manager, no admin check);
-otherwise the privileged flow (tier 2 in the twins' numbering). The twins' rootless tier 1
-is opt-in upstream (`TB_TIER1_ROOTLESS`, not validated there) and is not carried: a machine
-without a usable runtime gets the privileged flow the twins run by default.
-
-Nothing here reads the machine: `Facts` is gathered by edges/runtime_linux.py and
-edges/runtime_macos.py, and the `RuntimePlan` they execute is what `plan` shows.
+When `docker info` answers as this user nothing privileged happens at all; otherwise the
+privileged flow runs. `Facts` are gathered by edges/runtime_linux.py and runtime_macos.py.
 """
 
 from __future__ import annotations
@@ -30,7 +24,7 @@ CA_DROPIN = f"{DROPIN_DIR}/tracebloc-ca.conf"
 CA_DIR = "/etc/docker/tracebloc-ca"
 MODULES_FILE = "/etc/modules-load.d/tracebloc.conf"
 MARKER = "# Managed by tracebloc installer"
-# The first line of a drop-in the engine (or the bash twin, `(#244)`) wrote: a file is the
+# The first line of a drop-in the engine (or the bash scripts, `(#244)`) wrote: a file is the
 # engine's to rewrite or remove only when a line is exactly this (grep -xE, Python re alike).
 MARKER_LINE = r"# Managed by tracebloc installer( \(#244\))?"
 APT_SOURCE = "/etc/apt/sources.list.d/docker.list"
@@ -47,14 +41,12 @@ NEW_SUFFIX = ".tracebloc-new"  # not *.conf: systemd never reads a half-written 
 KERNEL_MODULES = ("overlay", "br_netfilter", "xt_addrtype", "iptable_nat", "ip_tables")
 APT_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock")
 LOCK_WAIT_S = 600
-PACKAGE_TIMEOUT_S = 600  # the twin's bound on the Docker install
+PACKAGE_TIMEOUT_S = 600  # bound on the Docker install
 START_WAIT_S = 60
 APT_ENV = ("env", "DEBIAN_FRONTEND=noninteractive", "NEEDRESTART_MODE=a")
 APT_OPTS = ("-o", "DPkg::Lock::Timeout=600")
 
-# Docker's apt repository signing key (https://docs.docker.com/engine/install/debian/):
-# the key downloaded from download.docker.com is installed only when its fingerprint is
-# this one, so a key swapped in transit is never trusted by apt.
+# Docker's apt signing key: the download is installed only when it has this fingerprint.
 DOCKER_APT_KEY_FPR = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88"
 # Docker's rpm signing key ("Docker Release (CE rpm)", https://docs.docker.com/engine/install/fedora/):
 # another key than apt's, checked the same way before dnf is pointed at it.
@@ -107,13 +99,10 @@ class Facts:
 
 @dataclass(frozen=True)
 class Step:
-    """One command. `root`: run through `sudo -n` (directly when already root). `kind`
-    says what the executor does besides running argv: "run" (nothing), "stage" (`content`
-    fed on stdin where argv reads STDIN, a root step's way; else written to an owner-only
-    temp file first, whose path replaces STAGED in argv), "fetch" (download `url`, checked
-    as `check` says, into the staged file), "wait-lock", "wait-docker", "modules",
-    "member" (`id -nG -- USER` must list the group in `content`: a grant read back).
-    `optional`: a failure is a warning (the twins' `|| true`)."""
+    """One command. `root`: through `sudo -n` (directly when root). `kind`: "run", "stage"
+    (`content` on stdin, or in an owner-only temp file replacing STAGED), "fetch" (`url` into
+    the staged file, checked as `check` says), "wait-lock", "wait-docker", "modules", "member"
+    (the group read back). `optional`: a failure is a warning."""
 
     argv: tuple[str, ...]
     why: str
@@ -126,11 +115,8 @@ class Step:
     check: str = ""  # for "fetch": "openpgp:<fpr>" | "sha256-from:<url>" | ""
     secret: bool = False  # `content` may hold a password: never shown, never logged
     when: str = ""  # "changed": only when a staged file before it changed what was there;
-    # "changed:<path>": only when a guarded step before it wrote or removed <path>
-    # "ours": argv[-1] is written (or removed) only when it is absent (for a write) or holds
-    # MARKER_LINE; anything else is left as it is, with a warning. A write goes to
-    # argv[-1] + NEW_SUFFIX first, then one rename (`mv -f`) puts it in place. A guarded
-    # "fetch" reading STDIN writes the checked key re-armored after `content` (MARKER).
+    # "changed:<path>": only when a guarded step before it changed <path>. "ours": argv[-1] is
+    # changed only when absent or holding MARKER_LINE (else a warning), via NEW_SUFFIX and `mv -f`.
     guard: str = ""
 
 
@@ -243,9 +229,8 @@ def sudo_prime(facts: Facts) -> tuple[Step, ...]:
 
 
 def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ()) -> str | None:
-    """The Docker daemon's systemd drop-in for the host's proxy (the twin's
-    `_configure_docker_proxy`): without it `k3d cluster create` cannot pull rancher/k3s
-    behind a proxy. None when no proxy is set. It holds the proxy's password, if any."""
+    """The Docker daemon's systemd drop-in for the host's proxy (k3d needs it to pull behind
+    one), or None without a proxy. It holds the proxy's password, if any."""
     http = next(
         (
             proxy[n]
@@ -270,20 +255,16 @@ def proxy_dropin(proxy: Mapping[str, str], no_proxy_extra: tuple[str, ...] = ())
 
 
 def _unit_quote(assignment: str) -> str:
-    """A systemd `Environment=` value (systemd.syntax(7)): double-quoted, with `\\` and `"`
-    escaped (C-style escapes are read inside quotes) and `%` doubled (specifiers are expanded
-    after unquoting), so a password with quotes or percent signs reaches dockerd unchanged.
-    A control character has no quoting that keeps it on its line: it is refused (the
-    settings refuse it first, decide/settings.one_line)."""
+    """A systemd `Environment=` value: double-quoted, `\\` and `"` escaped, `%` doubled, so any
+    password reaches dockerd unchanged. A control character is refused."""
     one_line(assignment.partition("=")[0], assignment)
     escaped = assignment.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
     return f'"{escaped}"'
 
 
 def ca_dropin() -> str:
-    """dockerd (Go) reads its roots from SSL_CERT_DIR when set: the system directories
-    plus the engine's own, so the corporate CA is trusted by the daemon only, and the
-    machine's trust store is left as it is."""
+    """dockerd reads its roots from SSL_CERT_DIR (the system directories plus the engine's own),
+    so the corporate CA is trusted by the daemon only."""
     dirs = ":".join(
         ("/etc/ssl/certs", "/etc/pki/tls/certs", "/var/lib/ca-certificates/pem", CA_DIR)
     )
@@ -291,9 +272,8 @@ def ca_dropin() -> str:
 
 
 def plan_lines(plan: RuntimePlan) -> list[str]:
-    """Every command the runtime step runs, as `plan` shows it and the install confirms
-    it: root ones with their `sudo -n`, the compare before a file is put in place, the
-    checks downloads get."""
+    """Every command the runtime step runs, as `plan` shows and the install confirms it: with
+    `sudo -n`, compares before writes, and the checks downloads get."""
     lines: list[str] = [f"# kept: {line}" for line in plan.kept]
     for step in plan.steps:
         if step.kind == "prime":

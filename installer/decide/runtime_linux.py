@@ -1,12 +1,8 @@
-"""The Linux privileged flow, as the twin runs it (scripts/lib/setup-linux.sh:
-`install_docker_engine`, `_ensure_kernel_modules`, `_configure_docker_proxy`,
-`run_prepare_host`), as a list of steps. Pure.
+"""The Linux privileged flow as a list of steps: Docker, kernel modules, proxy. Pure.
 
-Where the twin ran get.docker.com (an unsigned script downloaded and run as root), the
-engine uses Docker's signed package repository instead: apt with Docker's signing key,
-installed only when its fingerprint is the published one; dnf with Docker's repository
-written by the engine (packages checked against Docker's key). Distributions the twin served from their own
-packages (Amazon Linux, Arch, openSUSE) are served the same way.
+Docker comes from its signed package repository: apt with Docker's signing key, installed only
+when its fingerprint is the published one; dnf with a repository file the engine writes.
+Amazon Linux, Arch and openSUSE use their own packages.
 """
 
 from __future__ import annotations
@@ -273,12 +269,12 @@ def written_dropins(facts: Facts) -> tuple[str, ...]:
 
 
 def package_manager(tools: frozenset[str]) -> str:
-    """The twin's order (setup_pm)."""
+    """The first package manager present, in this order."""
     return next((pm for pm in ("apt-get", "dnf", "yum", "zypper", "pacman") if pm in tools), "")
 
 
 def install_steps(facts: Facts) -> tuple[Step, ...] | None:
-    """Docker installed the way the twin's `install_docker_engine` chooses, by distribution.
+    """Docker installed the way this distribution needs.
     None when this machine has no way the engine knows."""
     ident, like = distro(facts.os_release)
     family = {ident, *like}
@@ -358,11 +354,8 @@ def apt_steps(facts: Facts) -> tuple[Step, ...]:
 
 
 def rpm_repository(repo: str) -> str:
-    """Docker's stable repository as the engine writes it (Docker's own docker-ce.repo, its
-    stable section): pinned here, so no download or mirror decides what dnf trusts —
-    https only, every package checked against Docker's key, the copy whose fingerprint the
-    engine checked (RPM_KEY), never one dnf fetches itself. `$releasever` and `$basearch`
-    are dnf's to fill in (dnf's own architecture names)."""
+    """Docker's stable dnf repository, pinned here: https only, every package checked against
+    the key whose fingerprint the engine checked (RPM_KEY), never one dnf fetches."""
     base = f"{DOCKER_DOWNLOAD}/{repo}"
     return (
         f"{MARKER}\n[docker-ce-stable]\nname=Docker CE Stable - $basearch\n"
@@ -406,7 +399,7 @@ def rpm_steps(facts: Facts, pm: str) -> tuple[Step, ...]:
 
 
 def module_steps(facts: Facts) -> tuple[Step, ...]:
-    """The kernel modules Docker's bridge and k3s need (the twin's `_ensure_kernel_modules`):
+    """The kernel modules Docker's bridge and k3s need:
     loaded now, kernel-modules-extra on dnf hosts when one does not load, and listed for
     boot."""
     extra = ("dnf", "install", "-y", "-q", "kernel-modules-extra") if "dnf" in facts.tools else ()
@@ -454,7 +447,7 @@ def daemon_config_steps(facts: Facts) -> tuple[Step, ...]:
             )
         )
     else:
-        # The twin's `_configure_docker_proxy` with no proxy set: a drop-in an earlier run
+        # No proxy set: a drop-in an earlier run
         # wrote would keep dockerd pulling through a proxy that is gone.
         steps.append(
             Step(

@@ -1,12 +1,8 @@
-"""The macOS runtime flow, as the twin runs it (scripts/lib/setup-macos.sh:
-`_try_start_docker_desktop`, `_macos_require_admin`, `install_homebrew`,
-`install_docker_desktop`, `_install_docker_colima`, `_macos_supports_vz`,
-`assert_amd64_emulation`, `_install_macos_autostart`). Pure.
+"""The macOS runtime flow, as a list of steps. Pure.
 
-A stopped runtime is started with no privileges at all (`open -a Docker`, `colima start`).
-Otherwise: an administrator check with the twin's remedy, then Homebrew when missing, then
-Docker Desktop from its DMG (checked against Docker's published SHA-256) on a Mac with a
-desktop session, colima on a headless one.
+A stopped runtime is started with no privileges (`open -a Docker`, `colima start`).
+Otherwise: an administrator check, Homebrew when missing, then Docker Desktop (its DMG's
+SHA-256 checked) with a desktop session, colima on a headless Mac.
 """
 
 from __future__ import annotations
@@ -20,14 +16,14 @@ from installer.decide.runtime import PRIVILEGED, STAGED, Facts, RuntimePlan, Ste
 
 DMG_URL = "https://desktop.docker.com/mac/main/{arch}/Docker.dmg"
 HOMEBREW_URL = "https://raw.githubusercontent.com/Homebrew/install/HEAD/install.sh"
-FIRST_START_WAIT_S = 360  # the twin: 120 polls of 3s on a first start
-START_WAIT_S = 240  # the twin: 80 polls of 3s
+FIRST_START_WAIT_S = 360  # a first start
+START_WAIT_S = 240
 BREW_TIMEOUT_S = 900
 HOMEBREW_TIMEOUT_S = 1800
 AUTOSTART_LABEL = "io.tracebloc.runtime"
 AMD64_SMOKE = ("docker", "run", "--rm", "--platform", "linux/amd64", "busybox:1.36", "true")
 OS_RESERVE_GIB = 2
-REC_MEM_GIB = 16  # the twin's PF_REC_MEM_GB default
+REC_MEM_GIB = 16  # the recommended VM memory
 MIN_MEM_GIB = 5
 
 
@@ -49,7 +45,7 @@ def supports_vz(version: str) -> bool:
 
 
 def colima_memory(facts: Facts) -> str:
-    """COLIMA_MEMORY, else the twin's `_macos_vm_mem_gb`: half the Mac's memory, at most the
+    """COLIMA_MEMORY, else half the Mac's memory, at most the
     recommendation, at least 1 GiB above the floor, never more than the Mac minus 2 GiB."""
     given = facts.colima.get("COLIMA_MEMORY", "").strip()
     if given:
@@ -202,22 +198,19 @@ def decide_macos(facts: Facts) -> RuntimePlan:
 
 
 def needs_amd64_check(arch: str, mysql_engine: str) -> bool:
-    """The twin's `assert_amd64_emulation`: only an Apple Silicon Mac whose install resolves
+    """Only an Apple Silicon Mac whose install resolves
     to the amd64-only MySQL 5.7 image needs amd64 emulation proven before the cluster (its
     skip, TRACEBLOC_ALLOW_ARM64, is not carried: MIGRATION)."""
     return arch == "arm64" and mysql_engine == "5.7"
 
 
-AMD64_SMOKE_TIMEOUT_S = 120.0  # the twin's TB_AMD64_SMOKE_TIMEOUT default
+AMD64_SMOKE_TIMEOUT_S = 120.0
 DOCKER_FAILED_RC = 125  # `docker run` itself failed (the daemon, the image pull): no container ran
 
 
 def amd64_verdict(rc: int | None, output: str) -> str:
-    """What the smoke run shows: "ok" (it ran), "broken" (the container ran and failed, or
-    an exec-format error: the twin's verdict on any failure), "timeout" (`rc` None: it did
-    not finish within the bound; the twin stopped there too), "unknown" (Docker itself
-    failed before a container ran, e.g. the image could not be pulled: emulation was not
-    tried, so that is no evidence either way)."""
+    """What the smoke run shows: "ok", "broken" (failed, or exec-format error), "timeout" (`rc`
+    None), "unknown" (Docker failed before a container ran: no evidence either way)."""
     if rc is None:
         return "timeout"
     if rc == 0:

@@ -1,4 +1,4 @@
-"""Which runtime flow a machine gets (the twins' tier routing, scripts/lib/probe.sh). Pure.
+"""Which runtime flow a machine gets (the tier routing). Pure.
 
 Kept apart from decide/runtime.py (the shared types) so that the Linux and macOS flows can
 import those types without an import cycle.

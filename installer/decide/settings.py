@@ -84,11 +84,8 @@ class Thresholds:
 
 
 def thresholds(env: Mapping[str, str]) -> Thresholds:
-    """The floors, from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`.
-
-    Unset or empty → the default. Any non-negative number is accepted (a value above the
-    default raises that floor: the user asked for it); anything else is `BadInput`.
-    """
+    """The floors from `PF_MIN_MEM_GB`, `PF_WARN_MEM_GB`, `PF_MIN_CPU`, `PF_MIN_DISK_GB`: unset
+    or empty is the default, any non-negative number is accepted, else `BadInput`."""
     default = Thresholds()
     return Thresholds(
         min_mem_gib=env_number(env, "PF_MIN_MEM_GB", default.min_mem_gib, zero_ok=True),
@@ -133,7 +130,7 @@ MYSQL_ENGINES = ("auto", "5.7", "8.4")
 # --- the engine's own local k3d cluster (decide/localcluster.settings) ---------------------
 
 DEFAULT_CLUSTER_NAME = "tracebloc"
-DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the twins' validated pin
+DEFAULT_K3S_VERSION = "v1.29.4-k3s1"  # the validated pin
 LEFTOVER_ACTIONS = ("reuse", "wipe")
 _CLUSTER_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9._-]{0,62}")
 
@@ -277,9 +274,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
 
 
-# Tests only: loopback servers stand in for remote hosts, so they go through the proxy as a
-# remote host would (Go's rule, decide/noproxy.py, never proxies loopback). It can only
-# send loopback traffic through the proxy.
+# Tests only: loopback goes through the proxy, as a remote host would.
 PROXY_LOOPBACK_SEAM = "TB_TEST_PROXY_LOOPBACK"
 
 
@@ -341,11 +336,8 @@ def runtime_given(env: Mapping[str, str]) -> RuntimeGiven:
     )
 
 
-# What no value written into a root-owned file may hold: C0 controls (line feed, carriage
-# return, NUL, tab, …), DEL, C1 (NEL among them) and the Unicode line and paragraph
-# separators. A line break in a drop-in's value would start a line of its own (an
-# `ExecStartPre=` systemd runs as root), so such a value is refused, never escaped. A byte
-# that is not UTF-8 (a lone surrogate, Python's escape for it) cannot be written either.
+# What no value written into a root-owned file may hold (a line break would start a line of
+# its own, e.g. `ExecStartPre=`): refused, never escaped.
 _NOT_IN_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 

@@ -1,9 +1,7 @@
-"""Where the person's shell finds the tools the engine fetched (the scripts put them in
-~/.local/bin and printed the PATH line for the shell). Pure.
+"""Where the person's shell finds the tools the engine fetched: ~/.local/bin. Pure.
 
-A tool the engine downloaded (or keeps in its cache) gets a link in ~/.local/bin, only when
-no tool of that name is on PATH at all (a person's own kubectl is never shadowed) and
-nothing is at the link's place yet. Not on Windows, which has no such directory.
+A link is made only when no tool of that name is on PATH (a person's own kubectl is never
+shadowed) and nothing is at the link's place. Not on Windows.
 """
 
 from __future__ import annotations

@@ -16,9 +16,7 @@ def posix(part: str) -> str:
     return shlex.quote(part)
 
 
-# Every character PowerShell's tokenizer reads as a single quote (`IsSingleQuote`): the
-# apostrophe and the curly ones a word processor or a chat pastes. Inside a single-quoted
-# string any of them ends it unless it is doubled.
+# Every character PowerShell reads as a single quote; inside a quoted string each is doubled.
 SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 
 

@@ -1,10 +1,7 @@
-"""Browser sign-in through the tracebloc CLI: the pure decisions (RFC-CLI-0001, as the twins'
-provision step does it). Nothing here runs a program or reads a file.
+"""Browser sign-in through the tracebloc CLI: the pure decisions (RFC-CLI-0001).
 
-When: no TRACEBLOC_CLIENT_ID/PASSWORD, no TRACEBLOC_VALUES_FILE and no credentials in the
-previous values file. Then the CLI signs the person in (`tracebloc login`, a device code) and
-mints the machine's credential (`tracebloc client create --credential-file F`), which the
-engine reads here as data, never as a script.
+Used when no credentials are given or kept: `tracebloc login` (a device code), then
+`tracebloc client create --credential-file F`, whose file is read here as data, never run.
 """
 
 from __future__ import annotations
@@ -72,9 +69,8 @@ class Location:
 
 
 def location(typed: str, zone: str | None, tables: Iterable[str]) -> Location:
-    """`typed` (TRACEBLOC_CLIENT_LOCATION, from decide/settings.credentials_given); else the
-    country of the system time zone `zone` in the first zone table (zone.tab text) that lists
-    it; else none. Only an Area/City zone counts ("UTC" names no country)."""
+    """`typed` (TRACEBLOC_CLIENT_LOCATION), else the country of the Area/City zone `zone` in
+    the first zone table that lists it, else none."""
     given = clean_name(typed)
     if given:
         return Location(given, "env")
@@ -170,7 +166,7 @@ def foreign(namespaces: Iterable[str], listing: str) -> list[str]:
 
 
 def three_choices(namespace: str, cluster_name: str | None) -> str:
-    """The twins' three ways on, when this machine runs another account's client."""
+    """The three ways on, when this machine runs another account's client."""
     if cluster_name:
         remove = (
             f"remove the current client first (k3d cluster delete {cluster_name} wipes it "
@@ -193,7 +189,7 @@ def three_choices(namespace: str, cluster_name: str | None) -> str:
 
 
 def create_failure(output: str, code: str | None, source: str) -> list[str]:
-    """The lines to show for a failed `client create`: the twin's hint for an unknown carbon
+    """The lines to show for a failed `client create`: a hint for an unknown carbon
     zone, else up to four of the CLI's error lines."""
     if _BAD_LOCATION.search(output):
         where = (

@@ -1,16 +1,9 @@
-"""Every setting the twin installers accepted, and what became of it. Pure data.
+"""Every setting the replaced scripts accepted, and what became of it. Pure data.
 
-The twins (`install-k8s.sh` with `lib/*.sh`, `install-k8s.ps1`) read environment variables
-and took a few flags. Each one a user could set is listed here once with its fate:
-
-- honoured: read with the same meaning, by the engine or by its local-cluster path;
-- replaced: something else does the job now, named in `replacement`;
-- dropped: nothing does it any more, and `why` says why.
-
-Internal state the scripts passed between their own functions (`LOG_FILE`, `GPU_VENDOR`,
-`OS`, …) and the hooks their test suites set (`TB_OS_RELEASE_FILE`, `TB_PESTER`, …) were
-never settings and are not listed. MIGRATION.md's tables are generated from this module
-(tests/tools/migration_tables.py) and tests/test_packaging.py fails when they differ.
+Each environment variable or flag a user could set is listed once with its fate: honoured
+(same meaning), replaced (`note` names the replacement) or dropped (`note` says why). The
+scripts' internal state and test hooks were never settings and are not listed.
+MIGRATION.md's tables are generated from this module (tests/tools/migration_tables.py).
 """
 
 from __future__ import annotations
@@ -36,7 +29,7 @@ class Upstream:
     fate: Fate
     note: str  # honoured: what it does; replaced: the replacement; dropped: why
     by: str = ENGINE  # who honours it (honoured only)
-    twins: str = "both"  # "bash", "powershell" or "both": which twin accepted it
+    scripts: str = "both"  # "bash", "powershell" or "both": which scripts accepted it
 
 
 H, R, D = Fate.HONOURED, Fate.REPLACED, Fate.DROPPED
@@ -56,9 +49,9 @@ VARIABLES: tuple[Upstream, ...] = (
         H,
         "datasets on their own mount: `hostPath.datasetPath`, `env.HOST_UID`/`env.HOST_GID`",
     ),
-    Upstream("TB_STORAGE_MODE", H, "`hostpath` or `node-local`", twins="bash"),
-    Upstream("TB_MYSQL_ENGINE", H, "`auto`, `5.7` or `8.4`", twins="bash"),
-    Upstream("TRACEBLOC_VALUES_FILE", H, "use this values file as it is", twins="bash"),
+    Upstream("TB_STORAGE_MODE", H, "`hostpath` or `node-local`", scripts="bash"),
+    Upstream("TB_MYSQL_ENGINE", H, "`auto`, `5.7` or `8.4`", scripts="bash"),
+    Upstream("TRACEBLOC_VALUES_FILE", H, "use this values file as it is", scripts="bash"),
     Upstream("TRACEBLOC_CHART_PATH", H, "install a local chart directory"),
     Upstream("TRACEBLOC_IMAGE_REGISTRY", H, "image mirror, written as `global.imageRegistry`"),
     Upstream("TRACEBLOC_REGISTRY_USERNAME", H, "mirror pull secret"),
@@ -81,7 +74,7 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream("KUBECONFIG", H, "passed to kubectl and helm"),
     # --- waits and checks ----------------------------------------------------------------
     Upstream(
-        "TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", twins="bash"
+        "TB_HELM_TIMEOUT_MIN", H, "deadline of `helm upgrade --install`, minutes", scripts="bash"
     ),
     Upstream("TB_METRICS_WAIT_S", H, "wait for the metrics API, seconds (default 120)"),
     Upstream(
@@ -105,9 +98,9 @@ VARIABLES: tuple[Upstream, ...] = (
     ),
     Upstream("PF_REC_CPU", D, "the recommendation is a fixed note; PF_MIN_CPU sets the floor"),
     Upstream("PF_VM_MEM_GRACE_MIB", D, "the 512 MiB grace for VM-reported memory is fixed"),
-    Upstream("PF_OS_RESERVE_GB", D, "the engine does not size a Docker Desktop VM", twins="bash"),
-    Upstream("NO_COLOR", H, "plain output", twins="bash"),
-    Upstream("TB_PLAIN", H, "plain output", twins="bash"),
+    Upstream("PF_OS_RESERVE_GB", D, "the engine does not size a Docker Desktop VM", scripts="bash"),
+    Upstream("NO_COLOR", H, "plain output", scripts="bash"),
+    Upstream("TB_PLAIN", H, "plain output", scripts="bash"),
     # --- the local cluster (created or adopted on this machine) ---------------------------
     Upstream("CLUSTER_NAME", H, "name of the local k3d cluster", by=LOCAL_CLUSTER),
     Upstream("SERVERS", H, "server nodes of the local cluster", by=LOCAL_CLUSTER),
@@ -126,9 +119,9 @@ VARIABLES: tuple[Upstream, ...] = (
         D,
         "the engine builds and uses no CUDA node image; "
         "a GPU local cluster gets `--gpus=all` on the stock k3s image",
-        twins="powershell",
+        scripts="powershell",
     ),
-    Upstream("TRACEBLOC_CUDA_BASE_TAG", D, "as TRACEBLOC_K3S_CUDA_IMAGE", twins="powershell"),
+    Upstream("TRACEBLOC_CUDA_BASE_TAG", D, "as TRACEBLOC_K3S_CUDA_IMAGE", scripts="powershell"),
     Upstream(
         "K8S_VERSION", H, "the k3s version of a new local cluster's node image", by=LOCAL_CLUSTER
     ),
@@ -141,45 +134,49 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream(
         "TB_CREATE_TIMEOUT_MIN", H, "deadline of `k3d cluster create --wait`", by=LOCAL_CLUSTER
     ),
-    Upstream("TB_CLUSTER_START_TIMEOUT_MIN", D, "cluster start has its own deadline", twins="bash"),
+    Upstream(
+        "TB_CLUSTER_START_TIMEOUT_MIN", D, "cluster start has its own deadline", scripts="bash"
+    ),
     Upstream(
         "TB_API_WAIT_S",
         H,
         "how long to wait for a new local cluster's API",
         by=LOCAL_CLUSTER,
-        twins="bash",
+        scripts="bash",
     ),
-    Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", twins="bash"),
+    Upstream("TB_PULL_TIMEOUT", D, "image pulls happen inside the cluster", scripts="bash"),
     Upstream(
         "TB_PREPARE_USER",
         H,
         "with `prepare-host`: the user granted the docker group "
         "(never the administrator running it)",
-        twins="bash",
+        scripts="bash",
     ),
     Upstream(
         "COLIMA_MEMORY",
         H,
         "memory (GiB) of the colima VM the engine starts on a "
         "headless Mac; default half the Mac's memory, bounded",
-        twins="bash",
+        scripts="bash",
     ),
-    Upstream("COLIMA_CPU", H, "CPUs of the colima VM (default 4)", twins="bash"),
-    Upstream("COLIMA_DISK", H, "disk (GiB) of the colima VM (default 60)", twins="bash"),
+    Upstream("COLIMA_CPU", H, "CPUs of the colima VM (default 4)", scripts="bash"),
+    Upstream("COLIMA_DISK", H, "disk (GiB) of the colima VM (default 60)", scripts="bash"),
     Upstream(
         "TB_DOCKER_WAIT_MIN",
         H,
         "Windows: how long Docker Desktop's first start is waited for (minutes)",
         by=LOCAL_CLUSTER,
-        twins="powershell",
+        scripts="powershell",
     ),
-    Upstream("TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", twins="powershell"),
+    Upstream(
+        "TB_GPU_BUILD_TIMEOUT_MIN", D, "the engine builds no node image", scripts="powershell"
+    ),
     Upstream(
         "TB_WSL_MIN_VERSION",
         H,
         "Windows: the WSL version below which WSL is updated",
         by=LOCAL_CLUSTER,
-        twins="powershell",
+        scripts="powershell",
     ),
     # --- what the engine no longer does --------------------------------------------------
     Upstream(
@@ -187,15 +184,15 @@ VARIABLES: tuple[Upstream, ...] = (
         H,
         "re-apply even when the client is installed, "
         "up to date and healthy (a healthy re-run otherwise changes nothing)",
-        twins="bash",
+        scripts="bash",
     ),
-    Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", twins="bash"),
+    Upstream("TB_FORCE_REINSTALL", H, "as TRACEBLOC_FORCE_REINSTALL", scripts="bash"),
     Upstream(
         "TRACEBLOC_SKIP_REBOOT_PROMPT",
         D,
         "never asks `Reboot now?` on Linux: after the NVIDIA driver it exits 2 "
         "asking for a reboot and a re-run (what the variable did)",
-        twins="bash",
+        scripts="bash",
     ),
     Upstream(
         "TRACEBLOC_ALLOW_ARM64",
@@ -237,9 +234,9 @@ VARIABLES: tuple[Upstream, ...] = (
         H,
         "Windows: the daily user is not added to docker-users",
         by=LOCAL_CLUSTER,
-        twins="powershell",
+        scripts="powershell",
     ),
-    Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", twins="powershell"),
+    Upstream("TRACEBLOC_TELEMETRY_DEBUG", D, "the engine sends no telemetry", scripts="powershell"),
     Upstream(
         "TRACEBLOC_NO_TELEMETRY",
         D,
@@ -248,8 +245,8 @@ VARIABLES: tuple[Upstream, ...] = (
     Upstream(
         "DO_NOT_TRACK", D, "tracebloc-installer sends no telemetry, so there is nothing to turn off"
     ),
-    Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", twins="bash"),
-    Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", twins="bash"),
+    Upstream("TB_PROBE_VERIFY", R, "`tracebloc-installer probe` (reads only)", scripts="bash"),
+    Upstream("TRACEBLOC_DOCTOR_TIMEOUT", R, "`tracebloc-installer diagnose`", scripts="bash"),
 )
 
 FLAGS: tuple[Upstream, ...] = (
@@ -258,29 +255,31 @@ FLAGS: tuple[Upstream, ...] = (
         "--force",
         H,
         "same as TRACEBLOC_FORCE_REINSTALL=1: re-apply even when nothing would change",
-        twins="bash",
+        scripts="bash",
     ),
-    Upstream("--reinstall", H, "as `--force`", twins="bash"),
-    Upstream("--reuse-data", H, "same as TB_LEFTOVER_ACTION=reuse", by=LOCAL_CLUSTER, twins="bash"),
-    Upstream("--wipe-data", H, "same as TB_LEFTOVER_ACTION=wipe", by=LOCAL_CLUSTER, twins="bash"),
-    Upstream("--data-dir=PATH", H, "same as HOST_DATA_DIR=PATH", twins="bash"),
-    Upstream("--diagnose", R, "`tracebloc-installer diagnose`", twins="bash"),
+    Upstream("--reinstall", H, "as `--force`", scripts="bash"),
+    Upstream(
+        "--reuse-data", H, "same as TB_LEFTOVER_ACTION=reuse", by=LOCAL_CLUSTER, scripts="bash"
+    ),
+    Upstream("--wipe-data", H, "same as TB_LEFTOVER_ACTION=wipe", by=LOCAL_CLUSTER, scripts="bash"),
+    Upstream("--data-dir=PATH", H, "same as HOST_DATA_DIR=PATH", scripts="bash"),
+    Upstream("--diagnose", R, "`tracebloc-installer diagnose`", scripts="bash"),
     Upstream(
         "prepare-host",
         H,
         "`tracebloc-installer prepare-host` (also `--prepare-host`): "
         "the privileged half only, Docker installed, started and enabled, TB_PREPARE_USER "
         "granted the docker group",
-        twins="bash",
+        scripts="bash",
     ),
-    Upstream("-Help", H, "`--help`", twins="powershell"),
-    Upstream("-Diagnose", R, "`tracebloc-installer diagnose`", twins="powershell"),
+    Upstream("-Help", H, "`--help`", scripts="powershell"),
+    Upstream("-Diagnose", R, "`tracebloc-installer diagnose`", scripts="powershell"),
     Upstream(
         "-NoReboot",
         H,
         "Windows: never reboot; the install resumes at the next sign-in (also `--no-reboot`)",
         by=LOCAL_CLUSTER,
-        twins="powershell",
+        scripts="powershell",
     ),
     Upstream(
         "-Resume",
@@ -288,7 +287,7 @@ FLAGS: tuple[Upstream, ...] = (
         "Windows: continue the host preparation after the reboot (the "
         "engine registers it itself; also `--resume`)",
         by=LOCAL_CLUSTER,
-        twins="powershell",
+        scripts="powershell",
     ),
     Upstream(
         "-DailyUser",
@@ -296,7 +295,7 @@ FLAGS: tuple[Upstream, ...] = (
         "Windows: the account granted docker-users, Docker Desktop at "
         "sign-in and a sized .wslconfig in the elevated window (also `--daily-user`)",
         by=LOCAL_CLUSTER,
-        twins="powershell",
+        scripts="powershell",
     ),
 )
 
@@ -454,7 +453,7 @@ def translate_argv(argv: Sequence[str]) -> Translated:
                 kept, env, notes, f"{arg} was replaced by: tracebloc-installer diagnose"
             )
         elif arg == "--prepare-host":
-            kept.insert(0, "prepare-host")  # the twin dispatched it at any position
+            kept.insert(0, "prepare-host")  # accepted at any position
         elif lowered in ("-noreboot", "--no-reboot"):
             env["TRACEBLOC_NO_REBOOT"] = "1"
         elif lowered in ("-resume", "--resume"):

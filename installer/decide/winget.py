@@ -1,11 +1,8 @@
 """winget where it is missing: one pinned App Installer bundle, verified twice before it is installed.
 
-Pure. The PowerShell twin downloaded winget-cli's `latest` bundle and ran Add-AppxPackage on
-whatever arrived. Here the release is pinned, the bytes must have the SHA-256 Microsoft
-published for that release (winget-pkgs' own manifest, which winget itself checks installs
-against), the package's Authenticode signature must be valid and its signer Microsoft
-Corporation, and only then does Add-AppxPackage run (which checks the package signature and
-every block's hash against its block map again, and refuses a signer Windows does not trust).
+Pure. The release is pinned; the bytes must have the SHA-256 published for it in winget-pkgs'
+manifest and a valid Authenticode signature by Microsoft Corporation before Add-AppxPackage
+runs (which checks the signature and block map again).
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ CHECKSUM_SOURCE = (
     "Microsoft.AppInstaller.installer.yaml (InstallerSha256), commit "
     "4f12f0e8e5760214b792eeabf002517603a8af21"
 )
-# The bundle is ~207 MB (the twin measured it); a server that sends more is not sending it.
+# The bundle is ~207 MB; a server that sends more is not sending it.
 MOST_BYTES = 512 * 2**20
 DOWNLOAD_DEADLINE_S = 1800.0
 SIGNATURE_TIMEOUT_S = 120.0

@@ -1,11 +1,9 @@
 """Windows host preparation: what a machine needs before a local cluster can run, as a plan.
 
-Pure. The facts come from one bounded probe (edges/winhost.py); the answer is a plan of steps,
-each with the exact argv it runs and whether it needs administrator rights, plus the blockers
-that stop the install before anything changes. The tiers are the PowerShell twin's: Docker
-Desktop answering as this user means zero privileged steps (no elevation, no admin check);
-otherwise every privileged step is listed, confirmed once, and run in one elevated child of
-the engine itself, and the rest runs as the daily user.
+Pure. From one bounded probe (edges/winhost.py): steps, each with its exact argv and whether
+it needs administrator rights, plus the blockers that stop the install before any change.
+Docker Desktop answering as this user means no privileged step; otherwise every privileged
+step is confirmed once and run in one elevated child of the engine, the rest as the daily user.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ API_PORT = 6550  # the local cluster's API server (decide/localcluster.py binds 
 WSL_MIN_VERSION = "2.1.5"  # Docker Desktop's documented WSL minimum; TB_WSL_MIN_VERSION overrides
 DOCKER_WAIT_MIN = 10.0  # a first Docker Desktop start on an AV-heavy laptop needs minutes
 OS_RESERVE_GIB = 2  # what Windows keeps for itself when the Docker VM is sized from the host
-REBOOT_EXIT = 2  # the twin's declared hand-off: "reboot, then the install continues"
+REBOOT_EXIT = 2  # a declared hand-off: "reboot, then the install continues"
 # DISM's exit code for "done, a restart is required to finish".
 DISM_REBOOT_RC = 3010
 # The elevation wrapper's own exit code for a declined UAC prompt (Windows' ERROR_CANCELLED,
@@ -81,7 +79,7 @@ class Step:
     argv: tuple[str, ...]  # what runs, exactly; () for a file the engine writes itself
     privileged: bool
     reboot: bool = False  # may leave a reboot pending
-    fallback: tuple[str, ...] = ()  # run when argv exits non-zero (the twin's second rung)
+    fallback: tuple[str, ...] = ()  # run when argv exits non-zero
 
 
 @dataclass(frozen=True)
@@ -162,9 +160,8 @@ def wsl_current(version_output: str, minimum: str) -> bool:
 
 
 def wslconfig_gib(host_gib: int | None, min_gib: float, rec_gib: float) -> int:
-    """The Docker VM's memory: the recommended training budget, capped at the host less what
-    Windows keeps, never below the floor. 0 when the host cannot give the floor (writing a
-    budget known to run out of memory is worse than leaving the default)."""
+    """The Docker VM's memory: the training budget, capped at the host less Windows' reserve,
+    never below the floor; 0 when the host cannot give the floor (keep the default)."""
     if host_gib is None or host_gib - OS_RESERVE_GIB < min_gib:
         return 0
     cap = max(host_gib - OS_RESERVE_GIB, math.ceil(min_gib))
@@ -191,9 +188,8 @@ def feature_argv(name: str) -> tuple[str, ...]:
 
 
 def winget_steps(temp_dir: str) -> tuple[Step, ...]:
-    """winget where it is missing (the twin's Install-Winget): the pinned bundle downloaded
-    by the engine itself and refused unless its SHA-256 is the published one, its signature
-    checked, then Add-AppxPackage (decide/winget.py)."""
+    """winget where it is missing: the pinned bundle, refused unless its SHA-256 is the published
+    one, its signature checked, then Add-AppxPackage (decide/winget.py)."""
     path = winget.bundle_path(temp_dir)
     return (
         Step(
@@ -362,7 +358,7 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
             f"{opts.min_mem_gib:g} GiB Docker VM plus ~{OS_RESERVE_GIB} GiB for Windows: "
             ".wslconfig is left as it is"
         )
-    # Another account's profile is written in the elevated window (the twin's -DailyUser).
+    # Another account's profile (-DailyUser) is written in the elevated window.
     other = bool(user) and user.lower() != facts.user.lower()
     if gib:
         steps.append(
@@ -418,9 +414,7 @@ def win_quote(arg: str) -> str:
 
 
 def engine_args(command: str, opts: Options, extra: tuple[str, ...] = ()) -> list[str]:
-    """The engine's own arguments for a child run of itself: only flags that carry no
-    secret (credentials stay in the environment or the values file, never on a command line
-    or in the registry)."""
+    """The engine's own arguments for a child run of itself: only flags that carry no secret."""
     args = [command]
     if opts.daily_user:
         args += ["--daily-user", opts.daily_user]

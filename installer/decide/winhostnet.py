@@ -1,18 +1,9 @@
 """Which hosts a Windows host plan (decide/winhost.py) reaches: the network preflight probes
 them when, and only when, the step that reaches them is planned. Pure.
 
-- winget where it is missing: the pinned App Installer bundle, a GitHub release download (the
-  engine fetches it itself; decide/network.py adds the host github.com redirects it to);
-- Docker Desktop through winget: winget reads its source (the index and the manifests) from
-  cdn.winget.microsoft.com, and the manifest's installer comes from desktop.docker.com;
-- `wsl --update --web-download`: WSL asks GitHub's API for microsoft/WSL's latest release and
-  downloads its package from that release. Its fallback (`wsl --update`, from the Microsoft
-  Store) is not probed: the Store's hosts are Windows' own and the step warns and goes on.
-
-Enabling a Windows feature (DISM) installs what Windows already holds; the rest (making WSL 2
-the default, docker-users, .wslconfig, autostart, Docker Desktop's first start) reaches
-nothing. A plan with a blocker changes nothing, so it needs no host; neither does one for a
-machine whose Docker Desktop answers (tier 0: no steps).
+winget's bundle (a GitHub release), Docker Desktop through winget, and `wsl --update
+--web-download` (GitHub's API and release). The Store fallback, DISM features and the local
+steps reach nothing probed; a plan with a blocker or no steps needs no host.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The one YAML loader of the engine: safe_load's types, with its depth and its alias
-expansion bounded.
+"""The one YAML loader of the engine: safe_load's types, with depth and alias expansion bounded.
 
-PyYAML composes nested collections recursively (5,000 levels end in RecursionError) and
-shares an aliased node instead of copying it, so a few hundred bytes of anchors (a "billion
-laughs") load instantly into a document whose walk (a copy, a dump, a search) never ends.
-Both are refused here, before anything reads the document: no values file or kubeconfig
-comes near these bounds.
+PyYAML composes recursively and shares aliased nodes, so deep nesting or a "billion laughs"
+of anchors would never finish walking; both are refused before anything reads the document.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""The one reading of a yes/no environment variable, and of an answer typed at a y/N
-question. Pure.
+"""The one reading of a yes/no variable, and of an answer typed at a y/N question. Pure.
 
-A variable: 1/true/yes/on or 0/false/no/off, in any case; unset or empty is the default.
-Anything else is bad input: a typo (`TRACEBLOC_NO_AUTOSTART=ture`) must not silently decide
-either way. An answer: y or yes is yes, an empty line is the question's default, anything
-else is no (a person who typed something else is asked nothing twice and changes nothing).
+A variable: 1/true/yes/on or 0/false/no/off in any case; unset or empty is the default;
+anything else is bad input (a typo must not decide). An answer: y/yes is yes, empty is the
+default, anything else is no.
 """
 
 from __future__ import annotations
@@ -39,10 +37,8 @@ def answer(typed: str, *, default: bool = False) -> bool:
     return said in ANSWER_YES if said else default
 
 
-# Every yes/no variable the engine reads, each read only through `flag`. The settings are
-# built by checking them all at once, so a typo in any of them stops every command that
-# installs (or plans to) before anything is read or changed, not at the step that uses it.
-# NO_COLOR and TB_PLAIN are not here: their convention (no-color.org) is "set to anything".
+# Every yes/no variable, read only through `flag` and all checked up front, so a typo stops
+# before anything changes. NO_COLOR and TB_PLAIN mean "set to anything" and are not here.
 VARIABLES = (
     "TRACEBLOC_SKIP_PREFLIGHT",
     "TRACEBLOC_ALLOW_NETWORK_FS",

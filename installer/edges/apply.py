@@ -115,11 +115,8 @@ def ensure_repo(
     *,
     fresh: bool = False,
 ) -> str:
-    """Add the repo only when it is missing, else update it. Returns what was done.
-
-    `repos` is a `read_repos` already made (install reads it with its other reads). `helm
-    repo add` downloads the repository's index itself, so a repo just added needs no update;
-    `fresh`: this run already updated it (`update_index`), so it is not downloaded twice."""
+    """Add the repo when missing, else update it, unless `fresh` (this run already did); returns
+    what was done. `repos` is a `read_repos` already made."""
     if repos is None:
         repos = read_repos(tools)
     done = f"repo {name} already configured"
@@ -168,11 +165,8 @@ def _repo_remedy() -> str:
 
 
 def metrics_state(tools: Tools, conn: Connection) -> tuple[str, str]:
-    """("available" | "registered" | "not-registered" | "unreadable", detail).
-
-    "not-registered" only when kubectl says NotFound: on a fresh cluster metrics-server
-    registers its APIService a little while after the API server answers (#553 upstream),
-    so "not registered yet" is a state to wait out, never a verdict that it is absent."""
+    """("available" | "registered" | "not-registered" | "unreadable", detail). Not registered
+    is a state to wait out: metrics-server registers a while after the API answers."""
     args = ["get", "apiservice", METRICS_APISERVICE, "-o", "json", *conn.kubectl_flags()]
     result = tools.caller.answer(tools.kubectl, args)
     if isinstance(result, NoAnswer):
@@ -206,8 +200,8 @@ def wait_for_metrics(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
-    """Until the APIService is registered and Available, at most `seconds` (the twins'
-    TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
+    """Until the APIService is registered and Available, at most `seconds`
+    (TB_METRICS_WAIT_S); returns one line saying what was seen last, and for how long it was
     waited for (measured, not the setting). Never fails the install: when metrics-server is
     really missing, the chart says so at render time."""
     polled = poll.until(

@@ -1,10 +1,7 @@
 """Take one binary out of a downloaded (already verified) tar.gz or zip, and nothing else.
 
-The archive must hold exactly what the official one holds: the binary, the listed other
-files and their folder. Anything else fails the whole extraction before a byte is written: a
-member outside the folder (`../`, an absolute path, a drive letter), a link of any kind, a
-device, a duplicate name, an extra file, or a missing binary. The checksum already proves
-the archive is the published one; these rules make extraction safe even if it were not.
+The archive must hold exactly what the official one holds; a member outside the folder, a
+link, a device, a duplicate, an extra or missing file fails it before a byte is written.
 """
 
 from __future__ import annotations

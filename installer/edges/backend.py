@@ -1,10 +1,8 @@
 """The one HTTP call the installer makes: does the backend accept this client id and password?
 
-The only module that imports `requests`, and only on first use (`http`: importing it costs
-the frozen binary ~0.25 s at startup). TLS is always verified, against the operating system's
-trust store (`truststore`, so a TLS-inspecting proxy's enterprise root CA works as in the
-browser) plus the CA bundle (`TRACEBLOC_CA_BUNDLE`, else `CURL_CA_BUNDLE`: one rule, in
-decide/network.py). Proxies come from the `env` passed in, never from `os.environ`. Nothing here logs, returns or raises the password.
+The only importer of `requests`, on first use. TLS always verified against the OS store
+(`truststore`) plus the CA bundle; proxies from the `env` passed in, never `os.environ`.
+Nothing here logs, returns or raises the password.
 """
 
 from __future__ import annotations
@@ -104,13 +102,9 @@ _VERDICTS = {200: Verdict.VALID, 400: Verdict.REJECTED, 401: Verdict.INACTIVE}
 def verify(
     url: str, username: str, password: str, *, env: Mapping[str, str], timeout: float = 20.0
 ) -> Check:
-    """POST the form fields `username` and `password` to `<url>api-token-auth/`.
-
-    200 VALID, 400 REJECTED, 401 INACTIVE; anything else (another status, no network, a
-    timeout, a TLS or proxy failure) UNVERIFIED with a one-line reason. The whole call is
-    bounded by `timeout`, name resolution included. Raises BadInput only for a bad
-    `TRACEBLOC_CA_BUNDLE`.
-    """
+    """POST `username` and `password` to `<url>api-token-auth/`: 200 VALID, 400 REJECTED, 401
+    INACTIVE, anything else UNVERIFIED with a reason. Bounded by `timeout`, name resolution
+    included; BadInput only for a bad `TRACEBLOC_CA_BUNDLE`."""
     target = endpoint(url)
     context = ssl_context(ca_bundle(env))
     proxy = proxy_for(target, proxy_environment(env))
@@ -147,12 +141,8 @@ def verify(
 
 
 def http() -> ModuleType:
-    """`requests`, imported here and only here, on first use. Without charset_normalizer or
-    chardet (the frozen binary leaves both out: nothing here reads a body's encoding) it
-    warns as it is imported; that message is ignored while it imports (catch_warnings puts
-    the process's filters back after). Not an interpreter `-W` option: the frozen
-    interpreter then imports `warnings` before the engine runs, and a Ctrl-C in that moment
-    was printed and swallowed, not obeyed."""
+    """`requests`, imported here only, on first use, with its missing-charset warning ignored
+    (not via `-W`: the frozen interpreter would then swallow an early Ctrl-C)."""
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="Unable to find acceptable character detection dependency"
@@ -162,10 +152,8 @@ def http() -> ModuleType:
 
 
 def session(context: ssl.SSLContext, retries: Any = None) -> Session:
-    """A requests session whose every connection, direct or through a proxy, trusts exactly
-    `context`, and which reads nothing from the process environment (proxies come from the
-    caller's `env` through `proxy_for`). `retries`: a urllib3 `Retry`, or None for none.
-    The downloader (edges/download.py) uses it too, so both follow the same trust rules."""
+    """A requests session trusting exactly `context`, reading nothing from the process environment
+    (proxies via `proxy_for`). `retries`: a urllib3 `Retry` or None. Also edges/download.py's."""
     requests = http()
     base: Any = requests.adapters.HTTPAdapter
 

@@ -1,12 +1,8 @@
 """Write a support bundle: one archive, owner-only, complete or absent.
 
-`.tar.gz` on Linux and macOS, `.zip` on Windows: what each opens with a double-click. The
-archive is written to a temporary file beside its final name and renamed into place, so a
-kill at any moment leaves either no bundle or a whole one.
-
-What goes into it is read by `read_file`: a regular file only, opened without following a
-link (a link is noted in the bundle, never read: `install.log` pointing at
-`~/.aws/credentials` must not ship the key), without blocking, and bounded.
+`.tar.gz` on Linux and macOS, `.zip` on Windows, written beside its final name and renamed
+into place. `read_file` reads a regular file only, bounded, never following a link (a link
+is noted, never read: it could point at credentials).
 """
 
 from __future__ import annotations

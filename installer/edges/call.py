@@ -1,11 +1,8 @@
 """Running a tool and reading its answer: the one helper every reader goes through.
 
-pre-commit's `cmd_output_b` is the model: run an argv, get the exit code and both streams
-back. Ours returns the `Result` whatever the exit code, or a `NoAnswer` saying why there is
-none (the tool was not found or could not start, it was stopped at its deadline, or a secret
-would have reached its command line). `checked` is the variant for a caller that wants exit
-0 or a typed error (`ToolFailed`) carrying the reason. `Caller` binds the environment, the
-redactor and the deadline once, for a caller that runs several tools with them.
+`answer` returns the `Result` whatever the exit code, or a `NoAnswer` saying why there is
+none (not found, could not start, deadline, a secret on the command line). `checked` wants
+exit 0 or raises `ToolFailed`; `Caller` binds environment, redactor and deadline once.
 """
 
 from __future__ import annotations

@@ -14,15 +14,8 @@ from typing import IO, Any
 
 
 def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, str]:
-    """The environment for a child process.
-
-    A PyInstaller binary on Linux points LD_LIBRARY_PATH at its own bundled libraries and
-    keeps the user's in LD_LIBRARY_PATH_ORIG (absent when they had none); a system helm or
-    kubectl must see the user's, or it may load our copies of libc-adjacent libraries.
-    On macOS the bootloader leaves DYLD_LIBRARY_PATH alone and writes no _ORIG, so what is
-    there is the user's own and passes unchanged; only an _ORIG (an older bootloader's) is
-    put back.
-    """
+    """The environment for a child process: the user's LD_LIBRARY_PATH (from a frozen binary's
+    LD_LIBRARY_PATH_ORIG), never our bundled one; on macOS only an _ORIG is put back."""
     out = dict(env)
     if frozen if frozen is not None else getattr(sys, "frozen", False):
         original = out.pop("LD_LIBRARY_PATH_ORIG", None)
@@ -36,9 +29,7 @@ def child_env(env: Mapping[str, str], frozen: bool | None = None) -> dict[str, s
     return out
 
 
-# The engine's own secrets: a child gets the environment without them (a kubeconfig exec
-# plugin or helm plugin could read them, and /proc/<pid>/environ shows them). The proxy
-# variables stay, password and all: kubectl and helm need them to reach the cluster.
+# The engine's secrets never reach a child's environment; proxy variables stay (tools need them).
 SECRET_VARIABLES = ("TRACEBLOC_CLIENT_PASSWORD", "TRACEBLOC_REGISTRY_PASSWORD")
 
 
@@ -152,11 +143,8 @@ def keep_terminal_setup(preexec: Callable[[], None] | None) -> Callable[[], None
 
 @contextlib.contextmanager
 def on_terminal(fd: int) -> Iterator[None]:
-    """Around a child that talks to the person's terminal `fd` (POSIX): the engine's process
-    group is the terminal's foreground meanwhile (made so if it was not, and given back),
-    and the terminal's modes are saved before and restored after, whatever the child left
-    (echo off, raw mode) and however it ended. A terminal that cannot be read changes
-    nothing."""
+    """Around a child on the person's terminal `fd` (POSIX): our group is the foreground
+    meanwhile, and the terminal's modes are restored after, however the child ended."""
     if sys.platform == "win32":
         yield
         return

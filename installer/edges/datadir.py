@@ -1,18 +1,7 @@
 """The host data directory of a local cluster: leftovers of an earlier client, their wipe,
-and the directories the chart's hostPath volumes bind.
-
-Leftover data is a MySQL or dataset directory holding at least one file, in the flat layout
-(`<dir>/mysql`, `<dir>/data`) or per release (`<dir>/<release>/mysql`, …). Symlinks are never
-followed, so a wipe cannot reach outside the data directory; a directory that cannot be
-listed cannot be proven empty and counts as a leftover.
-
-The wipe deletes what was shown and nothing else. The data directory and each leftover are
-identified (device, inode) when the choice is made; at wipe time the directory is opened
-without following a link and compared, and every step works through directory descriptors
-below it, so a link swapped in anywhere meanwhile leads nowhere. Each leftover is first
-renamed, in its own directory, to a trash name (`.tracebloc-trash-<hex>-mysql`) and only then
-deleted: a kill at any moment leaves it whole under its own name or under the trash name,
-which is never offered for reuse and is removed by the next install (`remove_trash`).
+and the directories the chart's hostPath volumes bind. The wipe deletes only what was shown,
+through directory descriptors identified at the choice, renaming each leftover to a trash
+name first, so a kill leaves it whole under one of the two names (`remove_trash`).
 """
 
 from __future__ import annotations
@@ -230,10 +219,8 @@ def _mount(fd: int) -> tuple[int, str]:
 
 
 def _remove_tree(parent: int, name: str) -> bool:
-    """Delete the directory `name` in `parent` and everything below it, through directory
-    descriptors, never following a link (a link is removed as itself). True when gone; the
-    first thing that cannot be removed stops it, and so does a directory on another file
-    system (a mount inside the data, the person's own files: never crossed)."""
+    """Delete `name` in `parent` and all below it through directory descriptors, never following a
+    link or crossing a file system. True when gone; the first failure stops it."""
     stack: list[tuple[int, str]] = []
     try:
         stack.append((os.open(name, _DIR_FLAGS, dir_fd=parent), name))

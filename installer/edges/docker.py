@@ -1,9 +1,6 @@
 """Docker: whether it runs and its budget (`docker info`), what a node container carries
-(`docker inspect`), and the few changes the engine makes to node containers.
-
-Every call goes through proc with a deadline. Expected failures come back as data
-(`DockerRead.state`, `Inspected.readable`), never as exceptions: a wedged daemon is
-"unreadable", not "running" and not "stopped".
+(`docker inspect`), and the few changes the engine makes to node containers. Expected
+failures are data: a wedged daemon is "unreadable", not "running" and not "stopped".
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Fetch one file over HTTPS into an open file, hashing it on the way, within a deadline.
 
-The second HTTP client, on `requests` as backend.http imports it: it uses the credentials
-check's session (backend.session), so proxies, `TRACEBLOC_CA_BUNDLE` and the OS
-trust store follow exactly the same rules. Three tries with backoff on connection errors
-and 5xx answers, none on 4xx (urllib3's Retry); the whole download, retries included, is
-bounded by one deadline. What the bytes are worth is decided by the caller, who compares
-the SHA-256 returned here with the one embedded in this build.
+Uses the credential check's session (backend.session), so proxies and trust follow the same
+rules. Retries connection errors and 5xx, not 4xx; one deadline bounds it all. The caller
+compares the returned SHA-256 with the one embedded in this build.
 """
 
 from __future__ import annotations
@@ -74,11 +71,9 @@ def fetch(
     most: int | None = None,
     stall: tuple[int, float] | None = None,
 ) -> Fetched:
-    """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (a bad
-    `TRACEBLOC_CA_BUNDLE`). `out` receives no byte once this has returned or raised, nor
-    more than `most` bytes (a server that never stops is refused there). `stall` (bytes,
-    seconds): stopped when fewer bytes than that arrive in any such span (curl's
-    --speed-limit/--speed-time), however long the whole may take within `deadline_s`."""
+    """GET `url` into `out`; raises DownloadFailed (after the tries) or BadInput (bad CA bundle).
+    `out` gets nothing after return and at most `most` bytes; `stall` (bytes, seconds) stops a
+    download slower than that, within `deadline_s`."""
     context = trust.ssl_context(trust.ca_bundle(env))
     proxy = trust.proxy_for(url, proxy_environment(env))
     log.debug(

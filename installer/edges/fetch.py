@@ -1,10 +1,7 @@
 """Bring a pinned tool onto this machine, verified, in one rename — or leave nothing.
 
-download (or copy from a mirror directory) into a temporary file in the tools directory →
-SHA-256 equal to the one embedded in this build → the binary alone out of its archive →
-`<tool> version` runs and names the pinned version (a truncated or wrong-architecture binary
-fails here) → `os.replace` onto its final name. Any failure removes the temporary files, so
-the tools directory holds either the previous binary or the verified new one, never a part.
+Download (or copy from a mirror) → SHA-256 as embedded → the binary out of its archive →
+`<tool> version` names the pin → `os.replace`. Any failure removes the temporary files.
 """
 
 from __future__ import annotations

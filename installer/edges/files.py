@@ -1,10 +1,7 @@
 """Every file the engine reads, read one way: bounded, without blocking, regular files only.
 
-A path the user controls may name a FIFO (an open for reading blocks until a writer comes),
-a device (`/dev/zero` never ends), or a huge file. So each read is: lstat (a symbolic link
-must lead to a regular file), a non-blocking open, the same check on the open descriptor
-(a FIFO swapped in meanwhile), then at most `limit` bytes. Anything else is an error that
-names the file and what is wrong with it, never a hang or an exhausted memory.
+lstat, a non-blocking open, the same check on the descriptor, then at most `limit` bytes,
+so a FIFO, a device or a huge file is an error naming the file, never a hang.
 """
 
 from __future__ import annotations
@@ -78,10 +75,8 @@ def read_bounded(
 
 
 def refuse_special_target(path: str, *, said: str = "nothing was written") -> None:
-    """A file the engine is about to replace must be a regular file or nothing: never a
-    symbolic link (replacing it would drop the link, writing through it would change another
-    file) and never a device, FIFO or directory (`/dev/stdout` is no place for a password).
-    `said` is what the refusal says of the run so far."""
+    """A file the engine is about to replace must be a regular file or nothing: never a link, a
+    device, FIFO or directory. `said` is what the refusal says of the run so far."""
     try:
         found = os.lstat(path)
     except OSError:
@@ -100,10 +95,8 @@ def refuse_special_target(path: str, *, said: str = "nothing was written") -> No
 
 
 def open_append(path: str) -> int:
-    """A descriptor appending to the regular file at `path` (created 0600), never through a
-    symbolic link (O_NOFOLLOW; on Windows, where there is none, an lstat before and a
-    comparison after the open) and never onto a FIFO or a device. An existing file that
-    others could read is narrowed to 0600 on POSIX."""
+    """A descriptor appending to the regular file `path` (created 0600, a readable one narrowed on
+    POSIX), never through a link (O_NOFOLLOW, or lstat-and-compare on Windows), FIFO or device."""
     refuse = f"cannot open the log file {path}"
     remedy = "remove or rename it; the log is written only to a regular file of its own"
     try:

@@ -1,10 +1,7 @@
 """What a PyInstaller binary changes about its own process, undone before it starts others.
 
-A one-file binary unpacks its libraries into a temporary directory and points the loader
-there: on Linux through LD_LIBRARY_PATH (which proc.child_env restores for each child) and on
-Windows through SetDllDirectoryW, which every child process inherits. A system kubectl or
-helm must load its own DLLs, not our bundled copies, so the DLL directory is reset once,
-before the first child starts.
+On Windows every child inherits SetDllDirectoryW, so it is reset once before the first child
+(LD_LIBRARY_PATH on Linux is restored per child by childio.child_env).
 """
 
 from __future__ import annotations
@@ -18,11 +15,7 @@ def is_frozen() -> bool:
 
 
 def prepare_children() -> bool:
-    """Reset the Windows DLL search path a frozen binary changed; True when it was reset.
-
-    A no-op (False) from source and off Windows. Never raises: a failure leaves the search
-    path as it was, which at worst is what the binary itself runs with.
-    """
+    """Reset the Windows DLL search path a frozen binary changed; True when reset. Never raises."""
     if sys.platform != "win32" or not is_frozen():
         return False
     try:

@@ -154,11 +154,8 @@ def check_writable(
 
 
 def check_files(values_path: str, dirs: Iterable[str] = ()) -> None:
-    """The files of the data directory the install will replace, and the directories whose
-    modes it will set (`dirs`), refused now, with the directory's own checks (before any
-    question and before anything changes), when they could not be used: a values file that
-    is a link, a FIFO, a device or a directory; a directory that is a link (its mode would
-    be set on what it points at) or not a directory."""
+    """The data directory's files the install will replace and the directories whose modes it
+    sets, refused before any change when unusable (a link, FIFO, device or wrong type)."""
     from installer.edges.files import refuse_special_target
 
     refuse_special_target(values_path, said="nothing was changed")

@@ -1,11 +1,8 @@
 """Read one list out of a large JSON object, element by element, without holding the whole.
 
-`kubectl get nodes -o json` on a 5,000-node cluster is ~75 MiB, most of it fields we never
-read (images, conditions). `json.loads` holds the bytes, their text and every object at
-once (~3.6× the input). Here the text is decoded in chunks, each element of the wanted list
-is decoded by the standard library's own decoder (`raw_decode`, C speed), handed to the
-caller and dropped; everything else is decoded and dropped. Peak memory is a chunk plus one
-element. The grammar is exactly `json.loads`'s: anything it would reject is rejected here.
+`kubectl get nodes -o json` can be ~75 MiB; here the text is decoded in chunks and each
+wanted element with `raw_decode`, then dropped: peak memory is a chunk plus one element.
+The grammar is exactly `json.loads`'s.
 """
 
 from __future__ import annotations
@@ -91,10 +88,8 @@ class _Text:
 def each_element(
     raw: IO[bytes], key: str, handle: Callable[[Any], None], restart: Callable[[], None]
 ) -> None:
-    """Call `handle` with each element of the list under `key` in the JSON object `raw`
-    holds (`restart` first: a repeated key's last list is the one that counts, as in
-    `json.loads`). Raises NotJson for anything `json.loads` would reject (RecursionError
-    for nesting too deep), NotAnObject when the document is valid but has no such list."""
+    """Call `handle` with each element of the list under `key` (`restart` first: a repeated key's
+    last list counts). NotJson where `json.loads` would fail, NotAnObject when there is no list."""
     text = _Text(raw)
     if text.peek() != "{":
         text.value()  # valid JSON of another shape, or NotJson

@@ -1,9 +1,6 @@
 """The kubeconfig as kubectl merges it: which context is current, and the one rewrite the
-engine makes (its own cluster's server anchored to 127.0.0.1).
-
-Read here, without kubectl, so a fresh machine (no kubectl yet) can still be told apart from
-one whose user points at another cluster. A file that exists but cannot be read or parsed
-makes the whole read unreadable: what cannot be seen is never taken for "no context".
+engine makes (its own cluster's server anchored to 127.0.0.1). Read without kubectl; a file
+that cannot be read or parsed makes the read unreadable, never "no context".
 """
 
 from __future__ import annotations
@@ -71,10 +68,8 @@ def _load(path: str) -> dict[str, Any] | None:
 def check_files(
     env: Mapping[str, str], os_: str, explicit: str | None = None, *, parse: bool = True
 ) -> None:
-    """Before kubectl or helm is asked anything: each kubeconfig they will read is a regular
-    file of a sane size (a FIFO would hang them) and, with `parse`, YAML that is neither too
-    deep nor an alias bomb (those are BadInput, exit 2). A file that is merely invalid is
-    left for the reads to report. `probe` skips the parse: it never loads YAML itself."""
+    """Before kubectl or helm: each kubeconfig is a regular file of sane size and, with `parse`,
+    YAML neither too deep nor an alias bomb (BadInput). Merely invalid is left to the reads."""
     for path in [explicit] if explicit else paths(env, os_):
         try:
             data = _read(path)

@@ -1,15 +1,8 @@
 """Children die with the engine, where the operating system allows it.
 
-Linux: each child asks the kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG), set
-between fork and exec, so a `kill -9` of the engine cannot leave a helm changing a release
-behind it. Windows: each child runs in its own job object that kills everything in it when
-its last handle closes; the engine holds that handle, so its death (or the end of the call)
-ends the child's whole tree. macOS has neither: there the install lock is passed to every
-child (see edges/lock.py), so a helm that outlives the engine still holds the lock and the
-next run refuses instead of "recovering" a release that helm is still changing.
-
-Nothing here raises: without these mechanisms a child is what it was before, killed by the
-engine's deadline or on Ctrl-C.
+Linux: PR_SET_PDEATHSIG between fork and exec. Windows: a job object whose last handle the
+engine holds. macOS has neither, so the install lock is passed to every child (edges/lock.py)
+and a helm that outlives the engine still holds it. Nothing here raises.
 """
 
 from __future__ import annotations
@@ -169,11 +162,8 @@ def stopped_by() -> int | None:
 
 
 def note_interrupts() -> None:
-    """Ctrl-C raises KeyboardInterrupt, as Python's own handler does, and is remembered: an
-    error that surfaces after it (CPython can turn an interrupt torn through an import into
-    a TypeError) is then reported as the interruption it follows, not as an internal error.
-    Only over Python's own handler: a SIGINT the parent ignores (`cmd &` in sh, `trap ''
-    INT`) stays ignored."""
+    """Ctrl-C raises KeyboardInterrupt and is remembered, so an error it causes later is
+    reported as the interruption. A SIGINT the parent ignores stays ignored."""
     import signal
 
     _stopped_by.clear()

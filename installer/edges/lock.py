@@ -1,25 +1,7 @@
-"""One install at a time: an exclusive lock on the data directory and on the target release.
-
-Two installs that share a data directory would write one values file; two installs of one
-release would both change it, and the second would take the first's `pending-*` state for a
-crash and "recover" it under a helm that is still running. So `install` holds:
-
-- `<data dir>/install.lock`, and
-- `<home>/.tracebloc/locks/release-<namespace>-<release>.lock`, whatever the data directory
-  (keyed by namespace and release only: two kubeconfigs may name one cluster, so locking
-  per connection could let two installs of one release through).
-
-The lock is the operating system's (`flock` on POSIX, a byte-range lock on Windows): it is
-released when the process holding it dies, however it dies, so a stale lock file needs no
-clean-up; the file itself stays and only says who held it last.
-
-No child inherits the lock's descriptor: a daemon that kubectl or helm starts (a credential
-helper, a port-forward) would otherwise hold the lock long after its tool ended, and keep
-every later install out. Instead the holder records in the file each child it runs (pid,
-start time, command) while it runs, so a helm that outlives a killed engine (macOS has no
-parent-death signal) is found by the next run, named, and waited for: that run refuses
-instead of acting under it. A refusal names what really holds the lock: the holder's pid and
-command, the recorded child that is still running, or the processes that have the file open.
+"""One install at a time: an exclusive OS lock on `<data dir>/install.lock` and on
+`~/.tracebloc/locks/release-<ns>-<release>.lock` (two kubeconfigs may name one cluster).
+It dies with its process. No child inherits it; the holder records each child it runs, so
+a helm that outlived a killed engine is found, named and waited for.
 """
 
 from __future__ import annotations

@@ -74,12 +74,8 @@ def read_machine(env: Mapping[str, str]) -> MachineFacts:
 
 
 def disk_free(path: str) -> int | None:
-    """Free bytes (for an unprivileged user) on the filesystem holding `path`, or None when
-    it cannot be read.
-
-    `path` need not exist yet (HOST_DATA_DIR is created by the install): the nearest existing
-    ancestor directory is measured, since that is where the new directories will live.
-    """
+    """Free bytes (unprivileged) on the filesystem of `path`, or None when unreadable; a path
+    not made yet is measured at its nearest existing ancestor."""
     directory = _nearest_existing_dir(path)
     if directory is None:
         return None

@@ -1,15 +1,9 @@
-"""Probe HTTPS endpoints the way the install will reach them: through the proxy it will use
-(backend.proxy_for: the same variables, the same NO_PROXY), trusting what it will trust
-(backend.ssl_context: the OS store plus the configured CA bundle).
+"""Probe HTTPS endpoints the way the install will reach them: through its proxy
+(backend.proxy_for) and trusting what it trusts (backend.ssl_context).
 
-Raw sockets and `ssl`, not requests: the report needs the failure's class (DNS, refused,
-timeout, TLS with the issuer of the certificate actually served, the proxy's 407), which a
-library's wrapped exceptions blur, and the issuer of a certificate that did NOT verify,
-which only an unverified second handshake can read. Every endpoint is probed in its own
-thread, all at once; each attempt is bounded, a failed one is tried once more, and the
-whole is bounded by a join deadline (name resolution cannot be interrupted: a lookup still
-running at the deadline is a timeout and its thread is left to die). No password is sent
-anywhere but to the proxy, in Proxy-Authorization, and none is ever returned.
+Raw sockets and `ssl`, so the report can name the failure's class and the issuer of a
+certificate that did not verify. All endpoints at once, each bounded and retried once, the
+whole bounded by a join deadline. A password is sent only to the proxy, never returned.
 """
 
 from __future__ import annotations

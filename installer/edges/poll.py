@@ -1,15 +1,8 @@
-"""The one poll-until-deadline loop: ask, and until the answer is the one wanted or the
-deadline has come, sleep and ask again. Every bounded wait of the engine goes through it
-(the metrics API, deleted volumes, the package lock, the Docker daemon, Docker Desktop's
-first start, a new cluster's API, the release's readiness).
+"""The one poll-until-deadline loop: every bounded wait of the engine goes through it.
 
-It never sleeps past the deadline: the last sleep is cut to what is left, and the last
-look is taken at the deadline, so a wait said to have lasted N seconds did. A caller whose
-look is itself bounded by the time left (the readiness wait) passes `at_deadline=False`:
-the wait then ends once a whole pause no longer fits, rather than take a look with no time
-to answer. A check that raises ends the wait with its exception; a zero (or negative)
-timeout looks once.
-The clock and the sleep are parameters so that a test runs the loop on fake time.
+It never sleeps past the deadline and takes its last look at it, so a wait said to have
+lasted N seconds did; `at_deadline=False` ends instead once a whole pause no longer fits.
+A raising check ends the wait; a timeout <= 0 looks once. Clock and sleep are parameters.
 """
 
 from __future__ import annotations

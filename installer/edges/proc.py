@@ -1,9 +1,7 @@
 """The only module that starts processes.
 
-Every kubectl/helm/nvidia-smi call is an argv list (never a shell) run with a process-level
-deadline; on expiry the child's whole process tree is killed and reaped, so a wedged tool
-cannot outlive its deadline. Output is captured as bytes and decoded by the caller with
-`decode`, which never raises.
+Every call is an argv (never a shell) with a deadline; on expiry the whole process tree is
+killed and reaped. Output is bytes, decoded by the caller with `decode`, which never raises.
 """
 
 from __future__ import annotations
@@ -42,8 +40,7 @@ REAP_GRACE_S = 2.0
 _WINDOWS = sys.platform.startswith("win")
 _NEW_PROCESS_GROUP = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
 
-# Children still running, so an interrupt can stop them: they run in their own process
-# group, where the terminal's Ctrl-C does not reach them.
+# Children still running, so an interrupt can stop them (Ctrl-C does not reach their group).
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
 
@@ -70,10 +67,7 @@ class Result:
 
 
 def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
-    """Locate `name`: `TRACEBLOC_<NAME>` when set, else the first match on PATH.
-
-    Raises ToolNotFound; callers that only probe turn that into a reported fact.
-    """
+    """Locate `name`: `TRACEBLOC_<NAME>` when set, else PATH. Raises ToolNotFound."""
     os_name = os_name or model_os_name(sys.platform)
     variable = tool_variable(name)
     explicit = env.get(variable, "").strip()
@@ -105,14 +99,11 @@ def is_executable(path: str, os_name: str) -> bool:
     return os_name == "windows" or os.access(path, os.X_OK)
 
 
-# After the child exits, how long its pipes may stay open: a descendant that still holds
-# them (a daemonised plugin) does not make a finished child unfinished.
+# After the child exits, how long a descendant may hold its pipes open.
 DRAIN_S = 1.0
 
-# Told of each child as it starts (pid, argv) and ends (pid, None): the install lock records
-# what the holder is running (edges/lock.py), so a helm that outlives a killed engine is
-# named and waited for. No descriptor of ours is inherited (Popen's close_fds): a daemon a
-# tool starts (a credential helper, a port-forward) must not keep the lock past its tool.
+# Told of each child as it starts (pid, argv) and ends (pid, None), for the install lock's
+# record (edges/lock.py). No descriptor of ours is inherited (close_fds).
 ChildWatcher = Callable[[int, tuple[str, ...] | None], None]
 _watchers: list[ChildWatcher] = []
 
@@ -135,9 +126,7 @@ def _tell(pid: int, argv: tuple[str, ...] | None) -> None:
             log.debug("child watcher failed", exc_info=True)
 
 
-# Tools run with a supplementary group this process does not have yet (the docker group
-# granted during this run): `sg GROUP -c 'exec TOOL ARGS…'`, so the run goes on without a
-# new login (the twin re-executed itself under `sg docker` instead, losing its state).
+# A group granted during this run (docker): `sg GROUP -c 'exec TOOL ARGS…'`, no new login.
 _in_group: dict[str, str] = {}
 
 
@@ -173,34 +162,13 @@ def run(
 ) -> Result:
     """Run `tool args…` and return its result whatever the exit code.
 
-    Raises ToolTimeout after killing the process tree when `timeout` expires, ToolNotFound
-    when the executable cannot be started, and InstallerError before starting anything if
-    a known secret would be passed as a value on the command line.
-
-    The child is finished when it exits: a descendant still holding its output is not
-    waited for beyond DRAIN_S, and is then killed with the child's process group.
-
-    With `grace` > 0 the child is first asked to stop (SIGTERM; CTRL_BREAK on Windows) at
-    the deadline or on Ctrl-C, and killed only if it is still running `grace` seconds
-    later: helm, asked, marks its release failed instead of leaving it pending.
-
-    With `stdout` (a file opened for binary writing) the child writes there instead of into
-    memory, and `Result.out` is empty: a reader of a large answer then holds only what it
-    parses, not the whole output too.
-
-    With `terminal` (the descriptors of the person's terminal, read and write) the child
-    reads and writes that terminal directly and nothing is captured: a sign-in whose code a
-    person must see (`tracebloc login`). It runs in the terminal's foreground process group,
-    the engine's, so the terminal's Ctrl-C reaches it as it would without the engine; its
-    terminal modes are saved before and restored after, whatever it left (see
-    `_run_on_terminal`). With `terminal="attached"` it gets the engine's own
-    stdin, stdout and stderr and stays in the engine's process group, the terminal's
-    foreground, so it can read from it: the one command that asks the person (`sudo -v`
-    asking for the password); on expiry only the child is killed.
-
-    With `input` the child reads those bytes on its stdin, then end of file: a file's
-    content handed to root (`sudo -n install -m 0600 /dev/stdin DEST`) is never on disk
-    or a command line.
+    Raises ToolTimeout after killing the process tree at `timeout`, ToolNotFound when it
+    cannot start, InstallerError (before starting) if a known secret is on the command line.
+    A descendant holding the output is not waited for beyond DRAIN_S. `grace` > 0: asked to
+    stop first (SIGTERM; CTRL_BREAK), killed `grace` s later (helm then marks its release
+    failed, not pending). `stdout`: written to that file, `Result.out` empty. `terminal`:
+    the person's terminal, in its foreground group, modes restored after; "attached": the
+    engine's own three streams (`sudo -v`). `input`: those bytes on stdin, then EOF.
     """
     shown = (tool.name, *args)
     redactor = redactor or Redactor()
@@ -342,9 +310,8 @@ def _controlling_terminal() -> int | None:
         return None
 
 
-# After the terminal's Ctrl-C, how long a program on the person's terminal (which got the
-# signal too) has to end by itself before it is ended, so a child that ignores it cannot
-# hold the engine: it is asked (SIGTERM), then killed a second later.
+# After the terminal's Ctrl-C, how long a child on it has to end by itself (then SIGTERM,
+# then a kill a second later).
 ON_TERMINAL_GRACE_S = 5.0
 
 
@@ -356,11 +323,9 @@ def _run_on_terminal(
     redactor: Redactor,
     terminal: tuple[int, int],
 ) -> Result:
-    """`run(terminal=(read, write))` on POSIX. The child stays in the engine's process
-    group, made the terminal's foreground for its run when it is not (and given back
-    after): a Ctrl-C then reaches both, the child handles it as it would alone, and the
-    engine waits for it (ON_TERMINAL_GRACE_S at most), restores the terminal modes saved
-    before the start and stops with its own KeyboardInterrupt (exit 130)."""
+    """`run(terminal=(read, write))` on POSIX: the engine's group is the terminal's foreground
+    meanwhile, so a Ctrl-C reaches both; the engine waits for the child (ON_TERMINAL_GRACE_S at
+    most), restores the terminal modes and stops with KeyboardInterrupt."""
     shown = (tool.name, *args)
     started = time.monotonic()
     with childio.on_terminal(terminal[0]):

@@ -1,10 +1,6 @@
 """Carry out a runtime plan (decide/runtime.py): each step through proc, bounded, logged
-with secrets masked; root steps through `sudo -n` once the password was asked for once.
-
-Files meant for root-owned places reach root on its standard input (`install -m MODE
-/dev/stdin DEST`), so no secret is ever on a command line or staged on disk; downloads go
-to an owner-only temporary directory and are checked (an OpenPGP fingerprint, a published
-SHA-256) before anything uses them.
+masked; root steps through `sudo -n`. Files for root reach it on stdin (`install -m MODE
+/dev/stdin DEST`); downloads are checked (fingerprint or SHA-256) before use.
 """
 
 from __future__ import annotations
@@ -41,9 +37,8 @@ log = logging.getLogger(__name__)
 
 POLL_S = 2.0
 LOCK_POLL_S = 5.0
-# Docker's installers (a Docker Desktop image is ~600 MB) are bounded by progress, as the
-# scripts bounded them (curl --speed-limit 1024 --speed-time 60), not by a total a slow
-# link cannot meet; TRACEBLOC_DOWNLOAD_TIMEOUT_S, when set, is the total too.
+# Docker's installers are bounded by progress (1 KiB/s over 60 s), not a total; and by
+# TRACEBLOC_DOWNLOAD_TIMEOUT_S when set.
 STALL = (1024 * 60, 60.0)
 DOWNLOAD_BACKSTOP_S = 4 * 3600.0
 
@@ -222,7 +217,7 @@ def _prime(run: Runner, step: Step) -> None:
 
 
 def _wait_lock(run: Runner, step: Step) -> None:
-    """The twin's apt_wait_for_lock: while a background update holds the dpkg/apt locks,
+    """While a background update holds the dpkg/apt locks,
     wait (bounded); apt's own DPkg::Lock::Timeout is the backstop for a later holder."""
     if proc.find_on_path("fuser", run.env, "linux") is None:
         return
@@ -291,7 +286,7 @@ def _answers_in_group(run: Runner, step: Step) -> bool:
 
 
 def _daemon_failure(run: Runner, step: Step, plan: RuntimePlan) -> None:
-    """The twin's messages: a daemon that will not start is Docker's problem, shown with
+    """A daemon that will not start is Docker's problem, shown with
     Docker's own words; a running one this user cannot reach is the group."""
     if sys.platform == "darwin":
         raise RuntimeFailed(

@@ -1,10 +1,8 @@
-"""A runtime step guarded "ours" (decide/runtime.Step.guard): a file under /etc is written
-or removed only when it is the engine's own — absent (for a write) or holding the marker
-line the engine (or the bash twin) put first in it. A file someone else manages is left as
-it is, with a warning; one that cannot be read counts as someone else's. A write is
-atomic: the new content is put next to the file (`<file>.tracebloc-new`, owner-only by its
-`install -m`), then renamed over it; a file already as wanted is not rewritten, so a
-running daemon is not bounced for nothing."""
+"""A runtime step guarded "ours": a file under /etc is written or removed only when absent
+(for a write) or holding the engine's marker line; anyone else's is left, with a warning.
+Writes go to `<file>.tracebloc-new` and are renamed over it; an unchanged file is not
+rewritten, so a daemon is not bounced for nothing.
+"""
 
 from __future__ import annotations
 
@@ -105,10 +103,7 @@ def guarded(
 
 
 def _discard(run: Runner, step: Step, new: str) -> None:
-    """A write or rename that failed leaves no copy of ours next to the file (under /etc,
-    root's, owner-only); the file itself is as it was. Best effort: the failure is what the
-    run reports. (A Ctrl-C in the middle of either is not cleaned up after: the next run's
-    write replaces the copy.)"""
+    """A failed write or rename leaves no copy of ours beside the file; best effort."""
     remove = discard(new, step.root)
     result = run.answer(remove, remove.argv, timeout=30)
     if not isinstance(result, NoAnswer) and result.rc == 0:

@@ -29,10 +29,10 @@ from installer.decide.yesno import flag
 from installer.edges import call, proc
 
 OS_RELEASE = "/etc/os-release"
-OS_RELEASE_SEAM = "TB_OS_RELEASE_FILE"  # the twin's test seam, honoured the same way
+OS_RELEASE_SEAM = "TB_OS_RELEASE_FILE"  # test seam: read this file instead
 TOOLS = ("apt-get", "dnf", "yum", "zypper", "pacman", "systemctl", "fuser", "sg", "sudo")
 # Tests only: run the decision as this user instead of the real one (the suite runs as
-# root). Honoured only together with the twin's TB_OS_RELEASE_FILE seam, and announced.
+# root). Honoured only together with the TB_OS_RELEASE_FILE seam, and announced.
 TEST_USER = "TB_TEST_RUNTIME_USER"  # NAME:UID
 # Tests only, with the test user: the files below are read under this directory (the fake
 # root tools' scratch root) instead of /.
@@ -132,8 +132,7 @@ def dpkg_arch(env: Mapping[str, str], tools: frozenset[str], timeout: float) -> 
 
 
 def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
-    """root | nopw | pw | none, as the twin's `_probe_privilege` (`sudo -n true` changes
-    nothing)."""
+    """root | nopw | pw | none (`sudo -n true` changes nothing)."""
     if uid == 0:
         return "root"
     sudo = proc.find_on_path("sudo", env, "linux")
@@ -202,10 +201,8 @@ MAX_CA_BUNDLE_BYTES = 4 * 2**20
 
 
 def read_ca_bundle(raw: str) -> str:
-    """TRACEBLOC_CA_BUNDLE's certificates, read by this process (the person, in an install):
-    root is handed these bytes, never the path, so a link to a file the person cannot read,
-    or to another owner's file, never lands under /etc. BadInput for anything but a
-    regular file of PEM certificates, bounded."""
+    """TRACEBLOC_CA_BUNDLE's certificates, read as the person: root gets the bytes, never the
+    path. BadInput for anything but a regular file of PEM certificates."""
     import ssl
 
     from installer.decide import pem

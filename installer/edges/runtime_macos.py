@@ -107,7 +107,7 @@ def tier0_facts(env: Mapping[str, str], uid: int, user: str) -> Facts:
 def amd64_smoke(
     env: Mapping[str, str], redactor: Redactor, *, timeout: float
 ) -> tuple[int | None, str]:
-    """The twin's `_macos_amd64_emulation_ok`: `docker run --rm --platform linux/amd64
+    """`docker run --rm --platform linux/amd64
     busybox:1.36 true`, bounded (the child tree is killed at the deadline). (rc, what it
     said); rc None when it did not finish in time. Raises ToolNotFound without docker."""
     try:

@@ -1,10 +1,8 @@
-"""The twin's sudo keepalive (`preflight_sudo`): while the privileged flow runs, the sudo
-ticket the one password prompt gave is refreshed (`sudo -n -v`, never a prompt) every 50 s,
-so a package install longer than sudo's `timestamp_timeout` does not leave the next root
-step facing "a password is required". Bounded: each refresh has its own deadline (and its
-child is killed at it); the refreshing stops when the flow ends, at the first refresh that
-fails (there is no ticket left to keep), and with the engine (a daemon thread: it never
-outlives the process, unlike the twin's background subshell)."""
+"""While the privileged flow runs, the sudo ticket is refreshed (`sudo -n -v`, never a
+prompt) every 50 s, so a long package install does not leave the next root step without
+it. Each refresh is bounded; it stops with the flow, at the first failure, or with the
+engine (a daemon thread).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ from contextlib import contextmanager
 
 from installer.edges import call, proc
 
-INTERVAL_S = 50.0  # the twin's `sleep 50`
+INTERVAL_S = 50.0
 CALL_TIMEOUT_S = 10.0
 
 

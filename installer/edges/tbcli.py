@@ -32,7 +32,7 @@ ZONE_TABLES = ("/usr/share/zoneinfo/zone.tab", "/usr/share/zoneinfo/zone1970.tab
 
 
 def supports_signin(tool: Tool, env: Mapping[str, str]) -> bool:
-    """Does this CLI have `login` and `client create`? Asked as the twin asks, with `--help`
+    """Does this CLI have `login` and `client create`? Asked with `--help`
     (no side effect; an unknown command exits non-zero)."""
     for args in (("login", "--help"), ("client", "create", "--help")):
         result = call.answer(tool, args, timeout=HELP_TIMEOUT_S, env=env)
@@ -98,11 +98,8 @@ def create(tool: Tool, argv: Sequence[str], env: Mapping[str, str], redactor: Re
 
 @contextlib.contextmanager
 def credential_file(directory: str) -> Iterator[str]:
-    """The path `client create` writes the credential to: in a directory of the engine's own
-    (`<data dir>/.tracebloc-signin`, owner-only), made empty before and removed after
-    (failure and Ctrl-C included). The CLI writes through a temp file beside the credential,
-    so its leftovers lie in that directory too: nothing else of the data directory, whose
-    other files are the person's, is ever looked at or removed."""
+    """Where `client create` writes the credential: `<data dir>/.tracebloc-signin`, owner-only,
+    emptied before and removed after; nothing else of the data directory is touched."""
     os.makedirs(directory, mode=0o700, exist_ok=True)
     private = os.path.join(directory, SIGNIN_DIR)
     _remove(os.path.join(directory, CREDENTIAL_FILE))  # where an older engine had it
@@ -196,7 +193,7 @@ def read_credential(path: str) -> signin.Minted:
     return signin.parse_credential(data.decode("utf-8", errors="replace"))
 
 
-# --- the system time zone, as the twin reads it -------------------------------------------
+# --- the system time zone ----------------------------------------------------------------
 
 
 def system_zone(env: Mapping[str, str]) -> str | None:

@@ -1,11 +1,8 @@
 """Which kubectl, helm, k3d and tracebloc CLI the engine runs, and where each comes from.
 
-In order: the binary a `TRACEBLOC_<TOOL>` variable names (always, whatever its version);
-the one on PATH when its version is in the supported range (decide/pins.SUPPORTED); the
-pinned version already in the tools directory; else the pinned version, to be downloaded
-(edges/fetch.py) and verified against the SHA-256 embedded in this build. The user's PATH
-and own tools are never changed: downloads go to `TRACEBLOC_TOOLS_DIR` (default
-~/.tracebloc/bin; on Windows %LOCALAPPDATA%\\tracebloc\\bin).
+In order: a `TRACEBLOC_<TOOL>` variable; PATH when its version is supported; the pinned
+version in the tools directory; else the pinned version downloaded and SHA-256-verified.
+The user's PATH is never changed: downloads go to `TRACEBLOC_TOOLS_DIR`.
 """
 
 from __future__ import annotations
@@ -31,11 +28,8 @@ TOOLS_DIR = "TRACEBLOC_TOOLS_DIR"
 MIRROR = "TRACEBLOC_TOOLS_MIRROR"
 DOWNLOAD_TIMEOUT = "TRACEBLOC_DOWNLOAD_TIMEOUT_S"
 DEFAULT_DOWNLOAD_TIMEOUT_S = 600.0
-# Tests only: a manifest that replaces the embedded one, so a test can serve archives it
-# built. Honoured only together with a mirror on this machine (a directory, or https to a
-# loopback address): it cannot make the engine fetch anything from another host, and each run
-# that honours it says so. Whoever can set it could equally name any binary with
-# TRACEBLOC_HELM, so it grants nothing the environment does not already grant.
+# Tests only: a manifest replacing the embedded one, honoured only with a mirror on this
+# machine (a directory or loopback https), and announced.
 TEST_MANIFEST = "TB_TEST_TOOLS_MANIFEST"
 SOURCES = ("env", "path", "cache", "download")
 
@@ -214,8 +208,8 @@ def wanted_range(name: str) -> str:
 
 
 def usable_on_path(name: str, path: str, version: str | None, env: Mapping[str, str]) -> bool:
-    """kubectl, helm and k3d by their version; the CLI by what it can do, asked as the twin
-    asks (`login --help`, `client create --help`)."""
+    """kubectl, helm and k3d by their version; the CLI by what it can do
+    (`login --help`, `client create --help`)."""
     if name == pins.CLI:
         from installer.edges.tbcli import supports_signin
 

@@ -1,12 +1,8 @@
 """The release's volumes at uninstall: its PersistentVolumes, and deleting claims and volumes
 so that every wait ends, and one that expires names what it waited for.
 
-The chart keeps its PersistentVolumeClaims on `helm uninstall` (helm.sh/resource-policy:
-keep) but not the hostPath PersistentVolumes bound to them. Kubernetes keeps a volume that
-is still Bound to a claim `Terminating` (the kubernetes.io/pv-protection finalizer) for as
-long as the claim exists, so waiting for the release's objects to go (`helm uninstall
---wait`) can only run out: the uninstall does not wait on them. With --delete-data the
-claims go first, then the volumes, each wait bounded and each object checked by name.
+The chart keeps its claims on `helm uninstall`, and a volume Bound to a claim stays
+Terminating while the claim exists: so claims go first, then volumes, each wait bounded.
 """
 
 from __future__ import annotations
@@ -62,11 +58,8 @@ def volume_args(conn: Connection, timeout: float) -> list[str]:
 
 
 def parse_volumes(out: bytes, release: str, namespace: str) -> tuple[str, ...]:
-    """Names of the release's PersistentVolumes; ValueError when the output is not a list.
-
-    A volume is the release's on helm's own annotations (release name and namespace, a
-    volume being cluster-wide), else on the chart's instance label together with a claim in
-    the release's namespace."""
+    """Names of the release's PersistentVolumes (helm's release annotations, else the chart's
+    instance label with a claim in the namespace); ValueError when not a list."""
     return tuple(
         str(_map(i.get("metadata")).get("name", ""))
         for i in items_of(out, "volumes")

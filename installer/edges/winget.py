@@ -1,9 +1,6 @@
 """winget where it is missing, the machine side: the pinned bundle fetched and hashed, its
-signature read, Add-AppxPackage run; every answer is data or the reason there is none.
-
-What the bytes and the signature are worth is decided in decide/winget.py. The file is written
-as `<bundle>.part`, renamed to its name only once its SHA-256 is the published one, and removed
-after the install whatever the outcome.
+signature read, Add-AppxPackage run. Written as `<bundle>.part`, renamed only once its
+SHA-256 is the published one, removed after the install.
 """
 
 from __future__ import annotations
@@ -80,7 +77,7 @@ def install(path: str, env: Mapping[str, str], redactor: Redactor | None) -> str
 
 def with_windowsapps(env: Mapping[str, str]) -> dict[str, str]:
     """`env` with this account's app execution aliases (where an installed winget.exe appears)
-    on PATH, for the steps after the install (the twin's RefreshPath)."""
+    on PATH, for the steps after the install."""
     out = dict(env)
     local = env.get("LOCALAPPDATA", "")
     if not local:

@@ -1,9 +1,6 @@
 """Windows host preparation, the machine side: one bounded probe, and the calls the plan runs.
-
-Every call is an argv through proc (powershell.exe, wsl.exe, dism.exe, winget.exe, net.exe,
-reg.exe, shutdown.exe); nothing here decides. The probe reads only what a standard user may
-read (Win32_OptionalFeature, not Get-WindowsOptionalFeature, which needs elevation), so the
-tier is known before anyone is asked for administrator rights.
+Every call is an argv through proc; nothing here decides. The probe reads only what a
+standard user may, so the tier is known before anyone is asked for administrator rights.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Reads of the release's workloads: one `kubectl get` for the whole namespace per look, and a
-bounded tail of one container's log.
-
-The release's Deployments, StatefulSets and DaemonSets are found from the release itself — helm's
-`meta.helm.sh/release-name` annotation, else the chart's `app.kubernetes.io/instance` label —
-and their pods through each workload's own selector, so no workload name is written here.
+"""Reads of the release's workloads: one `kubectl get` of the namespace per look, and a
+bounded log tail. Workloads are found by helm's release annotation (else the instance
+label), their pods by each workload's selector: no workload name is written here.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Every change `install` makes outside the engine's own data directory, in the order it
-makes them, each with its exact argv: what the one question (`Install? [y/N]`) is asked
-about, and what `plan` shows. Pure.
-
-The local cluster's steps (create or start it, the nodes' restart policy, the kubeconfig
-merge that also switches the current context) come from the survey's argv; then the chart
-repository, the release (helm creates its namespace when absent) and the kube context's
-default namespace. Downloads into the engine's tools directory are listed apart: they may
-happen before the question.
+"""Every change `install` makes outside the engine's own data directory, in order, each with
+its exact argv: what the one question is asked about, and what `plan` shows. Pure.
+Downloads into the tools directory are listed apart: they may happen before the question.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""`completion bash|zsh|fish|powershell`: a script that completes the command names and each
-command's options, written from the parser's own table so it cannot fall behind it.
-
-`words` maps each command to what may follow it (its options, or the values of its one
-positional: the shells for `completion`, the commands for `help`); "" maps to what may come
-first: the commands and the global options. A global option that takes a value (`-n NS`)
-is skipped with its value when the scripts look for the command.
+"""`completion bash|zsh|fish|powershell`: a script completing the commands and their options,
+written from the parser's own table so it cannot fall behind it. `words` maps each command
+to what may follow it ("" to what may come first).
 """
 
 from __future__ import annotations

@@ -9,11 +9,8 @@ from typing import Any
 
 
 def owns_console(os_: str, frozen: bool, process_list: Callable[[], int] | None = None) -> bool:
-    """True when no shell shares our console: Explorer started us in a fresh window.
-
-    A PyInstaller one-file binary is two processes (bootloader and Python) on one console,
-    so alone means at most two there.
-    """
+    """True when no shell shares our console (Explorer's fresh window): at most two processes
+    on it, the one-file binary's bootloader and Python."""
     if os_ != "windows":
         return False
     try:

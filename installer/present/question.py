@@ -1,10 +1,6 @@
-"""The few lines above `Install? [y/N/d]`: what will be installed or started, what needs sudo,
-where the data goes, which cluster and namespace, and how to see the exact commands. Pure.
-
-They are drawn from the change list (present/changes.py), never a second account of it:
-each change is said in plain words, several that serve one purpose in one line. The full
-list, each change with its argv, is `details` (the `d` answer, `plan`, --verbose, the log).
-No line is wider than the terminal: a long one is cut with `…` here, wrapped in `details`.
+"""The few lines above `Install? [y/N/d]`: what will be installed, what needs sudo, where the
+data goes, which cluster and namespace. Pure. Drawn from the change list (present/changes.py),
+never a second account of it; a line wider than the terminal is cut with `…`.
 """
 
 from __future__ import annotations

@@ -39,10 +39,8 @@ def summary(
     width: int = 80,
     home: str = "",
 ) -> str:
-    """The end of the run. `full`: everything seen (--verbose, a pipe, the log); else the
-    few lines a person at a terminal `width` wide reads. `status` is the command to paste,
-    as it runs here; `ingest`: the tracebloc CLI is on this machine, so its data step is
-    shown, else where to get it."""
+    """The end of the run: everything seen when `full`, else the few lines for a terminal `width`
+    wide. `status`: the command to paste; `ingest`: the tracebloc CLI is here."""
     if outcome.unchanged:
         notes = [f"  note: {note}" for note in outcome.notes]
         return "\n".join(filter(None, (outcome.unchanged, *notes, outcome.after_reboot)))

@@ -1,13 +1,8 @@
 """What the user watches while `install` runs, and the install log file.
 
-On a terminal: a spinner with the elapsed seconds on the step's line, replaced by
-`✓ title (3.2s)` or `✗ title (3.2s)` when the step ends, and colour. Anywhere else — a pipe,
-CI, `NO_COLOR`, `TB_PLAIN`, `TERM=dumb` — one timestamped line when a step starts and one
-when it ends, which reads well in a CI log and never fills it with spinner frames.
-
-Every text passes the redactor before it is written, to the screen or to the log file.
-While a step's spinner is on screen, all output to that stream must go through the `Ui`
-(it clears the spinner line first, then redraws it).
+On a terminal a spinner, then `✓ title (3.2s)` or `✗`; elsewhere (a pipe, CI, `NO_COLOR`,
+`TB_PLAIN`, `TERM=dumb`) timestamped start and end lines. Every text passes the redactor;
+while a spinner is on screen, all output to its stream goes through the `Ui`.
 """
 
 from __future__ import annotations
@@ -69,11 +64,8 @@ _GREEN, _YELLOW, _RED, _RESET = "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[0m"
 
 
 def wants_fancy(env: Mapping[str, str]) -> bool:
-    """Spinner and colour are allowed by the environment (the stream must also be a tty).
-
-    `NO_COLOR` and `TB_PLAIN`: any non-empty value means plain. `CI`: set to anything but
-    an empty/false-like value (`CI=true`, `CI=1`) means plain. `TERM=dumb` cannot move the
-    cursor back, so it is plain too."""
+    """Spinner and colour allowed by the environment (the stream must also be a tty): not with
+    `NO_COLOR`/`TB_PLAIN` set, a true-like `CI`, or `TERM=dumb`."""
     if env.get("NO_COLOR") or env.get("TB_PLAIN"):
         return False
     if env.get("CI", "").strip().lower() not in _FALSE:
@@ -116,10 +108,8 @@ class Ui:
 
     @contextlib.contextmanager
     def step(self, title: str) -> Iterator[Step]:
-        """Show `title` while the body runs; mark it done/failed/interrupted when it ends.
-
-        Exceptions (KeyboardInterrupt too) propagate after the line is finished and the
-        spinner thread has stopped."""
+        """Show `title` while the body runs, then done/failed/interrupted; exceptions propagate
+        after the line is finished and the spinner stopped."""
         title = " ".join(self._clean(title).split())
         started = time.monotonic()
         log.info("step: %s", title)
@@ -349,11 +339,8 @@ class _RedactingFormatter(logging.Formatter):
 
 
 class _LogFile(logging.StreamHandler):
-    """A StreamHandler that owns (and closes) its file, and goes quiet when it fails.
-
-    A full disk or a vanished file must not print Python's "--- Logging error ---" traceback
-    for every record: the install goes on, and the log simply ends where it could not be
-    written."""
+    """A StreamHandler that owns its file and goes quiet when it fails (a full disk): the
+    install goes on and the log ends where it could not be written."""
 
     broken = False
 
@@ -376,10 +363,8 @@ class _LogFile(logging.StreamHandler):
 
 
 def open_log(path: str, redactor: Redactor) -> logging.Handler:
-    """A DEBUG handler appending timestamped, redacted lines to `path` (usually
-    HOST_DATA_DIR/install.log). Creates the directory owner-only (0700) and the file 0600 on
-    POSIX; an existing file that others could read is narrowed to 0600. The caller attaches
-    it to the "installer" logger and closes it at the end."""
+    """A DEBUG handler appending redacted lines to `path`; the directory made 0700 and the file
+    0600 on POSIX (a readable one narrowed). The caller attaches and closes it."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)

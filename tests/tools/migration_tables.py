@@ -1,4 +1,4 @@
-"""Write MIGRATION.md's tables of the twins' settings from installer/decide/variables.py.
+"""Write MIGRATION.md's tables of the scripts' settings from installer/decide/variables.py.
 
     python tests/tools/migration_tables.py          # rewrite the section in place
     python tests/tools/migration_tables.py --check  # exit 1 when it is out of date
@@ -31,7 +31,7 @@ def _fate(item: Upstream) -> str:
 
 def _row(item: Upstream) -> str:
     note = item.note.replace("|", "\\|")
-    return f"| `{item.name}` | {TWINS[item.twins]} | {_fate(item)} | {note} |"
+    return f"| `{item.name}` | {TWINS[item.scripts]} | {_fate(item)} | {note} |"
 
 
 def tables() -> str:
