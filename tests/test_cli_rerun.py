@@ -294,9 +294,8 @@ def test_healthy_rerun_on_the_engines_own_local_cluster_touches_neither_docker_n
     [
         pytest.param(
             None,
-            "the tracebloc CLI, which adds your data to the client, is not on this machine: "
-            "install it with: curl -fsSL https://github.com/tracebloc/cli/releases/latest/"
-            "download/install.sh | sh",
+            "to add your data, get the tracebloc CLI: curl -fsSL "
+            "https://github.com/tracebloc/cli/releases/latest/download/install.sh | sh",
             id="cli-missing",
         ),
         pytest.param(

@@ -59,11 +59,7 @@ def make(made: Sequence[tuple[str, str]], env: Mapping[str, str], ui: Ui) -> lis
         ui.warn(f"could not link the tools where your shell looks: {failed}")
         return []
     names = ", ".join(os.path.basename(link) for _, link in made)
-    verb = "is" if len(made) == 1 else "are"
     note = shellpath.path_note(
-        env,
-        sys.platform if sys.platform == "darwin" else "linux",
-        shellpath.bin_dir(env),
-        f"{names} {verb}",
+        env, sys.platform if sys.platform == "darwin" else "linux", shellpath.bin_dir(env), names
     )
     return [note] if note else []

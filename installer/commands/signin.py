@@ -394,10 +394,7 @@ def cli_check(env: Mapping[str, str], os_: str) -> list[str]:
     found = proc.find_on_path("tracebloc", env, os_)
     where = found.path if found is not None else cli_as_typed(env, os_)
     if not where:
-        return [
-            f"the tracebloc CLI, which adds your data to the client, is not on this machine: "
-            f"install it with: {how}"
-        ]
+        return [f"to add your data, get the tracebloc CLI: {how}"]
     version = read_version("tracebloc", where, env, 10.0)
     if pins.cli_outdated(version):
         return [

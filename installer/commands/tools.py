@@ -73,11 +73,20 @@ def ensure_tools(
         if known[name].source is None:
             raise InstallerError(f"{name} is not available: {known[name].problem}")
     out = {}
+    fancy = is_terminal(stream) and wants_fancy(env)
+    settled: list[str] = []  # on a terminal: the downloads, said in one line at the end
     for name in names:
         choice = known[name]
         if choice.source == "download":
-            choice = fetch.install_tool(choice, env, cfg, progress_for(env, stream))
+            sink = progress_for(env, stream)
+            if fancy:
+                sink = lambda label: Progress(stream, label, fancy=True, settled=settled)  # noqa: E731
+            choice = fetch.install_tool(choice, env, cfg, sink)
         out[name] = choice
+    if settled:
+        Progress(stream, "", fancy=True).said(
+            "downloaded and verified " + ", ".join(label.split(" (")[0] for label in settled)
+        )
     return out
 
 

@@ -61,10 +61,13 @@ def path_note(env: Mapping[str, str], os_: str, directory: str, names: str) -> s
     this shell (decide/signin.path_line, the one answer to it) and where it is kept."""
     from installer.decide.signin import path_line
 
-    line = path_line(directory, os_=os_, shell=env.get("SHELL", ""), path=env.get("PATH", ""))
+    home = env.get("USERPROFILE" if os_ == "windows" else "HOME", "")
+    line = path_line(
+        directory, os_=os_, shell=env.get("SHELL", ""), path=env.get("PATH", ""), home=home
+    )
     if line is None:
         return ""
-    return (
-        f"{names} in {directory}, which is not on your PATH yet: run `{line}` (add it "
-        f"to {profile(env, os_)} to keep it)"
-    )
+    # One row at 80 columns where it fits: the profile is named when there is room.
+    said = f"run `{line}` for {names}"
+    kept = f"{said} (and add it to {profile(env, os_)})"
+    return kept if len(kept) <= 72 else said

@@ -208,20 +208,30 @@ def create_failure(output: str, code: str | None, source: str) -> list[str]:
 # --- where the CLI is, for the person's next step ------------------------------------------
 
 
-def path_line(directory: str, *, os_: str, shell: str, path: str) -> str | None:
-    """The line that puts `directory` on PATH in the person's shell; None when it is there."""
+def path_line(directory: str, *, os_: str, shell: str, path: str, home: str = "") -> str | None:
+    """The line that puts `directory` on PATH in the person's shell; None when it is there.
+    Under `home` it names the home the shell's way ($HOME, ~), as a person types it."""
     separator = ";" if os_ == "windows" else ":"
     entries = [p.rstrip("/\\") for p in path.split(separator) if p]
     if directory.rstrip("/\\") in entries:
         return None
+    home = home.rstrip("/\\")
+    rest = directory[len(home) :] if len(home) > 1 and directory.startswith(home) else None
+    if rest is not None and rest[:1] not in ("/", "\\"):
+        rest = None
     if os_ == "windows":
-        return f'$env:Path = "{directory};" + $env:Path'
+        shown = f"$HOME{rest}" if rest is not None else directory
+        return f'$env:Path = "{shown};" + $env:Path'
     name = shell.replace("\\", "/").rsplit("/", 1)[-1]
-    if name == "fish":
-        return f"fish_add_path {_sh_quote(directory)}"
-    if name in ("csh", "tcsh"):
-        return f"set path = ({_sh_quote(directory)} $path)"
-    return f'export PATH="{_dq(directory)}:$PATH"'
+    if name in ("fish", "csh", "tcsh"):
+        word = (
+            "~" + _sh_quote(rest)
+            if rest is not None and _sh_quote(rest) == rest
+            else (_sh_quote(directory))
+        )
+        return f"fish_add_path {word}" if name == "fish" else f"set path = ({word} $path)"
+    shown = "$HOME" + _dq(rest) if rest is not None else _dq(directory)
+    return f'export PATH="{shown}:$PATH"'
 
 
 def _sh_quote(text: str) -> str:

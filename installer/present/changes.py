@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from installer.decide import remedy
 from installer.decide.model import Connection
 from installer.decide.placement import PluginSet
+from installer.decide.runtime import NEW_SUFFIX
 from installer.edges import helm
 from installer.edges.cluster import adopt_args
 
@@ -56,11 +57,15 @@ def host_changes(local: Local) -> list[Change]:
             continue
         for step in plan.steps:
             prefix = ("sudo", "-n") if step.root and not plan.as_root else ()
-            out.append(
-                Change(
-                    (*prefix, *step.argv), ("as administrator: " if step.root else "") + step.why
-                )
-            )
+            who = "as administrator: " if step.root else ""
+            if step.guard == "ours" and step.kind in ("stage", "fetch"):
+                # What runs: the write beside the file, then one rename over it.
+                dest = step.argv[-1]
+                new = dest + NEW_SUFFIX
+                out.append(Change((*prefix, *step.argv[:-1], new), who + step.why))
+                out.append(Change((*prefix, "mv", "-f", new, dest), who + "put it in place"))
+                continue
+            out.append(Change((*prefix, *step.argv), who + step.why))
     for step in local.boot:
         out.append(Change(step.argv, step.why))
     if local.windows is not None:

@@ -21,10 +21,15 @@ def size_text(count: float) -> str:
 class Progress:
     """Called as `progress(done, total)` from the downloading thread; `finish()` once."""
 
-    def __init__(self, stream: TextIO, label: str, *, fancy: bool) -> None:
+    def __init__(
+        self, stream: TextIO, label: str, *, fancy: bool, settled: list[str] | None = None
+    ) -> None:
         self.stream = stream
         self.label = label
         self.fancy = fancy
+        # On a terminal with `settled`, a finished bar leaves no line: its label goes there,
+        # and the caller says them all in one line.
+        self.settled = settled
         self._lock = threading.Lock()
         self._started = time.monotonic()
         self._drawn_at = 0.0
@@ -61,7 +66,9 @@ class Progress:
             rate = f"{size_text(self._done / seconds)}/s"
             if self.fancy:
                 self._write("\r" + " " * min(self._width, max(_width(self.stream) - 1, 1)) + "\r")
-            if ok:
+            if ok and self.fancy and self.settled is not None:
+                self.settled.append(self.label)
+            elif ok:
                 mark = f"{self._glyph_ok} " if self.fancy else f"{_clock()} "
                 self._line(
                     f"{mark}downloaded {self.label}: {size_text(self._done)} in "
@@ -71,6 +78,10 @@ class Progress:
                 self._line(
                     f"{_clock()} download of {self.label} stopped after {size_text(self._done)}"
                 )
+
+    def said(self, text: str) -> None:
+        """One settled line (a check mark on a terminal)."""
+        self._line(f"{self._glyph_ok} {text}" if self.fancy else f"{_clock()} {text}")
 
     def _draw(self, done: int, total: int | None, now: float) -> None:
         seconds = max(now - self._started, 1e-3)

@@ -59,6 +59,10 @@ def _said(change: Change, ctx: Context, switches: bool) -> str:
         return f"{verb} the tracebloc client with helm into namespace {ctx.namespace}"
     if argv[:3] == ("kubectl", "config", "set-context"):
         return ""  # said on the namespace's line
+    if argv[:2] == ("mkdir", "-p"):
+        return ""  # the links' directory: part of their line
+    if argv[:2] == ("ln", "-s"):
+        return "link the tools it fetched where your shell finds them (d shows where)"
     return change.why
 
 

@@ -3,6 +3,7 @@ the signal that was seen, and what to do next."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,15 +52,21 @@ def summary(
         where = kube.context if kube is not None and kube.readable else "the cluster"
         files = [shown_path(outcome.values_path, home)]
         files += [shown_path(log_path, home)] if log_path else []
-        lines = [
-            f"The tracebloc client is installed and connected: {WEB_APP}",
-            f"  cluster:   {where}, namespace {outcome.namespace}",
-            f"  files:     {', '.join(files)}",
-        ]
+        lines = [f"The tracebloc client is installed and connected: {WEB_APP}"]
+        folders = {os.path.dirname(f) for f in files}
+        place = f"  cluster:   {where}, namespace {outcome.namespace}"
+        if len(folders) == 1:  # the values file and the log side by side: one row
+            lines.append(f"{place}    files: {folders.pop()}{os.sep}")
+        else:
+            lines += [place, f"  files:     {', '.join(files)}"]
         shown = [row for line in lines for row in rows(line, width)]
         # A note is never cut: it may be the one line that puts the CLI on PATH.
         shown += [row for note in outcome.notes for row in rows(f"  note: {note}", width, limit=10)]
-        data_said = any("tracebloc data ingest" in note for note in outcome.notes)
+        # The data step is said once: by a note that already says how, or here.
+        data_said = any(
+            "tracebloc data ingest" in note or "get the tracebloc CLI" in note
+            for note in outcome.notes
+        )
         steps = next_steps(status, ingest, short=True)
         shown += [row for line in (steps[:-1] if data_said else steps) for row in rows(line, width)]
         if outcome.after_reboot:  # hospital machines reboot for patches: never cut
@@ -114,7 +121,8 @@ def next_steps(
         else f"  add your data with the tracebloc CLI; get it from {CLI_RELEASES}"
     )
     if short:
-        return ["next:", f"  {status}    is it healthy?", data]
+        said = f"next: {status}    is it healthy?"
+        return [said if len(said) < 80 else f"next: {status}", data]
     return [
         "next:",
         f"  {status}    check on the client",
