@@ -1281,12 +1281,22 @@ def test_the_real_chart_uninstall_keeps_data_then_deletes_it(
         assert done.returncode == 0, done.stderr
 
     install()
+
     # The volume binder (a real controller) binds each volume to its claim in its own time:
     # uninstall is judged on a release whose three volumes are bound.
-    bound_by = time.monotonic() + 60
-    while len(claims_and_volumes(real, namespace)[1]) < 3 and time.monotonic() < bound_by:
+    def bound() -> int:
+        pvs = json.loads(real.kubectl("get", "pv", "-o", "json").stdout)["items"]
+        return sum(
+            1
+            for v in pvs
+            if v["spec"].get("claimRef", {}).get("namespace") == namespace
+            and v.get("status", {}).get("phase") == "Bound"
+        )
+
+    bound_by = time.monotonic() + 120
+    while bound() < 3 and time.monotonic() < bound_by:
         time.sleep(0.5)
-    assert len(claims_and_volumes(real, namespace)[1]) == 3
+    assert bound() == 3
     started = time.monotonic()
     kept = real.run("uninstall", "--yes", "--namespace", namespace, timeout=120)
     assert kept.returncode == 0, kept.stderr

@@ -381,8 +381,6 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
                 f"helm uninstall failed: {childio.last_line(result.stderr, result.rc)}", check
             )
         done.append(f"removed helm release {s.release}")
-        if record.forget(s.data_dir, s.release, s.namespace):  # nothing left for it to find
-            done.append(f"removed the install record {record.path_in(s.data_dir)}")
     if options.delete_data and tools.kubectl is not None:
         run = _runner(tools, tools.kubectl)
         volumes.delete(
@@ -421,6 +419,9 @@ def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list
                 "remove the directory as that user or an administrator",
             )
         done.append(f"deleted {path}")
+    # After the data: --delete-data may have deleted the record with the shared files.
+    if s.row is not None and record.forget(s.data_dir, s.release, s.namespace):
+        done.append(f"removed the install record {record.path_in(s.data_dir)}")
     if s.cluster and tools.k3d is not None:
         settings = lc.settings(tools.env)
         result = tools.run(tools.k3d, lc.delete_args(settings), K3D_DELETE_TIMEOUT_S)

@@ -1,7 +1,7 @@
 """What `uninstall` may delete: the data of the release it removes, on the cluster it names.
 Pure: the data directory's entries, helm's releases and the kube target are passed in.
 
-`--delete-data` deletes `<dir>/<release>/`, and the shared files (values file, install log)
+`--delete-data` deletes `<dir>/<release>/`, and the shared files (values file, log, record)
 only when nothing else is in the directory. Lock files are never deleted (a held lock must
 stay the same file); links are never followed, only kept and named.
 """
@@ -21,6 +21,8 @@ SHARED = (
     "tracebloc-diagnose-*",
     ".k3d",
     ".tracebloc-trash-*",
+    "install.json",  # the install record (decide/record.py)
+    ".tracebloc-signin",  # the sign-in's own directory (edges/tbcli.SIGNIN_DIR)
 )
 LOCKS = ("install.lock", "locks")
 
