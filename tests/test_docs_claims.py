@@ -109,9 +109,15 @@ def test_the_readme_set_up_commands_are_the_ones_it_claims() -> None:
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/tracebloc-installer plan",
         "python3 -m venv .venv && .venv/bin/pip install -e '.[test,lint]'"
         " && .venv/bin/python tests/tools/fetch_helm.py"
+        " && .venv/bin/python tests/tools/debian_tools.py"
         " && .venv/bin/python tests/tools/build_kube.py"
         " && .venv/bin/pytest -n auto --dist loadgroup",
     ]
+    # .ci/run is the same steps: each script the test command runs, and the same pytest.
+    ci = _text(REPO / ".ci" / "run")
+    for script in re.findall(r"tests/tools/\w+\.py", commands[1]):
+        assert f'"$venv/bin/python" {script}' in ci, script
+    assert '"$venv/bin/pytest" -n auto --dist loadgroup' in ci
 
 
 @pytest.mark.subprocess
