@@ -59,9 +59,14 @@ def profile(env: Mapping[str, str], os_: str) -> str:
 def path_note(env: Mapping[str, str], os_: str, directory: str, names: str) -> str:
     """What the summary says when `directory` is not on PATH ("" when it is): the line for
     this shell (decide/signin.path_line, the one answer to it) and where it is kept."""
+    from installer.decide.errors import BadInput
+    from installer.decide.paths import home_dir
     from installer.decide.signin import path_line
 
-    home = env.get("USERPROFILE" if os_ == "windows" else "HOME", "")
+    try:
+        home = home_dir(env, os_)
+    except BadInput:  # no home: the line names the directory as it is
+        home = ""
     line = path_line(
         directory, os_=os_, shell=env.get("SHELL", ""), path=env.get("PATH", ""), home=home
     )

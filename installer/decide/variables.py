@@ -118,7 +118,7 @@ VARIABLES: tuple[Upstream, ...] = (
         "TRACEBLOC_K3S_CUDA_IMAGE",
         D,
         "the engine builds and uses no CUDA node image; "
-        "a GPU local cluster gets `--gpus=all` on the stock k3s image",
+        "on Windows the local cluster is created for CPU, and said",
         scripts="powershell",
     ),
     Upstream("TRACEBLOC_CUDA_BASE_TAG", D, "as TRACEBLOC_K3S_CUDA_IMAGE", scripts="powershell"),
@@ -292,8 +292,8 @@ FLAGS: tuple[Upstream, ...] = (
     Upstream(
         "-DailyUser",
         H,
-        "Windows: the account granted docker-users, Docker Desktop at "
-        "sign-in and a sized .wslconfig in the elevated window (also `--daily-user`)",
+        "Windows: when the engine installs Docker Desktop, the account granted docker-users "
+        "and a sized .wslconfig in the elevated window (also `--daily-user`)",
         by=LOCAL_CLUSTER,
         scripts="powershell",
     ),
