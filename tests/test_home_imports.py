@@ -96,3 +96,34 @@ def test_a_reexport_is_caught_by_attribute_and_by_import() -> None:
         "helm.py:1 installer.edges.proc.Tool (home installer.decide.tooling)",
         "kubectl.py:2 installer.edges.proc.Tool (home installer.decide.tooling)",
     ]
+
+
+def test_no_private_name_is_used_across_modules() -> None:
+    """A leading underscore means "this module's own": no other module imports or reaches it."""
+    import ast
+
+    package = Path(__file__).resolve().parent.parent / "installer"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("installer"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{path.name}:{node.lineno} imports {alias.name}")
+                    modules.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                modules |= {
+                    a.asname or a.name for a in node.names if a.name.startswith("installer")
+                }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.append(f"{path.name}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert found == []

@@ -26,11 +26,11 @@ from installer.decide.redact import Redactor
 from installer.decide.settings import proxy_environment
 from installer.edges.trust import (
     CA_BUNDLE,
-    _netloc,
-    _proxy_userinfo,
     ca_bundle,
     is_loopback,
+    netloc,
     proxy_for,
+    proxy_userinfo,
     ssl_context,
 )
 
@@ -108,7 +108,7 @@ def verify(
     target = endpoint(url)
     context = ssl_context(ca_bundle(env))
     proxy = proxy_for(target, proxy_environment(env))
-    log.debug("backend: POST %s%s", target, f" via proxy {_netloc(proxy)}" if proxy else "")
+    log.debug("backend: POST %s%s", target, f" via proxy {netloc(proxy)}" if proxy else "")
 
     outcome: list[Response | BaseException] = []
 
@@ -130,7 +130,7 @@ def verify(
     elif isinstance(outcome[0], BaseException):
         # A library's words may end up in the detail: no secret may pass with them.
         redact = Redactor(
-            [password, quote(password, safe=""), *_proxy_userinfo(proxy_environment(env))]
+            [password, quote(password, safe=""), *proxy_userinfo(proxy_environment(env))]
         )
         check = _failure(outcome[0], target, proxy, timeout, redact)
     else:
@@ -222,7 +222,7 @@ def _failure(
     if isinstance(exc, requests.exceptions.Timeout):
         detail = f"no answer from {site} within {timeout:g}s"
     elif isinstance(exc, requests.exceptions.ProxyError):
-        detail = f"could not use the proxy {_netloc(proxy or '')}: {_reason(chain, redact)}"
+        detail = f"could not use the proxy {netloc(proxy or '')}: {_reason(chain, redact)}"
     elif any(isinstance(e, ssl.SSLCertVerificationError) for e in chain):
         detail = (
             f"the TLS certificate of {site} is not trusted: {_reason(chain, redact)} "

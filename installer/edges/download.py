@@ -79,7 +79,7 @@ def fetch(
     log.debug(
         "download: GET %s%s (deadline %gs)",
         url,
-        f" via proxy {trust._netloc(proxy)}" if proxy else "",
+        f" via proxy {trust.netloc(proxy)}" if proxy else "",
         deadline_s,
     )
     lock = threading.Lock()
@@ -141,7 +141,7 @@ def fetch(
         return result
     if isinstance(result, (InstallerError, KeyboardInterrupt, SystemExit)):
         raise result
-    redact = Redactor(trust._proxy_userinfo(proxy_environment(env)))
+    redact = Redactor(trust.proxy_userinfo(proxy_environment(env)))
     detail = backend.failure_detail(result, url, proxy, wait, redact)
     raise DownloadFailed(f"could not download {url}: {detail}", _REMEDY)
 

@@ -129,12 +129,12 @@ def bypass_proxy(host: str, port: int, no_proxy: str) -> bool:
     return noproxy.bypassed(host, port, no_proxy)
 
 
-def _netloc(url: str) -> str:
+def netloc(url: str) -> str:
     """host[:port] of a URL, without any user name or password."""
     return urlsplit(url).netloc.rpartition("@")[2]
 
 
-def _proxy_userinfo(proxy: Mapping[str, str]) -> list[str]:
+def proxy_userinfo(proxy: Mapping[str, str]) -> list[str]:
     """Every proxy `user:password@` in `proxy` (the proxy variables as given), as typed and
     as quoted for requests."""
     found = []

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import TextIO
 
-from installer.present.ui import ASCII, UNICODE, _can_encode, _clock, _width
+from installer.present.ui import ASCII, UNICODE, can_encode, clock, terminal_width
 
 REDRAW_S = 0.1
 BAR = 24
@@ -36,7 +36,7 @@ class Progress:
         self._quarter = 0
         self._done = 0
         self._width = 0
-        unicode = _can_encode(stream, UNICODE)
+        unicode = can_encode(stream, UNICODE)
         self._fill, self._empty = ("█", "░") if unicode else ("#", ".")
         self._glyph_ok = (UNICODE if unicode else ASCII).ok
 
@@ -50,13 +50,13 @@ class Progress:
                     self._draw(done, total, now)
             elif done == 0:
                 length = f" ({size_text(total)})" if total else ""
-                self._line(f"{_clock()} downloading {self.label}{length}")
+                self._line(f"{clock()} downloading {self.label}{length}")
             elif total:
                 quarter = min(4, done * 4 // total)
                 if 0 < quarter < 4 and quarter > self._quarter:
                     self._quarter = quarter
                     self._line(
-                        f"{_clock()}   {self.label}: {quarter * 25}% "
+                        f"{clock()}   {self.label}: {quarter * 25}% "
                         f"({size_text(done)} of {size_text(total)})"
                     )
 
@@ -65,23 +65,25 @@ class Progress:
             seconds = max(time.monotonic() - self._started, 1e-3)
             rate = f"{size_text(self._done / seconds)}/s"
             if self.fancy:
-                self._write("\r" + " " * min(self._width, max(_width(self.stream) - 1, 1)) + "\r")
+                self._write(
+                    "\r" + " " * min(self._width, max(terminal_width(self.stream) - 1, 1)) + "\r"
+                )
             if ok and self.fancy and self.settled is not None:
                 self.settled.append(self.label)
             elif ok:
-                mark = f"{self._glyph_ok} " if self.fancy else f"{_clock()} "
+                mark = f"{self._glyph_ok} " if self.fancy else f"{clock()} "
                 self._line(
                     f"{mark}downloaded {self.label}: {size_text(self._done)} in "
                     f"{seconds:.1f}s ({rate})"
                 )
             elif not self.fancy:
                 self._line(
-                    f"{_clock()} download of {self.label} stopped after {size_text(self._done)}"
+                    f"{clock()} download of {self.label} stopped after {size_text(self._done)}"
                 )
 
     def said(self, text: str) -> None:
         """One settled line (a check mark on a terminal)."""
-        self._line(f"{self._glyph_ok} {text}" if self.fancy else f"{_clock()} {text}")
+        self._line(f"{self._glyph_ok} {text}" if self.fancy else f"{clock()} {text}")
 
     def _draw(self, done: int, total: int | None, now: float) -> None:
         seconds = max(now - self._started, 1e-3)
@@ -96,7 +98,7 @@ class Progress:
         else:
             text = f"{self.label} {size_text(done)} {rate}"
         # Measured at each redraw, one column spare: a line that wraps cannot be redrawn.
-        room = max(_width(self.stream) - 1, 1)
+        room = max(terminal_width(self.stream) - 1, 1)
         text = text[:room]
         self._write("\r" + text + " " * max(min(self._width, room) - len(text), 0))
         self._width = len(text)

@@ -87,14 +87,14 @@ class Ui:
         tty = is_terminal(stream) if is_tty is None else is_tty
         self.fancy = tty and wants_fancy(env)
         self.colour = self.fancy and _enable_colour(stream)
-        self.glyphs = UNICODE if _can_encode(stream, UNICODE) else ASCII
+        self.glyphs = UNICODE if can_encode(stream, UNICODE) else ASCII
         self._lock = threading.Lock()
         # The step whose spinner is on screen: (title, started); `_drawn` is how many
         # characters of it are on the current line.
         self._spinning: tuple[str, float] | None = None
         self._drawn = 0
         self._columns = env.get("COLUMNS", "")
-        self._width = _width(stream)
+        self._width = terminal_width(stream)
         self._last_progress = ""
         self._step_title = ""
 
@@ -102,7 +102,7 @@ class Ui:
         """The terminal's width now: COLUMNS when set (as shutil reads it), else the
         stream's terminal, else 80."""
         given = self._columns.strip()
-        return int(given) if given.isdigit() and int(given) > 0 else _width(self.stream)
+        return int(given) if given.isdigit() and int(given) > 0 else terminal_width(self.stream)
 
     # --- steps -------------------------------------------------------------------------
 
@@ -124,7 +124,7 @@ class Ui:
             )
             thread.start()
         elif not self.fancy:
-            self._write(f"{_clock()} {title} ...\n")
+            self._write(f"{clock()} {title} ...\n")
         outcome = "failed"
         result = Step()
         try:
@@ -147,7 +147,7 @@ class Ui:
     def _finish(self, title: str, outcome: str, elapsed: float) -> None:
         took = f"({elapsed:.1f}s)"
         if not self.fancy:
-            self._line(f"{_clock()} {title}: {outcome} {took}")
+            self._line(f"{clock()} {title}: {outcome} {took}")
         elif outcome == "done":
             self._line(f"{self._paint(self.glyphs.ok, _GREEN)} {title} {took}")
         elif outcome == "warning":
@@ -168,7 +168,7 @@ class Ui:
                 text = f"{glyph} {title} ({int(time.monotonic() - started)}s)"
                 # Measured every frame: after the terminal shrinks, a line longer than the
                 # new width would wrap, and a wrapped line cannot be redrawn in place.
-                self._width = _width(self.stream)
+                self._width = terminal_width(self.stream)
                 text = text[: max(self._width - 1, 1)]
                 try:
                     pad = max(min(self._drawn, self._width - 1) - len(text), 0)
@@ -186,7 +186,7 @@ class Ui:
         if self._drawn:
             # Never wider than the terminal is now: blanks that wrap would leave the cursor
             # a line below the one being cleared.
-            self._width = _width(self.stream)
+            self._width = terminal_width(self.stream)
             self._raw(f"\r{' ' * min(self._drawn, max(self._width - 1, 1))}\r")
             self._drawn = 0
 
@@ -202,7 +202,7 @@ class Ui:
         if text != self._last_progress:
             self._last_progress = text
             log.info("progress: %s", text)
-            self._line(f"{_clock()} {text}" if not self.fancy else text)
+            self._line(f"{clock()} {text}" if not self.fancy else text)
 
     # --- messages ------------------------------------------------------------------------
 
@@ -244,7 +244,7 @@ class Ui:
             ]
             self._line("\n".join(fitted))
         else:
-            stamp = _clock()
+            stamp = clock()
             self._line("\n".join(f"{stamp} {prefix}{line}" for line in lines))
 
     # --- output ----------------------------------------------------------------------------
@@ -276,18 +276,18 @@ class Ui:
         self.stream.write(text)
 
 
-def _clock() -> str:
+def clock() -> str:
     return time.strftime("[%H:%M:%S]")
 
 
-def _width(stream: TextIO) -> int:
+def terminal_width(stream: TextIO) -> int:
     try:
         return os.get_terminal_size(stream.fileno()).columns or 80
     except (AttributeError, OSError, ValueError):
         return 80
 
 
-def _can_encode(stream: TextIO, glyphs: Glyphs) -> bool:
+def can_encode(stream: TextIO, glyphs: Glyphs) -> bool:
     encoding = getattr(stream, "encoding", None)
     if not encoding:  # an in-memory text stream holds any str
         return True
