@@ -265,11 +265,14 @@ def _ready_pod(
         },
     }
     deadline = time.monotonic() + 30
-    while True:  # the serviceaccount controller makes `default` a moment after the namespace
+    while True:
         made = kubectl("create", "-f", "-", input=json.dumps(pod), check=False)
         if made.returncode == 0 or "AlreadyExists" in made.stderr:
             break
         assert time.monotonic() < deadline, made.stderr
+        # The serviceaccount controller makes `default` after the namespace, late when a
+        # test just restarted it: the stand-in makes it as that controller would.
+        kubectl("-n", namespace, "create", "serviceaccount", "default", check=False)
         time.sleep(0.5)
     status = {
         "status": {

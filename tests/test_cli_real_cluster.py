@@ -340,8 +340,21 @@ class Real:
                 marked += controller(namespace)
         finally:
             if process.poll() is None:
+                # The whole tree: a frozen binary's loader is the parent of the engine, and a
+                # child left holding the pipes would make communicate() wait for ever.
+                import psutil
+
+                try:
+                    tree = psutil.Process(process.pid).children(recursive=True)
+                except psutil.Error:
+                    tree = []
                 process.kill()
-                process.communicate()
+                for child in tree:
+                    try:
+                        child.kill()
+                    except psutil.Error:
+                        pass
+                process.communicate(timeout=60)
         return subprocess.CompletedProcess(process.args, process.returncode, out, err), marked
 
     def mark_rolled_out(self, namespace: str) -> list[str]:
