@@ -154,8 +154,31 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         _etc_at_start = etc_state(watched())
 
 
+def _stop_test_gpg_agents(session: pytest.Session) -> None:
+    """gpg starts an agent per throwaway GNUPGHOME (the real-apt and OpenPGP tests); the
+    ones whose home lies under this session's temporary directory (one xdist worker's, not
+    another's still running) end with it."""
+    import psutil
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    try:
+        ours = str(factory.getbasetemp()) + os.sep
+    except (OSError, ValueError):
+        return
+    for process in psutil.process_iter(["name", "cmdline"]):
+        try:
+            line = process.info["cmdline"] or []
+            if process.info["name"] == "gpg-agent" and any(a.startswith(ours) for a in line):
+                process.kill()
+        except psutil.Error:
+            continue
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _stop_test_gpg_agents(session)
     if _etc_at_start is None:
         return
     changes = etc_changes(_etc_at_start, etc_state(watched()))
