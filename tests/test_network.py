@@ -204,7 +204,7 @@ def test_tls_inspection_verdict(probes: list[Probe], expected: tuple[str, str]) 
 def test_a_failed_registry_is_a_stop_with_the_mirror_hint() -> None:
     registry = Endpoint("Docker Hub", "https://registry-1.docker.io/v2/", kind=Kind.REGISTRY)
     api = Endpoint("API", BACKEND)
-    report = network.judge(
+    report = network.report_for(
         Profile("", "", "", "unknown", ""),
         [Probe(api, Status.OK), Probe(registry, Status.REFUSED)],
         mirror=None,
@@ -217,7 +217,7 @@ def test_a_failed_registry_is_a_stop_with_the_mirror_hint() -> None:
 
 def test_all_ok_or_unchecked_is_no_stop() -> None:
     api = Endpoint("API", BACKEND)
-    report = network.judge(
+    report = network.report_for(
         Profile("p:1", "", "", "unknown", ""),
         [Probe(api, Status.OK), Probe(api, Status.UNCHECKED)],
         mirror=None,

@@ -54,7 +54,7 @@ def check(
     """The credentials compared are the ones the run would use without asking: the
     environment's, else the previous values file's (what Enter keeps at the prompt)."""
     guess = with_saved_credentials(cfg, redactor)
-    verdict = install_verdict.judge(guess, cluster, guess.client_id)
+    verdict = install_verdict.verdict_for(guess, cluster, guess.client_id)
     first = noop.release_settled(
         force=force, action=verdict.action, recovery=verdict.recovery, status=verdict.status
     )

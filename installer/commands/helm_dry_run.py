@@ -62,7 +62,9 @@ def not_run_because(plan: Plan) -> str:
     return ""
 
 
-def foresee(plan: Plan, helm_tool: Tool | None, env: Mapping[str, str], redactor: Redactor) -> Plan:
+def with_dry_run(
+    plan: Plan, helm_tool: Tool | None, env: Mapping[str, str], redactor: Redactor
+) -> Plan:
     """The plan with helm's answer in its verdict (`dry_run`), refused when helm refuses."""
     verdict = plan.verdict
     if verdict is None or verdict.action not in GOES_AHEAD:

@@ -117,7 +117,7 @@ def read_cluster(
         )
         if not cluster.listing.readable:
             step.fail()
-            early = install_verdict.judge(cfg, cluster, None)
+            early = install_verdict.verdict_for(cfg, cluster, None)
             if early.error is not None:
                 raise early.error
         if cluster.repos_error is not None:
@@ -127,7 +127,7 @@ def read_cluster(
 
 
 def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> install_verdict.Verdict:
-    verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
+    verdict = install_verdict.verdict_for(cfg, cluster, cfg.client_id)
     if verdict.error is not None:
         raise verdict.error
     if verdict.action == "upgrade-elsewhere":

@@ -68,7 +68,7 @@ def check(
         else configured
     )
     profile = network.Profile(shown, ca_name if ca_path else "", ca_path or "", inspection, issuer)
-    return network.judge(profile, probes, mirror=cfg.registry.mirror, source=source)
+    return network.report_for(profile, probes, mirror=cfg.registry.mirror, source=source)
 
 
 class NetworkStop(InstallerError):

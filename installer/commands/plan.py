@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from installer.commands import already_installed, cluster_reads
-from installer.commands.helm_dry_run import foresee
+from installer.commands.helm_dry_run import with_dry_run
 from installer.commands.install_plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import find_tools
 from installer.decide import install_verdict
@@ -78,7 +78,7 @@ def plan_install(
     ):
         # Running, not in the kube context yet: read through k3d's own kubeconfig (a read).
         cluster = unmerged
-        verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
+        verdict = install_verdict.verdict_for(cfg, cluster, cfg.client_id)
         if verdict.error is not None:
             with_merge_hint(verdict.error, local)
     elif local.managed and not readable_as_it_is(local, env, os_):
@@ -109,7 +109,7 @@ def plan_install(
             "decides from that read",
         )
     else:
-        verdict = install_verdict.judge(cfg, cluster, cfg.client_id)
+        verdict = install_verdict.verdict_for(cfg, cluster, cfg.client_id)
         verdict = already_installed.for_plan(
             cfg,
             env,
@@ -148,7 +148,7 @@ def plan_install(
         set_context_namespace=settings.set_context_namespace,
         notes=plan.notes + ([sign_in] if sign_in else []),
     )
-    plan = foresee(plan, tools["helm"], env, redactor)
+    plan = with_dry_run(plan, tools["helm"], env, redactor)
     from installer.commands import shellpath
 
     # A sign-in install would run names the namespace: the list says so in its place.

@@ -55,7 +55,7 @@ def unreachable_error(cfg: PlanConfig, cluster: ClusterRead) -> Unreachable:
     )
 
 
-def judge(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdict:
+def verdict_for(cfg: PlanConfig, cluster: ClusterRead, client_id: str | None) -> Verdict:
     probe = cfg.probe
     listing = cluster.listing
     if not listing.readable and reachability.unreachable(listing.reason, cluster.nodes):
@@ -108,13 +108,13 @@ def before_credentials(
 ) -> Verdict | None:
     """The guard's refusal known before any credential is typed or sent, else None. Without
     `client_id`, only a refusal no id could lift stops the run here."""
-    verdict = judge(cfg, cluster, client_id)
+    verdict = verdict_for(cfg, cluster, client_id)
     if verdict.error is None or verdict.action != "refused":
         return None
     if client_id is not None:
         return verdict
     ids = {guard.installed_id(read) for read in cluster.values.values()} - {None}
-    if any(judge(cfg, cluster, other).error is None for other in ids):
+    if any(verdict_for(cfg, cluster, other).error is None for other in ids):
         return None
     return verdict
 

@@ -355,7 +355,7 @@ def _extra(detail: str) -> str:
     return f" ({detail})" if detail else ""
 
 
-def judge(
+def report_for(
     profile: Profile, probes: Sequence[Probe], *, mirror: str | None, source: str = "plan"
 ) -> Report:
     """The report: every needed host that failed is a stop (a registry too: the install
