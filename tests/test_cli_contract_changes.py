@@ -238,7 +238,7 @@ def test_a_browser_sign_in_and_the_re_run_after_it_keep_to_the_list(
 ) -> None:
     from installer.commands.steps import MINTED
     from tests.fakes.terminal import Pty
-    from tests.test_signin_cli import MINTED_NS, cluster_run_without_tty, local_machine, setup
+    from tests.test_cli_signin import MINTED_NS, cluster_run_without_tty, local_machine, setup
 
     _, env = setup(cluster, backend, PF_MIN_DISK_GB="0")
     if where == "local":

@@ -8,7 +8,7 @@ import pytest
 from installer.decide import network
 from installer.decide import runtime as rt
 from installer.decide.runtime_route import decide
-from tests.test_runtime_decide import darwin, linux
+from tests.test_runtime_route import darwin, linux
 
 
 def hosts(plan: rt.RuntimePlan, fetch_mirror: str | None = None) -> list[str]:
