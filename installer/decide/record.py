@@ -6,10 +6,15 @@ no secret, only where and how (release, namespace, context, chart, data dir, cre
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, fields
+
+from installer.decide.settings import RESERVED_NAMESPACES
 
 RECORD_FILE = "install.json"
 VERSION = 1
+# A namespace and release name as `-n` accepts them: a DNS-1123 label Helm takes as a release.
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,12 @@ def parse(data: bytes) -> Record:
     }
     if not all(isinstance(v, str) for v in values.values()) or not values["namespace"]:
         raise ValueError("a field is missing or not text")
+    for key in ("namespace", "release"):
+        name = str(values[key])
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"its {key} {name[:60]!r} is not a DNS-1123 label")
+        if name in RESERVED_NAMESPACES:
+            raise ValueError(f"it names {key} {name!r}, which the client may not use")
     return Record(**values)  # type: ignore[arg-type]
 
 
