@@ -26,6 +26,7 @@ from tests.test_packaging import engine_reads
 BUILDER = {
     "installer/config.py",
     "installer/commands/settings.py",
+    "installer/decide/localcluster_given.py",
     "installer/decide/paths.py",
     "installer/decide/settings.py",
     "installer/decide/yesno.py",

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from installer.decide import locality
+from installer.decide.localcluster_given import local_cluster_given
 from installer.decide.model import Connection, KubeTarget, NodeRead
 from installer.decide.settings import (
     MAX_WAIT_S,
     PROXY_VARIABLES,
     ca_variable,
     env_number,
-    local_cluster_given,
     proxy_environment,
 )
 from installer.decide.yesno import flag
@@ -98,7 +98,7 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
 
 def settings(env: Mapping[str, str]) -> Settings:
     """The local cluster's settings; its shape (name, nodes, storage, dataset, leftover
-    action) is read and checked by decide/settings.local_cluster_given."""
+    action) is read and checked by decide/localcluster_given.local_cluster_given."""
     given = local_cluster_given(env)
     ca_name, ca_bundle = ca_variable(env) or (None, None)  # the one CA rule
     minutes = env_number(
