@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from installer.decide import shellquote
+from tests.fakes import workloads
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import FakeCluster, node
 from tests.fakes.executables import executable_path, make_executable
@@ -35,6 +39,7 @@ from tests.fakes.mirror import (
     write_manifest,
     zip_bytes,
 )
+from tests.fakes.workloads import pod
 
 EXE = ".exe" if OS == "windows" else ""
 
@@ -146,6 +151,38 @@ def test_fresh_machine_install_fetches_verifies_and_uses_the_pinned_tools(
 
     assert again.returncode == 0, again.stderr
     assert len(world.mirror.requests) == 2  # fetched once, then reused from the tools directory
+
+
+def test_a_remedy_after_a_fetch_names_the_copy_the_engine_fetched_and_works_as_printed(
+    world: World, backend: BackendServer
+) -> None:
+    """PATH has no kubectl: the printed `describe` names the fetched copy by its full path,
+    and that line, pasted into a shell whose PATH still lacks kubectl, runs that copy."""
+    cluster = world.cluster
+    slow = pod("tracebloc-jobs-manager-1", "manager", "tracebloc/jobs-manager:1", waiting="Init")
+    cluster.nodes(node("laptop", "8", "16Gi")).installed().installable()
+    cluster.workloads(*workloads.client(manager=slow))
+
+    result = cluster.run("install", "--yes", **world.env(READY_TIMEOUT="3", **install_env(backend)))
+
+    assert result.returncode == 1
+    fetched = str(world.tools_dir / f"kubectl{EXE}")
+    printed = next(
+        (line for line in result.stderr.splitlines() if "describe pod" in line), ""
+    ).partition("inspect: ")[2]
+    describe = printed.partition(";")[0].strip()
+    assert describe.startswith(shellquote.join([fetched])), result.stderr
+    if OS != "windows":  # the line is for PowerShell there
+        cluster.on("kubectl", "describe", "pod", stdout="Name: tracebloc-jobs-manager-1\n")
+        before = len(cluster.calls("kubectl"))
+        pasted = subprocess.run(
+            shlex.split(describe), env=cluster.env(), capture_output=True, timeout=60
+        )
+        assert pasted.returncode == 0, pasted.stderr
+        assert pasted.stdout == b"Name: tracebloc-jobs-manager-1\n"
+        assert cluster.calls("kubectl")[before:] == [
+            ["describe", "pod", "tracebloc-jobs-manager-1", "-n", "tracebloc"]
+        ]
 
 
 def test_plan_and_probe_show_what_would_be_fetched(world: World) -> None:

@@ -1,9 +1,16 @@
-"""Where the person's shell finds the tools the engine fetched (decide/shellpath.py)."""
+"""Where the person's shell finds the tools the engine fetched (decide/shellpath.py), and how
+a printed command names them (commands/tools.typed)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
+from installer.commands.tools import typed, typed_conn
+from installer.decide import remedy
+from installer.decide.model import Connection
 from installer.decide.shellpath import links, path_note
 from installer.decide.tooling import ToolChoice
 
@@ -61,3 +68,30 @@ def test_fish_gets_its_own_line() -> None:
     assert "run `fish_add_path ~/.local/bin` for helm" in path_note(
         env, "linux", f"{HOME}/.local/bin", "helm"
     )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need a privilege there")
+def test_a_printed_command_names_the_tool_as_the_persons_path_finds_it(tmp_path: Path) -> None:
+    """The bare name only when PATH leads to the very copy the run used (a link counts);
+    otherwise that copy's full path, which works from any shell."""
+    kept = tmp_path / "tracebloc" / "bin" / "helm"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("#!/bin/sh\n")
+    kept.chmod(0o755)
+    linked, other = tmp_path / "local-bin", tmp_path / "usr-bin"
+    linked.mkdir()
+    other.mkdir()
+    (linked / "helm").symlink_to(kept)
+    (other / "helm").write_text("#!/bin/sh\n")
+    (other / "helm").chmod(0o755)
+
+    assert typed("helm", str(kept), {"PATH": str(linked)}) == "helm"
+    assert typed("helm", str(kept), {"PATH": f"{other}:{linked}"}) == str(kept)  # another helm
+    assert typed("helm", str(kept), {"PATH": ""}) == str(kept)
+    assert typed("helm", None, {"PATH": ""}) == "helm"  # nothing resolved: the name says what
+    conn = typed_conn(Connection(context="lab"), {"PATH": str(linked)}, str(kept), None)
+    assert remedy.helm(["status", "tracebloc"], conn, "tb") == (
+        "helm status tracebloc -n tb --kube-context lab"
+    )
+    conn = typed_conn(Connection(), {"PATH": ""}, str(kept), str(other / "kubectl"))
+    assert remedy.kubectl(["get", "nodes"], conn) == f"{other / 'kubectl'} get nodes"

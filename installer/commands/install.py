@@ -47,8 +47,8 @@ from installer.commands.leftover_data import clear_trash
 from installer.commands.localcluster_preview import guard_unmerged, with_merge_hint
 from installer.commands.reboot import after_reboot
 from installer.commands.steps import hold_to, minted_later, steps
-from installer.commands.tools import REQUIRED, ensure_tools, this_settings
-from installer.decide import install_verdict
+from installer.commands.tools import REQUIRED, ensure_tools, this_settings, typed_conn
+from installer.decide import install_verdict, remedy
 from installer.decide.cluster_reads import ClusterRead
 from installer.decide.localcluster_state import Local
 from installer.decide.model import Connection, Gpu, MachineFacts, os_name
@@ -285,6 +285,8 @@ def _install(
     machine = read_machine(env)  # once: the preflight and the sizing read the same facts
     resolved, read = check_network(cfg, env, ui, machine)  # before any download, question, change
     tools, chosen = find_tools(cfg, env, redactor, machine, resolved)
+    conn = typed_conn(cfg.probe.conn, env, tools.helm.path, tools.kubectl.path)
+    cfg = dataclasses.replace(cfg, probe=dataclasses.replace(cfg.probe, conn=conn))
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
     local = localcluster.survey(
         cfg,
@@ -517,11 +519,11 @@ def _install(
     notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
     notes += remember(cfg, env, os_, plan, cluster)
     if gpu_seen is not None and not gpu_seen.verified:
+        listing = remedy.kubectl(["get", "nodes", "-o", "jsonpath={..allocatable}"], cfg.probe.conn)
         notes.append(
             f"no node advertised the GPU, so the client was installed for CPU (jobs "
             f"would stay Pending on a GPU no node offers): {gpu_seen.reason}; once "
-            f"`kubectl get nodes -o jsonpath='{{..allocatable}}'` lists "
-            f"{gpuverify.RESOURCE[gpu_seen.vendor]}, run the installer again"
+            f"`{listing}` lists {gpuverify.RESOURCE[gpu_seen.vendor]}, run the installer again"
         )
     return Outcome(
         release,

@@ -17,6 +17,7 @@ from installer.commands import already_installed, cluster_reads
 from installer.commands.helm_dry_run import with_dry_run
 from installer.commands.install_plan import Plan, chart_version, make_plan, with_saved_credentials
 from installer.commands.probe import find_tools
+from installer.commands.tools import typed_conn
 from installer.decide import install_verdict
 from installer.decide.errors import BadInput
 from installer.decide.model import os_name
@@ -37,6 +38,8 @@ def plan_install(
     os_ = os_name(sys.platform)
     machine = read_machine(env)
     tools, choices, problems = find_tools(env, machine, cfg.probe.timeout)
+    conn = typed_conn(cfg.probe.conn, env, choices["helm"].path, choices["kubectl"].path)
+    cfg = dataclasses.replace(cfg, probe=dataclasses.replace(cfg.probe, conn=conn))
     local = survey(cfg, env, redactor, machine, os_)
     cluster = cluster_reads.read_cluster(
         cfg, env, redactor, helm_tool=tools["helm"], kubectl_tool=tools["kubectl"], os_=os_

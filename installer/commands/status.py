@@ -6,9 +6,11 @@ its manifest defines exists, wants a replica and is rolled out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from installer.commands.probe import concurrently, find_tools
+from installer.commands.tools import typed_conn
 from installer.decide.model import ListRead
 from installer.decide.redact import Redactor
 from installer.decide.settings import ProbeConfig
@@ -30,6 +32,9 @@ def gather_status(cfg: ProbeConfig, env: Mapping[str, str], redactor: Redactor) 
         },
     }
     helm_tool, kubectl_tool = found["helm"], found["kubectl"]
+    cfg = dataclasses.replace(
+        cfg, conn=typed_conn(cfg.conn, env, choices["helm"].path, choices["kubectl"].path)
+    )
     release, namespace, conn, timeout = cfg.release, cfg.namespace, cfg.conn, cfg.timeout
     with concurrently(5) as pool:
         listed = pool.submit(_list_release, helm_tool, release, namespace, cfg, env, redactor)

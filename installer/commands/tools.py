@@ -8,6 +8,7 @@ cluster (k3d) uses them as install does.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -16,7 +17,7 @@ from typing import Any, TextIO
 
 from installer.decide import pins
 from installer.decide.errors import BadInput, InstallerError
-from installer.decide.model import os_name
+from installer.decide.model import Connection, os_name
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool, ToolChoice
 from installer.edges import fetch, tools
@@ -26,6 +27,30 @@ from installer.present.progress import Progress
 from installer.present.ui import wants_fancy
 
 REQUIRED = ("kubectl", "helm")  # what install cannot do without; k3d only for a local cluster
+
+
+def typed(name: str, path: str | None, env: Mapping[str, str]) -> str:
+    """How the person types the tool at `path`: its bare name when their PATH finds that very
+    file (a link to it counts), else the full path: the engine's copy is often not on PATH."""
+    if not path:
+        return name
+    from installer.edges import proc
+
+    found = proc.find_on_path(name, env, os_name(sys.platform))
+
+    def same(a: str) -> str:
+        return os.path.normcase(os.path.realpath(a))
+
+    return name if found is not None and same(found.path) == same(path) else path
+
+
+def typed_conn(
+    conn: Connection, env: Mapping[str, str], helm: str | None, kubectl: str | None
+) -> Connection:
+    """`conn` whose printed commands name helm and kubectl (at these paths) as typed."""
+    return dataclasses.replace(
+        conn, helm_typed=typed("helm", helm, env), kubectl_typed=typed("kubectl", kubectl, env)
+    )
 
 
 def this_settings(env: Mapping[str, str], arch: str | None = None) -> Settings:

@@ -366,10 +366,13 @@ def plan(s: Survey, options: Options) -> tuple[list[str], list[str]]:
 
 def execute(s: Survey, tools: Tools, cfg: ProbeConfig, options: Options) -> list[str]:
     """Remove what `plan` listed; returns what was done. Stops at the first failure."""
+    from installer.commands.tools import typed_conn
+
     done: list[str] = []
     if s.row is not None:
         args = volumes.uninstall_args(s.release, s.namespace, cfg.conn)  # no wait on volumes
-        check = "check: " + remedy.helm(["status", s.release], cfg.conn, s.namespace)
+        conn = typed_conn(cfg.conn, tools.env, tools.helm.path, None)
+        check = "check: " + remedy.helm(["status", s.release], conn, s.namespace)
         try:
             result = tools.run(tools.helm, args, HELM_TIMEOUT_S, grace=STOP_GRACE_S)
         except ToolTimeout:

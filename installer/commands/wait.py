@@ -135,7 +135,7 @@ def _diagnose(
         training=training,
         log=text,
         suspect=suspect,
-        target=tuple(conn.kubectl_flags()),
+        target=(conn.kubectl_typed, *conn.kubectl_flags()),
     )
 
 
@@ -212,7 +212,7 @@ def _at_deadline(
         )
     found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
     if found is None:
-        found = readiness.not_ready(last, namespace, tuple(conn.kubectl_flags()))
+        found = readiness.not_ready(last, namespace, (conn.kubectl_typed, *conn.kubectl_flags()))
     return InstallerError(
         f"the client did not become ready within {waited} (READY_TIMEOUT): {found.message}",
         found.remedy,

@@ -50,6 +50,10 @@ class Connection:
 
     kubeconfig: str | None = None
     context: str | None = None
+    # How a printed command names each tool: the bare name when the person's PATH finds the
+    # copy this run uses, else that copy's full path (a remedy works as printed).
+    helm_typed: str = "helm"
+    kubectl_typed: str = "kubectl"
 
     def kubectl_flags(self) -> list[str]:
         flags = ["--kubeconfig", self.kubeconfig] if self.kubeconfig else []

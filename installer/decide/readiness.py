@@ -250,8 +250,8 @@ def diagnose(
     target: tuple[str, ...] = (),
 ) -> Diagnosis | None:
     """Why the client is not up, most specific cause first; None when nothing is wrong
-    that a pod shows (it is still starting, and no cause is definite). `target` is kubectl's
-    --kubeconfig/--context for the cluster installed into, carried into the commands the
+    that a pod shows (it is still starting, and no cause is definite). `target` is kubectl as
+    the person types it, then its --kubeconfig/--context for the cluster installed into, carried into the commands the
     remedy prints, so a pasted command looks at that cluster, not the current context."""
     if not snapshot.workloads:
         return Diagnosis(
@@ -431,10 +431,9 @@ def _inspect(
         lines = [f"last events of {name}:", *(f"  {_event_line(e)}" for e in events[-5:])]
     else:
         lines = [f"no events recorded for {name}"]
-    describe = shellquote.join(
-        ["kubectl", "describe", kind.lower(), name, "-n", namespace, *target]
-    )
-    events_cmd = shellquote.join(["kubectl", "get", "events", "-n", namespace, *target])
+    kubectl, *flags = target or ("kubectl",)
+    describe = shellquote.join([kubectl, "describe", kind.lower(), name, "-n", namespace, *flags])
+    events_cmd = shellquote.join([kubectl, "get", "events", "-n", namespace, *flags])
     lines.append(f"inspect: {describe}; {events_cmd}")
     lines.append(LEFT_IN_PLACE)
     return "\n".join(lines)

@@ -21,12 +21,12 @@ def _join(argv: Sequence[str]) -> str:
 
 def helm(args: Sequence[str], conn: Connection, namespace: str | None = None) -> str:
     scope = ["-n", namespace] if namespace else []
-    return _join(["helm", *args, *scope, *conn.helm_flags()])
+    return _join([conn.helm_typed, *args, *scope, *conn.helm_flags()])
 
 
 def kubectl(args: Sequence[str], conn: Connection, namespace: str | None = None) -> str:
     scope = ["-n", namespace] if namespace else []
-    return _join(["kubectl", *args, *scope, *conn.kubectl_flags()])
+    return _join([conn.kubectl_typed, *args, *scope, *conn.kubectl_flags()])
 
 
 def installer(conn: Connection, namespace: str | None = None, *args: str) -> str:

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from installer.decide import remedy
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection
 from installer.decide.placement import Plugins, PluginSet
@@ -188,6 +189,7 @@ def adopt_plugin(
             raise InstallerError(
                 f"could not adopt the device plugin {plugin.namespace}/{plugin.name} into "
                 f"release {release}: {childio.last_line(result.stderr, result.rc)}",
-                f"remove it and run again: kubectl delete daemonset {plugin.name} "
-                f"-n {plugin.namespace} (the chart brings its own)",
+                "remove it and run again: "
+                + remedy.kubectl(["delete", "daemonset", plugin.name], conn, plugin.namespace)
+                + " (the chart brings its own)",
             )
