@@ -353,6 +353,45 @@ def test_sudo_that_needs_a_password_with_no_terminal_stops_before_credentials_ar
     assert runs["plan --json"].returncode == 1
 
 
+@pytest.mark.parametrize(
+    ("docker", "unable", "said"),
+    [
+        pytest.param(
+            "stopped", "systemctl", "this machine has no systemd to start it with", id="no-systemd"
+        ),
+        pytest.param(
+            "missing",
+            "os-release",
+            "cannot install Docker on this distribution (gentoo) by itself",
+            id="unknown-distribution",
+        ),
+    ],
+)
+def test_a_docker_the_engine_cannot_start_or_install_stops_before_credentials_are_sent(
+    cluster: FakeCluster, backend: BackendServer, docker: str, unable: str, said: str
+) -> None:
+    """Known without credentials, so said before them: nothing sent, nothing run as root,
+    no question; `plan --json` gives the same verdict and exit."""
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = linux_host(cluster, "debian", docker=docker, sudo="nopw")
+    if unable == "systemctl":
+        cluster.remove("systemctl")
+    else:
+        (cluster.root / "os-release").write_text('NAME="Gentoo"\nID=gentoo\n', encoding="utf-8")
+
+    install = cluster.run("install", "--yes", **env_for(backend, **env))
+    plan = cluster.run("plan", "--json", **env_for(backend, **env))
+
+    assert install.returncode == 1, install.stderr
+    assert said in install.stderr, install.stderr
+    assert backend.requests == []  # the credentials were never sent
+    assert root_calls(cluster) == []
+    assert not [a for a in cluster.calls("k3d") if a[:2] == ["cluster", "create"]]
+    verdict = json.loads(plan.stdout)["verdict"]
+    assert (verdict["action"], verdict["exit"], plan.returncode) == ("blocked", 1, 1)
+    assert said in verdict["reason"]
+
+
 def test_docker_stopped_is_started_and_nothing_is_installed(
     cluster: FakeCluster, backend: BackendServer
 ) -> None:
