@@ -308,3 +308,51 @@ def test_under_curl_pipe_sh_the_question_is_asked_on_the_controlling_terminal(
     assert code == 1
     assert "k3d cluster create tracebloc" in stderr.read_text(encoding="utf-8")
     assert changed_machine(cluster) == [] and mutations(cluster) == []
+
+
+def test_a_cluster_whose_state_moved_after_the_answer_gets_no_unlisted_change(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """The question came before the cluster was up; once it is, a wedged release there would
+    need a recovery the list did not hold: the run stops and says so, and neither that
+    recovery nor the upgrade runs."""
+    from tests.fakes.cluster import release_row
+    from tests.fakes.localcluster import CREATED
+    from tests.test_cli_install import CLIENT_ID
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    cluster.installed(release_row(status="pending-install"), after=CREATED)
+    cluster.values_of("tracebloc", "tracebloc", {"clientId": CLIENT_ID}, after=CREATED)
+    cluster.status_of("tracebloc", "pending-install")
+
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 1, result.stderr
+    assert "was not in the list you agreed to" in result.stderr, result.stderr
+    assert "helm uninstall tracebloc" in result.stderr  # the change it would have needed
+    helm_changes = [a for a in cluster.calls("helm") if a[0] in ("uninstall", "rollback")]
+    assert helm_changes == [] and not [a for a in cluster.calls("helm") if a[0] == "upgrade"]
+    assert ["k3d", "cluster", "create"] == changed_machine(cluster)[0][:3]  # listed, so made
+
+
+def test_a_stop_after_the_cluster_was_created_names_it_and_never_says_nothing_was_changed(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """The guard refuses in the cluster the run just created (a release there it cannot
+    read): its "nothing was changed" would be untrue, so the stop names what was made."""
+    from tests.fakes.cluster import release_row
+    from tests.fakes.localcluster import CREATED
+
+    creatable(docker_running(machine_without_cluster(fresh(cluster))))
+    cluster.installed(release_row(), after=CREATED)
+    cluster.on("helm", "get", "values", rc=1, stderr="Error: forbidden\n", after=CREATED)
+
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert result.returncode == 3, result.stderr
+    assert "nothing was changed" not in result.stderr
+    assert (
+        "nothing else was changed (made as listed: the local cluster tracebloc created)"
+        in result.stderr
+    ), result.stderr
+    assert not [a for a in cluster.calls("helm") if a[0] == "upgrade"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -50,7 +50,8 @@ from installer.commands.steps import hold_to, minted_later, steps
 from installer.commands.tools import REQUIRED, ensure_tools, this_settings, typed_conn
 from installer.decide import install_verdict, remedy
 from installer.decide.cluster_reads import ClusterRead
-from installer.decide.localcluster_state import Local
+from installer.decide.errors import InstallerError
+from installer.decide.localcluster_state import ADOPT, CREATE, Local
 from installer.decide.model import Connection, Gpu, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import (
@@ -261,11 +262,45 @@ def install(
     directory and per release; a second one is refused before it asks or changes anything."""
     locks = lock.scope(env, cfg.host_data_dir, cfg.probe.namespace, cfg.probe.release)
     what = f"install of release {cfg.probe.release} in namespace {cfg.probe.namespace}"
+    made: list[str] = []
     with lock.hold(locks, what=what) as held:
         clear_trash(cfg.host_data_dir, ui)  # a wipe killed midway, agreed to then
-        return _install(
-            cfg, env, redactor, ui, interactive=interactive, settings=settings, held=held
-        )
+        try:
+            return _install(
+                cfg,
+                env,
+                redactor,
+                ui,
+                interactive=interactive,
+                settings=settings,
+                held=held,
+                made=made,
+            )
+        except InstallerError as exc:
+            said_after(exc, made)
+            raise
+
+
+def said_after(exc: InstallerError, made: Sequence[str]) -> None:
+    """A stop after listed changes were made never says "nothing was changed": it names
+    what was made, as agreed to, and that nothing else was."""
+    if not made:
+        return
+    done = "nothing else was changed (made as listed: " + "; ".join(made) + ")"
+    exc.message = exc.message.replace("nothing was changed", done)
+    exc.remedy = exc.remedy.replace("nothing was changed", done)
+    exc.args = (exc.message,)
+
+
+def local_made(before: Local, after: Local) -> list[str]:
+    """What bring_up changed on the machine, in the list's words."""
+    made = ["Docker set up"] if before.runtime is not None or before.windows is not None else []
+    name = after.settings.name if after.settings is not None else "tracebloc"
+    if after.action == CREATE:
+        made.append(f"the local cluster {name} created")
+    elif after.action != ADOPT and after.action is not None:
+        made.append(f"the local cluster {name} started")
+    return made
 
 
 def _install(
@@ -277,7 +312,9 @@ def _install(
     interactive: bool,
     settings: InstallSettings,
     held: lock.Held,
+    made: list[str],
 ) -> Outcome:
+    """`made` gathers the listed changes made so far (a later stop names them)."""
     notes: list[str] = []
     approved: list[Change] = []  # the local path's list, agreed to before the cluster is up
     os_ = os_name(sys.platform)
@@ -403,6 +440,7 @@ def _install(
         )
         # The survey the cluster was made from: when Docker was set up first, it was read
         # again once Docker answered, and the GPU the values request is decided from that.
+        before = local
         cfg, local = localcluster.bring_up(
             local,
             cfg,
@@ -414,6 +452,7 @@ def _install(
             kubectl=tools.kubectl,
             chosen=kept,
         )
+        made += local_made(before, local)
         cluster = read_cluster(cfg, env, ui, tools, settings, read.gpu)
         if early is None:
             found, unchanged = settle(
@@ -547,7 +586,6 @@ def remember(
     """The install record (decide/record.py), in the engine's own data directory: where the
     next run without options finds this client. A failure to write it is a note, not a
     failed install."""
-    from installer.decide.errors import InstallerError
     from installer.decide.record import Record
     from installer.edges import record
 
