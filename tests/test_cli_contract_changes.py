@@ -177,20 +177,20 @@ def laptop_earlier_data(cluster: FakeCluster, backend: BackendServer) -> dict[st
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
 
 
-@pytest.mark.parametrize(
-    ("journey", "flags"),
-    [
-        pytest.param(remote_fresh, (), id="remote-fresh-install"),
-        pytest.param(remote_reinstall, (), id="remote-re-install"),
-        pytest.param(remote_changed_setting, (), id="remote-changed-setting"),
-        pytest.param(laptop_docker_running, (), id="bare-laptop-docker-running"),
-        pytest.param(laptop_cluster_stopped, (), id="laptop-cluster-stopped"),
-        pytest.param(laptop_docker_stopped, (), id="bare-laptop-docker-stopped", marks=LINUX),
-        pytest.param(laptop_docker_missing, (), id="bare-laptop-docker-missing", marks=LINUX),
-        pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
-        pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
-    ],
-)
+JOURNEYS = [
+    pytest.param(remote_fresh, (), id="remote-fresh-install"),
+    pytest.param(remote_reinstall, (), id="remote-re-install"),
+    pytest.param(remote_changed_setting, (), id="remote-changed-setting"),
+    pytest.param(laptop_docker_running, (), id="bare-laptop-docker-running"),
+    pytest.param(laptop_cluster_stopped, (), id="laptop-cluster-stopped"),
+    pytest.param(laptop_docker_stopped, (), id="bare-laptop-docker-stopped", marks=LINUX),
+    pytest.param(laptop_docker_missing, (), id="bare-laptop-docker-missing", marks=LINUX),
+    pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
+    pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
+]
+
+
+@pytest.mark.parametrize(("journey", "flags"), JOURNEYS)
 def test_every_mutating_call_was_listed_before_the_question_and_by_plan(
     cluster: FakeCluster,
     backend: BackendServer,
@@ -201,27 +201,32 @@ def test_every_mutating_call_was_listed_before_the_question_and_by_plan(
     check_contract(cluster, env, install_yes(cluster, env, *flags))
 
 
+def files_in(data: Path) -> dict[Path, bytes]:
+    """The data directory's files and their bytes, but the run's own log and lock files."""
+    found = data.rglob("*") if data.exists() else iter(())
+    return {p: p.read_bytes() for p in found if p.is_file() and p.suffix not in (".log", ".lock")}
+
+
 @PTY
-@pytest.mark.parametrize(
-    "journey",
-    [
-        pytest.param(remote_fresh, id="remote-fresh-install"),
-        pytest.param(laptop_docker_running, id="bare-laptop-docker-running"),
-        pytest.param(laptop_docker_stopped, id="bare-laptop-docker-stopped", marks=LINUX),
-    ],
-)
+@pytest.mark.parametrize(("journey", "flags"), JOURNEYS)
 def test_nothing_mutating_before_the_answer_and_no_changes_nothing(
     cluster: FakeCluster,
     backend: BackendServer,
     journey: Callable[..., dict[str, str]],
-    tmp_path: Path,
+    flags: tuple[str, ...],
 ) -> None:
+    """Every journey: no change before the answer, and after `n` none at all: no call that
+    mutates, the earlier data where it was, no values file or install record written."""
     from tests.fakes.terminal import Pty
 
     env = journey(cluster, backend)
-    term = Pty.start([*installer_command(), "install"], cwd=cluster.root, env=cluster.env(**env))
+    data = cluster.home / ".tracebloc"
+    kept = files_in(data)
+    term = Pty.start(
+        [*installer_command(), "install", *flags], cwd=cluster.root, env=cluster.env(**env)
+    )
     try:
-        term.expect("Install? [y/N]")
+        term.expect("Install? [y/N]", timeout=60)
         before = mutating(cluster)
         term.send("n")
         code = term.wait(timeout=60)
@@ -229,6 +234,7 @@ def test_nothing_mutating_before_the_answer_and_no_changes_nothing(
         term.close()
     assert before == []
     assert code != 0 and mutating(cluster) == []
+    assert files_in(data) == kept  # no values file or record written, the earlier data kept
 
 
 @PTY
