@@ -209,6 +209,7 @@ def test_the_same_laptop_through_the_flow_the_cli_calls(cluster: FakeCluster) ->
     assert elevations(cluster) == []
 
     said: list[str] = []
+    before = len(windows_calls(cluster))
     flow.prepare(
         exe,
         env,
@@ -229,4 +230,18 @@ def test_the_same_laptop_through_the_flow_the_cli_calls(cluster: FakeCluster) ->
     ]
     the_daily_users_half(cluster, cluster.home)
     assert "Docker Desktop is running" in said
+    # What ran is what the plan listed, argv for argv: the elevation carries the privileged
+    # steps to the elevated process; every other change is a step's own command.
+    ran = windows_calls(cluster)[before:]
+    reads = (["wsl", "--version"], ["wsl", "--status"], ["wsl", "-l"])
+    read_scripts = ("Get-LocalGroupMember", "[ordered]@{ features")  # the machine, the group
+
+    def is_read(call: list[str]) -> bool:
+        if call[0] == "powershell":
+            return any(mark in call[-1] for mark in read_scripts)
+        return any(call[: len(r)] == r for r in reads)
+
+    made = [c for c in ran if c != elevation and not is_read(c)]
+    listed = [[a[0].removesuffix(".exe"), *a[1:]] for a in (s.argv for s in plan.steps) if a]
+    assert made and all(call in listed for call in made), (made, listed)
     assert all(PASSWORD not in " ".join(e["argv"]) for e in cluster.call_log())

@@ -171,8 +171,8 @@ def lines(plan: rt.RuntimePlan) -> list[str]:
 
 
 def _windows_autostart(env: Mapping[str, str]) -> tuple[rt.Step, ...]:
+    from installer.decide.winhost import autostart_argv
     from installer.edges import autostart
-    from installer.edges.winhost import autostart_argv
 
     base = env.get("ProgramFiles", "").strip()
     exe = os.path.join(base or r"C:\Program Files", "Docker", "Docker", "Docker Desktop.exe")
@@ -180,7 +180,7 @@ def _windows_autostart(env: Mapping[str, str]) -> tuple[rt.Step, ...]:
         return ()
     return (
         rt.Step(
-            tuple(autostart_argv(exe)),
+            autostart_argv(exe),
             "start Docker Desktop when you sign in",
             root=False,
             optional=True,

@@ -264,7 +264,9 @@ def run_as_user(
     profile = edge.profile_of(plan.user, env)
     if "wslconfig" in keys and profile:
         say(edge.write_wslconfig(profile, plan.wslconfig_gib))
-    if "autostart" in keys and _call(edge.autostart_argv(facts.docker_desktop_exe), env, redactor):
+    if "autostart" in keys and _call(
+        list(wh.autostart_argv(facts.docker_desktop_exe)), env, redactor
+    ):
         say("Docker Desktop starts at sign-in")
     if "docker-start" in keys:
         wait_for_docker(facts, opts, env, redactor, say)
@@ -279,7 +281,7 @@ def wait_for_docker(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
-    _call(edge.start_docker_argv(facts.docker_desktop_exe), env, redactor)
+    _call(list(wh.start_docker_argv(facts.docker_desktop_exe)), env, redactor)
 
     def running() -> bool:
         return docker.read_info(env, THIS_OS, timeout=15.0, redactor=redactor).state == "running"

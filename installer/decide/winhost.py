@@ -371,18 +371,33 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
             )
         )
     if not opts.no_autostart:
-        steps.append(Step("autostart", f"start Docker Desktop when {user} signs in", (), other))
+        # Another account's Startup shortcut is made where its profile is found, when it runs.
+        run_key = () if other else autostart_argv(facts.docker_desktop_exe)
+        steps.append(
+            Step("autostart", f"start Docker Desktop when {user} signs in", run_key, other)
+        )
     if not facts.docker_usable:
         steps.append(
             Step(
                 "docker-start",
                 "start Docker Desktop and wait for its engine "
                 f"(at most {opts.docker_wait_s / 60:g} min)",
-                (facts.docker_desktop_exe,),
+                start_docker_argv(facts.docker_desktop_exe),
                 False,
             )
         )
     return HostPlan(1, tuple(steps), blockers, tuple(notes), gib, user)
+
+
+def autostart_argv(exe: str) -> tuple[str, ...]:
+    """This user's Run key: Docker Desktop starts at their sign-in."""
+    run = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run"
+    return ("reg.exe", "add", run, "/v", "Docker Desktop", "/t", "REG_SZ", "/d", f'"{exe}"', "/f")
+
+
+def start_docker_argv(exe: str) -> tuple[str, ...]:
+    # `start` returns at once: Docker Desktop keeps running after the engine's call ends.
+    return ("cmd.exe", "/d", "/c", "start", '""', exe)
 
 
 # --- elevation and resume -----------------------------------------------------------------

@@ -285,25 +285,5 @@ def startup_shortcut_argv(profile: str, exe: str) -> list[str]:
     return powershell(script)
 
 
-def autostart_argv(exe: str) -> list[str]:
-    return [
-        "reg.exe",
-        "add",
-        r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run",
-        "/v",
-        "Docker Desktop",
-        "/t",
-        "REG_SZ",
-        "/d",
-        f'"{exe}"',
-        "/f",
-    ]
-
-
-def start_docker_argv(exe: str) -> list[str]:
-    # `start` returns at once: Docker Desktop keeps running after the engine's call ends.
-    return ["cmd.exe", "/d", "/c", "start", '""', exe]
-
-
 def reboot_argv() -> list[str]:
     return ["shutdown.exe", "/r", "/t", "0"]
