@@ -90,6 +90,10 @@ class Facts:
     admin: bool | None = None
     gui: bool | None = None
     docker_app: bool = False  # /Applications/Docker.app (or ~/Applications)
+    docker_app_path: str = ""  # which of the two
+    docker_app_archs: frozenset[str] = frozenset()  # its executable's chips; empty: not read
+    docker_desktop_alive: bool | None = None  # a "Docker Desktop" process runs
+    trash_target: str = ""  # a name free in ~/.Trash for a Docker.app moved aside
     colima_instance: bool = False
     macos_version: str = ""
     memory_gib: float = 0.0

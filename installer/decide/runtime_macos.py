@@ -95,6 +95,71 @@ def _brew_notes(facts: Facts) -> tuple[str, ...]:
     )
 
 
+# Mach-O CPU types (mach/machine.h) by the engine's names.
+_CPU_TYPES = {0x01000007: "x86_64", 0x0100000C: "arm64"}
+CHIP = {"arm64": "Apple Silicon", "x86_64": "Intel"}
+
+
+def macho_archs(head: bytes) -> frozenset[str]:
+    """The chips a Mach-O executable (thin or universal) is built for, from its first
+    bytes; empty when they are not a Mach-O header this knows."""
+    if head[:4] in (b"\xca\xfe\xba\xbe", b"\xca\xfe\xba\xbf"):  # universal, big-endian
+        size = 20 if head[3] == 0xBE else 32
+        count = int.from_bytes(head[4:8], "big")
+        types = [int.from_bytes(head[8 + i * size : 12 + i * size], "big") for i in range(count)]
+        if count > 30 or len(head) < 8 + count * size:
+            return frozenset()
+    elif head[:4] in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe") and len(head) >= 8:
+        types = [int.from_bytes(head[4:8], "little")]
+    else:
+        return frozenset()
+    return frozenset(_CPU_TYPES[t] for t in types if t in _CPU_TYPES)
+
+
+def wrong_chip(facts: Facts) -> bool:
+    """Docker.app is built only for the other chip (positive evidence: its header read)."""
+    return bool(facts.docker_app_archs) and facts.arch not in facts.docker_app_archs
+
+
+def quit_wedged(facts: Facts) -> tuple[Step, ...]:
+    """A Docker Desktop whose process runs while Docker does not answer is quit first (a
+    second start would only bring its window forward)."""
+    if not facts.docker_desktop_alive:
+        return ()
+    return (
+        Step(
+            ("osascript", "-e", 'quit app "Docker"'),
+            "quit the Docker Desktop that does not answer",
+            root=False,
+            optional=True,
+            timeout=30,
+        ),
+        Step(
+            ("pkill", "-x", "Docker Desktop"),
+            "end its process if it did not quit",
+            root=False,
+            optional=True,
+            timeout=30,
+        ),
+    )
+
+
+def replace_steps(facts: Facts) -> tuple[Step, ...]:
+    """A Docker.app for the other chip goes to the Trash (recoverable: Docker's data in
+    ~/Library stays), before this chip's is installed."""
+    if not wrong_chip(facts) or not facts.trash_target:
+        return ()
+    built = " and ".join(sorted(CHIP.get(a, a) for a in facts.docker_app_archs))
+    return (
+        *quit_wedged(facts),
+        Step(
+            ("mv", facts.docker_app_path, facts.trash_target),
+            f"move {facts.docker_app_path} (built for {built}, not this "
+            f"{CHIP.get(facts.arch, facts.arch)} Mac) to your Trash",
+        ),
+    )
+
+
 def decide_macos(facts: Facts) -> RuntimePlan:
     wait = Step(
         ("docker", "info", "--format", "{{json .}}"),
@@ -104,12 +169,10 @@ def decide_macos(facts: Facts) -> RuntimePlan:
         timeout=START_WAIT_S,
     )
     # Stopped: started as this user, nothing installed, no administrator.
-    if facts.docker_cli and facts.docker_app and facts.gui is not False:
-        return RuntimePlan(
-            PRIVILEGED,
-            "docker-stopped",
-            (Step(("open", "-a", "Docker"), "start Docker Desktop", root=False, timeout=30), wait),
-        )
+    wrong = wrong_chip(facts) and facts.gui is not False
+    if facts.docker_cli and facts.docker_app and facts.gui is not False and not wrong:
+        start = Step(("open", "-a", "Docker"), "start Docker Desktop", root=False, timeout=30)
+        return RuntimePlan(PRIVILEGED, "docker-stopped", (*quit_wedged(facts), start, wait))
     if facts.docker_cli and facts.colima_instance and "colima" in facts.tools:
         return RuntimePlan(
             PRIVILEGED,
@@ -158,6 +221,18 @@ def decide_macos(facts: Facts) -> RuntimePlan:
         ]
         return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
     url = DMG_URL.format(arch=go_arch(facts.arch) or "amd64")
+    if wrong and not facts.trash_target:
+        return RuntimePlan(
+            PRIVILEGED,
+            "docker-wrong-chip",
+            refusal=(
+                f"{facts.docker_app_path} is built for another chip than this "
+                f"{CHIP.get(facts.arch, facts.arch)} Mac",
+                f"move it to the Trash, install Docker Desktop for this Mac ({url}), then run "
+                "the installer again",
+            ),
+        )
+    steps += [*replace_steps(facts)]
     steps += [
         Step(
             ("hdiutil", "attach", STAGED, "-nobrowse", "-quiet", "-mountpoint", "/Volumes/Docker"),
@@ -194,7 +269,8 @@ def decide_macos(facts: Facts) -> RuntimePlan:
         ),
         Step(wait.argv, wait.why, root=False, kind="wait-docker", timeout=FIRST_START_WAIT_S),
     ]
-    return RuntimePlan(PRIVILEGED, "docker-missing", tuple(steps), notes=_brew_notes(facts))
+    reason = "docker-wrong-chip" if wrong else "docker-missing"
+    return RuntimePlan(PRIVILEGED, reason, tuple(steps), notes=_brew_notes(facts))
 
 
 def needs_amd64_check(arch: str, mysql_engine: str) -> bool:

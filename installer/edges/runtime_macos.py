@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import stat
 import sys
 from collections.abc import Mapping
 
@@ -13,7 +14,7 @@ from installer.decide.errors import ToolTimeout
 from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.runtime import Facts
-from installer.decide.runtime_macos import AMD64_SMOKE
+from installer.decide.runtime_macos import AMD64_SMOKE, CHIP, macho_archs
 from installer.decide.settings import RuntimeGiven
 from installer.edges import call, proc
 from installer.edges.docker import find_docker
@@ -59,6 +60,61 @@ def colima_instance(env: Mapping[str, str], timeout: float) -> bool:
     return result.rc == 0 and bool(result.stdout.strip())
 
 
+def app_executable_head(app: str) -> bytes:
+    """The first bytes of Docker.app's executable, read without following a link or
+    blocking on a FIFO; b"" when there is no regular file to read."""
+    for name in ("com.docker.backend", "Docker"):
+        path = os.path.join(app, "Contents", "MacOS", name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    return b""
+
+
+def hardware_arch(env: Mapping[str, str], fallback: str, timeout: float) -> str:
+    """This Mac's chip, also when the engine runs translated by Rosetta (sysctl's
+    hw.optional.arm64 is 1 on Apple Silicon; Intel Macs have no such entry)."""
+    tool = proc.find_on_path("sysctl", env, "darwin")
+    if tool is None:
+        return fallback
+    result = call.answer(tool, ["-n", "hw.optional.arm64"], timeout=timeout, env=env)
+    if isinstance(result, call.NoAnswer):
+        return fallback
+    if result.rc == 0 and result.stdout.strip() in ("0", "1"):
+        return "arm64" if result.stdout.strip() == "1" else "x86_64"
+    return "x86_64" if "unknown oid" in result.stderr.lower() else fallback
+
+
+def desktop_alive(env: Mapping[str, str], timeout: float) -> bool | None:
+    """A process named exactly "Docker Desktop" runs (pgrep: 0 yes, 1 none)."""
+    tool = proc.find_on_path("pgrep", env, "darwin")
+    if tool is None:
+        return None
+    result = call.answer(tool, ["-x", "Docker Desktop"], timeout=timeout, env=env)
+    if isinstance(result, call.NoAnswer) or result.rc not in (0, 1):
+        return None
+    return result.rc == 0
+
+
+def trash_name(home: str, archs: frozenset[str]) -> str:
+    """A name nothing holds yet in ~/.Trash (mv into an existing folder would nest)."""
+    if not home:
+        return ""
+    chips = " and ".join(sorted(CHIP.get(a, a) for a in archs)) or "other chip"
+    for n in range(1, 100):
+        suffix = "" if n == 1 else f" {n}"
+        path = os.path.join(home, ".Trash", f"Docker ({chips}){suffix}.app")
+        if not os.path.lexists(path):
+            return path
+    return ""
+
+
 def read_facts(
     env: Mapping[str, str],
     info: DockerRead,
@@ -73,6 +129,9 @@ def read_facts(
     tools = present_tools(env, MAC_TOOLS)
     has_sudo = proc.find_on_path("sudo", env, "darwin") is not None
     sudo = "root" if uid == 0 else ("pw" if has_sudo else "none")
+    app = next((p for p in (*APPS, f"{home}/Applications/Docker.app") if os.path.isdir(p)), "")
+    running = info.state == "running"
+    archs = macho_archs(app_executable_head(app)) if app and not running else frozenset()
     return Facts(
         os="darwin",
         docker=info.state,
@@ -82,10 +141,14 @@ def read_facts(
         user=user,
         sudo=sudo,
         tools=tools,
-        arch=machine.arch,
+        arch=hardware_arch(env, machine.arch, timeout),
         admin=is_admin(user, uid),
         gui=has_gui_session(),
-        docker_app=any(os.path.isdir(p) for p in (*APPS, f"{home}/Applications/Docker.app")),
+        docker_app=bool(app),
+        docker_app_path=app,
+        docker_app_archs=archs,
+        docker_desktop_alive=desktop_alive(env, timeout) if app and not running else None,
+        trash_target=trash_name(home, archs) if archs else "",
         colima_instance=colima_instance(env, timeout),
         macos_version=platform.mac_ver()[0],
         memory_gib=(machine.host_memory_bytes or machine.memory_total_bytes) / 2**30,
