@@ -105,7 +105,7 @@ def _stdin_is_terminal() -> bool:
 def _main(argv: list[str], env: dict[str, str]) -> int:
     as_json = surface.wants_json(argv)  # known before parsing: a bad flag answers in JSON too
     redactor = Redactor()
-    from installer.decide.variables import notices, translate_argv
+    from installer.decide.old_settings import notices, translate_argv
 
     # The scripts' flags mean what they meant, or stop here naming what replaced them.
     old = translate_argv(argv)

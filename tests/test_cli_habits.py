@@ -172,7 +172,7 @@ def test_install_help_lists_every_option_install_accepts(cluster: FakeCluster) -
 
     shown = cluster.run("install", "--help", COLUMNS="80").stdout
     accepted = cli.build_parser().commands["install"].option_words()
-    # Read before argparse (decide/variables.translate_argv): listed all the same.
+    # Read before argparse (decide/old_settings.translate_argv): listed all the same.
     accepted += ["--force", "--reinstall", "--data-dir", "--reuse-data", "--wipe-data"]
     missing = [word for word in accepted if word not in shown]
     assert missing == []

@@ -1,4 +1,5 @@
-"""The network preflight's pure decisions (decide/network.py) and the certificate reader."""
+"""The network preflight's pure decisions (decide/network.py, decide/endpoints.py) and the
+certificate reader."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 import pytest
 import trustme
 
-from installer.decide import network, settings
+from installer.decide import endpoints, network, settings
+from installer.decide.endpoints import Endpoint, Kind
 from installer.decide.errors import BadInput
-from installer.decide.network import Endpoint, Kind, Probe, Profile, Status
+from installer.decide.network import Probe, Profile, Status
 from installer.edges import netprobe, trust
 
 BACKEND = "https://api.tracebloc.io/"
@@ -120,7 +122,7 @@ def test_endpoints_come_from_the_configuration(
     kwargs: dict[str, object], expected: list[str]
 ) -> None:
     args: dict[str, object] = {"chart_repo": REPO_URL, "mirror": None, **kwargs}
-    found = network.endpoints(BACKEND, **args)  # type: ignore[arg-type]
+    found = endpoints.endpoints(BACKEND, **args)  # type: ignore[arg-type]
     assert hosts(found) == expected
     chart = [e for e in found if e.kind is Kind.CHART]
     assert all(e.strict and e.url.endswith("/client/index.yaml") for e in chart)
@@ -128,7 +130,7 @@ def test_endpoints_come_from_the_configuration(
 
 def test_criticals_in_the_scripts_format() -> None:
     text = "# a comment\n\nAPI|https://127.0.0.1:8443/\nDocker Hub registry|https://[::1]:9/v2/|strict\n"
-    found = network.parse_criticals(text, trust.is_loopback)
+    found = endpoints.parse_criticals(text, trust.is_loopback)
     assert [(e.label, e.hostport, e.strict, e.kind) for e in found] == [
         ("API", "127.0.0.1:8443", False, Kind.OTHER),
         ("Docker Hub registry", "[::1]:9", True, Kind.REGISTRY),
@@ -146,7 +148,7 @@ def test_criticals_in_the_scripts_format() -> None:
 )
 def test_criticals_that_are_not_loopback_https_are_bad_input(text: str) -> None:
     with pytest.raises(BadInput, match="PF_CRITICALS"):
-        network.parse_criticals(text, trust.is_loopback)
+        endpoints.parse_criticals(text, trust.is_loopback)
 
 
 def probe(

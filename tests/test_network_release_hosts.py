@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from installer.decide import network, winget
+from installer.decide import endpoints, winget
 from tests.fakes import netlab
 from tests.fakes.backend_server import BackendServer
 from tests.fakes.cluster import REPO, FakeCluster
@@ -28,14 +28,14 @@ K3D_URL = PINS["tools"]["k3d"]["platforms"]["linux-x86_64"]["url"]
 
 
 def tool_hosts(urls: list[str], *, runtime: list[str] | None = None) -> list[str]:
-    found = network.endpoints(
+    found = endpoints.endpoints(
         "https://api.tracebloc.io/",
         chart_repo=None,
         mirror="m.example",
         tool_urls=urls,
         runtime=runtime or [],
     )
-    return [e.hostport for e in found if e.kind in (network.Kind.TOOL, network.Kind.RUNTIME)]
+    return [e.hostport for e in found if e.kind in (endpoints.Kind.TOOL, endpoints.Kind.RUNTIME)]
 
 
 @pytest.mark.parametrize(
@@ -71,11 +71,11 @@ def test_a_github_release_download_brings_the_redirect_host(
 
 
 def test_the_redirect_host_is_public_and_a_tool_host() -> None:
-    found = network.endpoints(
+    found = endpoints.endpoints(
         "https://api.tracebloc.io/", chart_repo=None, mirror="m.example", tool_urls=[K3D_URL]
     )
     redirect = [e for e in found if e.hostport == RELEASE_ASSETS]
-    assert len(redirect) == 1 and redirect[0].kind is network.Kind.TOOL
+    assert len(redirect) == 1 and redirect[0].kind is endpoints.Kind.TOOL
     assert redirect[0].well_known and not redirect[0].strict
 
 
@@ -93,8 +93,8 @@ def test_every_pinned_github_download_is_seen_as_a_release_download() -> None:
         for p in tool["platforms"].values()
         if "github.com" in p["url"]
     ]
-    assert urls and all(network.github_release(url) for url in urls)
-    assert network.github_release(winget.URL)
+    assert urls and all(endpoints.github_release(url) for url in urls)
+    assert endpoints.github_release(winget.URL)
 
 
 # --- the CLI as a process ------------------------------------------------------------------

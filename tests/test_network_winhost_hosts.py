@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from installer.commands import network_hosts
-from installer.decide import network
+from installer.decide import endpoints
 from installer.decide import winhost as wh
 from installer.decide.winhostnet import winhost_urls
 from tests.test_winhost import facts
@@ -20,10 +20,10 @@ DESKTOP_BY_WINGET = ["cdn.winget.microsoft.com:443", "desktop.docker.com:443"]
 
 
 def runtime_hosts(plan: wh.HostPlan) -> list[str]:
-    found = network.endpoints(
+    found = endpoints.endpoints(
         "https://api.tracebloc.io/", chart_repo=None, mirror="m.example", runtime=winhost_urls(plan)
     )
-    return [e.hostport for e in found if e.kind is network.Kind.RUNTIME]
+    return [e.hostport for e in found if e.kind is endpoints.Kind.RUNTIME]
 
 
 @pytest.mark.parametrize(
@@ -93,10 +93,10 @@ def test_the_windows_hosts_join_the_derivation_the_runtime_hosts_use() -> None:
     plan's hosts as runtime hosts, labelled, public (a certificate not from a public CA on
     them is TLS inspection)."""
     needs = network_hosts.combine(None, None, {}, False, wh.plan_host(facts(), wh.Options()))
-    found = network.endpoints(
+    found = endpoints.endpoints(
         "https://api.tracebloc.io/", chart_repo=None, mirror="m.example", runtime=needs.runtime
     )
-    runtime = [e for e in found if e.kind is network.Kind.RUNTIME]
+    runtime = [e for e in found if e.kind is endpoints.Kind.RUNTIME]
     assert [e.label for e in runtime] == [
         "GitHub API (WSL releases) (api.github.com)",
         "GitHub (github.com)",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from installer.decide import readiness
+from installer.decide import diagnosis, readiness
 from installer.decide.model import Provenance, Resolution, Source
 from installer.edges.workloads import parse_manifest, parse_pvcs, parse_snapshot
 from tests.fakes import workloads
@@ -136,7 +136,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
                     message="x509: certificate signed by unknown authority",
                 )
             },
-            readiness.TLS,
+            diagnosis.TLS,
             True,
             id="x509-pull",
         ),
@@ -150,7 +150,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
                     message="pull access denied, authorization failed",
                 )
             },
-            readiness.UNAUTHORIZED,
+            diagnosis.UNAUTHORIZED,
             True,
             id="denied-pull",
         ),
@@ -160,7 +160,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
                     "m", "manager", IMAGE, waiting="ErrImagePull", message="dial tcp: i/o timeout"
                 )
             },
-            readiness.IMAGE_PULL,
+            diagnosis.IMAGE_PULL,
             False,
             id="network-pull-may-heal",
         ),
@@ -173,7 +173,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
                     unschedulable="0/1 nodes are available: 1 Insufficient cpu.",
                 )
             },
-            readiness.INSUFFICIENT,
+            diagnosis.INSUFFICIENT,
             True,
             id="insufficient-cpu",
         ),
@@ -186,7 +186,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
                     unschedulable="0/1 nodes are available: 1 Insufficient amd.com/gpu.",
                 )
             },
-            readiness.NO_GPU,
+            diagnosis.NO_GPU,
             True,
             id="no-amd-gpu",
         ),
@@ -207,7 +207,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
         ),
         pytest.param(
             {"manager": pod("m", "manager", IMAGE, waiting="CrashLoopBackOff", restarts=3)},
-            readiness.CRASH,
+            diagnosis.CRASH,
             False,
             id="crash-without-a-telling-log",
         ),
@@ -215,7 +215,7 @@ TRAINING = Resolution("cpu=6,memory=12Gi", Provenance.USER, Source.OVERRIDE)
 )
 def test_diagnosis(pods: dict[str, Any], cause: str | None, definite: bool) -> None:
     snapshot = read(*workloads.client(**pods))
-    found = readiness.diagnose(snapshot, namespace="tracebloc", training=TRAINING)
+    found = diagnosis.diagnose(snapshot, namespace="tracebloc", training=TRAINING)
     assert (found.cause if found else None) == cause
     assert (found.definite if found else False) is definite
 
@@ -224,7 +224,7 @@ def test_the_size_remedy_names_the_size_and_its_provenance() -> None:
     snapshot = read(
         *workloads.client(manager=pod("m", "manager", IMAGE, unschedulable="1 Insufficient memory"))
     )
-    found = readiness.diagnose(snapshot, namespace="tracebloc", training=TRAINING)
+    found = diagnosis.diagnose(snapshot, namespace="tracebloc", training=TRAINING)
     assert found is not None
     assert "cpu=6,memory=12Gi (provenance user)" in found.remedy
     assert "TRACEBLOC_TRAINING_RESOURCES" in found.remedy
@@ -236,15 +236,15 @@ def test_a_crash_log_rejecting_the_credentials_wins() -> None:
             manager=pod("m", "manager", IMAGE, waiting="CrashLoopBackOff", restarts=2)
         )
     )
-    suspect = readiness.log_suspect(snapshot)
-    assert suspect == readiness.Suspect("m", "main")
-    found = readiness.diagnose(
+    suspect = diagnosis.log_suspect(snapshot)
+    assert suspect == diagnosis.Suspect("m", "main")
+    found = diagnosis.diagnose(
         snapshot,
         namespace="tracebloc",
         suspect=suspect,
         log="boot\nERROR Unable to log in: 401 from backend\n",
     )
-    assert found is not None and found.cause == readiness.CREDENTIALS and found.definite
+    assert found is not None and found.cause == diagnosis.CREDENTIALS and found.definite
     assert "Unable to log in" in found.message
 
 
@@ -252,12 +252,12 @@ def test_a_terminating_pod_says_nothing_about_the_new_one() -> None:
     old = pod("m-old", "manager", IMAGE, waiting="ImagePullBackOff", message="x509: bad")
     old["metadata"]["deletionTimestamp"] = "2026-11-01T10:00:00Z"
     snapshot = read(*workloads.client(ready=3), old)
-    assert readiness.diagnose(snapshot, namespace="tracebloc") is None
+    assert diagnosis.diagnose(snapshot, namespace="tracebloc") is None
 
 
 def test_a_release_without_workloads_is_definite() -> None:
-    found = readiness.diagnose(read(), namespace="tracebloc")
-    assert found is not None and found.cause == readiness.NO_WORKLOADS and found.definite
+    found = diagnosis.diagnose(read(), namespace="tracebloc")
+    assert found is not None and found.cause == diagnosis.NO_WORKLOADS and found.definite
 
 
 def test_claims_of_the_release_only() -> None:
@@ -281,7 +281,7 @@ def test_a_workload_with_no_pod_is_described_as_the_workload() -> None:
     """No pod was created: the remedy describes the Deployment (an object that exists),
     never `kubectl describe pod <deployment name>`."""
     snapshot = read(deployment("tracebloc-jobs-manager", "manager", ready=False))
-    found = readiness.not_ready(snapshot, "tracebloc")
+    found = diagnosis.not_ready(snapshot, "tracebloc")
     assert "no pod was created" in found.message
     assert "kubectl describe deployment tracebloc-jobs-manager -n tracebloc" in found.remedy
     assert "describe pod" not in found.remedy
@@ -292,7 +292,7 @@ def test_a_workload_with_a_pod_is_described_by_the_pods_real_name() -> None:
         deployment("tracebloc-jobs-manager", "manager", ready=False),
         pod("tracebloc-jobs-manager-5d8f-x2", "manager", IMAGE),
     )
-    found = readiness.not_ready(snapshot, "tracebloc")
+    found = diagnosis.not_ready(snapshot, "tracebloc")
     assert "kubectl describe pod tracebloc-jobs-manager-5d8f-x2 -n tracebloc" in found.remedy
 
 

@@ -1,24 +1,24 @@
-"""Which hosts a runtime plan reaches (decide/network.runtime_urls): the network preflight
+"""Which hosts a runtime plan reaches (decide/endpoints.runtime_urls): the network preflight
 probes them when, and only when, the runtime will be installed."""
 
 from __future__ import annotations
 
 import pytest
 
-from installer.decide import network
+from installer.decide import endpoints
 from installer.decide import runtime as rt
 from installer.decide.runtime_route import decide
 from tests.test_runtime_route import darwin, linux
 
 
 def hosts(plan: rt.RuntimePlan, fetch_mirror: str | None = None) -> list[str]:
-    found = network.endpoints(
+    found = endpoints.endpoints(
         "https://api.tracebloc.io/",
         chart_repo=None,
         mirror="m.example",
-        runtime=network.runtime_urls(plan, fetch_mirror),
+        runtime=endpoints.runtime_urls(plan, fetch_mirror),
     )
-    return [e.hostport for e in found if e.kind is network.Kind.RUNTIME]
+    return [e.hostport for e in found if e.kind is endpoints.Kind.RUNTIME]
 
 
 @pytest.mark.parametrize(
@@ -68,4 +68,4 @@ def test_a_directory_tools_mirror_replaces_the_engines_own_downloads_but_not_apt
 
 
 def test_no_runtime_plan_reaches_nothing() -> None:
-    assert network.runtime_urls(None) == []
+    assert endpoints.runtime_urls(None) == []

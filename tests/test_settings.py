@@ -21,8 +21,8 @@ from tests.test_packaging import engine_reads
 
 # Where a registered variable (decide/variables.py) may be read by name: the settings builder
 # and the parsers it runs (config.py, decide/settings.py's number and yes/no readers,
-# decide/yesno.py, decide/paths.py), and the registry's own notices. Passing the whole
-# environment through to a child (edges/proc.py, edges/childio.py) reads no name.
+# decide/yesno.py, decide/paths.py), and the old settings' notices (decide/old_settings.py).
+# Passing the whole environment through to a child (edges/proc.py, edges/childio.py) reads no name.
 BUILDER = {
     "installer/config.py",
     "installer/commands/settings.py",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from installer.decide.variables import notices, translate_argv
+from installer.decide.old_settings import notices, translate_argv
 from tests.fakes.cluster import FakeCluster, node
 
 

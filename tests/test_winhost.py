@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from installer.commands import winhost as flow
+from installer.decide import elevation
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
@@ -291,23 +292,24 @@ def command_line_to_argv(line: str) -> list[str]:
     )
 )
 def test_win_quote_round_trips_through_commandlinetoargvw(args: list[str]) -> None:
-    assert command_line_to_argv(" ".join(wh.win_quote(a) for a in args)) == args
+    assert command_line_to_argv(" ".join(elevation.win_quote(a) for a in args)) == args
 
 
 def test_ps_quote_expands_nothing() -> None:
-    assert wh.ps_quote("C:\\it's $env:USERNAME") == "'C:\\it''s $env:USERNAME'"
+    assert elevation.ps_quote("C:\\it's $env:USERNAME") == "'C:\\it''s $env:USERNAME'"
 
 
 def test_one_elevation_of_the_engine_itself_for_the_privileged_half() -> None:
     exe = r"C:\Users\Jo O'Neil\AppData\Local\Programs\tracebloc\tracebloc-installer.exe"
     opts = wh.Options(daily_user="nurse", no_reboot=True)
-    argv = wh.elevate_argv(
-        exe, wh.engine_args("prepare-host", opts, ("--windows-elevated", "--client-password=x"))
+    argv = elevation.elevate_argv(
+        exe,
+        elevation.engine_args("prepare-host", opts, ("--windows-elevated", "--client-password=x")),
     )
     assert argv[:4] == ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command"]
     script = argv[4]
     assert "-Verb RunAs -Wait -PassThru" in script and "exit $p.ExitCode" in script
-    assert wh.ps_quote(exe) in script
+    assert elevation.ps_quote(exe) in script
     assert "prepare-host --daily-user nurse --no-reboot" in script
     assert "--windows-elevated" not in script  # not a SAFE_FLAG: the caller adds it knowingly
     assert "client-password" not in script
@@ -315,11 +317,18 @@ def test_one_elevation_of_the_engine_itself_for_the_privileged_half() -> None:
 
 def test_the_resume_carries_no_secret_and_resumes_install() -> None:
     exe = r"C:\Program Files\tracebloc\tracebloc-installer.exe"
-    argv = wh.resume_argv(exe, wh.Options(daily_user="nurse"))
-    assert argv[:3] == ["reg.exe", "add", wh.RESUME_KEY]
+    argv = elevation.resume_argv(exe, wh.Options(daily_user="nurse"))
+    assert argv[:3] == ["reg.exe", "add", elevation.RESUME_KEY]
     value = argv[argv.index("/d") + 1]
     assert command_line_to_argv(value) == [exe, "install", "--daily-user", "nurse", "--resume"]
-    assert wh.unresume_argv() == ["reg.exe", "delete", wh.RESUME_KEY, "/v", wh.RESUME_VALUE, "/f"]
+    assert elevation.unresume_argv() == [
+        "reg.exe",
+        "delete",
+        elevation.RESUME_KEY,
+        "/v",
+        elevation.RESUME_VALUE,
+        "/f",
+    ]
 
 
 def test_the_plan_as_json_lists_every_step_with_its_privilege() -> None:
@@ -536,7 +545,7 @@ def test_a_bare_laptop_elevates_once_and_hands_off_for_the_reboot(
     assert len(elevations) == 1
     assert "prepare-host --no-reboot" in elevations[0][-1]
     resume = [c for c in made if c[:2] == ["reg", "add"]]
-    assert resume and wh.RESUME_VALUE in resume[0]
+    assert resume and elevation.RESUME_VALUE in resume[0]
     assert ["shutdown", "/r", "/t", "0"] not in made  # --no-reboot: never rebooted
     assert all(PASSWORD not in " ".join(c) for c in made)
 
@@ -566,7 +575,7 @@ def test_the_end_of_input_at_the_reboot_question_is_a_no_and_the_hand_off(
 
 
 def test_a_declined_windows_prompt_installs_nothing(fake_windows: dict[str, object]) -> None:
-    scenario(fake_windows, elevated_rc=wh.DECLINED_RC)
+    scenario(fake_windows, elevated_rc=elevation.DECLINED_RC)
     with pytest.raises(InstallerError, match="administrator rights were not given"):
         run(fake_windows)
     assert mutating(fake_windows) == []

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from installer.commands import winhost as flow
+from installer.decide import elevation
 from installer.decide import winhost as wh
 from installer.decide.redact import Redactor
 from installer.edges import winhost as edge
@@ -44,7 +45,7 @@ def engine() -> tuple[str, list[str]]:
 
 
 def elevation_script(exe: str, prefix: list[str]) -> str:
-    return wh.elevate_argv(exe, [*prefix, "prepare-host", "--windows-elevated"])[-1]
+    return elevation.elevate_argv(exe, [*prefix, "prepare-host", "--windows-elevated"])[-1]
 
 
 def windows_laptop(cluster: FakeCluster, data_dir: Path, exe: str, prefix: list[str]) -> None:

@@ -1,5 +1,5 @@
 """The network preflight: before credentials and any change, can this machine reach every
-host the install needs, the way the install will? Hosts from decide/network.endpoints (or
+host the install needs, the way the install will? Hosts from decide/endpoints.endpoints (or
 PF_CRITICALS in tests), probes from edges/netprobe; `install` stops on the verdict (exit 1).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from installer.commands.tools import REQUIRED
-from installer.decide import network
+from installer.decide import endpoints, network
 from installer.decide.errors import InstallerError
 from installer.decide.settings import DEFAULT_REPO_URL, PlanConfig
 from installer.decide.tooling import ToolChoice
@@ -45,10 +45,10 @@ def check(
     assert backend_url is not None  # built for plan and install
     raw = env.get("PF_CRITICALS", "")
     if raw.strip():
-        endpoints = network.parse_criticals(raw, trust.is_loopback)
-        source = network.CRITICALS
+        needed = endpoints.parse_criticals(raw, trust.is_loopback)
+        source = endpoints.CRITICALS
     else:
-        endpoints = network.endpoints(
+        needed = endpoints.endpoints(
             backend_url,
             chart_repo=DEFAULT_REPO_URL if cfg.chart_is_default else None,
             mirror=cfg.registry.mirror,
@@ -58,7 +58,7 @@ def check(
         )
         source = "plan"
     trusted = netprobe.trust(ca_path, ca_name)
-    probes = netprobe.probe_all(endpoints, env, trusted)
+    probes = netprobe.probe_all(needed, env, trusted)
     inspection, issuer = network.inspection(probes)
     used = next((p.via_proxy for p in probes if p.via_proxy), "")
     configured = f"{cfg.proxy.host}:{cfg.proxy.port}" if cfg.proxy else ""

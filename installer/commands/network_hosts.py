@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from installer.decide import endpoints
 from installer.decide import localcluster as lc
-from installer.decide import network
 from installer.decide.drift import DockerRead
 from installer.decide.errors import InstallerError
 from installer.decide.model import Gpu, MachineFacts
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Needs:
     tools: tuple[str, ...] = ()  # download URLs of tools beyond kubectl and helm (k3d)
-    runtime: tuple[str, ...] = ()  # the runtime's hosts (network.runtime_urls)
+    runtime: tuple[str, ...] = ()  # the runtime's hosts (endpoints.runtime_urls)
     nvidia: bool = False  # the chart's NVIDIA device plugin image will be pulled
     # What before_gate read, for the local-cluster survey to use instead of reading again.
     docker: DockerRead | None = None
@@ -66,9 +66,9 @@ def combine(
 ) -> Needs:
     """`gpu_host`: the GPU steps (NVIDIA's key and repository are fetch steps too)."""
     hosts = [
-        *network.runtime_urls(runtime, fetch_mirror(env)),
+        *endpoints.runtime_urls(runtime, fetch_mirror(env)),
         *winhost_urls(windows),
-        *network.runtime_urls(gpu_host, fetch_mirror(env)),
+        *endpoints.runtime_urls(gpu_host, fetch_mirror(env)),
     ]
     return Needs(_k3d_url(k3d), tuple(hosts), nvidia)
 

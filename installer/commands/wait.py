@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from installer.decide import readiness, shellquote
+from installer.decide import diagnosis, readiness, shellquote
+from installer.decide.diagnosis import Diagnosis, Suspect
 from installer.decide.errors import InstallerError
 from installer.decide.model import Connection, Resolution
-from installer.decide.readiness import Diagnosis, Snapshot, Suspect
+from installer.decide.readiness import Snapshot
 from installer.edges import poll, workloads
 from installer.edges.apply import Tools
 from installer.present.ui import Ui
@@ -127,9 +128,9 @@ def _diagnose(
     training: Resolution | None,
     logs: dict[tuple[str, str, int], str],
 ) -> Diagnosis | None:
-    suspect = readiness.log_suspect(snapshot)
+    suspect = diagnosis.log_suspect(snapshot)
     text = _log_of(tools, snapshot, suspect, namespace, conn, read_timeout_s, logs)
-    return readiness.diagnose(
+    return diagnosis.diagnose(
         snapshot,
         namespace=namespace,
         training=training,
@@ -204,15 +205,15 @@ def _at_deadline(
         return InstallerError(
             f"the cluster stopped answering while the client was starting ({unanswered}){seen}",
             f"check that the cluster runs ({shellquote.join(['kubectl', 'get', 'nodes', *conn.kubectl_flags()])}; "
-            f"for a local cluster, that Docker runs)\n{readiness.LEFT_IN_PLACE}",
+            f"for a local cluster, that Docker runs)\n{diagnosis.LEFT_IN_PLACE}",
         )
     if last is None:
         return InstallerError(
-            f"the client's state could not be read within {waited}", readiness.LEFT_IN_PLACE
+            f"the client's state could not be read within {waited}", diagnosis.LEFT_IN_PLACE
         )
     found = _diagnose(tools, last, namespace, conn, read_timeout_s, training, logs)
     if found is None:
-        found = readiness.not_ready(last, namespace, (conn.kubectl_typed, *conn.kubectl_flags()))
+        found = diagnosis.not_ready(last, namespace, (conn.kubectl_typed, *conn.kubectl_flags()))
     return InstallerError(
         f"the client did not become ready within {waited} (READY_TIMEOUT): {found.message}",
         found.remedy,

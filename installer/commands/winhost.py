@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from installer.commands.asking import agree
+from installer.decide import elevation
 from installer.decide import winget as wg
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError
@@ -200,12 +201,12 @@ def elevate(
     """One UAC prompt: the engine's `prepare-host` elevated, waited for; its record of what it
     did is read back from the data directory (no output, no secret crosses the boundary)."""
     _, prefix = engine_command()
-    argv = wh.elevate_argv(
-        exe, [*prefix, *wh.engine_args("prepare-host", opts), "--windows-elevated"]
+    argv = elevation.elevate_argv(
+        exe, [*prefix, *elevation.engine_args("prepare-host", opts), "--windows-elevated"]
     )
     tool = edge.system_tool(argv[0], env)
     result = proc.run(tool, argv[1:], timeout=3 * 3600.0, env=env, redactor=redactor)
-    if result.rc == wh.DECLINED_RC:
+    if result.rc == elevation.DECLINED_RC:
         raise InstallerError(
             "administrator rights were not given (the Windows prompt was "
             "declined): nothing was installed",
@@ -235,7 +236,7 @@ def after_reboot_handoff(
 ) -> None:
     """Register the resume (this user's RunOnce: the same account signs back in), reboot only
     on a yes, and hand off with exit code 2."""
-    armed = _call(wh.resume_argv(exe, opts, tuple(engine_command()[1])), env, redactor)
+    armed = _call(elevation.resume_argv(exe, opts, tuple(engine_command()[1])), env, redactor)
     if armed:
         say("the install will resume automatically the next time you sign in")
     if opts.daily_user and armed:
@@ -248,7 +249,7 @@ def after_reboot_handoff(
             _call(edge.reboot_argv(), env, redactor)
     raise RebootPending(
         "Windows must restart to finish enabling WSL and virtualization",
-        wh.reboot_words(plan, opts, armed),
+        elevation.reboot_words(plan, opts, armed),
     )
 
 
@@ -332,7 +333,7 @@ def prepare(
     refuse_blockers(plan)
     if plan.tier == 0:
         if resume:
-            _call(wh.unresume_argv(), env, redactor)
+            _call(elevation.unresume_argv(), env, redactor)
         return plan
     state = load_state(state_path) if (resume or elevated_child) else State()
     state.consented, state.reboot_pending, state.failed, state.stopped = True, False, [], []
@@ -359,5 +360,5 @@ def prepare(
         return plan
     run_as_user(plan, facts, opts, env, redactor, say)
     if resume:
-        _call(wh.unresume_argv(), env, redactor)
+        _call(elevation.unresume_argv(), env, redactor)
     return plan

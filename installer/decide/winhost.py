@@ -3,7 +3,8 @@
 Pure. From one bounded probe (edges/winhost.py): steps, each with its exact argv and whether
 it needs administrator rights, plus the blockers that stop the install before any change.
 Docker Desktop answering as this user means no privileged step; otherwise every privileged
-step is confirmed once and run in one elevated child of the engine, the rest as the daily user.
+step is confirmed once and run in one elevated child of the engine (decide/elevation.py), the
+rest as the daily user.
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ OS_RESERVE_GIB = 2  # what Windows keeps for itself when the Docker VM is sized 
 REBOOT_EXIT = 2  # a declared hand-off: "reboot, then the install continues"
 # DISM's exit code for "done, a restart is required to finish".
 DISM_REBOOT_RC = 3010
-# The elevation wrapper's own exit code for a declined UAC prompt (Windows' ERROR_CANCELLED,
-# 1223, does not fit the 8 bits a POSIX test can carry).
-DECLINED_RC = 223
 
 WSL_FEATURE = "Microsoft-Windows-Subsystem-Linux"
 VM_PLATFORM = "VirtualMachinePlatform"
@@ -37,8 +35,6 @@ DOCKER_DESKTOP_ARGS = "install --quiet --accept-license --backend=wsl-2 --always
 DOCKER_MANUAL = (
     "install Docker Desktop from https://www.docker.com/products/docker-desktop/ and re-run"
 )
-RESUME_KEY = r"HKCU\Software\Microsoft\Windows\CurrentVersion\RunOnce"
-RESUME_VALUE = "TraceblocInstallerResume"
 
 
 @dataclass(frozen=True)
@@ -398,90 +394,3 @@ def autostart_argv(exe: str) -> tuple[str, ...]:
 def start_docker_argv(exe: str) -> tuple[str, ...]:
     # `start` returns at once: Docker Desktop keeps running after the engine's call ends.
     return ("cmd.exe", "/d", "/c", "start", '""', exe)
-
-
-# --- elevation and resume -----------------------------------------------------------------
-
-SAFE_FLAGS = ("--no-reboot", "--resume", "--verbose")
-
-
-def ps_quote(text: str) -> str:
-    """A PowerShell single-quoted string, always quoted (a script's literal): nothing expanded."""
-    return "'" + text.replace("'", "''").replace("\u2019", "\u2019\u2019") + "'"
-
-
-def win_quote(arg: str) -> str:
-    """One argument as CommandLineToArgvW reads it back (what Start-Process passes on)."""
-    if arg and not re.search(r'[\s"]', arg):
-        return arg
-    out, backslashes = ['"'], 0
-    for char in arg:
-        if char == "\\":
-            backslashes += 1
-            continue
-        if char == '"':
-            out.append("\\" * (2 * backslashes + 1) + '"')
-        else:
-            out.append("\\" * backslashes + char)
-        backslashes = 0
-    out.append("\\" * (2 * backslashes) + '"')
-    return "".join(out)
-
-
-def engine_args(command: str, opts: Options, extra: tuple[str, ...] = ()) -> list[str]:
-    """The engine's own arguments for a child run of itself: only flags that carry no secret."""
-    args = [command]
-    if opts.daily_user:
-        args += ["--daily-user", opts.daily_user]
-    if opts.no_reboot:
-        args.append("--no-reboot")
-    return args + [a for a in extra if a in SAFE_FLAGS]
-
-
-def elevate_argv(exe: str, args: list[str]) -> list[str]:  # args: after the executable
-    """One UAC prompt: the engine itself, elevated, for the privileged half; waits for it and
-    exits with its exit code (a declined prompt makes Start-Process fail: DECLINED_RC)."""
-    arg_line = " ".join(win_quote(a) for a in args)
-    script = (
-        f"try {{ $p = Start-Process -FilePath {ps_quote(exe)} -ArgumentList "
-        f"{ps_quote(arg_line)} -Verb RunAs -Wait -PassThru -ErrorAction Stop }} "
-        f"catch {{ exit {DECLINED_RC} }}; exit $p.ExitCode"
-    )
-    return ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command", script]
-
-
-def resume_command(exe: str, opts: Options, prefix: tuple[str, ...] = ()) -> str:
-    return " ".join(win_quote(a) for a in [exe, *prefix, *engine_args("install", opts), "--resume"])
-
-
-def resume_argv(exe: str, opts: Options, prefix: tuple[str, ...] = ()) -> list[str]:
-    return [
-        "reg.exe",
-        "add",
-        RESUME_KEY,
-        "/v",
-        RESUME_VALUE,
-        "/t",
-        "REG_SZ",
-        "/d",
-        resume_command(exe, opts, prefix),
-        "/f",
-    ]
-
-
-def unresume_argv() -> list[str]:
-    return ["reg.exe", "delete", RESUME_KEY, "/v", RESUME_VALUE, "/f"]
-
-
-def reboot_words(plan: HostPlan, opts: Options, resume_armed: bool) -> str:
-    if opts.no_reboot:
-        return (
-            "reboot when ready; the install continues at your next sign-in"
-            if resume_armed
-            else "reboot, then run the installer again to continue"
-        )
-    return (
-        "the install continues at your next sign-in after the reboot"
-        if resume_armed
-        else "after the reboot, run the installer again to continue"
-    )

@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from urllib.parse import unquote, urlsplit
 
 from installer import __version__
-from installer.decide.network import Endpoint, Probe, Status
+from installer.decide.endpoints import Endpoint
+from installer.decide.network import Probe, Status
 from installer.decide.settings import proxy_environment
 from installer.edges.trust import proxy_for, ssl_context
 

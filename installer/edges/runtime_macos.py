@@ -66,7 +66,8 @@ def app_executable_head(app: str) -> bytes:
     for name in ("com.docker.backend", "Docker"):
         path = os.path.join(app, "Contents", "MacOS", name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            flags = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(path, os.O_RDONLY | flags)
         except OSError:
             continue
         try:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from installer.decide import elevation
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError, ToolNotFound
 from installer.decide.model import os_name
@@ -79,7 +80,7 @@ def powershell(script: str) -> list[str]:
 
 def members_script(group: str) -> str:
     return (
-        f"try {{ Get-LocalGroupMember -Group {wh.ps_quote(group)} -ErrorAction Stop | "
+        f"try {{ Get-LocalGroupMember -Group {elevation.ps_quote(group)} -ErrorAction Stop | "
         "ForEach-Object { $_.Name } } catch { if ($_.CategoryInfo.Category -eq "
         "'ObjectNotFound') { exit 3 } else { exit 4 } }"
     )
@@ -277,10 +278,10 @@ def startup_shortcut_argv(profile: str, exe: str) -> list[str]:
         profile, "AppData", "Roaming", "Microsoft", "Windows", "Start Menu", "Programs", "Startup"
     )
     script = (
-        f"$d = {wh.ps_quote(folder)}; New-Item -ItemType Directory -Force -Path $d | Out-Null; "
+        f"$d = {elevation.ps_quote(folder)}; New-Item -ItemType Directory -Force -Path $d | Out-Null; "
         "$w = New-Object -ComObject WScript.Shell; "
         "$s = $w.CreateShortcut((Join-Path $d 'Docker Desktop.lnk')); "
-        f"$s.TargetPath = {wh.ps_quote(exe)}; $s.Save()"
+        f"$s.TargetPath = {elevation.ps_quote(exe)}; $s.Save()"
     )
     return powershell(script)
 

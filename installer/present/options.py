@@ -167,7 +167,7 @@ def install_options(parser: argparse.ArgumentParser) -> None:
         help="never prompt (automation): missing input is an error",
     )
     chart_option(parser)
-    # Read before argparse (decide/variables.translate_argv); listed here for --help.
+    # Read before argparse (decide/old_settings.translate_argv); listed here for --help.
     parser.add_argument(
         "--data-dir",
         metavar="PATH",

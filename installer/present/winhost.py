@@ -3,6 +3,7 @@ whether it runs as administrator, the reboot announced before anything changes."
 
 from __future__ import annotations
 
+from installer.decide import elevation
 from installer.decide import winhost as wh
 
 
@@ -17,9 +18,9 @@ def host_lines(plan: wh.HostPlan) -> list[str]:
     ]
     for step in plan.steps:
         who = "admin" if step.privileged else "user "
-        argv = f": {' '.join(wh.win_quote(a) for a in step.argv)}" if step.argv else ""
+        argv = f": {' '.join(elevation.win_quote(a) for a in step.argv)}" if step.argv else ""
         fallback = (
-            f" (if that fails: {' '.join(wh.win_quote(a) for a in step.fallback)})"
+            f" (if that fails: {' '.join(elevation.win_quote(a) for a in step.fallback)})"
             if step.fallback
             else ""
         )
