@@ -1,4 +1,4 @@
-"""Docker Desktop on a Mac (decide/runtime_macos.py, edges/runtime_macos.py): one built for
+"""Docker Desktop on a Mac (decide/docker_desktop_mac.py, edges/runtime_macos.py): one built for
 the other chip is moved to the Trash and this chip's installed, behind the question; one whose
 process runs while Docker does not answer is quit before it is started again. The headers are
 real Mach-O layouts (mach-o/loader.h, mach-o/fat.h); no Mac runs here, so the Mac's programs
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from installer.decide import runtime as rt
-from installer.decide.runtime_macos import macho_archs
+from installer.decide.docker_desktop_mac import macho_archs
 from installer.decide.runtime_route import decide
 from installer.edges import runtime_macos as edge
 from tests.fakes.executables import make_executable

@@ -9,12 +9,13 @@ import stat
 import sys
 from collections.abc import Mapping
 
+from installer.decide.docker_desktop_mac import CHIP, macho_archs
 from installer.decide.drift import DockerRead
 from installer.decide.errors import ToolTimeout
 from installer.decide.model import MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.runtime import Facts
-from installer.decide.runtime_macos import AMD64_SMOKE, CHIP, macho_archs
+from installer.decide.runtime_macos import AMD64_SMOKE
 from installer.decide.settings import RuntimeGiven
 from installer.edges import call, proc
 from installer.edges.docker import find_docker
