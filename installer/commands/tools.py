@@ -64,9 +64,11 @@ def this_settings(env: Mapping[str, str], arch: str | None = None) -> Settings:
     return tools.settings(env, os_name(sys.platform), arch)
 
 
-def progress_for(env: Mapping[str, str], stream: TextIO = sys.stderr) -> fetch.ProgressFor:
-    fancy = is_terminal(stream) and wants_fancy(env)
-    return lambda label: Progress(stream, label, fancy=fancy)
+def progress_for(env: Mapping[str, str], stream: TextIO | None = None) -> fetch.ProgressFor:
+    # sys.stderr as it is at the call (a default bound at import would outlive a swap).
+    out = stream if stream is not None else sys.stderr
+    fancy = is_terminal(out) and wants_fancy(env)
+    return lambda label: Progress(out, label, fancy=fancy)
 
 
 def resolve_tool(
@@ -83,7 +85,7 @@ def ensure_tools(
     cfg: Settings | None = None,
     *,
     choices: Mapping[str, ToolChoice] | None = None,
-    stream: TextIO = sys.stderr,
+    stream: TextIO | None = None,
     timeout: float = 10.0,
 ) -> dict[str, ToolChoice]:
     """Every named tool ready to run, downloading the pinned ones that are missing. Raises
@@ -98,6 +100,7 @@ def ensure_tools(
         if known[name].source is None:
             raise InstallerError(f"{name} is not available: {known[name].problem}")
     out = {}
+    stream = stream if stream is not None else sys.stderr
     fancy = is_terminal(stream) and wants_fancy(env)
     settled: list[str] = []  # on a terminal: the downloads, said in one line at the end
     for name in names:
@@ -151,7 +154,7 @@ def fill_mirror(
     platforms: list[str],
     env: Mapping[str, str],
     cfg: Settings,
-    stream: TextIO = sys.stderr,
+    stream: TextIO | None = None,
 ) -> Filled:
     carried = fetch.download_to(directory, platforms, env, cfg, progress_for(env, stream))
     return Filled(directory, carried)
