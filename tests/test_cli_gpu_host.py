@@ -261,3 +261,42 @@ def test_a_node_that_never_advertises_the_gpu_gets_cpu_values_and_says_why(
     upgrades = [a for a in calls(cluster, "helm") if a[:2] == ["upgrade", "--install"]]
     assert len(upgrades) == 2
     assert "nvidia.com/gpu" not in values_file(cluster).read_text(encoding="utf-8")
+
+
+def test_a_docker_restart_under_the_existing_gpu_cluster_starts_it_again_as_listed(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """The cluster runs (made with the GPU); Docker lost its NVIDIA default (a package
+    upgrade rewrote daemon.json): the restart that puts it back stops the cluster, and the
+    `k3d cluster start` after it is an item of the list shown before the question."""
+    from installer.decide import remedy
+    from tests.fakes.localcluster import existing, listed
+    from tests.test_cli_contract_changes import listed as shown_items
+    from tests.test_cli_contract_changes import mutating
+
+    machine_without_cluster(fresh(cluster))
+    env = {**linux_host(cluster, "ubuntu", docker="running"), **gpu_machine(cluster, default=False)}
+    existing(cluster, "running", gpus=True, agents=0)
+    cluster.on("systemctl", "restart", "docker", mark="restarted")  # as the real one: it stops
+    cluster.on("k3d", "cluster", "list", stdout=listed("stopped", agents=0), after="restarted")
+    cluster.on("k3d", "cluster", "start", stdout="started\n", mark="started")
+    cluster.on("k3d", "cluster", "list", stdout=listed("running", agents=0), after="started")
+    advertises(cluster)
+
+    result = cluster.run("install", "--yes", **env_for(backend, **env))
+
+    assert result.returncode == 0, result.stderr
+    done = root_calls(cluster)
+    assert done.count(CONFIGURE) == 1 and done.count(RESTART) == 1
+    starts = [a for a in calls(cluster, "k3d") if a[:2] == ["cluster", "start"]]
+    assert len(starts) == 1
+    log = [[e["tool"], *e["argv"]] for e in cluster.call_log()]
+    assert log.index(["systemctl", *RESTART[1:]]) < log.index(["k3d", *starts[0]])
+    shown = shown_items(result.stderr)
+    assert "starts the local cluster again if Docker's restart stopped it" in " ".join(shown)
+    reads = (["nvidia-ctk", "--version"], ["kubectl", "rollout", "status"])
+    for call in mutating(cluster):
+        if any(call[: len(r)] == r for r in reads):
+            continue
+        assert any(item.startswith(remedy.command(call) + "  (") for item in shown), call
+    assert not [a for a in calls(cluster, "k3d") if a[:2] == ["cluster", "create"]]

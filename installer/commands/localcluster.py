@@ -103,7 +103,7 @@ def commands_for(
         out.append(("k3d", *args))
         nodes = lc.node_names(s)
     else:
-        if local.action == START:
+        if local.action == START or restarts_docker(local):
             out.append(("k3d", *lc.start_args(s)))
         # Not read yet (Docker is set up first): the nodes a create of these settings made.
         nodes = list(local.cluster.nodes) if local.cluster else lc.node_names(s)
@@ -113,6 +113,17 @@ def commands_for(
     if os_ == "windows" and s.storage_mode == "hostpath":
         out.append(("docker", *localcluster_create.exec_args(s, release)))
     return tuple(out)
+
+
+def restarts_docker(local: Local) -> bool:
+    """The GPU steps restart Docker under a running cluster of ours, which stops it: it is
+    started again (listed, so it may run)."""
+    plan = local.gpu_host
+    return (
+        local.action == ADOPT
+        and plan is not None
+        and any(step.kind == gh.RESTART for step in plan.steps)
+    )
 
 
 def find_k3d(env: Mapping[str, str], *, fetch: bool) -> Tool:
@@ -579,6 +590,15 @@ def bring_up(
             host_gpu=Gpu("nvidia") if same else None,
         )
         blockers(again, ui)
+        # A failed Docker GPU check makes the cluster for CPU, as that check's step says.
+        unlisted = [a for a in again.commands if a not in local.commands and not checked.failed]
+        if unlisted:
+            raise InstallerError(
+                f"once the GPU was set up for Docker, the local cluster {s.name} needs "
+                f"`{remedy.command(unlisted[0])}`, which was not in the list you agreed to: "
+                "the GPU steps ran as listed, nothing else was changed",
+                "run the installer again: its list then shows what the cluster needs now",
+            )
         return bring_up(
             again,
             cfg,

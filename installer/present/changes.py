@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from installer.decide import remedy
+from installer.decide.localcluster_state import START
 from installer.decide.model import Connection
 from installer.decide.placement import PluginSet
 from installer.decide.runtime import NEW_SUFFIX
@@ -30,10 +31,12 @@ class Change:
         return f"{remedy.command(self.argv)}  ({self.why})"
 
 
-def _local_why(argv: Sequence[str]) -> str:
+def _local_why(argv: Sequence[str], local: Local) -> str:
     verb = tuple(argv[:3])
     if verb == ("k3d", "cluster", "create"):
         return "creates the local cluster: Docker containers, a network and volumes"
+    if verb == ("k3d", "cluster", "start") and local.action != START:
+        return "starts the local cluster again if Docker's restart stopped it"
     if verb == ("k3d", "cluster", "start"):
         return "starts the stopped local cluster"
     if tuple(argv[:2]) == ("docker", "update"):
@@ -97,7 +100,7 @@ def changes(
     out: list[Change] = []
     if local is not None and local.managed:
         out += host_changes(local)
-        out += [Change(tuple(argv), _local_why(argv)) for argv in local.commands]
+        out += [Change(tuple(argv), _local_why(argv, local)) for argv in local.commands]
     if recovery is not None:
         build = helm.rollback_args if recovery == "rollback" else helm.uninstall_args
         out.append(
