@@ -22,6 +22,7 @@ from installer.commands import (
     gpuverify,
     localcluster,
     localcluster_create,
+    localcluster_survey,
     shellpath,
     signin,
     wait,
@@ -325,7 +326,7 @@ def _install(
     conn = typed_conn(cfg.probe.conn, env, tools.helm.path, tools.kubectl.path)
     cfg = dataclasses.replace(cfg, probe=dataclasses.replace(cfg.probe, conn=conn))
     # The local k3d cluster, when nobody named another: Docker's budget is the machine.
-    local = localcluster.survey(
+    local = localcluster_survey.survey(
         cfg,
         env,
         redactor,

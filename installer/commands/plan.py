@@ -31,8 +31,9 @@ def plan_install(
     cfg: PlanConfig, env: Mapping[str, str], redactor: Redactor, settings: InstallSettings
 ) -> Plan:
     """`plan`: install's reads and decisions, in install's order, with nothing changed."""
-    from installer.commands.localcluster import blocker, readable_as_it_is, survey
+    from installer.commands.localcluster import blocker, readable_as_it_is
     from installer.commands.localcluster_preview import read_unmerged, with_merge_hint
+    from installer.commands.localcluster_survey import survey
     from installer.decide.localcluster_state import CREATE, START
 
     os_ = os_name(sys.platform)

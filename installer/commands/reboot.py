@@ -50,7 +50,7 @@ def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeo
         colima = "" if desktop or found is None else os.path.abspath(found.path)
     choice = local.k3d_choice
     if choice is None:
-        from installer.commands.localcluster import choose_k3d
+        from installer.commands.localcluster_survey import choose_k3d
 
         try:
             choice = choose_k3d(env, fetch=False)

@@ -87,7 +87,7 @@ class Tools:
 
 def find(env: Mapping[str, str], redactor: Redactor, options: Options) -> Tools:
     """The tools, as install finds them but never downloaded: removing needs nothing new."""
-    from installer.commands.localcluster import find_k3d
+    from installer.commands.localcluster_survey import find_k3d
 
     kubectl = _found("kubectl", env) if options.delete_data else _maybe("kubectl", env)
     k3d_tool = find_k3d(env, fetch=False) if options.delete_cluster else None

@@ -1,6 +1,6 @@
 """k3d: where the binary comes from, and what `k3d cluster list -o json` says.
 
-The binary comes from the verified-tools path (commands.localcluster.find_k3d). The commands themselves are built in decide.localcluster and run by
+The binary comes from the verified-tools path (commands.localcluster_survey.find_k3d). The commands themselves are built in decide.localcluster and run by
 commands.localcluster through proc.
 """
 
