@@ -3,8 +3,9 @@
 All under the install lock (edges/lock.py): first the reads and checks that change nothing
 (network preflight, tools, local-cluster survey, one overlapped cluster read, already
 installed?, blockers, credentials, the guard's verdict and the plan), then the one question
-(commands/asking.py), then the changes (commands/install_changes.py), ending with the wait until the client is connected
-(exit 0). Nothing outside the engine's own directory changes before a yes (or --yes).
+(commands/asking.py), then the changes (commands/install_changes.py), ending with the wait
+until the client is connected (exit 0). Nothing outside the engine's own directory changes
+before a yes (or --yes).
 """
 
 from __future__ import annotations
