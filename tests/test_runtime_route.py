@@ -13,7 +13,7 @@ from installer.decide import openpgp
 from installer.decide import runtime as rt
 from installer.decide import runtime_macos as mac
 from installer.decide.arch import apt_arch, engine_arch, go_arch
-from installer.decide.runtime_linux import DOCKER_CE
+from installer.decide.docker_packages import DOCKER_CE
 from installer.decide.runtime_route import decide
 from tests.fakes.runtime_host import OS_RELEASES, TEST_KEY, TEST_KEY_FPR
 

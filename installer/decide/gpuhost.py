@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from installer.decide.docker_packages import package_manager
 from installer.decide.runtime import (
     APT_ENV,
     APT_LOCKS,
@@ -26,7 +27,6 @@ from installer.decide.runtime import (
     no_sudo,
     sudo_prime,
 )
-from installer.decide.runtime_linux import package_manager
 
 # NVIDIA's container toolkit signing key: installed only when the download has this fingerprint.
 NVIDIA_KEY_FPR = "C95B321B61E88C1809C4F759DDCAE044F796ECB0"
