@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from installer.commands import signin as flow
+from installer.commands import tracebloc_cli
 from installer.commands.credentials import SIGN_IN, obtain
 from installer.decide import signin
 from installer.decide.errors import BadInput, InstallerError, Refused
@@ -702,7 +703,7 @@ def test_the_summary_says_how_to_reach_a_cli_not_on_path(cli: FakeCli, tmp_path:
         SHELL="/usr/bin/zsh",
         TRACEBLOC_TOOLS_DIR=str(tmp_path / "tools"),
     )
-    (note,) = flow.cli_notes(env)
+    (note,) = tracebloc_cli.cli_notes(env)
     assert "tracebloc data ingest" in note
     if sys.platform != "win32":
         assert f'export PATH="{cli.dir}:$PATH"' in note

@@ -25,6 +25,7 @@ from installer.commands import (
     localcluster_survey,
     shellpath,
     signin,
+    tracebloc_cli,
 )
 from installer.commands.asking import (
     ask_once,
@@ -162,7 +163,7 @@ def settle(
     if not found.check.nothing or found.plan is None:
         return found, None
     done = found.check
-    cli = tuple(signin.cli_check(env, os_name(sys.platform)))
+    cli = tuple(tracebloc_cli.cli_check(env, os_name(sys.platform)))
     return found, Outcome(
         done.release,
         done.namespace,

@@ -13,7 +13,7 @@ from installer.commands import (
     gpuverify,
     localcluster_create,
     shellpath,
-    signin,
+    tracebloc_cli,
     wait,
 )
 from installer.commands.amd64_emulation import check_amd64
@@ -244,7 +244,7 @@ def carry_out(
         pointing.shutdown(wait=True)
     context_done = context_f.result()
     notes += shellpath.make(links, env, ui)
-    notes += signin.cli_notes(env) if signs_in else signin.cli_check(env, os_)
+    notes += tracebloc_cli.cli_notes(env) if signs_in else tracebloc_cli.cli_check(env, os_)
     notes += remember(cfg, env, os_, plan, cluster)
     if gpu_seen is not None and not gpu_seen.verified:
         listing = remedy.kubectl(["get", "nodes", "-o", "jsonpath={..allocatable}"], cfg.probe.conn)

@@ -276,7 +276,7 @@ def survey(
                     "check `docker ps -a`, then run again",
                 )
             )
-        from installer.commands.signin import cli_as_typed
+        from installer.commands.tracebloc_cli import cli_as_typed
 
         found = tuple(drift(s, inspected, cli_as_typed(env, os_)))
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from installer.commands import uninstall
+from installer.commands import uninstall, uninstall_removal
 from installer.commands.asking import agree
 from installer.commands.credentials import open_terminal
 from installer.decide import printable
@@ -63,7 +63,7 @@ def confirm_and_remove(
                 args.json, {"removed": [], "kept": remove + keep}, "nothing was removed", redactor
             )
             return 1
-    done = uninstall.execute(survey, tools, cfg, options)
+    done = uninstall_removal.execute(survey, tools, cfg, options)
     output.emit(
         args.json,
         {"removed": done, "kept": keep},
