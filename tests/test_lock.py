@@ -102,18 +102,20 @@ def test_a_child_started_under_the_lock_does_not_inherit_it_but_is_recorded(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl: Linux only")
 def test_a_tool_that_outlives_its_killed_holder_keeps_the_next_one_out(tmp_path: Path) -> None:
     path = str(tmp_path / "install.lock")
+    ready = tmp_path / "outlives"  # the tool has cleared its parent-death signal
     script = (
         f"import sys, time\nsys.path.insert(0, {str(REPO)!r})\n"
         "from installer.edges import lock, proc\n"
         f"with lock.hold([{path!r}], what='doomed'):\n"
         "    proc.run(proc.Tool('helm', sys.executable),\n"
         "             ['-c', 'import ctypes, sys, time; ctypes.CDLL(None).prctl(1, 0, 0, 0, 0); '\n"
-        "              'print(1, flush=True); time.sleep(600)'], timeout=600)\n"
+        f"              'open(\"{ready}\", \"w\").close(); time.sleep(600)'], timeout=600)\n"
     )
     holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
-        while not lock.read_holder(path).get("children") and time.monotonic() < deadline:
+        while not (lock.read_holder(path).get("children") and ready.exists()):
+            assert time.monotonic() < deadline, "the tool never started"
             time.sleep(0.05)
         [child] = lock.read_holder(path)["children"]
         holder.send_signal(signal.SIGKILL)
