@@ -109,7 +109,7 @@ def test_a_tool_that_outlives_its_killed_holder_keeps_the_next_one_out(tmp_path:
         f"with lock.hold([{path!r}], what='doomed'):\n"
         "    proc.run(proc.Tool('helm', sys.executable),\n"
         "             ['-c', 'import ctypes, sys, time; ctypes.CDLL(None).prctl(1, 0, 0, 0, 0); '\n"
-        f"              'open(\"{ready}\", \"w\").close(); time.sleep(600)'], timeout=600)\n"
+        f'              \'open("{ready}", "w").close(); time.sleep(600)\'], timeout=600)\n'
     )
     holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
