@@ -1,23 +1,21 @@
-"""Command line: options → configuration → pipeline → output and exit code.
+"""Command line: options → the command's module → exit code.
 
-The only module that prints outcomes or chooses exit codes: 0 answered, 1 failed (or the
-cluster cannot be reached), 2 bad input, 3 refused to protect what is installed, 128 + the
-signal when stopped (130 Ctrl-C). With `--json` every outcome is one JSON object on stdout.
-Subcommands are rows of `COMMANDS`; options without a subcommand mean `install`.
+Exit codes: 0 answered, 1 failed (or the cluster cannot be reached), 2 bad input, 3 refused
+to protect what is installed, 128 + the signal when stopped (130 Ctrl-C). With `--json`
+every outcome is one JSON object on stdout (present/exits.py for the failures). Subcommands
+are rows of `COMMANDS`; options without a subcommand mean `install`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from installer import __version__
 from installer.decide import printable
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.model import os_name
@@ -26,6 +24,7 @@ from installer.edges import lifetime
 from installer.present import options as surface
 from installer.present import output
 from installer.present.console import is_terminal, owns_console, pause
+from installer.present.exits import declined, failed, stopped, within
 
 if TYPE_CHECKING:
     from installer.commands.settings import Settings
@@ -110,7 +109,7 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
     # The scripts' flags mean what they meant, or stop here naming what replaced them.
     old = translate_argv(argv)
     if old.refused:
-        return _failed(as_json, 2, old.refused, "")
+        return failed(as_json, 2, old.refused, "")
     env.update(old.env)
     for note in old.notes + notices(env):
         output.stderr(f"note: {printable.shown(note)}\n")
@@ -131,18 +130,18 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         return runner(args, env, redactor)
     except InstallerError as exc:
         if getattr(exc, "declined", False):  # a no at the question is an answer, not an error
-            return _declined(as_json, exc.exit_code, redactor(exc.message))
+            return declined(as_json, exc.exit_code, redactor(exc.message))
         data = output.redact_all(
             getattr(exc, "data", None) or {}, redactor
         )  # e.g. the network report
-        return _failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
+        return failed(as_json, exc.exit_code, redactor(exc.message), redactor(exc.remedy), data)
     except KeyboardInterrupt as exc:
         # The running child was already stopped (by proc, or probe.concurrently for threads).
         signum = exc.signum if isinstance(exc, lifetime.Terminated) else None
-        return _stopped(as_json, command, signum, getattr(exc, "remedy", ""))
+        return stopped(as_json, command, signum, getattr(exc, "remedy", ""))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
         # Raised on the way out of an earlier interruption: it is that interruption.
-        stop = _interruption(exc)
+        stop = within(exc)
         signum = (
             lifetime.stopped_by()
             if stop is None
@@ -150,68 +149,19 @@ def _main(argv: list[str], env: dict[str, str]) -> int:
         )
         if signum is not None:
             log.debug("after the interruption", exc_info=True)
-            return _stopped(
+            return stopped(
                 as_json,
                 command,
                 None if signum == signal.SIGINT else signum,
                 getattr(stop, "remedy", ""),
             )
         log.debug("internal error", exc_info=True)
-        return _failed(
+        return failed(
             as_json,
             1,
             f"internal error: {redactor(repr(exc))}",
             "please report this; run again with --verbose for details",
         )
-
-
-def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt (or Terminated) `exc` was raised while handling, if any."""
-    seen: set[int] = set()
-    link = exc.__cause__ or exc.__context__
-    while link is not None and id(link) not in seen:
-        if isinstance(link, KeyboardInterrupt):
-            return link
-        seen.add(id(link))
-        link = link.__cause__ or link.__context__
-    return None
-
-
-def _stopped(as_json: bool, command: str, signum: int | None, said: str) -> int:
-    """Ctrl-C (signum None) or SIGTERM/SIGHUP: the shell's convention, 128 + the signal."""
-    word, code = ("interrupted", 130) if signum is None else ("terminated", 128 + signum)
-    return _failed(as_json, code, word, said or (RESUME if command == "install" else ""))
-
-
-def _failed(
-    as_json: bool, code: int, message: str, remedy: str, data: dict[str, Any] | None = None
-) -> int:
-    output.fail(message, remedy)
-    if as_json:
-        document: dict[str, Any] = {"ok": False, "exit": code, "reason": message}
-        if remedy:
-            document["remedy"] = remedy
-        document.update(data or {})
-        output.write_stdout(json.dumps(document, indent=2) + "\n")
-    return code
-
-
-def _declined(as_json: bool, code: int, detail: str) -> int:
-    output.stderr(f"Nothing was changed. {printable.shown(detail)}\n")
-    if as_json:
-        output.write_stdout(
-            json.dumps(
-                {
-                    "ok": False,
-                    "exit": code,
-                    "declined": True,
-                    "reason": "Nothing was changed. " + detail,
-                },
-                indent=2,
-            )
-            + "\n"
-        )
-    return code
 
 
 # --- the commands ------------------------------------------------------------------------
@@ -260,106 +210,10 @@ def run_tools(args: argparse.Namespace, env: dict[str, str], redactor: Redactor)
     return run_command(args, env, redactor)
 
 
-RESUME = (
-    "the values file is intact; run tracebloc-installer again to resume "
-    "(it recovers a half-finished helm release first)"
-)
-
-
 def run_install(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
-    from installer.commands.install import install
-    from installer.decide.localcluster import release_dirs
-    from installer.edges.hostdirs import check_files, check_writable
-    from installer.present.summary import install_json, summary
-    from installer.present.ui import Ui
+    from installer.commands.install_command import run_install as run
 
-    built = _settings(args, env, redactor)  # refuses a sudo-wrapped install first
-    assert built.plan is not None and built.install is not None and built.paths is not None
-    cfg, settings = built.plan, built.install
-    # Before the log opens and before anything else: the data directory must take files.
-    check_writable(cfg.host_data_dir, env, os_name(sys.platform), built.paths.data_dir_source)
-    check_files(
-        cfg.values_path,
-        [os.path.join(cfg.host_data_dir, cfg.probe.release)]
-        + [
-            path
-            for path, _ in release_dirs(
-                cfg.host_data_dir,
-                cfg.host_dataset_dir,
-                cfg.probe.release,
-                windows=os_name(sys.platform) == "windows",
-            )
-        ],
-    )
-    lifetime.stop_cleanly_on_termination()
-    # The spinner only when a person watches both streams, and not under --verbose.
-    watched = not args.verbose and is_terminal(sys.stdout) and is_terminal(sys.stderr)
-    ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=watched)
-    log_path = built.paths.log_file
-    handler = output.log_to_file(log_path, redactor, ui)
-    log.info(
-        "tracebloc-installer %s: install (%s)",
-        __version__,
-        "non-interactive" if args.yes else "interactive",
-    )
-    try:
-        outcome = install(cfg, env, redactor, ui, interactive=not args.yes, settings=settings)
-    except InstallerError as exc:
-        log.info("install failed: %s", exc.message)
-        if handler is not None:
-            exc.remedy = (exc.remedy + "\n" if exc.remedy else "") + f"log file: {log_path}"
-        raise
-    except KeyboardInterrupt:
-        log.info("install interrupted")
-        raise
-    finally:
-        if handler is not None:
-            logging.getLogger("installer").removeHandler(handler)
-            handler.close()
-    shown_log = log_path if handler is not None else None
-    document = {"ok": True, "exit": 0, **install_json(outcome, shown_log)}
-    status, ingest = _next_commands(args, env, outcome.namespace)
-    # A person at a terminal reads the few lines; --verbose and a pipe print everything.
-    full = args.verbose or not is_terminal(sys.stdout)
-    if not full:
-        log.info("summary:\n%s", summary(outcome, shown_log, status=status, ingest=ingest))
-    text = summary(
-        outcome,
-        shown_log,
-        full=full,
-        status=status,
-        ingest=ingest,
-        width=ui.columns(),
-        home=os.path.expanduser("~"),
-    )
-    # The install is done whatever happens to stdout: its exit code says so.
-    output.emit(args.json, document, text, redactor)
-    return 0
-
-
-def _next_commands(
-    args: argparse.Namespace, env: Mapping[str, str], namespace: str
-) -> tuple[str, bool]:
-    """`status` as it can be pasted here (this program by the name it answers to on PATH,
-    else by its path; the cluster and namespace of this run), and whether `tracebloc data
-    ingest` can run as printed (the tracebloc CLI on PATH)."""
-    import shutil
-
-    from installer.decide import shellquote
-
-    path = env.get("PATH", os.defpath)
-    if shutil.which(surface.PROG, path=path):
-        program = [surface.PROG]
-    elif getattr(sys, "frozen", False):
-        program = [sys.executable]
-    else:
-        program = [sys.executable, "-m", "installer"]
-    flags = ["--kubeconfig", args.kubeconfig] if getattr(args, "kubeconfig", None) else []
-    flags += ["--context", args.context] if getattr(args, "context", None) else []
-    flags += ["-n", namespace] if namespace != "tracebloc" else []
-    # On PATH, as printed; never run to find out (a run that did not sign in runs no CLI).
-    ingest = shutil.which("tracebloc", path=path) is not None
-    return shellquote.join([*program, "status", *flags]), ingest
+    return run(args, env, redactor)
 
 
 def run_status(args: argparse.Namespace, env: dict[str, str], redactor: Redactor) -> int:
@@ -505,6 +359,3 @@ COMMANDS: list[surface.Command] = [
         cluster=False,
     ),
 ]
-
-
-# --- plumbing ------------------------------------------------------------------------------

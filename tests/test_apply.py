@@ -14,7 +14,7 @@ from installer.decide import recovery
 from installer.decide.errors import InstallerError, Refused
 from installer.decide.model import Connection
 from installer.decide.redact import Redactor
-from installer.edges import apply, proc
+from installer.edges import apply, toolpath
 from tests.fakes.cluster import HELM_NOT_FOUND, FakeCluster
 
 REPO_URL = "https://tracebloc.github.io/client"
@@ -25,8 +25,8 @@ CONN = Connection(kubeconfig="/home/ana/.kube/config", context="prod-eu")
 def tools_for(cluster: FakeCluster) -> apply.Tools:
     env = cluster.env()
     return apply.Tools(
-        helm=proc.find_tool("helm", env),
-        kubectl=proc.find_tool("kubectl", env),
+        helm=toolpath.find_tool("helm", env),
+        kubectl=toolpath.find_tool("kubectl", env),
         env=env,
         redactor=Redactor(),
     )

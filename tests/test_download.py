@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from installer.edges import download, runtime
+from installer.edges import download, runtime_files
 from tests.fakes.mirror import STALL, LoopbackTls, MirrorServer
 
 
@@ -49,4 +49,4 @@ def test_a_steady_download_is_not_cut_short(tmp_path: Path) -> None:
 
 
 def test_dockers_installers_are_bounded_by_progress_as_the_scripts() -> None:
-    assert runtime.STALL == (1024 * 60, 60.0)  # under 1 KB/s for 60 s
+    assert runtime_files.STALL == (1024 * 60, 60.0)  # under 1 KB/s for 60 s

@@ -183,7 +183,7 @@ def test_a_new_clusters_api_that_never_answers_is_looked_at_once_with_no_wait(
     from installer.decide import localcluster as lc
     from installer.decide.errors import InstallerError
     from installer.decide.redact import Redactor
-    from installer.edges import proc
+    from installer.edges import toolpath
     from installer.present.ui import Ui
     from tests.fakes.executables import make_executable
 
@@ -202,6 +202,6 @@ def test_a_new_clusters_api_that_never_answers_is_looked_at_once_with_no_wait(
             env,
             Ui(io.StringIO(), env={}, redactor=Redactor()),
             Redactor(),
-            proc.find_tool("kubectl", env),
+            toolpath.find_tool("kubectl", env),
         )
     assert [json.loads(line) for line in calls.read_text().splitlines()] == [lc.api_wait_args()]

@@ -21,18 +21,12 @@ from pytest_mock import MockerFixture
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
-from installer.edges import childio, proc
+from installer.edges import childio, proc, process_tree
 from tests.fakes.executables import CHILD_WITHOUT_SYSTEMROOT, make_executable
 from tests.fakes.processes import gone_soon, kill_if_running
 
 # A deadline test may take the deadline, then REAP_GRACE_S per reaping step, plus slack.
 SLACK_S = 3.0
-
-# The find_tool tests that pass os_name="linux" build a ':'-separated PATH; on Windows every
-# directory in it has a drive letter's ':' (and no file has an execute bit to skip over).
-POSIX_PATH_ONLY = pytest.mark.skipif(
-    sys.platform == "win32", reason="a ':'-separated PATH cannot hold Windows paths"
-)
 
 
 def script(path: Path, body: str) -> Path:
@@ -138,7 +132,7 @@ def test_deadline_kills_child_and_grandchildren(tmp_path: Path, pidfile: Path) -
         proc.run(tool(child, "kubectl"), ["get", "nodes"], timeout=1)
     elapsed = time.monotonic() - started
 
-    assert elapsed < 1 + proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert elapsed < 1 + process_tree.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
     assert caught.value.argv == ["kubectl", "get", "nodes"]
     assert caught.value.seconds == 1
     child_pid, grandchild_pid = read_pids(pidfile, 2)
@@ -163,7 +157,7 @@ def test_deadline_holds_when_a_descendant_escapes_the_group(tmp_path: Path, pidf
         proc.run(tool(child), [], timeout=1)
     elapsed = time.monotonic() - started
 
-    assert elapsed < 1 + 2 * proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert elapsed < 1 + 2 * process_tree.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
     assert read_pids(pidfile, 1)  # it did start, and the fixture stops it
 
 
@@ -192,131 +186,6 @@ def test_secret_in_argv_is_refused_before_starting(tmp_path: Path) -> None:
     # The same redactor lets an argv without the secret through.
     proc.run(tool(child, "helm"), ["--set", "user=alice"], timeout=30, redactor=redactor)
     assert marker.read_text() == "ran"
-
-
-# --- finding tools --------------------------------------------------------------------------
-
-
-def executable(path: Path, mode: int = 0o755) -> Path:
-    """A file find_tool's POSIX branch accepts (never run): exactly `path`, with `mode`.
-
-    Windows-format programs are not wanted here: on a Windows host this is the extension-less
-    file that the Windows branch must pass over.
-    """
-    return make_executable(path, "pass\n", windows=False, mode=mode)
-
-
-def test_find_tool_explicit_path_wins_over_path(tmp_path: Path) -> None:
-    on_path = executable(tmp_path / "bin" / "helm")
-    explicit = executable(tmp_path / "opt" / "helm-v4")
-    env = {"PATH": str(on_path.parent), "TRACEBLOC_HELM": str(explicit)}
-
-    assert proc.find_tool("helm", env, "linux") == Tool("helm", str(explicit))
-
-
-def test_find_tool_explicit_path_that_is_missing_is_not_found(tmp_path: Path) -> None:
-    executable(tmp_path / "bin" / "helm")
-    missing = str(tmp_path / "nowhere" / "helm")
-    env = {"PATH": str(tmp_path / "bin"), "TRACEBLOC_HELM": missing}
-
-    with pytest.raises(ToolNotFound) as caught:
-        proc.find_tool("helm", env, "linux")
-    assert "TRACEBLOC_HELM" in caught.value.remedy and missing in caught.value.remedy
-
-
-@POSIX_PATH_ONLY
-def test_find_tool_first_on_path_wins(tmp_path: Path) -> None:
-    first = executable(tmp_path / "a" / "kubectl")
-    executable(tmp_path / "b" / "kubectl")
-    env = {
-        "PATH": os.pathsep.join([str(tmp_path / "empty"), str(first.parent), str(tmp_path / "b")])
-    }
-
-    assert proc.find_tool("kubectl", env, "linux").path == str(first)
-
-
-@POSIX_PATH_ONLY
-def test_find_tool_skips_a_non_executable_file(tmp_path: Path) -> None:
-    executable(tmp_path / "a" / "kubectl", mode=0o644)
-    second = executable(tmp_path / "b" / "kubectl")
-    env = {"PATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
-
-    assert proc.find_tool("kubectl", env, "linux").path == str(second)
-
-
-@POSIX_PATH_ONLY
-def test_find_tool_skips_a_directory_of_that_name(tmp_path: Path) -> None:
-    (tmp_path / "a" / "kubectl").mkdir(parents=True)
-    second = executable(tmp_path / "b" / "kubectl")
-    env = {"PATH": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
-
-    assert proc.find_tool("kubectl", env, "linux").path == str(second)
-
-
-def test_find_tool_not_on_path(tmp_path: Path) -> None:
-    with pytest.raises(ToolNotFound) as caught:
-        proc.find_tool("kubectl", {"PATH": str(tmp_path)}, "linux")
-    assert caught.value.message == "kubectl was not found on PATH"
-    assert "TRACEBLOC_KUBECTL" in caught.value.remedy
-
-
-def test_find_tool_without_path_at_all() -> None:
-    with pytest.raises(ToolNotFound):
-        proc.find_tool("helm", {}, "linux")
-
-
-def test_find_tool_windows_finds_exe_on_a_semicolon_path(tmp_path: Path) -> None:
-    # A file without the .exe suffix is not what Windows would run; the .exe one is.
-    executable(tmp_path / "Program Files" / "first" / "helm")
-    exe = tmp_path / "Program Files" / "helm" / "helm.exe"
-    exe.parent.mkdir(parents=True)
-    exe.write_bytes(b"MZ")  # no execute bit: Windows has none to check
-    env = {"PATH": ";".join([str(tmp_path / "Program Files" / "first"), f'"{exe.parent}"'])}
-
-    assert proc.find_tool("helm", env, "windows") == Tool("helm", str(exe))
-
-
-def test_find_tool_windows_ignores_colon_separation(tmp_path: Path) -> None:
-    exe = tmp_path / "tools" / "kubectl.exe"
-    exe.parent.mkdir()
-    exe.write_bytes(b"MZ")
-    env = {"PATH": f"{tmp_path / 'nothing'}:{exe.parent}"}  # a POSIX PATH means nothing there
-
-    with pytest.raises(ToolNotFound):
-        proc.find_tool("kubectl", env, "windows")
-
-
-def test_find_tool_windows_explicit_path_needs_no_execute_bit(tmp_path: Path) -> None:
-    exe = tmp_path / "helm.exe"
-    exe.write_bytes(b"MZ")
-
-    found = proc.find_tool("helm", {"TRACEBLOC_HELM": str(exe), "PATH": ""}, "windows")
-
-    assert found.path == str(exe)
-
-
-def test_find_tool_hyphenated_name_uses_underscore_variable(tmp_path: Path) -> None:
-    smi = executable(tmp_path / "cuda" / "nvidia-smi")
-
-    found = proc.find_tool("nvidia-smi", {"TRACEBLOC_NVIDIA_SMI": str(smi), "PATH": ""}, "linux")
-
-    assert found == Tool("nvidia-smi", str(smi))
-
-
-@pytest.mark.parametrize(
-    "env",
-    [
-        pytest.param({"PATH": ""}, id="not-on-path"),
-        pytest.param(
-            {"PATH": "", "TRACEBLOC_NVIDIA_SMI": "/nonexistent/nvidia-smi"},
-            id="explicit-path-missing",
-        ),
-    ],
-)
-def test_find_tool_hyphenated_name_messages_name_the_real_variable(env: dict[str, str]) -> None:
-    with pytest.raises(ToolNotFound) as caught:
-        proc.find_tool("nvidia-smi", env, "linux")
-    assert "TRACEBLOC_NVIDIA_SMI" in caught.value.remedy
 
 
 # --- the environment of a frozen binary -----------------------------------------------------
@@ -427,12 +296,18 @@ def test_last_line(text: str, rc: int, line: str) -> None:
 
 
 def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> None:
-    run = mocker.patch("installer.edges.proc.subprocess.run")
+    run = mocker.patch("installer.edges.process_tree.subprocess.run")
 
-    proc._kill_tree_windows(4242)
+    process_tree.kill_tree_windows(4242)
 
     run.assert_called_once()
-    assert run.call_args.args[0] == [proc.taskkill_path(os.environ), "/F", "/T", "/PID", "4242"]
+    assert run.call_args.args[0] == [
+        process_tree.taskkill_path(os.environ),
+        "/F",
+        "/T",
+        "/PID",
+        "4242",
+    ]
     assert run.call_args.kwargs.get("shell") in (None, False)
     assert run.call_args.kwargs["timeout"] > 0
 
@@ -445,26 +320,26 @@ def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> N
     ],
 )
 def test_kill_tree_windows_never_raises(mocker: MockerFixture, failure: Exception) -> None:
-    mocker.patch("installer.edges.proc.subprocess.run", side_effect=failure)
+    mocker.patch("installer.edges.process_tree.subprocess.run", side_effect=failure)
 
-    proc._kill_tree_windows(4242)
+    process_tree.kill_tree_windows(4242)
 
 
 def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> None:
     # Platform mocked to Windows; a real child stands in for the tree, so the reaping after
     # taskkill (Popen.kill + communicate) is exercised for real.
     mocker.patch.object(sys, "platform", "win32")
-    mocker.patch.object(proc, "_WINDOWS", True)
-    taskkill = mocker.patch("installer.edges.proc.subprocess.run")
+    mocker.patch.object(process_tree, "WINDOWS", True)
+    taskkill = mocker.patch("installer.edges.process_tree.subprocess.run")
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(600)"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
-        proc._kill_tree(child, None, ())
+        process_tree.kill_tree(child, None, ())
         assert taskkill.call_args.args[0] == [
-            proc.taskkill_path(os.environ),
+            process_tree.taskkill_path(os.environ),
             "/F",
             "/T",
             "/PID",
@@ -552,7 +427,7 @@ def test_grace_kills_a_child_that_does_not_stop_when_asked(tmp_path: Path, pidfi
     elapsed = time.monotonic() - started
 
     assert marker.read_text() == "SIGTERM", "it was killed without being asked first"
-    assert elapsed < 2 + grace + 2 * proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert elapsed < 2 + grace + 2 * process_tree.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
     (child_pid,) = read_pids(pidfile, 1)
     assert gone_soon(child_pid), "the child survived the kill after its grace period"
 
@@ -572,7 +447,7 @@ def test_grace_kills_a_child_that_ignores_sigterm(tmp_path: Path, pidfile: Path)
         proc.run(tool(child), [], timeout=2, grace=1)
     elapsed = time.monotonic() - started
 
-    assert elapsed < 2 + 1 + 2 * proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert elapsed < 2 + 1 + 2 * process_tree.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
     (child_pid,) = read_pids(pidfile, 1)
     assert gone_soon(child_pid)
 
@@ -622,7 +497,7 @@ def test_no_grace_kills_at_once_without_asking(tmp_path: Path, pidfile: Path) ->
         proc.run(tool(child, "helm"), [], timeout=2, grace=0)
     elapsed = time.monotonic() - started
 
-    assert elapsed < 2 + proc.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
+    assert elapsed < 2 + process_tree.REAP_GRACE_S + SLACK_S, f"took {elapsed:.1f}s"
     (child_pid,) = read_pids(pidfile, 1)
     assert gone_soon(child_pid)
     assert not marker.exists(), "with no grace the child must not be asked, only killed"

@@ -1,11 +1,9 @@
 """`install`: execute the plan, safely, on a machine that may already run a client.
 
-All under the install lock (edges/lock.py): first the reads and checks that change nothing
-(network preflight, tools, local-cluster survey, one overlapped cluster read, already
-installed?, blockers, credentials, the guard's verdict and the plan), then the one question
-(commands/asking.py), then the changes (commands/install_changes.py), ending with the wait
-until the client is connected (exit 0). Nothing outside the engine's own directory changes
-before a yes (or --yes).
+Under the install lock (edges/lock.py): first the reads and checks that change nothing
+(commands/install_reads.py, install_checks.py), then the one question (commands/asking.py),
+then the changes (commands/install_changes.py), ending with the wait until the client is
+connected (exit 0). Nothing outside the engine's own directory changes before a yes.
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from installer.commands import (
-    already_installed,
     cluster_reads,
     credentials,
     gpuverify,
@@ -25,7 +22,6 @@ from installer.commands import (
     localcluster_survey,
     shellpath,
     signin,
-    tracebloc_cli,
 )
 from installer.commands.asking import (
     ask_once,
@@ -43,22 +39,18 @@ from installer.commands.install_checks import (
     signin_wanted,
 )
 from installer.commands.install_plan import chart_version, make_plan
+from installer.commands.install_reads import decide_target, find_tools, read_cluster, settle
 from installer.commands.leftover_data import clear_trash
 from installer.commands.localcluster_preview import guard_unmerged, with_merge_hint
-from installer.commands.reboot import after_reboot
 from installer.commands.steps import hold_to, minted_later, steps
-from installer.commands.tools import REQUIRED, ensure_tools, this_settings, typed_conn
+from installer.commands.tools import typed_conn
 from installer.decide import install_verdict
-from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.localcluster_state import ADOPT, CREATE, Local
-from installer.decide.model import Gpu, MachineFacts, os_name
+from installer.decide.model import os_name
 from installer.decide.redact import Redactor
-from installer.decide.settings import (
-    InstallSettings,
-    PlanConfig,
-)
-from installer.edges import apply, lock
+from installer.decide.settings import InstallSettings, PlanConfig
+from installer.edges import lock
 from installer.edges.machine import read_machine
 from installer.present import changes
 from installer.present.changes import Change
@@ -68,115 +60,7 @@ from installer.present.target import target_lines
 from installer.present.ui import Ui
 
 if TYPE_CHECKING:
-    from installer.decide.tooling import ToolChoice
-
-
-def find_tools(
-    cfg: PlanConfig,
-    env: Mapping[str, str],
-    redactor: Redactor,
-    machine: MachineFacts,
-    choices: Mapping[str, ToolChoice] | None = None,
-) -> tuple[apply.Tools, dict[str, ToolChoice]]:
-    """Before anyone types a password: the tools the install cannot do without, fetched
-    (pinned, verified) when missing: see commands/tools.py. `choices`: already resolved."""
-    chosen = ensure_tools(REQUIRED, env, this_settings(env, machine.arch), choices=choices)
-    tools = apply.Tools(
-        helm=chosen["helm"].tool(),
-        kubectl=chosen["kubectl"].tool(),
-        env=env,
-        redactor=redactor,
-        read_timeout=cfg.probe.timeout,
-    )
-    return tools, chosen
-
-
-def read_cluster(
-    cfg: PlanConfig,
-    env: Mapping[str, str],
-    ui: Ui,
-    tools: apply.Tools,
-    settings: InstallSettings,
-    gpu: Gpu | None,
-) -> ClusterRead:
-    """Every read at once; an unreachable cluster or an unreadable release list stops the
-    run here, before credentials are asked for or sent (neither depends on who we are)."""
-    with ui.step("Reading the cluster") as step:
-        cluster = cluster_reads.read_cluster(
-            cfg,
-            env,
-            tools.redactor,
-            helm_tool=tools.helm,
-            kubectl_tool=tools.kubectl,
-            os_=os_name(sys.platform),
-            repos=cfg.chart_is_default,
-            metrics=settings.metrics_wait_s > 0,
-            gpu=gpu,
-        )
-        if not cluster.listing.readable:
-            step.fail()
-            early = install_verdict.verdict_for(cfg, cluster, None)
-            if early.error is not None:
-                raise early.error
-        if cluster.repos_error is not None:
-            step.fail()
-            raise cluster.repos_error
-    return cluster
-
-
-def decide_target(cfg: PlanConfig, cluster: ClusterRead, ui: Ui) -> install_verdict.Verdict:
-    verdict = install_verdict.verdict_for(cfg, cluster, cfg.client_id)
-    if verdict.error is not None:
-        raise verdict.error
-    if verdict.action == "upgrade-elsewhere":
-        ui.info(verdict.reason)
-    return verdict
-
-
-def settle(
-    cfg: PlanConfig,
-    env: Mapping[str, str],
-    redactor: Redactor,
-    ui: Ui,
-    tools: apply.Tools,
-    cluster: ClusterRead,
-    machine: MachineFacts,
-    local: Local,
-    chosen: Mapping[str, ToolChoice],
-    settings: InstallSettings,
-) -> tuple[already_installed.Settled, Outcome | None]:
-    """Right after the read, before any question, sign-in or change: a healthy, up-to-date
-    client is left as it is (the Outcome); otherwise the run goes on, saying why."""
-    found = already_installed.check(
-        cfg,
-        env,
-        redactor,
-        cluster,
-        tools=tools,
-        machine=machine,
-        local=local,
-        choices=chosen,
-        force=settings.force,
-    )
-    if found.said:
-        ui.info(f"re-applying: {found.said}")
-    if not found.check.nothing or found.plan is None:
-        return found, None
-    done = found.check
-    cli = tuple(tracebloc_cli.cli_check(env, os_name(sys.platform)))
-    return found, Outcome(
-        done.release,
-        done.namespace,
-        found.plan.facts.training,
-        cfg.values_path,
-        None,
-        cli,
-        cluster.target,
-        "left as it is",
-        done.ready,
-        unchanged=done.line,
-        after_reboot=after_reboot(local, env, os_name(sys.platform), timeout=cfg.probe.timeout),
-    )
+    pass
 
 
 def install(

@@ -124,9 +124,13 @@ def toolkit_urls(
     NVIDIA GPU listed on Linux, no nvidia-ctk, Docker not defaulting to the NVIDIA runtime):
     the key from it (or the mirror), and apt or dnf read the packages from it in any case."""
     from installer.decide.gpuhost import NVIDIA_REPO
-    from installer.edges import proc
+    from installer.edges import toolpath
 
-    if os_ != "linux" or gpu.vendor != "nvidia" or proc.find_on_path("nvidia-ctk", env, "linux"):
+    if (
+        os_ != "linux"
+        or gpu.vendor != "nvidia"
+        or toolpath.find_on_path("nvidia-ctk", env, "linux")
+    ):
         return ()
     if info is not None and info.nvidia and info.default_runtime == "nvidia":
         return ()

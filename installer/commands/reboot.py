@@ -21,9 +21,9 @@ def as_typed(choice: ToolChoice | None, name: str, env: Mapping[str, str], os_: 
     that very file (through ~/.local/bin's link too), else its full path."""
     if choice is None or choice.path is None:
         return name
-    from installer.edges import proc
+    from installer.edges import toolpath
 
-    found = proc.find_on_path(name, env, os_)
+    found = toolpath.find_on_path(name, env, os_)
     if found is not None and os.path.realpath(found.path) == os.path.realpath(choice.path):
         return name
     return choice.path
@@ -38,7 +38,7 @@ def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeo
     headless = False
     colima = ""
     if os_ == "darwin":
-        from installer.edges import proc, runtime_macos
+        from installer.edges import runtime_macos, toolpath
 
         headless = runtime_macos.has_gui_session() is False
         home = env.get("HOME", "").strip()
@@ -46,7 +46,7 @@ def after_reboot(local: Local | None, env: Mapping[str, str], os_: str, *, timeo
             any(os.path.isdir(p) for p in (*DOCKER_APPS, f"{home}/Applications/Docker.app"))
             and not headless
         )
-        found = proc.find_on_path("colima", env, "darwin")
+        found = toolpath.find_on_path("colima", env, "darwin")
         colima = "" if desktop or found is None else os.path.abspath(found.path)
     choice = local.k3d_choice
     if choice is None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from installer.decide import shellpath
 from installer.decide.tooling import ToolChoice
-from installer.edges import proc
+from installer.edges import toolpath
 from installer.present.changes import Change
 from installer.present.ui import Ui
 
@@ -21,7 +21,7 @@ def links(
     directory = shellpath.bin_dir(env)
     if not directory or os_ == "windows":
         return []
-    found = [n for n in shellpath.LINKED if proc.find_on_path(n, env, os_) is not None]
+    found = [n for n in shellpath.LINKED if toolpath.find_on_path(n, env, os_) is not None]
     taken = [
         p for p in (os.path.join(directory, n) for n in shellpath.LINKED) if os.path.lexists(p)
     ]

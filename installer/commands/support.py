@@ -15,7 +15,7 @@ from installer.decide.model import Connection, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import proxy_environment, split_proxy_url
 from installer.decide.tooling import Tool
-from installer.edges import proc
+from installer.edges import proc, toolpath
 
 Add = Callable[[str, str], None]
 Timeout = Callable[[], float]
@@ -149,7 +149,7 @@ def disk_state(
 
     lines = [f"{data_dir}: {_gib(disk_free(data_dir))} free"]
     if os_name(sys.platform) != "windows":
-        df = proc.find_on_path("df", env, os_name(sys.platform))
+        df = toolpath.find_on_path("df", env, os_name(sys.platform))
         if df is not None:
             lines.append(_run(df, ["-h"], env, redactor, timeout()))
     add("disk.txt", "\n".join(lines) + "\n")

@@ -34,9 +34,9 @@ def typed(name: str, path: str | None, env: Mapping[str, str]) -> str:
     file (a link to it counts), else the full path: the engine's copy is often not on PATH."""
     if not path:
         return name
-    from installer.edges import proc
+    from installer.edges import toolpath
 
-    found = proc.find_on_path(name, env, os_name(sys.platform))
+    found = toolpath.find_on_path(name, env, os_name(sys.platform))
 
     def same(a: str) -> str:
         return os.path.normcase(os.path.realpath(a))

@@ -16,27 +16,27 @@ def cli_as_typed(env: Mapping[str, str], os_: str) -> str:
     engine's copy by its full path; "" when there is none (nothing is run to tell)."""
     import os
 
-    from installer.edges import proc
+    from installer.edges import toolpath
     from installer.edges.tools import executable_name, tools_dir
 
-    if proc.find_on_path("tracebloc", env, os_) is not None:
+    if toolpath.find_on_path("tracebloc", env, os_) is not None:
         return "tracebloc"
     try:
         kept = os.path.join(tools_dir(env, os_), executable_name("tracebloc", os_))
     except InstallerError:
         return ""
-    return kept if proc.is_executable(kept, os_) else ""
+    return kept if toolpath.is_executable(kept, os_) else ""
 
 
 def cli_check(env: Mapping[str, str], os_: str) -> list[str]:
     """Every install: is the tracebloc CLI here and at least 0.10.0? The note says how to install
     or update it; nothing is run for it."""
     from installer.decide import pins
-    from installer.edges import proc
+    from installer.edges import toolpath
     from installer.edges.tools import read_version
 
     how = signin.CLI_INSTALL["windows" if os_ == "windows" else "posix"]
-    found = proc.find_on_path("tracebloc", env, os_)
+    found = toolpath.find_on_path("tracebloc", env, os_)
     where = found.path if found is not None else cli_as_typed(env, os_)
     if not where:
         return [f"to add your data, get the tracebloc CLI: {how}"]

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 
 from installer.decide.runtime_macos import AUTOSTART_LABEL, launch_daemons_dir
-from installer.edges import call, proc
+from installer.edges import call, toolpath
 
 WINDOWS_RUN_KEY = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run"
 
@@ -34,7 +34,7 @@ def runtime_starts(
         path = mac_plist(env, headless)
         return bool(path) and os.path.isfile(path)
     if os_ == "windows":
-        tool = proc.find_on_path("reg", env, "windows")
+        tool = toolpath.find_on_path("reg", env, "windows")
         if tool is None:
             return False
         result = call.answer(

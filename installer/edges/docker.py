@@ -13,13 +13,13 @@ from installer.decide.drift import Container, DockerRead, Inspected
 from installer.decide.errors import ToolNotFound
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
-from installer.edges import call, childio, proc
+from installer.edges import call, childio, toolpath
 
 INFO_ARGS = ["info", "--format", "{{json .}}"]
 
 
 def find_docker(env: Mapping[str, str], os_: str) -> Tool:
-    return proc.find_tool("docker", env, os_)
+    return toolpath.find_tool("docker", env, os_)
 
 
 def read_info(

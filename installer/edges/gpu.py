@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from installer.decide.errors import ToolNotFound
 from installer.decide.model import Gpu
 from installer.decide.tooling import Tool
-from installer.edges import call, proc
+from installer.edges import call, toolpath
 
 _GPU_LINE = re.compile(r"^GPU \d+:", re.MULTILINE)
 
 
 def detect_gpu(env: Mapping[str, str], os_: str, *, timeout: float, kfd: str = "/dev/kfd") -> Gpu:
     try:
-        tool: Tool | None = proc.find_tool("nvidia-smi", env, os_)
+        tool: Tool | None = toolpath.find_tool("nvidia-smi", env, os_)
         missing = ""
     except ToolNotFound as exc:
         tool, missing = None, exc.message

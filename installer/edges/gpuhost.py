@@ -17,7 +17,7 @@ from installer.decide.model import Gpu
 from installer.decide.redact import Redactor
 from installer.decide.runtime import RuntimePlan, Step
 from installer.decide.winhost import REBOOT_EXIT
-from installer.edges import call, childio, docker, proc
+from installer.edges import call, childio, docker, toolpath
 from installer.edges.gpu import detect_gpu
 from installer.edges.runtime import Runner, execute
 
@@ -32,7 +32,7 @@ class GpuRebootPending(InstallerError):
 
 def _read_ok(name: str, args: list[str], env: Mapping[str, str], timeout: float) -> str | None:
     """stdout of a read that exited 0; None when the tool is missing or failed."""
-    tool = proc.find_on_path(name, env, "linux")
+    tool = toolpath.find_on_path(name, env, "linux")
     if tool is None:
         return None
     result = call.answer(tool, args, timeout=timeout, env=env)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,10 +18,9 @@ from dataclasses import dataclass
 from typing import IO, Literal
 
 from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
-from installer.decide.model import os_name as model_os_name
 from installer.decide.redact import Redactor
-from installer.decide.tooling import Tool, tool_variable
-from installer.edges import childio, lifetime
+from installer.decide.tooling import Tool
+from installer.edges import childio, lifetime, process_tree, toolpath
 from installer.edges.childio import (
     MAX_STDERR,
     MAX_STDOUT,
@@ -35,8 +33,6 @@ from installer.edges.childio import (
 
 log = logging.getLogger(__name__)
 
-# After the kill, how long to wait for the pipes to drain before giving up on them.
-REAP_GRACE_S = 2.0
 _WINDOWS = sys.platform.startswith("win")
 _NEW_PROCESS_GROUP = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x200)
 
@@ -64,39 +60,6 @@ class Result:
     @property
     def stderr(self) -> str:
         return decode(self.err)
-
-
-def find_tool(name: str, env: Mapping[str, str], os_name: str | None = None) -> Tool:
-    """Locate `name`: `TRACEBLOC_<NAME>` when set, else PATH. Raises ToolNotFound."""
-    os_name = os_name or model_os_name(sys.platform)
-    variable = tool_variable(name)
-    explicit = env.get(variable, "").strip()
-    if explicit:
-        if is_executable(explicit, os_name):
-            return Tool(name, explicit)
-        raise ToolNotFound(name, f"{variable} names {explicit!r}, which is not an executable file")
-    found = find_on_path(name, env, os_name)
-    if found is not None:
-        return found
-    raise ToolNotFound(name, f"install {name}, or name its binary with {variable}")
-
-
-def find_on_path(name: str, env: Mapping[str, str], os_name: str) -> Tool | None:
-    """The first `name` (`name.exe` on Windows) on PATH; None when there is none."""
-    separator = ";" if os_name == "windows" else ":"
-    exe = name + ".exe" if os_name == "windows" and not name.endswith(".exe") else name
-    for directory in env.get("PATH", "").split(separator):
-        if directory:
-            candidate = os.path.join(directory.strip('"'), exe)
-            if is_executable(candidate, os_name):
-                return Tool(name, candidate)
-    return None
-
-
-def is_executable(path: str, os_name: str) -> bool:
-    if not os.path.isfile(path):
-        return False
-    return os_name == "windows" or os.access(path, os.X_OK)
 
 
 # After the child exits, how long a descendant may hold its pipes open.
@@ -139,7 +102,7 @@ def _launch(tool: Tool, args: Sequence[str], env: Mapping[str, str]) -> list[str
     group = _in_group.get(tool.name)
     if group is None or _WINDOWS:
         return [tool.path, *args]
-    sg = find_on_path("sg", env, "linux")
+    sg = toolpath.find_on_path("sg", env, "linux")
     if sg is None:
         return [tool.path, *args]
     import shlex
@@ -220,13 +183,13 @@ def run(
     try:
         child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _stop(child, tool.name, grace, job, (out, err))
+        process_tree.stop(child, tool.name, grace, job, (out, err))
         log.debug("deadline: %s stopped after %gs", tool.name, timeout)
         timed_out = ToolTimeout(shown, timeout)
         timed_out.output = decode(out.data()) + decode(err.data())
         raise timed_out from None
     except BaseException:
-        _stop(child, tool.name, grace, job, (out, err))
+        process_tree.stop(child, tool.name, grace, job, (out, err))
         raise
     finally:
         with _live_lock:
@@ -236,9 +199,9 @@ def run(
     drained = out.wait(DRAIN_S) and err.wait(DRAIN_S - (time.monotonic() - exited))
     if not drained:
         log.debug("%s exited; what it left running still holds its output: stopped", tool.name)
-        _signal_group(child.pid, job)
-        out.wait(REAP_GRACE_S)
-        err.wait(REAP_GRACE_S)
+        process_tree.signal_group(child.pid, job)
+        out.wait(process_tree.REAP_GRACE_S)
+        err.wait(process_tree.REAP_GRACE_S)
     lifetime.release(job)
     elapsed = time.monotonic() - started
     result = Result(shown, child.returncode, out.data(), err.data(), elapsed)
@@ -287,10 +250,10 @@ def _run_attached(
             try:
                 rc = child.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _end(child, 0.0)
+                process_tree.end(child, 0.0)
                 raise ToolTimeout((tool.name, *args), timeout) from None
             except BaseException:
-                _end(child, ON_TERMINAL_GRACE_S)
+                process_tree.end(child, ON_TERMINAL_GRACE_S)
                 raise
     finally:
         if tty is not None:
@@ -346,73 +309,14 @@ def _run_on_terminal(
         try:
             rc = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _end(child, 0.0)
+            process_tree.end(child, 0.0)
             raise ToolTimeout(shown, timeout) from None
         except BaseException:  # Ctrl-C (the child got it too), SIGTERM, SIGHUP
-            _end(child, ON_TERMINAL_GRACE_S)
+            process_tree.end(child, ON_TERMINAL_GRACE_S)
             raise
         finally:
             _tell(child.pid, None)
     return Result(shown, rc, b"", b"", time.monotonic() - started)
-
-
-def _end(child: subprocess.Popen[bytes], grace: float) -> None:
-    """Let the child end by itself within `grace`, then ask it (SIGTERM), then kill it; a
-    second Ctrl-C skips to the kill. Never raises but that Ctrl-C, after the kill."""
-    try:
-        for stop, wait in ((None, grace), (signal.SIGTERM, 1.0)):
-            if stop is not None and child.poll() is None:
-                with contextlib.suppress(OSError):
-                    child.send_signal(stop)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=wait)
-                return
-    except KeyboardInterrupt:
-        _kill_and_reap(child)
-        raise
-    _kill_and_reap(child)
-
-
-def _kill_and_reap(child: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        child.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.wait(timeout=REAP_GRACE_S)
-
-
-def _stop(
-    child: subprocess.Popen[bytes],
-    name: str,
-    grace: float,
-    job: int | None,
-    drains: tuple[Drain, Drain],
-) -> None:
-    """Ask first when there is a grace period, then kill the tree. The drains keep reading
-    meanwhile, so a child blocked on a full pipe can still exit. A second Ctrl-C during the
-    grace period skips to the kill."""
-    try:
-        if grace > 0 and child.poll() is None:
-            _ask_to_stop(child)
-            log.debug("asked %s (pid %s) to stop; killing it in %gs", name, child.pid, grace)
-            try:
-                child.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                log.debug("%s did not stop within %gs", name, grace)
-    except KeyboardInterrupt:
-        _kill_tree(child, job, drains)
-        raise
-    _kill_tree(child, job, drains)
-
-
-def _ask_to_stop(child: subprocess.Popen[bytes]) -> None:
-    try:
-        if _WINDOWS:
-            # Delivered to the child's process group (CREATE_NEW_PROCESS_GROUP above).
-            child.send_signal(getattr(signal, "CTRL_BREAK_EVENT", signal.SIGTERM))
-        else:
-            child.send_signal(signal.SIGTERM)
-    except OSError:
-        pass
 
 
 def terminate_all() -> None:
@@ -420,70 +324,4 @@ def terminate_all() -> None:
     with _live_lock:
         children = list(_live)
     for child in children:
-        _signal_tree(child)
-
-
-def _signal_tree(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything it started. Never raises."""
-    if _WINDOWS:
-        _kill_tree_windows(child.pid)
-    else:
-        _kill_group(child.pid)
-    try:
-        child.kill()
-    except OSError:
-        pass
-
-
-def _signal_group(pid: int, job: int | None) -> None:
-    """Kill what a child that has exited left running in its group (job on Windows)."""
-    if _WINDOWS:
-        lifetime.kill_job(job)
-    else:
-        _kill_group(pid)
-
-
-def _kill_tree(child: subprocess.Popen[bytes], job: int | None, drains: tuple[Drain, ...]) -> None:
-    """Kill the child's tree, reap it, and let the pipes drain briefly. Never raises.
-
-    A grandchild that escaped the group may still hold a pipe: it is not waited for."""
-    lifetime.kill_job(job)
-    _signal_tree(child)
-    try:
-        child.wait(timeout=REAP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
-    for drain in drains:
-        drain.wait(REAP_GRACE_S)
-    lifetime.release(job)
-
-
-def _kill_group(pid: int) -> None:
-    # The child leads its own session, so its group id is its pid.
-    if sys.platform != "win32":
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def taskkill_path(env: Mapping[str, str]) -> str:
-    """Windows' own taskkill, by its absolute path: a bare name would run a taskkill.exe in
-    the program's or the current directory first."""
-    root = env.get("SystemRoot") or env.get("SYSTEMROOT") or r"C:\Windows"
-    return root.rstrip("\\/") + r"\System32\taskkill.exe"
-
-
-def _kill_tree_windows(pid: int) -> None:
-    # taskkill /T walks the tree by parent pid, which is how Windows records descendants.
-    try:
-        subprocess.run(  # noqa: S603
-            [taskkill_path(os.environ), "/F", "/T", "/PID", str(pid)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=REAP_GRACE_S * 2,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+        process_tree.signal_tree(child)

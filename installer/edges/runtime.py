@@ -5,8 +5,6 @@ masked; root steps through `sudo -n`. Files for root reach it on stdin (`install
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import logging
 import os
 import shutil
@@ -15,10 +13,8 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
-from installer.decide import openpgp
-from installer.decide.errors import InstallerError, ToolNotFound, ToolTimeout
+from installer.decide.errors import ToolNotFound, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.runtime import (
     DOCKER_GROUP,
@@ -30,21 +26,14 @@ from installer.decide.runtime import (
     shown,
 )
 from installer.decide.tooling import Tool
-from installer.edges import call, childio, poll, proc
+from installer.edges import call, childio, poll, proc, runtime_files, toolpath
 from installer.edges.call import Caller, NoAnswer
+from installer.edges.runtime_files import RuntimeFailed
 
 log = logging.getLogger(__name__)
 
 POLL_S = 2.0
 LOCK_POLL_S = 5.0
-# Docker's installers are bounded by progress (1 KiB/s over 60 s), not a total; and by
-# TRACEBLOC_DOWNLOAD_TIMEOUT_S when set.
-STALL = (1024 * 60, 60.0)
-DOWNLOAD_BACKSTOP_S = 4 * 3600.0
-
-
-class RuntimeFailed(InstallerError):
-    """A required runtime step failed; what was done before it stays done."""
 
 
 @dataclass
@@ -61,7 +50,7 @@ class Runner:
     _stage: str = ""
 
     def tool(self, name: str) -> Tool:
-        return proc.find_tool(name, self.env, "linux" if os.name != "nt" else "windows")
+        return toolpath.find_tool(name, self.env, "linux" if os.name != "nt" else "windows")
 
     def _argv(self, step: Step, argv: tuple[str, ...]) -> tuple[Tool, list[str]]:
         if step.root and not self.as_root:
@@ -113,7 +102,7 @@ def execute(
             ):
                 log.debug("skipped (nothing changed): %s", shown(step, runner.as_root))
                 continue
-            _one(step, index, plan, runner, fetch or _download(runner.env))
+            _one(step, index, plan, runner, fetch or runtime_files.download(runner.env))
     finally:
         runner.cleanup()
     return runner.done
@@ -124,7 +113,7 @@ def _one(
 ) -> None:
     argv = step.argv
     if step.kind == "fetch" and STDIN in argv:  # a key: checked, then what root reads on stdin
-        step = _fetched_key(step, index, run, fetch)
+        step = runtime_files.fetched_key(step, index, run.staged, fetch)
     if step.kind == "prime":
         _prime(run, step)
         return
@@ -141,10 +130,10 @@ def _one(
     if step.kind in ("stage", "fetch") and STDIN not in argv:
         path = run.staged(f"{index}-{os.path.basename(argv[-1]) or 'file'}")
         if step.kind == "stage":
-            _write_private(path, step.content.encode())
+            runtime_files.write_private(path, step.content.encode())
         else:
             fetch(step.url, path)
-            _check(step, path, fetch, run)
+            runtime_files.check(step, path, fetch, run.staged)
         argv = tuple(path if part == STAGED else part for part in argv)
     if step.guard:  # only the engine's own file is written or removed (edges/runtime_guard.py)
         from installer.edges.runtime_guard import guarded
@@ -219,7 +208,7 @@ def _prime(run: Runner, step: Step) -> None:
 def _wait_lock(run: Runner, step: Step) -> None:
     """While a background update holds the dpkg/apt locks,
     wait (bounded); apt's own DPkg::Lock::Timeout is the backstop for a later holder."""
-    if proc.find_on_path("fuser", run.env, "linux") is None:
+    if toolpath.find_on_path("fuser", run.env, "linux") is None:
         return
     announced = False
 
@@ -269,8 +258,8 @@ def _answers(run: Runner, step: Step) -> bool:
 
 
 def _answers_in_group(run: Runner, step: Step) -> bool:
-    sg = proc.find_on_path("sg", run.env, "linux")
-    docker = proc.find_on_path("docker", run.env, "linux")
+    sg = toolpath.find_on_path("sg", run.env, "linux")
+    docker = toolpath.find_on_path("docker", run.env, "linux")
     if sg is None or docker is None:
         return False
     import shlex
@@ -357,107 +346,3 @@ def _member(run: Runner, step: Step) -> None:
             f"`id -nG {user}`, then run again",
         )
     run.done.append(granted_line(user))
-
-
-def _write_private(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-
-
-def _check(step: Step, path: str, fetch: Callable[[str, str], None], run: Runner) -> None:
-    if not step.check:
-        return
-    kind, _, expected = step.check.partition(":")
-    with open(path, "rb") as handle:
-        data = handle.read()
-    if kind == "openpgp":
-        found = openpgp.fingerprint(data)
-        if found != expected.upper():
-            host = urlsplit(step.url).hostname or step.url
-            said = f"has fingerprint {found}" if found else "is not one OpenPGP key alone"
-            raise RuntimeFailed(
-                f"the key from {step.url} {said}, not the published "
-                f"{expected} only: it was not installed",
-                f"check the network path to {host} (a proxy rewriting it?), then run again",
-            )
-    elif kind == "sha256-from":
-        sums = run.staged("checksums.txt")
-        fetch(expected, sums)
-        name = os.path.basename(urlsplit(step.url).path)
-        with open(sums, encoding="utf-8", errors="replace") as handle:
-            want = next(
-                (
-                    line.split()[0].lower()
-                    for line in handle
-                    if len(line.split()) >= 2
-                    and line.split()[-1].lstrip("*") == name
-                    and len(line.split()[0]) == 64
-                ),
-                "",
-            )
-        actual = hashlib.sha256(data).hexdigest()
-        if not want or actual != want:
-            raise RuntimeFailed(
-                f"{name} from {step.url} does not match Docker's published "
-                "checksum (or none could be read): it was not installed",
-                "check the network path to desktop.docker.com, then run again",
-            )
-
-
-def _fetched_key(step: Step, index: int, run: Runner, fetch: Callable[[str, str], None]) -> Step:
-    """A key step reading STDIN: downloaded as you and checked, then a "stage" step whose
-    content is the key re-armored after its first line (the step's content: the engine's
-    marker), which is what root reads on stdin."""
-    if not step.check.startswith("openpgp:"):
-        raise RuntimeFailed(
-            f"{step.url}: only a checked key is handed to root this way",
-            "this is a bug in the installer: report it",
-        )
-    path = run.staged(f"{index}-{os.path.basename(step.argv[-1]) or 'file'}")
-    fetch(step.url, path)
-    _check(step, path, fetch, run)
-    with open(path, "rb") as handle:
-        return dataclasses.replace(
-            step, kind="stage", content=openpgp.marked(handle.read(), step.content)
-        )
-
-
-def _download(env: Mapping[str, str]) -> Callable[[str, str], None]:
-    """Fetch `url` into `path`: from TRACEBLOC_TOOLS_MIRROR when set (the file under the
-    URL's host and path), else from the URL itself, through the proxy and CA as every
-    download."""
-    from installer.edges import download, tools
-
-    mirror = tools.parse_mirror(env)
-    total = DOWNLOAD_BACKSTOP_S
-    if env.get("TRACEBLOC_DOWNLOAD_TIMEOUT_S", "").strip():
-        from installer.decide.settings import env_number
-
-        total = env_number(
-            env,
-            "TRACEBLOC_DOWNLOAD_TIMEOUT_S",
-            DOWNLOAD_BACKSTOP_S,
-            zero_ok=False,
-            most=DOWNLOAD_BACKSTOP_S,
-        )
-
-    def get(url: str, path: str) -> None:
-        parts = urlsplit(url)
-        where = url
-        if mirror is not None:
-            relative = f"{parts.hostname}{parts.path}"
-            if mirror.kind == "dir":
-                source = os.path.join(mirror.base, *relative.split("/"))
-                if not os.path.isfile(source):
-                    raise RuntimeFailed(
-                        f"{source} is not in TRACEBLOC_TOOLS_MIRROR",
-                        f"put {url} there, then run again",
-                    )
-                shutil.copyfile(source, path)
-                return
-            where = mirror.base + relative
-        with open(path, "wb") as out:
-            download.fetch(where, out, env=env, deadline_s=total, stall=STALL)
-
-    return get

@@ -26,7 +26,7 @@ from installer.decide.runtime import (
 )
 from installer.decide.settings import RuntimeGiven
 from installer.decide.yesno import flag
-from installer.edges import call, proc
+from installer.edges import call, toolpath
 
 OS_RELEASE = "/etc/os-release"
 OS_RELEASE_SEAM = "TB_OS_RELEASE_FILE"  # test seam: read this file instead
@@ -53,7 +53,7 @@ def read_os_release(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def present_tools(env: Mapping[str, str], names: tuple[str, ...] = TOOLS) -> frozenset[str]:
-    return frozenset(n for n in names if proc.find_on_path(n, env, "linux") is not None)
+    return frozenset(n for n in names if toolpath.find_on_path(n, env, "linux") is not None)
 
 
 def test_user(env: Mapping[str, str]) -> tuple[str, int] | None:
@@ -124,7 +124,7 @@ def owned_files(env: Mapping[str, str]) -> dict[str, str]:
 
 def dpkg_arch(env: Mapping[str, str], tools: frozenset[str], timeout: float) -> str:
     """`dpkg --print-architecture` on an apt machine ("" when it cannot be asked)."""
-    dpkg = proc.find_on_path("dpkg", env, "linux") if "apt-get" in tools else None
+    dpkg = toolpath.find_on_path("dpkg", env, "linux") if "apt-get" in tools else None
     if dpkg is None:
         return ""
     result = call.answer(dpkg, ["--print-architecture"], timeout=timeout, env=env)
@@ -135,7 +135,7 @@ def sudo_posture(env: Mapping[str, str], uid: int, timeout: float) -> str:
     """root | nopw | pw | none (`sudo -n true` changes nothing)."""
     if uid == 0:
         return "root"
-    sudo = proc.find_on_path("sudo", env, "linux")
+    sudo = toolpath.find_on_path("sudo", env, "linux")
     if sudo is None:
         return "none"
     result = call.answer(sudo, ["-n", "true"], timeout=timeout, env=env, keep_terminal=True)
@@ -148,7 +148,7 @@ def boot_enabled(env: Mapping[str, str], timeout: float) -> str:
     """`systemctl is-enabled docker`, as this user (a read: no sudo, no prompt): "enabled",
     "disabled", ... as systemctl says; "" when it cannot tell. Only "enabled" survives a
     reboot ("enabled-runtime" does not)."""
-    tool = proc.find_on_path("systemctl", env, "linux")
+    tool = toolpath.find_on_path("systemctl", env, "linux")
     if tool is None:
         return ""
     result = call.answer(tool, ["is-enabled", "docker"], timeout=timeout, env=env)
@@ -177,7 +177,7 @@ def read_facts(
         os="linux",
         docker=info.state,
         docker_reason=info.reason,
-        docker_cli=proc.find_on_path("docker", env, "linux") is not None
+        docker_cli=toolpath.find_on_path("docker", env, "linux") is not None
         or bool(env.get("TRACEBLOC_DOCKER", "").strip()),
         uid=uid,
         user=user,

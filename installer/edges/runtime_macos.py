@@ -17,7 +17,7 @@ from installer.decide.redact import Redactor
 from installer.decide.runtime import Facts
 from installer.decide.runtime_macos import AMD64_SMOKE
 from installer.decide.settings import RuntimeGiven
-from installer.edges import call, proc
+from installer.edges import call, proc, toolpath
 from installer.edges.docker import find_docker
 from installer.edges.runtime_linux import present_tools, user_name
 
@@ -52,7 +52,7 @@ def has_gui_session() -> bool | None:
 
 
 def colima_instance(env: Mapping[str, str], timeout: float) -> bool:
-    tool = proc.find_on_path("colima", env, "darwin")
+    tool = toolpath.find_on_path("colima", env, "darwin")
     if tool is None:
         return False
     result = call.answer(tool, ["list", "--json"], timeout=timeout, env=env)
@@ -82,7 +82,7 @@ def app_executable_head(app: str) -> bytes:
 def hardware_arch(env: Mapping[str, str], fallback: str, timeout: float) -> str:
     """This Mac's chip, also when the engine runs translated by Rosetta (sysctl's
     hw.optional.arm64 is 1 on Apple Silicon; Intel Macs have no such entry)."""
-    tool = proc.find_on_path("sysctl", env, "darwin")
+    tool = toolpath.find_on_path("sysctl", env, "darwin")
     if tool is None:
         return fallback
     result = call.answer(tool, ["-n", "hw.optional.arm64"], timeout=timeout, env=env)
@@ -95,7 +95,7 @@ def hardware_arch(env: Mapping[str, str], fallback: str, timeout: float) -> str:
 
 def desktop_alive(env: Mapping[str, str], timeout: float) -> bool | None:
     """A process named exactly "Docker Desktop" runs (pgrep: 0 yes, 1 none)."""
-    tool = proc.find_on_path("pgrep", env, "darwin")
+    tool = toolpath.find_on_path("pgrep", env, "darwin")
     if tool is None:
         return None
     result = call.answer(tool, ["-x", "Docker Desktop"], timeout=timeout, env=env)
@@ -129,7 +129,7 @@ def read_facts(
     user = user_name(env, uid)
     home = env.get("HOME", "")
     tools = present_tools(env, MAC_TOOLS)
-    has_sudo = proc.find_on_path("sudo", env, "darwin") is not None
+    has_sudo = toolpath.find_on_path("sudo", env, "darwin") is not None
     sudo = "root" if uid == 0 else ("pw" if has_sudo else "none")
     app = next((p for p in (*APPS, f"{home}/Applications/Docker.app") if os.path.isdir(p)), "")
     running = info.state == "running"
@@ -138,7 +138,7 @@ def read_facts(
         os="darwin",
         docker=info.state,
         docker_reason=info.reason,
-        docker_cli=proc.find_on_path("docker", env, "darwin") is not None,
+        docker_cli=toolpath.find_on_path("docker", env, "darwin") is not None,
         uid=uid,
         user=user,
         sudo=sudo,
@@ -160,7 +160,7 @@ def read_facts(
 
 
 def _colima_path(env: Mapping[str, str]) -> str:
-    tool = proc.find_on_path("colima", env, "darwin")
+    tool = toolpath.find_on_path("colima", env, "darwin")
     return os.path.abspath(tool.path) if tool is not None else ""
 
 

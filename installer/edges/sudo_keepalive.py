@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from installer.edges import call, proc
+from installer.edges import call, toolpath
 
 INTERVAL_S = 50.0
 CALL_TIMEOUT_S = 10.0
@@ -20,7 +20,7 @@ CALL_TIMEOUT_S = 10.0
 def keepalive(
     env: Mapping[str, str], *, interval: float = INTERVAL_S, call_timeout: float = CALL_TIMEOUT_S
 ) -> Iterator[None]:
-    sudo = proc.find_on_path("sudo", env, "linux")
+    sudo = toolpath.find_on_path("sudo", env, "linux")
     if sudo is None:
         yield
         return

@@ -20,7 +20,7 @@ from installer.decide.errors import BadInput, InstallerError
 from installer.decide.paths import default_tools_dir
 from installer.decide.settings import MAX_WAIT_S, env_number
 from installer.decide.tooling import Tool, ToolChoice
-from installer.edges import call, files, proc
+from installer.edges import call, files, proc, toolpath
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ def resolve_tool(
     named_by = variable(name)
     explicit = explicit_paths(env).get(name, "")
     if explicit:
-        if not proc.is_executable(explicit, cfg.os):
+        if not toolpath.is_executable(explicit, cfg.os):
             return ToolChoice(
                 name,
                 None,
@@ -234,7 +234,7 @@ def resolve_tool(
             )
         return ToolChoice(name, explicit, read_version(name, explicit, env, timeout), "env")
     note = ""
-    on_path = proc.find_on_path(name, env, cfg.os)
+    on_path = toolpath.find_on_path(name, env, cfg.os)
     if on_path is not None:
         version = read_version(name, on_path.path, env, timeout)
         if usable_on_path(name, on_path.path, version, env):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from installer.decide.errors import BadInput, InstallerError
-from installer.edges import childio, proc
+from installer.edges import childio, proc, toolpath
 from installer.edges.files import read_bounded, refuse_special_target
 
 
@@ -156,7 +156,7 @@ def restrict(path: str, *, env: Mapping[str, str], os_: str) -> None:
     user = env.get("USERNAME") or getpass.getuser()
     domain = env.get("USERDOMAIN")
     principal = f"{domain}\\{user}" if domain else user
-    tool = proc.find_tool("icacls", env, os_)
+    tool = toolpath.find_tool("icacls", env, os_)
     result = proc.run(
         tool, [path, "/inheritance:r", "/grant:r", f"{principal}:F"], timeout=30, env=env
     )

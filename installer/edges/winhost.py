@@ -18,7 +18,7 @@ from installer.decide.errors import InstallerError, ToolNotFound
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
-from installer.edges import call, childio, proc
+from installer.edges import call, childio, proc, toolpath
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def system_tool(argv0: str, env: Mapping[str, str]) -> Tool:
     """Windows' own programs (powershell.exe, dism.exe, …), found on PATH only: they are the
     system's, so no TRACEBLOC_<NAME> variable names another one."""
     name = argv0.removesuffix(".exe")
-    found = proc.find_on_path(name, env, os_name(sys.platform))
+    found = toolpath.find_on_path(name, env, os_name(sys.platform))
     if found is None:
         raise ToolNotFound(name, f"{argv0} is part of Windows and was not found on PATH")
     return found
@@ -102,7 +102,7 @@ def system_answer(
     """`call.answer` for one of Windows' own programs (`system_tool`)."""
     name = argv[0].removesuffix(".exe")
     return call.answer(
-        proc.find_on_path(name, env, os_name(sys.platform)),
+        toolpath.find_on_path(name, env, os_name(sys.platform)),
         argv[1:],
         timeout=timeout,
         env=env,
