@@ -17,6 +17,7 @@ from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
 from installer.edges import proc
 from installer.edges import runtime as executor
+from installer.edges.runtime_files import RuntimeFailed
 from tests.fakes.executables import make_executable
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and sudo")
@@ -160,7 +161,7 @@ def test_a_download_whose_checksum_does_not_match_is_never_used(tmp_path: Path) 
         url=url,
         check=f"sha256-from:{url.rsplit('/', 1)[0]}/checksums.txt",
     )
-    with pytest.raises(executor.RuntimeFailed, match="does not match"):
+    with pytest.raises(RuntimeFailed, match="does not match"):
         executor.execute(
             rt.RuntimePlan(2, "docker-missing", (step,)), runner(tmp_path, []), fetch=fetch
         )
@@ -200,7 +201,7 @@ def test_an_optional_step_that_fails_is_a_warning_a_required_one_stops(tmp_path:
     executor.execute(rt.RuntimePlan(2, "x", (optional,)), runner(tmp_path, said))
     assert any("going on" in line for line in said)
     required = rt.Step(("systemctl", "enable", "docker"), "enable")
-    with pytest.raises(executor.RuntimeFailed, match="systemctl enable docker"):
+    with pytest.raises(RuntimeFailed, match="systemctl enable docker"):
         executor.execute(rt.RuntimePlan(2, "x", (required,)), runner(tmp_path, said))
 
 

@@ -6,6 +6,7 @@ engine looks tools up the same way on Windows, as `<name>.exe`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -15,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from installer.commands import winhost as flow
-from installer.decide import elevation
+from installer.decide import elevation, wslconfig
 from installer.decide import winhost as wh
 from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
@@ -61,6 +62,27 @@ def test_a_working_docker_desktop_means_nothing_as_administrator() -> None:
     assert plan.tier == 0 and plan.steps == () and plan.privileged == ()
     assert host_lines(plan) == [
         "host:     Docker Desktop answers: nothing to prepare, no administrator rights needed"
+    ]
+
+
+def test_a_working_docker_desktop_still_lets_another_daily_user_in_once() -> None:
+    # IT runs the installer for a nurse on a machine where Docker Desktop already works (for IT).
+    it = facts(docker_usable=True, docker_desktop=True, user="it-admin", in_docker_users=False)
+    plan = wh.plan_host(it, wh.Options(daily_user="nurse"))
+    assert plan.tier == 1 and plan.user == "nurse"
+    assert keys(plan) == ["docker-users", "wslconfig", "autostart"]
+    assert all(step.privileged for step in plan.steps)  # the nurse's profile: elevated
+    assert plan.steps[0].argv == ("net.exe", "localgroup", "docker-users", "nurse", "/add")
+    assert plan.wslconfig_gib == 14
+    # Once the membership reads back, a re-run prepares nothing again.
+    member = dataclasses.replace(it, in_docker_users=True)
+    assert wh.plan_host(member, wh.Options(daily_user="nurse")).steps == ()
+    # The same account, or TRACEBLOC_SKIP_DAILY_USER: nothing as administrator.
+    assert wh.plan_host(it, wh.Options(daily_user="IT-Admin")).steps == ()
+    assert wh.plan_host(it, wh.Options(daily_user="nurse", skip_daily_user=True)).steps == ()
+    assert keys(wh.plan_host(it, wh.Options(daily_user="nurse", no_autostart=True))) == [
+        "docker-users",
+        "wslconfig",
     ]
 
 
@@ -209,7 +231,7 @@ def test_tb_wsl_min_version_must_be_a_version() -> None:
     ],
 )
 def test_wslconfig_memory(host: int | None, memory: int) -> None:
-    assert wh.wslconfig_gib(host, 5, 16) == memory
+    assert wslconfig.wslconfig_gib(host, 5, 16) == memory
 
 
 def test_a_host_too_small_says_so_and_writes_no_budget() -> None:
@@ -236,7 +258,7 @@ def test_a_host_too_small_says_so_and_writes_no_budget() -> None:
     ],
 )
 def test_merge_wslconfig(existing: str, merged: str | None) -> None:
-    assert wh.merge_wslconfig(existing, 6) == merged
+    assert wslconfig.merge_wslconfig(existing, 6) == merged
 
 
 # --- elevation, resume, quoting --------------------------------------------------------------

@@ -246,3 +246,95 @@ def test_the_same_laptop_through_the_flow_the_cli_calls(cluster: FakeCluster) ->
     listed = [[a[0].removesuffix(".exe"), *a[1:]] for a in (s.argv for s in plan.steps) if a]
     assert made and all(call in listed for call in made), (made, listed)
     assert all(PASSWORD not in " ".join(e["argv"]) for e in cluster.call_log())
+
+
+def it_admins_machine(cluster: FakeCluster, exe: str) -> tuple[dict[str, str], Path]:
+    """Docker Desktop works for it-admin, who runs the installer for the nurse (not yet in
+    docker-users, signed in once: a profile); the nurse's membership reads back once added."""
+    data = cluster.root / "data"
+    windows_laptop(cluster, data, exe, flow.engine_command()[1])
+    probe = {
+        "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
+        "admin": True,
+        "user": "it-admin",
+        "edition": "Microsoft Windows 11 Pro",
+        "memory_kib": 16 * 2**20,
+        "virtualization": True,
+        "winget": True,
+        "docker_desktop": True,
+        "port_busy": False,
+        "temp": str(cluster.root / "temp"),
+        "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
+    }
+    cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(probe))
+    cluster.on("powershell", edge.members_script("docker-users"), stdout="PC\\it-admin\n")
+    cluster.on(
+        "powershell", edge.members_script("docker-users"), stdout="PC\\nurse\n", after="joined"
+    )
+    cluster.on("net", "localgroup", "docker-users", "nurse", "/add", mark="joined")
+    running = {"MemTotal": 16 * GIB, "NCPU": 8, "OperatingSystem": "Docker Desktop"}
+    running.update(Runtimes={"runc": {}}, ServerErrors=None)
+    cluster.on("docker", "info", stdout=json.dumps(running))
+    drive = cluster.root / "drive"
+    nurse = drive / "Users" / "nurse"
+    nurse.mkdir(parents=True)
+    env = {
+        "USERNAME": "it-admin",
+        "USERPROFILE": str(cluster.home),
+        "SystemDrive": str(drive),
+        "TRACEBLOC_DAILY_USER": "nurse",
+        "TB_DOCKER_WAIT_MIN": "0.05",
+    }
+    return env, nurse
+
+
+def test_it_runs_it_for_a_nurse_where_docker_desktop_already_works(cluster: FakeCluster) -> None:
+    """Docker Desktop works for the administrator running the installer; the daily user
+    (-DailyUser nurse) is let into docker-users, gets a sized .wslconfig and a Startup
+    shortcut, in this (elevated) process, as listed; a re-run then prepares nothing."""
+    exe = r"C:\tb\tracebloc-installer.exe"
+    given, nurse = it_admins_machine(cluster, exe)
+    env, data = cluster.env(**given), cluster.root / "data"
+    opts = flow.options(env)
+    _, plan = flow.survey(env, opts, Redactor(), our_cluster_running=False, docker_usable=True)
+    assert [s.key for s in plan.steps] == ["docker-users", "wslconfig", "autostart"]
+    before = len(windows_calls(cluster))
+    said: list[str] = []
+    flow.prepare(
+        exe, env, opts, Redactor(), str(data), ask=None, say=said.append, our_cluster_running=False
+    )
+    ran = windows_calls(cluster)[before:]
+    assert elevations(cluster) == []  # already administrator: no second window
+    assert ["net", "localgroup", "docker-users", "nurse", "/add"] in ran
+    assert (nurse / ".wslconfig").read_bytes() == b"[wsl2]\r\nmemory=14GB\r\n"
+    [shortcut] = [c for c in ran if c[0] == "powershell" and "CreateShortcut" in c[-1]]
+    assert str(nurse) in shortcut[-1] and "Docker Desktop.lnk" in shortcut[-1]
+    assert (cluster.home / ".wslconfig").exists() is False  # the administrator's own is untouched
+    made = [c for c in ran if c != ["wsl", "--version"] and not _a_read(c)]
+    assert made == [["net", "localgroup", "docker-users", "nurse", "/add"], shortcut]
+    assert "done: add 'nurse' to docker-users" in said
+    # Read back: nurse is a member now, so a re-run lists nothing and runs nothing.
+    _, again = flow.survey(env, opts, Redactor(), our_cluster_running=False, docker_usable=True)
+    assert again.tier == 0 and again.steps == ()
+
+
+def _a_read(call: list[str]) -> bool:
+    """The machine's probe and the docker-users membership: PowerShell reads, no change."""
+    return call[0] == "powershell" and (
+        call[-1] == edge.PROBE_SCRIPT or call[-1] == edge.members_script("docker-users")
+    )
+
+
+@ON_WINDOWS
+def test_plan_lists_the_nurses_docker_users_step_where_docker_desktop_works(
+    cluster: FakeCluster,
+) -> None:
+    given, _ = it_admins_machine(cluster, engine()[0])
+    result = cluster.run("plan", "--json", **given)
+
+    assert result.returncode == 0, result.stderr
+    changes = json.loads(result.stdout)["changes"]
+    admin = [c["argv"] for c in changes if c["why"].startswith("as administrator")]
+    assert ["net.exe", "localgroup", "docker-users", "nurse", "/add"] in admin
+    assert elevations(cluster) == []
+    assert [c for c in windows_calls(cluster) if c[0] == "net"] == []

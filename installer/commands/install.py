@@ -108,7 +108,11 @@ def said_after(exc: InstallerError, made: Sequence[str]) -> None:
 
 def local_made(before: Local, after: Local) -> list[str]:
     """What bring_up changed on the machine, in the list's words."""
-    made = ["Docker set up"] if before.runtime is not None or before.windows is not None else []
+    running = before.docker is not None and before.docker.state == "running"
+    host = before.windows is not None and not running
+    made = ["Docker set up"] if before.runtime is not None or host else []
+    if before.windows is not None and running:
+        made.append(f"{before.windows.user} let into docker-users")
     name = after.settings.name if after.settings is not None else "tracebloc"
     if after.action == CREATE:
         made.append(f"the local cluster {name} created")

@@ -130,6 +130,34 @@ def leftover_choice(
     return local, chosen
 
 
+def _prepare_windows(
+    local: Local,
+    cfg: PlanConfig,
+    env: Mapping[str, str],
+    redactor: Redactor,
+    ui: Ui,
+    *,
+    interactive: bool,
+    os_: str,
+) -> None:
+    from installer.commands import winhost
+
+    exe, _ = winhost.engine_command()
+    terminal = credentials.open_terminal(os_) if interactive else None
+    running = local.cluster.running if local.cluster is not None else False
+    winhost.prepare(
+        exe,
+        env,
+        winhost.options(env, cfg.thresholds.min_mem_gib),
+        redactor,
+        cfg.host_data_dir,
+        ask=terminal.ask if terminal is not None else None,
+        say=ui.info,
+        our_cluster_running=running,
+        resume=flag(env, "TRACEBLOC_RESUME"),
+    )
+
+
 def bring_up(
     local: Local,
     cfg: PlanConfig,
@@ -148,22 +176,12 @@ def bring_up(
     s = local.settings
     if s is None or not local.managed:
         return cfg, local
+    if local.windows is not None and local.docker is not None and local.docker.state == "running":
+        # Docker works already: the daily user's half first, then this survey's cluster steps.
+        _prepare_windows(local, cfg, env, redactor, ui, interactive=interactive, os_=os_)
+        local = dataclasses.replace(local, windows=None)
     if local.windows is not None:  # WSL2 and Docker Desktop first, as the plan said
-        from installer.commands import winhost
-
-        exe, _ = winhost.engine_command()
-        terminal = credentials.open_terminal(os_) if interactive else None
-        winhost.prepare(
-            exe,
-            env,
-            winhost.options(env, cfg.thresholds.min_mem_gib),
-            redactor,
-            cfg.host_data_dir,
-            ask=terminal.ask if terminal is not None else None,
-            say=ui.info,
-            our_cluster_running=False,
-            resume=flag(env, "TRACEBLOC_RESUME"),
-        )
+        _prepare_windows(local, cfg, env, redactor, ui, interactive=interactive, os_=os_)
         again = survey(cfg, env, redactor, local.machine, os_, fetch=True)
         if again.windows is not None:
             raise InstallerError(

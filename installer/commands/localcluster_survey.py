@@ -8,7 +8,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
-from installer.commands import localcluster_create
+from installer.commands import localcluster_create, localcluster_windows
 from installer.decide import gpucluster
 from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
@@ -30,54 +30,6 @@ from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
 from installer.edges import datadir, docker, k3d, kubeconfig
-
-
-def _windows_host(
-    s: lc.Settings,
-    decision: lc.Decision,
-    machine: MachineFacts,
-    info: DockerRead,
-    env: Mapping[str, str],
-    redactor: Redactor | None,
-    min_mem_gib: float,
-    host: HostPlan | None = None,
-) -> Local:
-    """Windows without a Docker that answers: the host preparation (commands/winhost.py) as the
-    plan's first steps, or its blocker. `host`: the plan the network preflight read, if any."""
-    from installer.commands import winhost
-
-    if host is None:
-        opts = winhost.options(env, min_mem_gib)
-        # Docker does not answer, so no k3d cluster of ours can hold the API port.
-        _, host = winhost.survey(
-            env, opts, redactor or Redactor(), our_cluster_running=False, docker_usable=False
-        )
-    said = info.reason or "Docker is not running"
-    if host.blockers:
-        message, remedy = host.blockers[0]
-        if host.unread:  # what the installer would have done for it is unknown: do it by hand
-            remedy = (
-                f"{docker_remedy('windows', info.state)} (the installer could not read "
-                "this machine to prepare it; if that persists, run it with --verbose "
-                "and send the log)"
-            )
-        return Local(
-            s,
-            decision,
-            machine,
-            docker=info,
-            problems=((f"{said}; {message}", remedy),),
-            windows=host,
-        )
-    if not host.steps:
-        return Local(
-            s,
-            decision,
-            machine,
-            docker=info,
-            problems=((said, docker_remedy("windows", info.state)),),
-        )
-    return Local(s, decision, machine, docker=info, windows=host)
 
 
 def commands_for(
@@ -169,7 +121,7 @@ def survey(
         from installer.commands import runtime
 
         if os_ == "windows":
-            return _windows_host(
+            return localcluster_windows.windows_host(
                 s, decision, machine, info, env, redactor, cfg.thresholds.min_mem_gib, host
             )
         plan = (
@@ -340,6 +292,9 @@ def survey(
         gpu_reason=fit.reason,
         gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
         boot=tier0_autostart(env, os_, info),
+        windows=localcluster_windows.daily_user(
+            env, os_, redactor, cfg.thresholds.min_mem_gib, cluster.running
+        ),
     )
     return dataclasses.replace(
         local, commands=commands_for(local, cfg.host_data_dir, env, os_, cfg.probe.release)

@@ -2,26 +2,25 @@
 
 Pure. From one bounded probe (edges/winhost.py): steps, each with its exact argv and whether
 it needs administrator rights, plus the blockers that stop the install before any change.
-Docker Desktop answering as this user means no privileged step; otherwise every privileged
-step is confirmed once and run in one elevated child of the engine (decide/elevation.py), the
-rest as the daily user.
+Docker Desktop answering as this user means no privileged step, but another daily user's
+docker-users membership; every privileged step is confirmed once and run in one elevated
+child of the engine (decide/elevation.py), the rest as the daily user.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from installer.decide import winget
 from installer.decide.settings import env_number
+from installer.decide.wslconfig import OS_RESERVE_GIB, wslconfig_gib
 from installer.decide.yesno import flag
 
 API_PORT = 6550  # the local cluster's API server (decide/localcluster.py binds 127.0.0.1:6550)
 WSL_MIN_VERSION = "2.1.5"  # Docker Desktop's documented WSL minimum; TB_WSL_MIN_VERSION overrides
 DOCKER_WAIT_MIN = 10.0  # a first Docker Desktop start on an AV-heavy laptop needs minutes
-OS_RESERVE_GIB = 2  # what Windows keeps for itself when the Docker VM is sized from the host
 REBOOT_EXIT = 2  # a declared hand-off: "reboot, then the install continues"
 # DISM's exit code for "done, a restart is required to finish".
 DISM_REBOOT_RC = 3010
@@ -155,30 +154,6 @@ def wsl_current(version_output: str, minimum: str) -> bool:
     return seen + (0,) * (width - len(seen)) >= floor + (0,) * (width - len(floor))
 
 
-def wslconfig_gib(host_gib: int | None, min_gib: float, rec_gib: float) -> int:
-    """The Docker VM's memory: the training budget, capped at the host less Windows' reserve,
-    never below the floor; 0 when the host cannot give the floor (keep the default)."""
-    if host_gib is None or host_gib - OS_RESERVE_GIB < min_gib:
-        return 0
-    cap = max(host_gib - OS_RESERVE_GIB, math.ceil(min_gib))
-    return int(min(rec_gib, cap))
-
-
-def merge_wslconfig(existing: str, gib: int) -> str | None:
-    """`existing` with `memory=<gib>GB` under `[wsl2]`; None when a memory is already set
-    (the operator's tuning is kept). Other settings are never touched."""
-    if re.search(r"(?im)^\s*memory\s*=", existing):
-        return None
-    line = f"memory={gib}GB"
-    if not existing.strip():
-        return f"[wsl2]\r\n{line}\r\n"
-    header = re.search(r"(?im)^\s*\[wsl2\]\s*$", existing)
-    if header:
-        return existing[: header.end()] + "\r\n" + line + existing[header.end() :]
-    separator = "" if existing.endswith("\n") else "\r\n"
-    return f"{existing}{separator}[wsl2]\r\n{line}\r\n"
-
-
 def feature_argv(name: str) -> tuple[str, ...]:
     return ("dism.exe", "/online", "/enable-feature", f"/featurename:{name}", "/all", "/norestart")
 
@@ -293,13 +268,16 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
             "read; the cluster step will start or repair it, or report the conflict"
         )
     user = opts.daily_user or facts.user
+    # Another account's profile (-DailyUser) is written in the elevated window.
+    other = bool(user) and user.lower() != facts.user.lower()
     if facts.docker_usable:
-        if opts.daily_user and opts.daily_user != facts.user:
-            notes.append(
-                f"Docker Desktop already answers; '{user}' is not added to docker-users "
-                "(nothing is done as administrator when Docker works)"
-            )
-        return HostPlan(0, blockers=blockers, notes=tuple(notes), user=user)
+        # Docker works for this account; another daily user still needs docker-users, and
+        # with it (once: the membership read back ends it) their VM size and sign-in start.
+        joins = other and not opts.skip_daily_user and facts.in_docker_users is not True
+        if not joins:
+            return HostPlan(0, blockers=blockers, notes=tuple(notes), user=user)
+        joined = tuple(_daily_user_steps(facts, opts, user, notes, other=True))
+        return HostPlan(1, joined, blockers, tuple(notes), _gib(facts, opts), user)
     steps: list[Step] = []
     home = "Home" in facts.edition
     wanted = [WSL_FEATURE, VM_PLATFORM] + ([] if home else [HYPER_V])
@@ -338,6 +316,29 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
         )
     )
     steps += docker_desktop_steps(facts)
+    steps += _daily_user_steps(facts, opts, user, notes, other=other)
+    if not facts.docker_usable:
+        steps.append(
+            Step(
+                "docker-start",
+                "start Docker Desktop and wait for its engine "
+                f"(at most {opts.docker_wait_s / 60:g} min)",
+                start_docker_argv(facts.docker_desktop_exe),
+                False,
+            )
+        )
+    return HostPlan(1, tuple(steps), blockers, tuple(notes), _gib(facts, opts), user)
+
+
+def _gib(facts: WinFacts, opts: Options) -> int:
+    return wslconfig_gib(facts.host_memory_gib, opts.min_mem_gib, opts.rec_mem_gib)
+
+
+def _daily_user_steps(
+    facts: WinFacts, opts: Options, user: str, notes: list[str], *, other: bool
+) -> list[Step]:
+    """The daily user's docker-users membership, Docker VM size and sign-in start."""
+    steps: list[Step] = []
     if not opts.skip_daily_user and user and facts.in_docker_users is not True:
         steps.append(
             Step(
@@ -347,15 +348,13 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
                 True,
             )
         )
-    gib = wslconfig_gib(facts.host_memory_gib, opts.min_mem_gib, opts.rec_mem_gib)
+    gib = _gib(facts, opts)
     if gib == 0 and facts.host_memory_gib is not None:
         notes.append(
             f"this machine has {facts.host_memory_gib} GiB of memory, too little for a "
             f"{opts.min_mem_gib:g} GiB Docker VM plus ~{OS_RESERVE_GIB} GiB for Windows: "
             ".wslconfig is left as it is"
         )
-    # Another account's profile (-DailyUser) is written in the elevated window.
-    other = bool(user) and user.lower() != facts.user.lower()
     if gib:
         steps.append(
             Step(
@@ -372,17 +371,7 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
         steps.append(
             Step("autostart", f"start Docker Desktop when {user} signs in", run_key, other)
         )
-    if not facts.docker_usable:
-        steps.append(
-            Step(
-                "docker-start",
-                "start Docker Desktop and wait for its engine "
-                f"(at most {opts.docker_wait_s / 60:g} min)",
-                start_docker_argv(facts.docker_desktop_exe),
-                False,
-            )
-        )
-    return HostPlan(1, tuple(steps), blockers, tuple(notes), gib, user)
+    return steps
 
 
 def autostart_argv(exe: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from installer.decide.errors import InstallerError, ToolNotFound
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
+from installer.decide.wslconfig import merge_wslconfig
 from installer.edges import call, childio, proc, toolpath
 
 log = logging.getLogger(__name__)
@@ -253,7 +254,7 @@ def write_wslconfig(profile: str, gib: int) -> str:
         existing = (read_regular(path) or b"").decode("utf-8", errors="replace")
     except InstallerError as exc:
         return f"left {path} alone: {exc.message}"
-    merged = wh.merge_wslconfig(existing, gib)
+    merged = merge_wslconfig(existing, gib)
     if merged is None:
         return f"kept the memory already set in {path}"
     temporary = path + ".tracebloc-tmp"
