@@ -296,13 +296,13 @@ def test_last_line(text: str, rc: int, line: str) -> None:
 
 
 def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> None:
-    run = mocker.patch("installer.edges.process_tree.subprocess.run")
+    run = mocker.patch("installer.edges.proc.subprocess.run")
 
-    process_tree.kill_tree_windows(4242)
+    proc._kill_tree_windows(4242)
 
     run.assert_called_once()
     assert run.call_args.args[0] == [
-        process_tree.taskkill_path(os.environ),
+        proc.taskkill_path(os.environ),
         "/F",
         "/T",
         "/PID",
@@ -320,9 +320,9 @@ def test_kill_tree_windows_runs_taskkill_on_the_tree(mocker: MockerFixture) -> N
     ],
 )
 def test_kill_tree_windows_never_raises(mocker: MockerFixture, failure: Exception) -> None:
-    mocker.patch("installer.edges.process_tree.subprocess.run", side_effect=failure)
+    mocker.patch("installer.edges.proc.subprocess.run", side_effect=failure)
 
-    process_tree.kill_tree_windows(4242)
+    proc._kill_tree_windows(4242)
 
 
 def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> None:
@@ -330,16 +330,16 @@ def test_kill_tree_on_windows_uses_taskkill_and_reaps(mocker: MockerFixture) -> 
     # taskkill (Popen.kill + communicate) is exercised for real.
     mocker.patch.object(sys, "platform", "win32")
     mocker.patch.object(process_tree, "WINDOWS", True)
-    taskkill = mocker.patch("installer.edges.process_tree.subprocess.run")
+    taskkill = mocker.patch("installer.edges.proc.subprocess.run")
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(600)"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
-        process_tree.kill_tree(child, None, ())
+        process_tree.kill_tree(child, None, (), proc._kill_tree_windows)
         assert taskkill.call_args.args[0] == [
-            process_tree.taskkill_path(os.environ),
+            proc.taskkill_path(os.environ),
             "/F",
             "/T",
             "/PID",

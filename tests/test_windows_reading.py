@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from installer.decide import shellquote
-from installer.edges import process_tree
+from installer.edges import proc
 
 # PowerShell's tokenizer (CharExtensions.IsSingleQuote): these five open, close and, doubled,
 # escape a single-quoted string.
@@ -83,8 +83,8 @@ def test_taskkill_is_started_from_system32_by_its_absolute_path(
         ran.append(argv)
         return subprocess.CompletedProcess(argv, 0)
 
-    monkeypatch.setattr(process_tree.subprocess, "run", fake_run)
+    monkeypatch.setattr(proc.subprocess, "run", fake_run)
     monkeypatch.setenv("SystemRoot", "D:\\Win")
-    process_tree.kill_tree_windows(4242)
+    proc._kill_tree_windows(4242)
     assert ran == [["D:\\Win\\System32\\taskkill.exe", "/F", "/T", "/PID", "4242"]]
-    assert process_tree.taskkill_path({}) == "C:\\Windows\\System32\\taskkill.exe"
+    assert proc.taskkill_path({}) == "C:\\Windows\\System32\\taskkill.exe"

@@ -183,13 +183,13 @@ def run(
     try:
         child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        process_tree.stop(child, tool.name, grace, job, (out, err))
+        process_tree.stop(child, tool.name, grace, job, (out, err), _kill_tree_windows)
         log.debug("deadline: %s stopped after %gs", tool.name, timeout)
         timed_out = ToolTimeout(shown, timeout)
         timed_out.output = decode(out.data()) + decode(err.data())
         raise timed_out from None
     except BaseException:
-        process_tree.stop(child, tool.name, grace, job, (out, err))
+        process_tree.stop(child, tool.name, grace, job, (out, err), _kill_tree_windows)
         raise
     finally:
         with _live_lock:
@@ -324,4 +324,26 @@ def terminate_all() -> None:
     with _live_lock:
         children = list(_live)
     for child in children:
-        process_tree.signal_tree(child)
+        process_tree.signal_tree(child, _kill_tree_windows)
+
+
+def taskkill_path(env: Mapping[str, str]) -> str:
+    """Windows' own taskkill, by its absolute path: a bare name would run a taskkill.exe in
+    the program's or the current directory first."""
+    root = env.get("SystemRoot") or env.get("SYSTEMROOT") or r"C:\Windows"
+    return root.rstrip("\\/") + r"\System32\taskkill.exe"
+
+
+def _kill_tree_windows(pid: int) -> None:
+    # taskkill /T walks the tree by parent pid, which is how Windows records descendants.
+    try:
+        subprocess.run(  # noqa: S603
+            [taskkill_path(os.environ), "/F", "/T", "/PID", str(pid)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=process_tree.REAP_GRACE_S * 2,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        pass

@@ -1,6 +1,6 @@
 """Ending a child and everything it started: ask it to stop (SIGTERM, or CTRL_BREAK on
-Windows), wait, then kill its group (its job object and `taskkill /T` on Windows) and reap
-it. Nothing here raises but a second Ctrl-C, after the kill."""
+Windows), wait, then kill its group (its job object and `windows_kill`, proc's `taskkill /T`,
+on Windows) and reap it. Nothing here raises but a second Ctrl-C, after the kill."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable
 
 from installer.edges import lifetime
 from installer.edges.childio import Drain
@@ -52,6 +52,7 @@ def stop(
     grace: float,
     job: int | None,
     drains: tuple[Drain, Drain],
+    windows_kill: Callable[[int], None],
 ) -> None:
     """Ask first when there is a grace period, then kill the tree. The drains keep reading
     meanwhile, so a child blocked on a full pipe can still exit. A second Ctrl-C during the
@@ -65,9 +66,9 @@ def stop(
             except subprocess.TimeoutExpired:
                 log.debug("%s did not stop within %gs", name, grace)
     except KeyboardInterrupt:
-        kill_tree(child, job, drains)
+        kill_tree(child, job, drains, windows_kill)
         raise
-    kill_tree(child, job, drains)
+    kill_tree(child, job, drains, windows_kill)
 
 
 def ask_to_stop(child: subprocess.Popen[bytes]) -> None:
@@ -81,10 +82,10 @@ def ask_to_stop(child: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def signal_tree(child: subprocess.Popen[bytes]) -> None:
+def signal_tree(child: subprocess.Popen[bytes], windows_kill: Callable[[int], None]) -> None:
     """Kill the child and everything it started. Never raises."""
     if WINDOWS:
-        kill_tree_windows(child.pid)
+        windows_kill(child.pid)
     else:
         kill_group(child.pid)
     try:
@@ -101,12 +102,17 @@ def signal_group(pid: int, job: int | None) -> None:
         kill_group(pid)
 
 
-def kill_tree(child: subprocess.Popen[bytes], job: int | None, drains: tuple[Drain, ...]) -> None:
+def kill_tree(
+    child: subprocess.Popen[bytes],
+    job: int | None,
+    drains: tuple[Drain, ...],
+    windows_kill: Callable[[int], None],
+) -> None:
     """Kill the child's tree, reap it, and let the pipes drain briefly. Never raises.
 
     A grandchild that escaped the group may still hold a pipe: it is not waited for."""
     lifetime.kill_job(job)
-    signal_tree(child)
+    signal_tree(child, windows_kill)
     try:
         child.wait(timeout=REAP_GRACE_S)
     except subprocess.TimeoutExpired:
@@ -123,25 +129,3 @@ def kill_group(pid: int) -> None:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-def taskkill_path(env: Mapping[str, str]) -> str:
-    """Windows' own taskkill, by its absolute path: a bare name would run a taskkill.exe in
-    the program's or the current directory first."""
-    root = env.get("SystemRoot") or env.get("SYSTEMROOT") or r"C:\Windows"
-    return root.rstrip("\\/") + r"\System32\taskkill.exe"
-
-
-def kill_tree_windows(pid: int) -> None:
-    # taskkill /T walks the tree by parent pid, which is how Windows records descendants.
-    try:
-        subprocess.run(  # noqa: S603
-            [taskkill_path(os.environ), "/F", "/T", "/PID", str(pid)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=REAP_GRACE_S * 2,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        pass
