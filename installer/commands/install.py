@@ -51,7 +51,7 @@ from installer.commands.tools import REQUIRED, ensure_tools, this_settings, type
 from installer.decide import install_verdict
 from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError
-from installer.decide.localcluster_state import ADOPT, CREATE, Local
+from installer.decide.localcluster_state import ADOPT, CREATE, RECREATE, Local
 from installer.decide.model import Gpu, MachineFacts, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import (
@@ -226,8 +226,8 @@ def local_made(before: Local, after: Local) -> list[str]:
     """What bring_up changed on the machine, in the list's words."""
     made = ["Docker set up"] if before.runtime is not None or before.windows is not None else []
     name = after.settings.name if after.settings is not None else "tracebloc"
-    if after.action == CREATE:
-        made.append(f"the local cluster {name} created")
+    if after.action in (CREATE, RECREATE):
+        made.append(f"the local cluster {name} {after.action}d")
     elif after.action != ADOPT and after.action is not None:
         made.append(f"the local cluster {name} started")
     return made
