@@ -45,6 +45,8 @@ def cpu_cluster(cluster: FakeCluster, *, ours: bool = True, state: str = "runnin
         )
     )
     cluster.on("k3d", "kubeconfig", "get", stdout=kubeconfig_of_k3d())
+    # Docker's GPU check, run first as before any GPU create.
+    cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54.14  Driver Version: 550\n")
     cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
     cluster.on("k3d", "cluster", "create", mark=CREATED, stdout="created\n")
     cluster.on("k3d", "cluster", "list", stdout=listed("running", agents=0), after=CREATED)
@@ -97,9 +99,25 @@ def test_with_the_setting_and_no_release_the_cluster_is_recreated_exactly_as_lis
     # What ran is what was listed, in that order; the data under HOST_DATA_DIR is as it was.
     assert [["k3d", *c] for c in k3d_changes(cluster)] == planned
     items = shown_items(result.stderr)
-    assert items[0].startswith("k3d cluster delete tracebloc  (") and "kept" in items[0]
+    delete = next(i for i, item in enumerate(items) if item.startswith("k3d cluster delete "))
+    assert items[delete].startswith("k3d cluster delete tracebloc  (") and "kept" in items[delete]
+    assert items[delete - 1].startswith("docker run --rm --gpus all")  # Docker's check first
     assert (data / "ibdata1").read_bytes() == b"rows"
     assert "nvidia.com/gpu=1" in values_file(cluster).read_text(encoding="utf-8")
+
+
+def test_a_failed_docker_gpu_check_keeps_the_cluster_and_installs_for_cpu(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cpu_cluster(cluster)
+    cluster.on("docker", "run", "--gpus", rc=125, stderr="could not select device driver\n")
+
+    result = cluster.run("install", "--yes", **env_for(backend, **FLAG))
+
+    assert result.returncode == 0, result.stderr
+    assert "is not recreated and this install stays on CPU" in result.stdout + result.stderr
+    assert not [c for c in k3d_changes(cluster) if c[0] == "cluster"]
+    assert "nvidia.com/gpu=1" not in values_file(cluster).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -156,6 +174,8 @@ def test_a_recreate_is_decided_only_on_positive_evidence() -> None:
     fit = decide()
     assert (fit.action, fit.access, fit.problem) == (RECREATE, True, None)
     assert (fit.settings.servers, fit.settings.agents) == (1, 0)
+    # Stopped by Docker's restart in the GPU steps, after helm listed nothing in it.
+    assert decide(action=START).action == RECREATE
 
     unset = decide(recreate=False)
     assert unset.action is None and unset.problem is None and not unset.access
@@ -163,7 +183,7 @@ def test_a_recreate_is_decided_only_on_positive_evidence() -> None:
 
     for refused, why in [
         (decide(releases=CLIENT), "a tracebloc client is installed"),
-        (decide(releases=None), "cannot be read"),
+        (decide(releases=None), "was not read"),
         (decide(releases=ListRead(False, reason="helm timed out")), "helm timed out"),
         (decide(action=START, releases=None), "it is stopped"),
         (decide(inspected=Inspected(True, Container())), "did not create it"),

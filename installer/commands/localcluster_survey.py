@@ -313,8 +313,9 @@ def survey(
         )
     gpu_plan = None
     if os_ == "linux" and gpu_checked is None:
+        creating = action == CREATE or localcluster_gpu.may_recreate(env, action, inspected)
         gpu_plan = localcluster_gpu.gpu_plan(
-            env, info, machine, timeout, creating=action == CREATE, primed=False, gpu=host_gpu
+            env, info, machine, timeout, creating=creating, primed=False, gpu=host_gpu
         )
         if gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
             # The plan's steps make the GPU usable by Docker: the cluster is planned for it.

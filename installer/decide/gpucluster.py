@@ -108,7 +108,17 @@ def decide(
         return GpuCluster(True, one, said)
     server = inspected.server if inspected is not None else None
     if server is None or not server.gpus:
-        if recreate and not check_failed:
+        if recreate and check_failed:
+            return GpuCluster(
+                False,
+                s,
+                (
+                    f"Docker could not give a container this machine's GPU ({check_failed}), so "
+                    f"the local cluster {s.name} is not recreated and this install stays on CPU",
+                ),
+                "Docker's GPU check failed",
+            )
+        if recreate:
             return _recreated(s, action, inspected, releases)
         return GpuCluster(
             False,
@@ -151,10 +161,15 @@ def _recreated(
             f"recreate it yourself (it may hold someone's work), or unset {RECREATE_VARIABLE} "
             "to install for CPU:\n" + remedy,
         )
-    if action == START or releases is None:
+    if releases is None:  # read only while it runs (or before Docker's restart stopped it)
+        said = (
+            "it is stopped, so what is installed in it cannot be read"
+            if action == START
+            else "what is installed in it was not read"
+        )
         return _refused(
             s,
-            refused + "it is stopped, so what is installed in it cannot be read",
+            refused + said,
             f"start it (k3d cluster start {s.name}) and run the installer again, or unset "
             f"{RECREATE_VARIABLE} to install for CPU",
         )
