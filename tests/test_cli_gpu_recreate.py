@@ -155,6 +155,7 @@ S = lc.settings({})
 OURS = Inspected(True, Container(labels={CREATED_LABEL: CREATED_VALUE}))
 EMPTY = ListRead(True)
 CLIENT = ListRead(True, (Installed("tracebloc", "tracebloc", "client-1.4.2", "deployed"),))
+OTHER = ListRead(True, (Installed("pg", "db", "postgresql-15.2.0", "deployed"),))
 
 
 def decide(**given: object) -> gpucluster.GpuCluster:
@@ -183,6 +184,8 @@ def test_a_recreate_is_decided_only_on_positive_evidence() -> None:
 
     for refused, why in [
         (decide(releases=CLIENT), "a tracebloc client is installed"),
+        (decide(releases=ListRead(True, OTHER.releases + CLIENT.releases)), "a tracebloc client"),
+        (decide(releases=OTHER), "a helm release is installed in it (pg in namespace db)"),
         (decide(releases=None), "was not read"),
         (decide(releases=ListRead(False, reason="helm timed out")), "helm timed out"),
         (decide(action=START, releases=None), "it is stopped"),

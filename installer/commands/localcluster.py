@@ -1,7 +1,8 @@
 """The local k3d cluster as the first step of an install: the survey
 (commands/localcluster_survey.py), then bring it up — create, start or adopt — merge and anchor the kube context,
 and wait for the API. Nothing is created before Docker, k3d and the drift checks have all
-answered; nothing is deleted except a partial cluster this run's own create left behind.
+answered; nothing is deleted except a partial cluster this run's own create left behind, or
+(listed, TRACEBLOC_RECREATE_CLUSTER) the engine's own cluster recreated for the GPU.
 """
 
 from __future__ import annotations

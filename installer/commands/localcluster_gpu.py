@@ -16,15 +16,14 @@ from installer.decide.model import Gpu, ListRead, MachineFacts
 from installer.decide.redact import Redactor
 from installer.decide.runtime import RuntimePlan
 from installer.decide.tooling import Tool
-from installer.decide.yesno import flag
 
 
-def may_recreate(env: Mapping[str, str], action: str, inspected: Inspected | None) -> bool:
+def may_recreate(s: lc.Settings, action: str, inspected: Inspected | None) -> bool:
     """TRACEBLOC_RECREATE_CLUSTER may recreate this existing cluster for the GPU: then, as
     before a create, Docker's GPU check comes first."""
     server = inspected.server if inspected is not None else None
     return (
-        flag(env, gpucluster.RECREATE_VARIABLE)
+        s.recreate
         and action in (START, ADOPT)
         and created_by_engine(server)
         and server is not None

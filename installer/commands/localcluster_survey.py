@@ -28,7 +28,6 @@ from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
-from installer.decide.yesno import flag
 from installer.edges import datadir, docker, k3d, kubeconfig
 
 
@@ -313,7 +312,7 @@ def survey(
         )
     gpu_plan = None
     if os_ == "linux" and gpu_checked is None:
-        creating = action == CREATE or localcluster_gpu.may_recreate(env, action, inspected)
+        creating = action == CREATE or localcluster_gpu.may_recreate(s, action, inspected)
         gpu_plan = localcluster_gpu.gpu_plan(
             env, info, machine, timeout, creating=creating, primed=False, gpu=host_gpu
         )
@@ -323,7 +322,7 @@ def survey(
             docker_nvidia = docker_nvidia or any(
                 st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps
             )
-    recreate = flag(env, gpucluster.RECREATE_VARIABLE)
+    recreate = s.recreate
     releases = (
         localcluster_gpu.releases(
             s,

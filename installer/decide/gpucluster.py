@@ -158,8 +158,8 @@ def _recreated(
         return _refused(
             s,
             refused + "the installer did not create it (it carries no installer label)",
-            f"recreate it yourself (it may hold someone's work), or unset {RECREATE_VARIABLE} "
-            "to install for CPU:\n" + remedy,
+            f"unset {RECREATE_VARIABLE} to install for CPU, or recreate it yourself (it may "
+            "hold someone's work):\n" + remedy,
         )
     if releases is None:  # read only while it runs (or before Docker's restart stopped it)
         said = (
@@ -180,7 +180,7 @@ def _recreated(
             f"check `helm list -A` answers in it, or unset {RECREATE_VARIABLE}:\n" + remedy,
         )
     if releases.releases:
-        first = releases.releases[0]
+        first = next((r for r in releases.releases if r.is_client), releases.releases[0])
         what = "a tracebloc client" if first.is_client else "a helm release"
         return _refused(
             s,
