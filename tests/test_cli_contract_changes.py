@@ -29,6 +29,7 @@ READS = (
     ("kubectl", "config", "view"),
     ("kubectl", "get"),
     ("kubectl", "cluster-info"),
+    ("kubectl", "rollout", "status"),  # waits for a rollout, changes nothing
     ("kubectl", "config", "current-context"),
     ("helm", "version"),
     ("helm", "list"),
@@ -174,6 +175,13 @@ def laptop_earlier_data(cluster: FakeCluster, backend: BackendServer) -> dict[st
     return laptop_docker_running(cluster, backend)
 
 
+def laptop_gpu_cluster_recreated(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    from tests.test_cli_gpu_recreate import FLAG, cpu_cluster
+
+    cpu_cluster(cluster)
+    return env_for(backend, **FLAG)
+
+
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
 
 
@@ -187,6 +195,7 @@ JOURNEYS = [
     pytest.param(laptop_docker_missing, (), id="bare-laptop-docker-missing", marks=LINUX),
     pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
     pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
+    pytest.param(laptop_gpu_cluster_recreated, (), id="cpu-cluster-recreated-for-the-gpu"),
 ]
 
 

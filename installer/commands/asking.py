@@ -36,13 +36,17 @@ class Declined(InstallerError):
 def local_heading(local: Local, cfg: PlanConfig) -> list[str]:
     s = local.settings
     name = s.name if s is not None else "tracebloc"
-    verb = {"create": "created", "start": "started"}.get(local.action or "", "used")
+    verb = {
+        "create": "created",
+        "start": "started",
+        "recreate": "deleted and created again for the GPU",
+    }.get(local.action or "", "used")
     return [
         f"  local cluster:  {name}, to be {verb} (Docker on this machine)",
         f"  namespace:      {cfg.probe.namespace} (release {cfg.probe.release})",
         f"  chart:          {cfg.chart}",
         "  training size:  decided from the new cluster's nodes once it is up"
-        if local.action == "create"
+        if local.action in ("create", "recreate")
         else "  training size:  decided from the cluster's nodes once it answers",
     ]
 
@@ -54,9 +58,11 @@ def shown_path(path: str) -> str:
 def local_context(local: Local, cfg: PlanConfig, said: str = "") -> question.Context:
     s = local.settings
     name = s.name if s is not None else "tracebloc"
-    where = {"create": f"{name} (new, local)", "start": f"{name} (local, stopped now)"}.get(
-        local.action or "", f"{name} (local)"
-    )
+    where = {
+        "create": f"{name} (new, local)",
+        "recreate": f"{name} (local, recreated for the GPU)",
+        "start": f"{name} (local, stopped now)",
+    }.get(local.action or "", f"{name} (local)")
     return question.Context(
         where,
         cfg.probe.namespace,

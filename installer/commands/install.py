@@ -46,7 +46,7 @@ from installer.commands.steps import hold_to, minted_later, steps
 from installer.commands.tools import typed_conn
 from installer.decide import install_verdict
 from installer.decide.errors import InstallerError
-from installer.decide.localcluster_state import ADOPT, CREATE, Local
+from installer.decide.localcluster_state import ADOPT, CREATE, RECREATE, Local
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import InstallSettings, PlanConfig
@@ -114,8 +114,8 @@ def local_made(before: Local, after: Local) -> list[str]:
     if before.windows is not None and running:
         made.append(f"{before.windows.user} let into docker-users")
     name = after.settings.name if after.settings is not None else "tracebloc"
-    if after.action == CREATE:
-        made.append(f"the local cluster {name} created")
+    if after.action in (CREATE, RECREATE):
+        made.append(f"the local cluster {name} {after.action}d")
     elif after.action != ADOPT and after.action is not None:
         made.append(f"the local cluster {name} started")
     return made

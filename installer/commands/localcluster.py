@@ -1,7 +1,8 @@
 """The local k3d cluster as the first step of an install: the survey
 (commands/localcluster_survey.py), then bring it up — create, start or adopt — merge and anchor the kube context,
 and wait for the API. Nothing is created before Docker, k3d and the drift checks have all
-answered; nothing is deleted except a partial cluster this run's own create left behind.
+answered; nothing is deleted except a partial cluster this run's own create left behind, or
+(listed, TRACEBLOC_RECREATE_CLUSTER) the engine's own cluster recreated for the GPU.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from installer.decide.drift import (
     created_by_engine,
 )
 from installer.decide.errors import InstallerError, ToolNotFound
-from installer.decide.localcluster_state import ADOPT, CREATE, START, Local
-from installer.decide.model import Gpu, os_name
+from installer.decide.localcluster_state import ADOPT, CREATE, RECREATE, START, Local
+from installer.decide.model import Gpu, ListRead, os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
@@ -243,6 +244,7 @@ def bring_up(
             gpu_checked=checked,
             seen=local.docker if same else None,
             host_gpu=Gpu("nvidia") if same else None,
+            empty=ListRead(True) if local.action == RECREATE else None,
         )
         blockers(again, ui)
         # A failed Docker GPU check makes the cluster for CPU, as that check's step says.
@@ -271,6 +273,9 @@ def bring_up(
             chosen = leftover_data.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
         cfg = leftover_data.carry_out(chosen, ui)
         localcluster_create.create(local, cfg, env, ui, run, os_)
+    elif local.action == RECREATE:  # listed as delete, then create; HOST_DATA_DIR untouched
+        localcluster_create.delete(s, ui, run)
+        localcluster_create.create(local, cfg, env, ui, run, os_)
     elif local.action == START:
         with ui.step(f"Starting the local cluster {s.name}"):
             result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")
@@ -284,7 +289,7 @@ def bring_up(
         ui.info(f"using the running local cluster {s.name}")
     nodes = (
         lc.node_names(s)
-        if local.action == CREATE
+        if local.action in (CREATE, RECREATE)
         else list(local.cluster.nodes if local.cluster else ())
     )
     if s.autostart and nodes:

@@ -166,6 +166,20 @@ def create(
         )
 
 
+def delete(s: lc.Settings, ui: Ui, run: Runner) -> None:
+    """A recreate's first step, as listed (decide/gpucluster.py): the engine's own cluster,
+    made without GPU access and holding no release, goes; HOST_DATA_DIR is not touched."""
+    with ui.step(f"Deleting the local cluster {s.name} (its data under HOST_DATA_DIR is kept)"):
+        result = run.k3d(lc.delete_args(s), lc.DELETE_TIMEOUT_S, "deleting the cluster")
+    if result.rc != 0:
+        raise InstallerError(
+            f"k3d could not delete the cluster {s.name}: "
+            f"{childio.last_line(result.stderr, result.rc)}",
+            f"check `k3d cluster list` and `docker ps -a`; `k3d cluster delete {s.name}`, then "
+            "run the installer again (its data under HOST_DATA_DIR is kept)",
+        )
+
+
 def remove_partial(s: lc.Settings, ui: Ui, run: Runner) -> bool:
     """Delete the cluster this run's own create left half-made; False (and said) when not."""
     try:

@@ -1,25 +1,27 @@
 """A running local cluster of ours that the kube context does not name yet, read without a
 change: `k3d kubeconfig get` into a private owner-only kubeconfig (removed after), so the
-guard's verdict is known before the one question. What does not answer is None.
+guard's verdict (or, before a recreate, what helm lists in it) is known before the one
+question. What does not answer is None (or unreadable).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from installer.commands import cluster_reads
 from installer.decide import localcluster as lc
 from installer.decide.cluster_reads import ClusterRead
 from installer.decide.errors import InstallerError
 from installer.decide.localcluster_state import ADOPT, Local
-from installer.decide.model import Gpu
+from installer.decide.model import Connection, Gpu, ListRead
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
-from installer.edges import call, kubeconfig
+from installer.edges import call, helm, kubeconfig
 from installer.edges.valuesfile import write_private
 
 
@@ -41,6 +43,63 @@ def read_unmerged(
         return None
     if any(finding.level == "fail" for finding in local.drift):
         return None
+    try:
+        with _k3d_kubeconfig(s, k3d_tool, env, redactor, os_) as seen:
+            if seen is None:
+                return None
+            cluster = cluster_reads.read_cluster(
+                cfg,
+                seen,
+                redactor,
+                helm_tool=helm_tool,
+                kubectl_tool=kubectl_tool,
+                os_=os_,
+                gpu=gpu,
+            )
+    except (OSError, ValueError, InstallerError):
+        return None
+    return cluster if cluster.listing.readable else None
+
+
+def releases_in(
+    s: lc.Settings,
+    k3d_tool: Tool,
+    env: Mapping[str, str],
+    redactor: Redactor | None,
+    os_: str,
+    timeout: float,
+) -> ListRead:
+    """`helm list -A` of the running cluster `s` through k3d's own kubeconfig (a read);
+    unreadable, with the reason, when any part does not answer."""
+    from installer.commands.tools import resolve_tool
+
+    helm_choice = resolve_tool("helm", env)
+    if not helm_choice.ready:
+        return ListRead(False, reason="helm is not on this machine yet")
+    try:
+        with _k3d_kubeconfig(s, k3d_tool, env, redactor, os_) as seen:
+            if seen is None:
+                return ListRead(False, reason=f"k3d gave no kubeconfig for {s.name}")
+            got = call.answer(
+                helm_choice.tool(),
+                helm.list_args(Connection()),
+                timeout=timeout,
+                env=seen,
+                redactor=redactor,
+            )
+    except (OSError, ValueError, InstallerError) as exc:
+        return ListRead(False, reason=str(exc))
+    if isinstance(got, call.NoAnswer):
+        return ListRead(False, reason=got.reason)
+    return helm.parse_list(got.rc, got.out, got.err)
+
+
+@contextlib.contextmanager
+def _k3d_kubeconfig(
+    s: lc.Settings, k3d_tool: Tool, env: Mapping[str, str], redactor: Redactor | None, os_: str
+) -> Iterator[dict[str, str] | None]:
+    """`env` with KUBECONFIG at a private copy of k3d's kubeconfig for `s` (removed after),
+    anchored to 127.0.0.1; None when k3d gave none that names the cluster."""
     got = call.answer(
         k3d_tool,
         ["kubeconfig", "get", s.name],
@@ -49,23 +108,17 @@ def read_unmerged(
         redactor=redactor,
     )
     if isinstance(got, call.NoAnswer) or got.rc != 0 or not got.stdout.strip():
-        return None
+        yield None
+        return
     directory = tempfile.mkdtemp(prefix="tracebloc-peek-")  # 0700 on POSIX
     try:
         path = os.path.join(directory, "config")
         write_private(path, got.stdout.encode("utf-8"), env=env, os_=os_)
         seen = {**env, "KUBECONFIG": path}
         kubeconfig.anchor(seen, os_, s.context)
-        if kubeconfig.read_context(seen, os_).context != s.context:
-            return None
-        cluster = cluster_reads.read_cluster(
-            cfg, seen, redactor, helm_tool=helm_tool, kubectl_tool=kubectl_tool, os_=os_, gpu=gpu
-        )
-    except (OSError, ValueError, InstallerError):
-        return None
+        yield seen if kubeconfig.read_context(seen, os_).context == s.context else None
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    return cluster if cluster.listing.readable else None
 
 
 def guard_unmerged(

@@ -8,7 +8,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
-from installer.commands import localcluster_create, localcluster_windows
+from installer.commands import localcluster_create, localcluster_gpu, localcluster_windows
 from installer.decide import gpucluster
 from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
@@ -22,10 +22,9 @@ from installer.decide.drift import (
 )
 from installer.decide.errors import BadInput, InstallerError
 from installer.decide.localcluster import ClusterRead
-from installer.decide.localcluster_state import ADOPT, CREATE, START, Local
-from installer.decide.model import Gpu, KubeTarget, MachineFacts
+from installer.decide.localcluster_state import ADOPT, CREATE, RECREATE, START, Local
+from installer.decide.model import Gpu, KubeTarget, ListRead, MachineFacts
 from installer.decide.redact import Redactor
-from installer.decide.runtime import RuntimePlan
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
@@ -40,7 +39,9 @@ def commands_for(
     if s is None or not local.managed or local.action is None:
         return ()
     out: list[tuple[str, ...]] = []
-    if local.action == CREATE:
+    if local.action == RECREATE:  # its data under HOST_DATA_DIR is not touched
+        out.append(("k3d", *lc.delete_args(s)))
+    if local.action in (CREATE, RECREATE):
         files = localcluster_create.files_for(s, data_dir, env, os_ == "windows")
         args = lc.create_args(
             s, data_dir, gpu=local.gpu, files=files, ca_path=localcluster_create.ca_path(s)
@@ -98,9 +99,11 @@ def survey(
     host: HostPlan | None = None,
     host_gpu: Gpu | None = None,
     gpu_checked: gh.Checked | None = None,
+    empty: ListRead | None = None,
 ) -> Local:
     """`seen`, `host`, `host_gpu`: what the network preflight just read, not read again.
-    `gpu_checked`: the GPU steps ran, and what their Docker-level check saw."""
+    `gpu_checked`: the GPU steps ran, and what their Docker-level check saw. `empty`: helm
+    listed no release in the cluster before the question (a recreate's evidence)."""
     conn = cfg.probe.conn
     if conn.kubeconfig or conn.context:
         return Local(None, lc.decide(conn, KubeTarget(True), _unused()), machine)
@@ -146,7 +149,9 @@ def survey(
         gpu_plan = None
         if os_ == "linux" and gpu_checked is None:
             primed = any(step.kind == "prime" for step in plan.steps)
-            gpu_plan = _gpu_plan(env, info, machine, timeout, creating=True, primed=primed)
+            gpu_plan = localcluster_gpu.gpu_plan(
+                env, info, machine, timeout, creating=True, primed=primed
+            )
         # Listed before the question too; bring_up stops if Docker then shows another state.
         known = kubeconfig.read_context(env, os_, f"k3d-{s.name}").server != ""
         predicted = START if info.state != "missing" and known else CREATE
@@ -242,7 +247,10 @@ def survey(
             problems.append(lc.port_taken(os_))
     from installer.commands.runtime import tier0_autostart
 
-    host_nvidia, docker_nvidia = _host_nvidia(env, os_, timeout, host_gpu), info.nvidia
+    host_nvidia, docker_nvidia = (
+        localcluster_gpu.host_nvidia(env, os_, timeout, host_gpu),
+        info.nvidia,
+    )
     windows_note: tuple[str, ...] = ()
     if os_ == "windows" and host_nvidia:
         # Docker Desktop's stock k3s nodes cannot hand the card to pods: the scripts built a
@@ -256,8 +264,9 @@ def survey(
         )
     gpu_plan = None
     if os_ == "linux" and gpu_checked is None:
-        gpu_plan = _gpu_plan(
-            env, info, machine, timeout, creating=action == CREATE, primed=False, gpu=host_gpu
+        creating = action == CREATE or localcluster_gpu.may_recreate(s, action, inspected)
+        gpu_plan = localcluster_gpu.gpu_plan(
+            env, info, machine, timeout, creating=creating, primed=False, gpu=host_gpu
         )
         if gpu_plan is not None and gpu_plan.reason not in gh.CPU_REASONS:
             # The plan's steps make the GPU usable by Docker: the cluster is planned for it.
@@ -265,6 +274,23 @@ def survey(
             docker_nvidia = docker_nvidia or any(
                 st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps
             )
+    recreate = s.recreate
+    releases = (
+        localcluster_gpu.releases(
+            s,
+            tool,
+            env,
+            redactor,
+            os_,
+            timeout,
+            action=action,
+            inspected=inspected,
+            wanted=host_nvidia and docker_nvidia,
+            empty=empty,
+        )
+        if recreate and tool is not None
+        else None
+    )
     fit = gpucluster.decide(
         s,
         host_nvidia=host_nvidia,
@@ -273,7 +299,12 @@ def survey(
         inspected=inspected,
         nodes=cluster.nodes,
         check_failed=gpu_checked.failed if gpu_checked else "",
+        recreate=recreate,
+        releases=releases,
     )
+    if fit.problem is not None:
+        problems.append(fit.problem)
+    action = fit.action or action
     gpu_notes = (*windows_note, *(gpu_plan.notes if gpu_plan else ()), *fit.notes)
     local = Local(
         fit.settings,
@@ -299,44 +330,6 @@ def survey(
     return dataclasses.replace(
         local, commands=commands_for(local, cfg.host_data_dir, env, os_, cfg.probe.release)
     )
-
-
-def _gpu_plan(
-    env: Mapping[str, str],
-    info: DockerRead,
-    machine: MachineFacts,
-    timeout: float,
-    *,
-    creating: bool,
-    primed: bool,
-    gpu: Gpu | None = None,
-) -> RuntimePlan | None:
-    """Linux: the steps that make this machine's NVIDIA GPU usable by Docker (reads only);
-    None without an NVIDIA GPU. The runtime's facts are read only when there is one."""
-    from installer.commands import runtime
-    from installer.edges import gpuhost
-
-    facts = gpuhost.read_facts(env, info, timeout=timeout, gpu=gpu)
-    if not facts.hardware:
-        return None
-    machine_facts = runtime.read_facts(env, "linux", info, machine, timeout)
-    plan = gh.decide(facts, machine_facts, creating=creating, primed=primed)
-    if plan is None:
-        return None
-    plan = runtime.test_key(plan, env, NVIDIA_TEST_KEY)
-    return dataclasses.replace(plan, as_root=runtime.as_root(env))
-
-
-NVIDIA_TEST_KEY = "TB_TEST_NVIDIA_KEY_FPR"  # tests only: a test key stands in for NVIDIA's
-
-
-def _host_nvidia(env: Mapping[str, str], os_: str, timeout: float, seen: Gpu | None) -> bool:
-    """nvidia-smi lists a GPU here (read only once Docker answers: a cluster is decided)."""
-    if seen is None:
-        from installer.edges.gpu import detect_gpu
-
-        seen = detect_gpu(env, os_, timeout=timeout)
-    return seen.vendor == "nvidia"
 
 
 def _unused() -> lc.Settings:

@@ -34,7 +34,7 @@ def plan_install(
     from installer.commands.localcluster import blocker, readable_as_it_is
     from installer.commands.localcluster_preview import read_unmerged, with_merge_hint
     from installer.commands.localcluster_survey import survey
-    from installer.decide.localcluster_state import CREATE, START
+    from installer.decide.localcluster_state import CREATE, RECREATE, START
 
     os_ = os_name(sys.platform)
     machine = read_machine(env)
@@ -56,6 +56,12 @@ def plan_install(
     elif blocked is not None:
         # install stops with these blockers before asking; plan does the same (same exit code).
         verdict = install_verdict.Verdict("blocked", blocked.message, error=blocked)
+    elif local.managed and local.action == RECREATE:
+        verdict = install_verdict.Verdict(
+            "install",
+            f"the local cluster {name} holds no helm release and is recreated for the GPU "
+            "after the question: nothing is installed in it for the guard to judge",
+        )
     elif local.managed and local.action == CREATE:
         # No such cluster yet: nothing is installed in it, so the guard has nothing to judge.
         verdict = install_verdict.Verdict(

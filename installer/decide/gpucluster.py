@@ -3,7 +3,8 @@ shape it needs for that. Pure.
 
 `--gpus=all` hands the same card to every node container, so a GPU cluster is one server
 and no agents (two nodes would advertise one card twice). `--gpus` is fixed at creation:
-a cluster made without it gets no GPU, and the values then request none.
+a cluster made without it gets no GPU, and the values then request none, unless
+TRACEBLOC_RECREATE_CLUSTER lets the installer recreate one it made that holds no release.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from installer.decide.drift import Inspected, recreate_remedy
+from installer.decide.drift import Inspected, created_by_engine, recreate_remedy
 from installer.decide.localcluster import Settings
-from installer.decide.localcluster_state import CREATE
+from installer.decide.localcluster_state import CREATE, RECREATE, START
+from installer.decide.model import ListRead
+
+RECREATE_VARIABLE = "TRACEBLOC_RECREATE_CLUSTER"
 
 TOOLKIT_URL = (
     "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
@@ -26,6 +30,21 @@ class GpuCluster:
     settings: Settings  # one server, no agents when a GPU cluster is created
     notes: tuple[str, ...] = ()
     reason: str = ""  # why the pods get no GPU although this machine has one
+    action: str | None = None  # RECREATE: delete the cluster and create it for the GPU
+    problem: tuple[str, str] | None = None  # (message, remedy): the recreate cannot go on
+
+
+def lacks_gpu(
+    *, host_nvidia: bool, docker_nvidia: bool, action: str | None, inspected: Inspected | None
+) -> bool:
+    """An existing cluster made without --gpus on a machine whose GPU Docker can serve."""
+    server = inspected.server if inspected is not None else None
+    return (
+        host_nvidia
+        and docker_nvidia
+        and action not in (None, CREATE)
+        and (server is None or not server.gpus)
+    )
 
 
 def node_count(names: tuple[str, ...]) -> int:
@@ -42,10 +61,14 @@ def decide(
     inspected: Inspected | None,
     nodes: tuple[str, ...] = (),
     check_failed: str = "",
+    recreate: bool = False,
+    releases: ListRead | None = None,
 ) -> GpuCluster:
     """`host_nvidia`: nvidia-smi lists a GPU (or will, once the planned GPU steps ran);
     `docker_nvidia`: Docker has the NVIDIA runtime (or will); `action`: create, start or
-    adopt; `check_failed`: why Docker could not run a GPU container, when it could not."""
+    adopt; `check_failed`: why Docker could not run a GPU container, when it could not;
+    `recreate`: TRACEBLOC_RECREATE_CLUSTER is set; `releases`: helm's list of what the
+    existing cluster holds (None: not read)."""
     if not host_nvidia:
         return GpuCluster(False, s)
     if check_failed and action == CREATE:
@@ -85,14 +108,26 @@ def decide(
         return GpuCluster(True, one, said)
     server = inspected.server if inspected is not None else None
     if server is None or not server.gpus:
+        if recreate and check_failed:
+            return GpuCluster(
+                False,
+                s,
+                (
+                    f"Docker could not give a container this machine's GPU ({check_failed}), so "
+                    f"the local cluster {s.name} is not recreated and this install stays on CPU",
+                ),
+                "Docker's GPU check failed",
+            )
+        if recreate:
+            return _recreated(s, action, inspected, releases)
         return GpuCluster(
             False,
             s,
             (
                 f"the existing local cluster {s.name} was created without GPU access (no --gpus), "
                 "so this install stays on CPU and requests no nvidia.com/gpu; to train on this "
-                "machine's GPU, recreate the cluster (its data under HOST_DATA_DIR is kept):\n"
-                + recreate_remedy(s),
+                f"machine's GPU, set {RECREATE_VARIABLE}=1 (the installer recreates it, its data "
+                "under HOST_DATA_DIR kept), or go on for CPU; by hand:\n" + recreate_remedy(s),
             ),
             f"the existing local cluster {s.name} has no GPU access (created without --gpus)",
         )
@@ -108,3 +143,61 @@ def decide(
             ),
         )
     return GpuCluster(True, s)
+
+
+def _recreated(
+    s: Settings, action: str | None, inspected: Inspected | None, releases: ListRead | None
+) -> GpuCluster:
+    """Deleted and created for the GPU only on positive evidence: the engine's label on its
+    server, and helm listing no release in it (a client's secure environment is anchored
+    to the cluster's identity, so it is released by the person first)."""
+    why = f"the existing local cluster {s.name} was created without GPU access"
+    refused = f"{why} and {RECREATE_VARIABLE} is set, but it is not recreated: "
+    remedy = recreate_remedy(s)
+    if not created_by_engine(inspected.server if inspected is not None else None):
+        return _refused(
+            s,
+            refused + "the installer did not create it (it carries no installer label)",
+            f"unset {RECREATE_VARIABLE} to install for CPU, or recreate it yourself (it may "
+            "hold someone's work):\n" + remedy,
+        )
+    if releases is None:  # read only while it runs (or before Docker's restart stopped it)
+        said = (
+            "it is stopped, so what is installed in it cannot be read"
+            if action == START
+            else "what is installed in it was not read"
+        )
+        return _refused(
+            s,
+            refused + said,
+            f"start it (k3d cluster start {s.name}) and run the installer again, or unset "
+            f"{RECREATE_VARIABLE} to install for CPU",
+        )
+    if not releases.readable:
+        return _refused(
+            s,
+            refused + f"what is installed in it could not be read ({releases.reason})",
+            f"check `helm list -A` answers in it, or unset {RECREATE_VARIABLE}:\n" + remedy,
+        )
+    if releases.releases:
+        first = next((r for r in releases.releases if r.is_client), releases.releases[0])
+        what = "a tracebloc client" if first.is_client else "a helm release"
+        return _refused(
+            s,
+            refused + f"{what} is installed in it ({first.name} in namespace {first.namespace})",
+            remedy,
+        )
+    one = dataclasses.replace(s, servers=1, agents=0)
+    return GpuCluster(
+        True,
+        one,
+        (
+            f"{why} and holds no helm release: it is deleted and created again for the GPU "
+            f"({RECREATE_VARIABLE}); its data under HOST_DATA_DIR is kept",
+        ),
+        action=RECREATE,
+    )
+
+
+def _refused(s: Settings, message: str, remedy: str) -> GpuCluster:
+    return GpuCluster(False, s, reason="the recreate was refused", problem=(message, remedy))

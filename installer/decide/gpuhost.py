@@ -253,7 +253,7 @@ def check_step() -> Step:
     return Step(
         CHECK_ARGV,
         "check that Docker gives a container the GPU (a failure: the "
-        "cluster is created for CPU, and said)",
+        "cluster is made or kept for CPU, and said)",
         root=False,
         kind=CHECK,
         timeout=CHECK_TIMEOUT_S,

@@ -75,6 +75,8 @@ class Settings:
     autostart: bool
     leftover_action: str | None
     leftover_guard: bool
+    # TRACEBLOC_RECREATE_CLUSTER: one of ours made without GPU access may be recreated for it.
+    recreate: bool = False
     # The proxy variables present, as given (decide/settings.proxy_environment): carried
     # into the nodes (proxy_config) and compared with an existing cluster's (drift).
     proxy: Mapping[str, str] = field(default_factory=dict)
@@ -124,6 +126,7 @@ def settings(env: Mapping[str, str]) -> Settings:
         autostart=not _flag(env, "TRACEBLOC_NO_AUTOSTART"),
         leftover_action=given.leftover_action,
         leftover_guard=not _flag(env, "TRACEBLOC_SKIP_LEFTOVER_GUARD"),
+        recreate=_flag(env, "TRACEBLOC_RECREATE_CLUSTER"),
         proxy=proxy_environment(env),
     )
 

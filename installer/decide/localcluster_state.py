@@ -11,8 +11,9 @@ from installer.decide.runtime import RuntimePlan, Step
 from installer.decide.tooling import Tool, ToolChoice
 from installer.decide.winhost import HostPlan
 
-# What the local-cluster step does with the engine's k3d cluster.
-CREATE, START, ADOPT = "create", "start", "adopt"
+# What the local-cluster step does with the engine's k3d cluster (RECREATE: delete it, then
+# create it as CREATE would; decide/gpucluster.py).
+CREATE, START, ADOPT, RECREATE = "create", "start", "adopt", "recreate"
 
 
 @dataclass(frozen=True)

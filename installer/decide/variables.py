@@ -328,6 +328,11 @@ ENGINE_SETTINGS: tuple[Setting, ...] = (
     Setting("TRACEBLOC_DAILY_USER", "Windows: the account granted docker-users (`--daily-user`)"),
     Setting("TRACEBLOC_NO_REBOOT", "Windows: never reboot (`--no-reboot`)"),
     Setting("TRACEBLOC_RESUME", "Windows: continue the host preparation after a reboot"),
+    Setting(
+        "TRACEBLOC_RECREATE_CLUSTER",
+        "recreate the engine's local cluster made without GPU access, for the GPU, when no "
+        "helm release is installed in it (its data under HOST_DATA_DIR kept)",
+    ),
     Setting("TRACEBLOC_INSTALLER_VERSION", "install.sh/install.ps1: the release to install"),
     Setting("TRACEBLOC_INSTALLER_INSTALL_DIR", "install.sh/install.ps1: where the binary goes"),
     Setting("TRACEBLOC_INSTALLER_DOWNLOAD_URL", "install.sh/install.ps1: a mirror of the releases"),

@@ -33,6 +33,11 @@ class Change:
 
 def _local_why(argv: Sequence[str], local: Local) -> str:
     verb = tuple(argv[:3])
+    if verb == ("k3d", "cluster", "delete"):
+        return (
+            "deletes the local cluster made without GPU access, to create it again with the "
+            "GPU; its data under HOST_DATA_DIR is kept"
+        )
     if verb == ("k3d", "cluster", "create"):
         return "creates the local cluster: Docker containers, a network and volumes"
     if verb == ("k3d", "cluster", "start") and local.action != START:

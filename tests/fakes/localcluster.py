@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from installer.decide.localcluster import CREATED_LABEL, CREATED_VALUE
 from tests.fakes.cluster import FakeCluster
 
 GIB = 2**30
@@ -110,13 +111,19 @@ def existing(
     lb_ip: str = "127.0.0.1",
     gpus: bool = False,
     agents: int = 1,
+    ours: bool = False,
 ) -> FakeCluster:
-    """`gpus`: created with --gpus=all (docker inspect's device request)."""
+    """`gpus`: created with --gpus=all (docker inspect's device request); `ours`: it carries
+    the label the engine's own create sets."""
     cluster.on("k3d", "cluster", "list", stdout=listed(state, agents=agents))
     cluster.on("k3d", "cluster", "start", stdout="started\n")
     server = {
         "Name": f"/k3d-{NAME}-server-0",
-        "Config": {"Env": [f"{e}=x" for e in env], "Image": image, "Labels": {}},
+        "Config": {
+            "Env": [f"{e}=x" for e in env],
+            "Image": image,
+            "Labels": {CREATED_LABEL: CREATED_VALUE} if ours else {},
+        },
         "Mounts": [{"Destination": m} for m in mounts],
     }
     if gpus:

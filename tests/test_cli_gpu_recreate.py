@@ -1,0 +1,201 @@
+"""A local cluster made without GPU access on a GPU workstation, as a process against fakes:
+without TRACEBLOC_RECREATE_CLUSTER it stays on CPU and the plan names the choice; with it,
+the engine's own cluster holding no helm release is deleted and created again for the GPU,
+exactly as listed before the question (tests/test_cli_contract_changes.py holds it to the
+list, and to `n` changing nothing); anything less than that evidence stops the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from installer.decide import gpucluster
+from installer.decide import localcluster as lc
+from installer.decide.drift import Container, Inspected
+from installer.decide.localcluster import CREATED_LABEL, CREATED_VALUE
+from installer.decide.localcluster_state import ADOPT, RECREATE, START
+from installer.decide.model import Installed, ListRead
+from tests.fakes.backend_server import BackendServer
+from tests.fakes.cluster import FakeCluster, release_row
+from tests.fakes.localcluster import (
+    CREATED,
+    docker_running,
+    existing,
+    kubeconfig_of_k3d,
+    listed,
+    machine_without_cluster,
+)
+from tests.test_cli_contract_changes import listed as shown_items
+from tests.test_cli_contract_changes import mutating
+from tests.test_cli_gpu import with_gpu
+from tests.test_cli_install import env_for, fresh, values_file
+
+FLAG = {"TRACEBLOC_RECREATE_CLUSTER": "1"}
+
+
+def cpu_cluster(cluster: FakeCluster, *, ours: bool = True, state: str = "running") -> FakeCluster:
+    """A GPU machine whose Docker serves the GPU, and a running cluster made without --gpus
+    (by the engine when `ours`); k3d can hand out its kubeconfig, and create it again."""
+    with_gpu(
+        existing(
+            docker_running(machine_without_cluster(fresh(cluster)), runtimes=("nvidia", "runc")),
+            state,
+            ours=ours,
+        )
+    )
+    cluster.on("k3d", "kubeconfig", "get", stdout=kubeconfig_of_k3d())
+    # Docker's GPU check, run first as before any GPU create.
+    cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54.14  Driver Version: 550\n")
+    cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
+    cluster.on("k3d", "cluster", "create", mark=CREATED, stdout="created\n")
+    cluster.on("k3d", "cluster", "list", stdout=listed("running", agents=0), after=CREATED)
+    return cluster
+
+
+def k3d_changes(cluster: FakeCluster) -> list[list[str]]:
+    return [c[1:] for c in mutating(cluster) if c[0] == "k3d"]
+
+
+def test_without_the_setting_the_plan_names_the_choice_and_the_install_stays_on_cpu(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cpu_cluster(cluster)
+
+    plan = cluster.run("plan", **env_for(backend))
+    result = cluster.run("install", "--yes", **env_for(backend))
+
+    assert plan.returncode == 0, plan.stderr
+    assert "created without GPU access" in plan.stdout
+    assert "TRACEBLOC_RECREATE_CLUSTER=1" in plan.stdout and "go on for CPU" in plan.stdout
+    assert result.returncode == 0, result.stderr
+    assert "nvidia.com/gpu=1" not in values_file(cluster).read_text(encoding="utf-8")
+    assert not [
+        c for c in k3d_changes(cluster) if c[:2] in (["cluster", "delete"], ["cluster", "create"])
+    ]
+
+
+def test_with_the_setting_and_no_release_the_cluster_is_recreated_exactly_as_listed(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cpu_cluster(cluster)
+    env = env_for(backend, **FLAG)
+    data = cluster.home / ".tracebloc" / "tracebloc" / "mysql"
+    data.mkdir(parents=True)
+    (data / "ibdata1").write_bytes(b"rows")
+
+    plan = json.loads(cluster.run("plan", "--json", **env).stdout)
+    planned = [c["argv"] for c in plan["changes"] if c["argv"][0] == "k3d"]
+    cluster.log_path.unlink(missing_ok=True)
+    result = cluster.run("install", "--yes", **env)
+
+    assert result.returncode == 0, result.stderr
+    assert planned[0] == ["k3d", "cluster", "delete", "tracebloc"]
+    create = planned[1]
+    assert create[:3] == ["k3d", "cluster", "create"] and "--gpus=all" in create
+    assert (
+        create[create.index("--servers") + 1] == "1" and create[create.index("--agents") + 1] == "0"
+    )
+    # What ran is what was listed, in that order; the data under HOST_DATA_DIR is as it was.
+    assert [["k3d", *c] for c in k3d_changes(cluster)] == planned
+    items = shown_items(result.stderr)
+    delete = next(i for i, item in enumerate(items) if item.startswith("k3d cluster delete "))
+    assert items[delete].startswith("k3d cluster delete tracebloc  (") and "kept" in items[delete]
+    assert items[delete - 1].startswith("docker run --rm --gpus all")  # Docker's check first
+    assert (data / "ibdata1").read_bytes() == b"rows"
+    assert "nvidia.com/gpu=1" in values_file(cluster).read_text(encoding="utf-8")
+
+
+def test_a_failed_docker_gpu_check_keeps_the_cluster_and_installs_for_cpu(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    cpu_cluster(cluster)
+    cluster.on("docker", "run", "--gpus", rc=125, stderr="could not select device driver\n")
+
+    result = cluster.run("install", "--yes", **env_for(backend, **FLAG))
+
+    assert result.returncode == 0, result.stderr
+    assert "is not recreated and this install stays on CPU" in result.stdout + result.stderr
+    assert not [c for c in k3d_changes(cluster) if c[0] == "cluster"]
+    assert "nvidia.com/gpu=1" not in values_file(cluster).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("ours", "state", "said"),
+    [
+        pytest.param(
+            True, "running", "a tracebloc client is installed in it", id="client-installed"
+        ),
+        pytest.param(False, "running", "the installer did not create it", id="not-the-engines"),
+        pytest.param(True, "stopped", "it is stopped", id="stopped-cannot-be-read"),
+    ],
+)
+def test_with_the_setting_anything_but_positive_evidence_stops_before_the_question(
+    cluster: FakeCluster, backend: BackendServer, ours: bool, state: str, said: str
+) -> None:
+    cpu_cluster(cluster, ours=ours, state=state)
+    cluster.installed(release_row())  # read only where the cluster is the engine's and runs
+    cluster.log_path.unlink(missing_ok=True)
+
+    plan = cluster.run("plan", **env_for(backend, **FLAG))
+    result = cluster.run("install", **env_for(backend, **FLAG))
+
+    assert plan.returncode != 0 and said in plan.stdout + plan.stderr
+    assert result.returncode != 0 and said in result.stderr, result.stderr
+    assert "Install? [y/N]" not in result.stdout + result.stderr
+    assert mutating(cluster) == []
+    assert backend.requests == []
+    if ours and state == "running":  # the remedy: release the secure environment first
+        assert "tracebloc delete --keep-data" in result.stderr
+
+
+# --- the decision itself ---------------------------------------------------------------
+
+S = lc.settings({})
+OURS = Inspected(True, Container(labels={CREATED_LABEL: CREATED_VALUE}))
+EMPTY = ListRead(True)
+CLIENT = ListRead(True, (Installed("tracebloc", "tracebloc", "client-1.4.2", "deployed"),))
+OTHER = ListRead(True, (Installed("pg", "db", "postgresql-15.2.0", "deployed"),))
+
+
+def decide(**given: object) -> gpucluster.GpuCluster:
+    args: dict[str, object] = dict(
+        host_nvidia=True,
+        docker_nvidia=True,
+        action=ADOPT,
+        inspected=OURS,
+        recreate=True,
+        releases=EMPTY,
+    )
+    args.update(given)
+    return gpucluster.decide(S, **args)  # type: ignore[arg-type]
+
+
+def test_a_recreate_is_decided_only_on_positive_evidence() -> None:
+    fit = decide()
+    assert (fit.action, fit.access, fit.problem) == (RECREATE, True, None)
+    assert (fit.settings.servers, fit.settings.agents) == (1, 0)
+    # Stopped by Docker's restart in the GPU steps, after helm listed nothing in it.
+    assert decide(action=START).action == RECREATE
+
+    unset = decide(recreate=False)
+    assert unset.action is None and unset.problem is None and not unset.access
+    assert "TRACEBLOC_RECREATE_CLUSTER=1" in unset.notes[0]
+
+    for refused, why in [
+        (decide(releases=CLIENT), "a tracebloc client is installed"),
+        (decide(releases=ListRead(True, OTHER.releases + CLIENT.releases)), "a tracebloc client"),
+        (decide(releases=OTHER), "a helm release is installed in it (pg in namespace db)"),
+        (decide(releases=None), "was not read"),
+        (decide(releases=ListRead(False, reason="helm timed out")), "helm timed out"),
+        (decide(action=START, releases=None), "it is stopped"),
+        (decide(inspected=Inspected(True, Container())), "did not create it"),
+    ]:
+        assert refused.action is None and not refused.access
+        assert refused.problem is not None and why in refused.problem[0], refused.problem
+
+    # No GPU wanted, a GPU cluster already, or Docker's GPU check failed: nothing to recreate.
+    assert decide(docker_nvidia=False).action is None
+    assert decide(host_nvidia=False).action is None
+    assert decide(inspected=Inspected(True, Container(gpus=True))).action is None
+    assert decide(check_failed="no device").action is None
