@@ -292,8 +292,9 @@ FLAGS: tuple[Upstream, ...] = (
     Upstream(
         "-DailyUser",
         H,
-        "Windows: when the engine installs Docker Desktop, the account granted docker-users "
-        "and a sized .wslconfig in the elevated window (also `--daily-user`)",
+        "Windows: the account granted docker-users, a sized .wslconfig and a Startup shortcut "
+        "in the elevated window, also when Docker Desktop already works for the account running "
+        "it (also `--daily-user`)",
         by=LOCAL_CLUSTER,
         scripts="powershell",
     ),
