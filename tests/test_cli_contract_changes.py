@@ -182,6 +182,25 @@ def laptop_gpu_cluster_recreated(cluster: FakeCluster, backend: BackendServer) -
     return env_for(backend, **FLAG)
 
 
+def gpu_check_fails(cluster: FakeCluster) -> None:
+    cluster.on("docker", "run", "--gpus", rc=125, stderr="could not select device driver\n")
+
+
+def gpu_workstation_check_fails(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    """A GPU cluster is listed; Docker's GPU check fails after the answer: the CPU create."""
+    from tests.test_cli_gpu_host import workstation
+
+    env = workstation(cluster)
+    gpu_check_fails(cluster)
+    return env_for(backend, **env)
+
+
+def laptop_gpu_recreate_check_fails(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
+    env = laptop_gpu_cluster_recreated(cluster, backend)
+    gpu_check_fails(cluster)
+    return env
+
+
 LINUX = pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
 
 
@@ -196,6 +215,10 @@ JOURNEYS = [
     pytest.param(laptop_earlier_data, ("--reuse-data",), id="earlier-data-reused"),
     pytest.param(laptop_earlier_data, ("--wipe-data",), id="earlier-data-wiped"),
     pytest.param(laptop_gpu_cluster_recreated, (), id="cpu-cluster-recreated-for-the-gpu"),
+    pytest.param(
+        gpu_workstation_check_fails, (), id="gpu-workstation-docker-gpu-check-fails", marks=LINUX
+    ),
+    pytest.param(laptop_gpu_recreate_check_fails, (), id="recreate-docker-gpu-check-fails"),
 ]
 
 

@@ -13,10 +13,7 @@ from collections.abc import Mapping
 
 from installer.commands import credentials, leftover_data, localcluster_create
 from installer.commands.install_checks import recheck_docker_budget
-from installer.commands.localcluster_survey import (
-    commands_for,
-    survey,
-)
+from installer.commands.localcluster_survey import listed, survey
 from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
 from installer.decide import remedy
@@ -122,12 +119,7 @@ def leftover_choice(
         return local, leftover_data.Choice(cfg)
     chosen = leftover_data.guard(local, cfg, env, ui, interactive=interactive, os_=os_)
     if chosen.cfg.host_data_dir != cfg.host_data_dir:
-        local = dataclasses.replace(
-            local,
-            commands=commands_for(
-                local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release
-            ),
-        )
+        local = listed(local, chosen.cfg.host_data_dir, env, os_, chosen.cfg.probe.release)
     return local, chosen
 
 
@@ -248,7 +240,8 @@ def bring_up(
         )
         blockers(again, ui)
         # A failed Docker GPU check makes the cluster for CPU, as that check's step says.
-        unlisted = [a for a in again.commands if a not in local.commands and not checked.failed]
+        agreed = local.commands + (local.fallback if checked.failed else ())
+        unlisted = [a for a in again.commands if a not in agreed]
         if unlisted:
             raise InstallerError(
                 f"once the GPU was set up for Docker, the local cluster {s.name} needs "

@@ -61,6 +61,24 @@ def commands_for(
     return tuple(out)
 
 
+def listed(local: Local, data_dir: str, env: Mapping[str, str], os_: str, release: str) -> Local:
+    """The survey with its commands, and what runs instead if Docker's GPU check fails after
+    the question: the cluster created for CPU (the settings as given), or a recreate's
+    cluster kept as it is. Both are in the list the person agrees to."""
+    commands = commands_for(local, data_dir, env, os_, release)
+    plan = local.gpu_host
+    cpu: Local | None = None
+    if local.gpu and plan is not None and any(st.kind == gh.CHECK for st in plan.steps):
+        if local.action == CREATE:
+            cpu = dataclasses.replace(local, settings=lc.settings(env), gpu=False)
+        elif local.action == RECREATE:
+            cpu = dataclasses.replace(local, action=ADOPT, gpu=False)
+    instead = commands_for(cpu, data_dir, env, os_, release) if cpu is not None else ()
+    return dataclasses.replace(
+        local, commands=commands, fallback=tuple(a for a in instead if a not in commands)
+    )
+
+
 def restarts_docker(local: Local) -> bool:
     """The GPU steps restart Docker under a running cluster of ours, which stops it: it is
     started again (listed, so it may run)."""
@@ -178,9 +196,7 @@ def survey(
             gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
             gpu_notes=gpu_plan.notes if gpu_plan else (),
         )
-        return dataclasses.replace(
-            local, commands=commands_for(local, cfg.host_data_dir, env, os_, cfg.probe.release)
-        )
+        return listed(local, cfg.host_data_dir, env, os_, cfg.probe.release)
     machine = budget_machine(machine, info)
     try:
         chosen = choose_k3d(env, fetch=fetch)
@@ -327,9 +343,7 @@ def survey(
             env, os_, redactor, cfg.thresholds.min_mem_gib, cluster.running
         ),
     )
-    return dataclasses.replace(
-        local, commands=commands_for(local, cfg.host_data_dir, env, os_, cfg.probe.release)
-    )
+    return listed(local, cfg.host_data_dir, env, os_, cfg.probe.release)
 
 
 def _unused() -> lc.Settings:

@@ -32,6 +32,8 @@ class Local:
     leftovers: tuple[str, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (message, remedy): why it cannot go on
     commands: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
+    # What runs instead when Docker's GPU check fails after the question (listed too).
+    fallback: tuple[tuple[str, ...], ...] = field(default_factory=tuple)
     k3d_choice: ToolChoice | None = None  # the k3d this survey resolved: the one bring_up runs
     runtime: RuntimePlan | None = None  # Docker to install or start first (commands/runtime.py)
     gpu_host: RuntimePlan | None = (

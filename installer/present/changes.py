@@ -106,6 +106,10 @@ def changes(
     if local is not None and local.managed:
         out += host_changes(local)
         out += [Change(tuple(argv), _local_why(argv, local)) for argv in local.commands]
+        out += [
+            Change(argv, f"only if Docker's GPU check fails, instead: {_local_why(argv, local)}")
+            for argv in local.fallback
+        ]
     if recovery is not None:
         build = helm.rollback_args if recovery == "rollback" else helm.uninstall_args
         out.append(

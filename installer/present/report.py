@@ -259,6 +259,7 @@ def local_json(plan: Plan) -> dict[str, Any] | None:
         ],
         "problems": [{"message": m, "remedy": r} for m, r in local.problems],
         "commands": [list(argv) for argv in local.commands],
+        "if_gpu_check_fails": [list(argv) for argv in local.fallback],
         "runtime": None
         if local.runtime is None
         else {
@@ -316,6 +317,9 @@ def local_text(plan: Plan) -> list[str]:
     if local.commands:
         lines.append("  commands:")
         lines += ["    " + " ".join(_quote(part) for part in argv) for argv in local.commands]
+    if local.fallback:
+        lines.append("  instead, if Docker's GPU check fails:")
+        lines += ["    " + " ".join(_quote(part) for part in argv) for argv in local.fallback]
     return lines
 
 
