@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,3 +67,9 @@ def test_the_formatter_owns_the_layout() -> None:
     tests = (p for p in (PACKAGE.parent / "tests").rglob("*.py") if p != Path(__file__))
     skips = sum(p.read_text(encoding="utf-8").count("fmt: skip") for p in [*MODULES, *tests])
     assert skips <= 20
+
+
+def test_the_index_of_each_modules_tests_is_current() -> None:
+    tool = PACKAGE.parent / "tests" / "tools" / "index_tests.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], check=False)
+    assert done.returncode == 0, f"tests/INDEX.md is out of date: run python {tool}"
