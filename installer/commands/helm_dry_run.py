@@ -12,7 +12,6 @@ import dataclasses
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 
 from installer.commands.install_plan import Plan
@@ -22,7 +21,7 @@ from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.render import missing_credentials
 from installer.decide.tooling import Tool
-from installer.edges import call, childio, helm, proc
+from installer.edges import call, childio, helm, proc, tempdirs
 from installer.edges.call import NoAnswer
 from installer.edges.valuesfile import write_private
 
@@ -111,7 +110,7 @@ def _dry_run(
 ) -> proc.Result | NoAnswer:
     if plan.data is None:  # the caller's own values file, used as it is
         return _answer(plan, helm_tool, plan.cfg.values_path, env, redactor)
-    directory = tempfile.mkdtemp(prefix="tracebloc-plan-")  # 0700 on POSIX
+    directory = tempdirs.make("plan")
     try:
         path = os.path.join(directory, "values.yaml")
         try:

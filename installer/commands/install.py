@@ -50,7 +50,7 @@ from installer.decide.localcluster_state import ADOPT, CREATE, RECREATE, Local
 from installer.decide.model import os_name
 from installer.decide.redact import Redactor
 from installer.decide.settings import InstallSettings, PlanConfig
-from installer.edges import lock
+from installer.edges import lock, tempdirs
 from installer.edges.machine import read_machine
 from installer.present import changes
 from installer.present.changes import Change
@@ -79,6 +79,7 @@ def install(
     made: list[str] = []
     with lock.hold(locks, what=what) as held:
         clear_trash(cfg.host_data_dir, ui)  # a wipe killed midway, agreed to then
+        tempdirs.sweep()  # scratch copies (a kubeconfig, values) a killed run left behind
         try:
             return _install(
                 cfg,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator, Mapping
 
 from installer.commands import cluster_reads
@@ -21,7 +20,7 @@ from installer.decide.model import Connection, Gpu, ListRead
 from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
-from installer.edges import call, helm, kubeconfig
+from installer.edges import call, helm, kubeconfig, tempdirs
 from installer.edges.valuesfile import write_private
 
 
@@ -110,7 +109,7 @@ def _k3d_kubeconfig(
     if isinstance(got, call.NoAnswer) or got.rc != 0 or not got.stdout.strip():
         yield None
         return
-    directory = tempfile.mkdtemp(prefix="tracebloc-peek-")  # 0700 on POSIX
+    directory = tempdirs.make("peek")
     try:
         path = os.path.join(directory, "config")
         write_private(path, got.stdout.encode("utf-8"), env=env, os_=os_)

@@ -183,9 +183,11 @@ def run_plan(
 ) -> int:
     """`plan`'s whole answer, from the validated settings: the values file written when
     asked for, the verdict, the network preflight; the exit code install would have."""
+    from installer.edges import tempdirs
     from installer.edges.valuesfile import write_values
     from installer.present import netreport, report
 
+    tempdirs.sweep()  # scratch copies (a kubeconfig, values) a killed run left behind
     if args.values_out and cfg.values_given:
         raise BadInput(
             "--values-out cannot be used with TRACEBLOC_VALUES_FILE: "

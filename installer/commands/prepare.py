@@ -20,9 +20,11 @@ def run_prepare_host(args: argparse.Namespace, env: dict[str, str], redactor: Re
     from installer.commands.runtime import prepare_host
     from installer.config import parse_timeout, prepare_user
     from installer.decide.runtime import granted_line
+    from installer.edges import tempdirs
     from installer.edges.machine import read_machine
     from installer.present.ui import Ui
 
+    tempdirs.sweep()  # staged root files a killed run left behind
     ui = Ui(sys.stderr, env=env, redactor=redactor, is_tty=False)
     if os_name(sys.platform) == "windows":
         return _prepare_windows_host(args, env, redactor, ui)

@@ -9,7 +9,6 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from installer.decide.runtime import (
     shown,
 )
 from installer.decide.tooling import Tool
-from installer.edges import call, childio, poll, proc, runtime_files, toolpath
+from installer.edges import call, childio, poll, proc, runtime_files, tempdirs, toolpath
 from installer.edges.call import Caller, NoAnswer
 from installer.edges.runtime_files import RuntimeFailed
 
@@ -81,7 +80,7 @@ class Runner:
 
     def staged(self, name: str) -> str:
         if not self._stage:
-            self._stage = tempfile.mkdtemp(prefix="tracebloc-runtime-")  # 0700
+            self._stage = tempdirs.make("runtime")
         return os.path.join(self._stage, name)
 
     def cleanup(self) -> None:
