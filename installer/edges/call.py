@@ -7,15 +7,17 @@ exit 0 or raises `ToolFailed`; `Caller` binds environment, redactor and deadline
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TypeVar
 
 from installer.decide.errors import InstallerError, ToolFailed, ToolTimeout
 from installer.decide.redact import Redactor
 from installer.decide.tooling import Tool
 from installer.edges import proc
 from installer.edges.childio import last_line
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -143,3 +145,26 @@ def checked(
 ) -> proc.Result:
     """`Caller(env, redactor, timeout).checked(…)`."""
     return Caller(env, redactor, timeout).checked(tool, args, missing=missing, stdout=stdout)
+
+
+def parsed(
+    tool: Tool | None,
+    args: Sequence[str],
+    parse: Callable[[bytes], T],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+    missing: str = "the tool was not found",
+) -> tuple[T | None, str]:
+    """What `parse` makes of the tool's stdout, or None and why: no answer, a non-zero
+    exit, or output `parse` refused (its ValueError)."""
+    result = answer(tool, args, timeout=timeout, env=env, redactor=redactor, missing=missing)
+    if isinstance(result, NoAnswer):
+        return None, result.reason
+    if result.rc != 0:
+        return None, reason(result)
+    try:
+        return parse(result.out), ""
+    except ValueError as exc:
+        return None, str(exc)

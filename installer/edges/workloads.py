@@ -58,22 +58,16 @@ def read_snapshot(
     redactor: Redactor | None = None,
 ) -> SnapshotRead:
     """One look at the namespace. Every expected failure is an unreadable read with a reason."""
-    result = call.answer(
+    found, why = call.parsed(
         tool,
         snapshot_args(namespace, conn, timeout),
+        lambda out: parse_snapshot(out, release, namespace),
         timeout=timeout,
         env=env,
         redactor=redactor,
         missing="kubectl was not found",
     )
-    if isinstance(result, call.NoAnswer):
-        return SnapshotRead(None, result.reason)
-    if result.rc != 0:
-        return SnapshotRead(None, call.reason(result))
-    try:
-        return SnapshotRead(parse_snapshot(result.out, release, namespace))
-    except ValueError as exc:
-        return SnapshotRead(None, str(exc))
+    return SnapshotRead(found, why)
 
 
 def manifest_args(release: str, namespace: str, conn: Connection) -> list[str]:
@@ -92,22 +86,16 @@ def read_defined(
 ) -> DefinedRead:
     """The workloads `helm get manifest` names in the release's namespace. The manifest holds
     the release's Secrets: only kinds and names are kept, nothing of it is logged."""
-    result = call.answer(
+    found, why = call.parsed(
         tool,
         manifest_args(release, namespace, conn),
+        lambda out: parse_manifest(out, namespace),
         timeout=timeout,
         env=env,
         redactor=redactor,
         missing="helm was not found",
     )
-    if isinstance(result, call.NoAnswer):
-        return DefinedRead(None, result.reason)
-    if result.rc != 0:
-        return DefinedRead(None, call.reason(result))
-    try:
-        return DefinedRead(parse_manifest(result.out, namespace))
-    except ValueError as exc:
-        return DefinedRead(None, str(exc))
+    return DefinedRead(found, why)
 
 
 def parse_manifest(out: bytes, namespace: str) -> tuple[tuple[str, str], ...]:
