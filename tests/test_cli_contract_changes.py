@@ -58,6 +58,7 @@ READS = (
     ("systemctl", "is-enabled"),
     ("systemctl", "show"),
     ("nvidia-smi",),
+    ("nvidia-ctk", "--version"),
     ("id",),
     ("getent",),
     ("uname",),

@@ -7,6 +7,7 @@ list, and to `n` changing nothing); anything less than that evidence stops the r
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -199,3 +200,36 @@ def test_a_recreate_is_decided_only_on_positive_evidence() -> None:
     assert decide(host_nvidia=False).action is None
     assert decide(inspected=Inspected(True, Container(gpus=True))).action is None
     assert decide(check_failed="no device").action is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the Linux GPU steps")
+def test_a_docker_restart_in_the_gpu_steps_before_the_recreate_keeps_to_the_list(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """Docker lacks the NVIDIA default runtime: the GPU steps configure it and restart Docker,
+    which stops the CPU-only cluster; helm's empty list read before the question still
+    stands, so the cluster is deleted and created for the GPU, each call as listed."""
+    from tests.fakes.gpu_host import advertises, gpu_machine
+    from tests.fakes.runtime_host import linux_host
+    from tests.test_cli_contract_changes import check_contract, install_yes
+
+    machine_without_cluster(fresh(cluster))
+    env = {**linux_host(cluster, "ubuntu", docker="running"), **gpu_machine(cluster, default=False)}
+    existing(cluster, "running", agents=0, ours=True)  # the engine's, made without --gpus
+    cluster.on("k3d", "kubeconfig", "get", stdout=kubeconfig_of_k3d())
+    cluster.on("systemctl", "restart", "docker", mark="restarted")  # as the real one: it stops
+    cluster.on("k3d", "cluster", "list", stdout=listed("stopped", agents=0), after="restarted")
+    cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
+    cluster.on("k3d", "cluster", "create", mark=CREATED, stdout="created\n")
+    cluster.on("k3d", "cluster", "list", stdout=listed("running", agents=0), after=CREATED)
+    advertises(cluster)
+    given = env_for(backend, **env, **FLAG)
+
+    check_contract(cluster, given, install_yes(cluster, given))
+
+    log = [[e["tool"], *e["argv"]] for e in cluster.call_log()]
+    delete = log.index(["k3d", "cluster", "delete", "tracebloc"])
+    create = next(i for i, c in enumerate(log) if c[:3] == ["k3d", "cluster", "create"])
+    assert log.index(["systemctl", "restart", "docker"]) < delete < create
+    assert "--gpus=all" in log[create]
+    assert "nvidia.com/gpu" in values_file(cluster).read_text(encoding="utf-8")
