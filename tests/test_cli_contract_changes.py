@@ -196,6 +196,21 @@ def gpu_workstation_check_fails(cluster: FakeCluster, backend: BackendServer) ->
     return env_for(backend, **env)
 
 
+def gpu_workstation_docker_stopped_check_fails(
+    cluster: FakeCluster, backend: BackendServer
+) -> dict[str, str]:
+    """Docker is started first; then the GPU check fails: the CPU create, as listed."""
+    from tests.fakes.gpu_host import gpu_machine, info
+    from tests.fakes.runtime_host import STARTED, STOPPED, linux_host
+
+    creatable(machine_without_cluster(fresh(cluster)))
+    env = {**linux_host(cluster, "ubuntu", docker="stopped", sudo="nopw"), **gpu_machine(cluster)}
+    cluster.on("docker", "info", stdout=STOPPED, rc=1)
+    cluster.on("docker", "info", stdout=info("nvidia", ("nvidia", "runc")), after=STARTED)
+    gpu_check_fails(cluster)
+    return env_for(backend, **env)
+
+
 def laptop_gpu_recreate_check_fails(cluster: FakeCluster, backend: BackendServer) -> dict[str, str]:
     env = laptop_gpu_cluster_recreated(cluster, backend)
     gpu_check_fails(cluster)
@@ -218,6 +233,12 @@ JOURNEYS = [
     pytest.param(laptop_gpu_cluster_recreated, (), id="cpu-cluster-recreated-for-the-gpu"),
     pytest.param(
         gpu_workstation_check_fails, (), id="gpu-workstation-docker-gpu-check-fails", marks=LINUX
+    ),
+    pytest.param(
+        gpu_workstation_docker_stopped_check_fails,
+        (),
+        id="gpu-workstation-docker-stopped-gpu-check-fails",
+        marks=LINUX,
     ),
     pytest.param(laptop_gpu_recreate_check_fails, (), id="recreate-docker-gpu-check-fails"),
 ]
