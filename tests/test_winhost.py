@@ -86,6 +86,21 @@ def test_a_working_docker_desktop_still_lets_another_daily_user_in_once() -> Non
     ]
 
 
+def test_an_unread_membership_is_no_reason_to_ask_for_administrator_rights() -> None:
+    it = facts(docker_usable=True, docker_desktop=True, user="it-admin", in_docker_users=None)
+    plan = wh.plan_host(it, wh.Options(daily_user="nurse"))
+    assert plan.tier == 0 and plan.steps == ()
+    assert any("net localgroup docker-users nurse /add" in note for note in plan.notes)
+
+
+def test_a_daily_user_given_by_upn_is_the_account_name() -> None:
+    assert wh.bare_user("nurse@clinic.example") == "nurse"
+    it = facts(docker_usable=True, docker_desktop=True, user="it-admin", in_docker_users=False)
+    assert wh.plan_host(it, wh.options({}, daily_user="it-admin@clinic.example")).steps == ()
+    plan = wh.plan_host(it, wh.options({}, daily_user="CLINIC\\nurse"))
+    assert plan.steps[0].argv == ("net.exe", "localgroup", "docker-users", "nurse", "/add")
+
+
 def test_a_bare_windows_11_pro_laptop_gets_every_step_with_a_reboot_announced() -> None:
     plan = wh.plan_host(facts(), wh.Options())
     assert plan.tier == 1

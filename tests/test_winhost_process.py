@@ -21,6 +21,7 @@ import pytest
 from installer.commands import winhost as flow
 from installer.decide import elevation
 from installer.decide import winhost as wh
+from installer.decide.errors import InstallerError
 from installer.decide.redact import Redactor
 from installer.edges import winhost as edge
 from tests.fakes.backend_server import BackendServer
@@ -338,3 +339,47 @@ def test_plan_lists_the_nurses_docker_users_step_where_docker_desktop_works(
     assert ["net.exe", "localgroup", "docker-users", "nurse", "/add"] in admin
     assert elevations(cluster) == []
     assert [c for c in windows_calls(cluster) if c[0] == "net"] == []
+
+
+def test_a_docker_blip_after_the_question_runs_nothing_unlisted(cluster: FakeCluster) -> None:
+    """The list held the nurse's steps (Docker answered); Docker Desktop then stops answering
+    (an update restarts it): prepare, called as install calls it, runs only what was
+    listed, or stops; it never sets up WSL or starts Docker Desktop unasked."""
+    exe = r"C:\tb\tracebloc-installer.exe"
+    given, nurse = it_admins_machine(cluster, exe)
+    env, data = cluster.env(**given), cluster.root / "data"
+    opts = flow.options(env)
+    _, plan = flow.survey(env, opts, Redactor(), our_cluster_running=False, docker_usable=True)
+    listed = tuple(step.key for step in plan.steps)
+    cluster.on("docker", "info", stdout=json.dumps({"ServerErrors": ["connect"]}), rc=1)
+    before = len(windows_calls(cluster))
+    flow.prepare(
+        exe,
+        env,
+        opts,
+        Redactor(),
+        str(data),
+        ask=None,
+        say=lambda _: None,
+        our_cluster_running=False,
+        listed=listed,
+        docker_usable=True,
+    )
+    made = [c for c in windows_calls(cluster)[before:] if c != ["wsl", "--version"]]
+    made = [c for c in made if not _a_read(c)]
+    assert [c[0] for c in made] == ["net", "powershell"]  # the add and the Startup shortcut
+    # Read as Docker not answering, the machine needs WSL's steps too: not listed, a stop.
+    with pytest.raises(InstallerError, match="needs to update WSL.*not in the list"):
+        flow.prepare(
+            exe,
+            env,
+            opts,
+            Redactor(),
+            str(data),
+            ask=None,
+            say=lambda _: None,
+            our_cluster_running=False,
+            listed=listed,
+            docker_usable=False,
+        )
+    assert [c for c in windows_calls(cluster)[before:] if c[0] in ("dism", "winget", "cmd")] == []

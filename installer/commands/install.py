@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from installer.commands import (
     cluster_reads,
@@ -58,9 +57,6 @@ from installer.present.report import sizing_warnings
 from installer.present.summary import Outcome
 from installer.present.target import target_lines
 from installer.present.ui import Ui
-
-if TYPE_CHECKING:
-    pass
 
 
 def install(
@@ -113,7 +109,7 @@ def local_made(before: Local, after: Local) -> list[str]:
     host = before.windows is not None and not running
     made = ["Docker set up"] if before.runtime is not None or host else []
     if before.windows is not None and running:
-        made.append(f"{before.windows.user} let into docker-users")
+        made.append(f"the Windows steps for {before.windows.user} run (each result said above)")
     name = after.settings.name if after.settings is not None else "tracebloc"
     if after.action in (CREATE, RECREATE):
         made.append(f"the local cluster {name} {after.action}d")

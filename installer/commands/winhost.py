@@ -49,6 +49,7 @@ class State:
     reboot_pending: bool = False
     failed: list[str] = field(default_factory=list)
     stopped: list[str] = field(default_factory=list)  # [what, what to do]: the stop, if any
+    listed: list[str] = field(default_factory=list)  # the step keys agreed to; [] = all
 
     def to_bytes(self) -> bytes:
         return json.dumps(
@@ -59,6 +60,7 @@ class State:
                 "reboot_pending": self.reboot_pending,
                 "failed": self.failed,
                 "stopped": self.stopped,
+                "listed": self.listed,
             }
         ).encode()
 
@@ -81,6 +83,7 @@ def load_state(path: str) -> State:
         doc.get("reboot_pending") is True,
         strings("failed"),
         stopped if len(stopped) == 2 else [],
+        strings("listed"),
     )
 
 
@@ -154,6 +157,9 @@ def run_privileged(
     and the rest still run where they do not depend on it;
     Docker Desktop that could not be installed stops the run."""
     for step in plan.privileged:
+        if state.listed and step.key not in state.listed:  # the machine moved since the list
+            say(f"not done (it was not in the list agreed to): {step.title}")
+            continue
         if step.key in wg.KEYS:  # as one unit whenever the machine's read shows no winget
             from installer.commands import winget
 
@@ -324,19 +330,32 @@ def prepare(
     our_cluster_running: bool | None,
     elevated_child: bool = False,
     resume: bool = False,
+    listed: tuple[str, ...] | None = None,
+    docker_usable: bool | None = None,
 ) -> wh.HostPlan:
     """Everything the machine needs before the local cluster, after the plan was confirmed.
     The elevated child (`prepare-host --windows-elevated`) does the privileged half only and
     records it; the parent, as the daily user, does the rest."""
     state_path = os.path.join(data_dir, STATE_FILE)
-    facts, plan = survey(env, opts, redactor, our_cluster_running=our_cluster_running)
+    facts, plan = survey(
+        env, opts, redactor, our_cluster_running=our_cluster_running, docker_usable=docker_usable
+    )
     refuse_blockers(plan)
+    unlisted = [step for step in plan.steps if listed is not None and step.key not in listed]
+    if unlisted:
+        raise InstallerError(
+            f"this Windows machine now needs to {unlisted[0].title}, which was not in the list "
+            "you agreed to (its state changed since): nothing was changed",
+            "run the installer again: its list then shows what this machine needs now",
+        )
     if plan.tier == 0:
         if resume:
             _call(elevation.unresume_argv(), env, redactor)
         return plan
     state = load_state(state_path) if (resume or elevated_child) else State()
     state.consented, state.reboot_pending, state.failed, state.stopped = True, False, [], []
+    if listed is not None:
+        state.listed = list(listed)
     if plan.privileged:
         if elevated_child or facts.admin:
             try:  # what was done before a stop stays recorded, and the stop crosses to the parent

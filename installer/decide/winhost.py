@@ -134,9 +134,10 @@ def options(
 
 
 def bare_user(name: str) -> str:
-    """`CONTOSO\\jdoe` → `jdoe`; control characters (a pasted escape sequence) removed."""
+    """`CONTOSO\\jdoe` or `jdoe@contoso.com` → `jdoe` (an account name holds no `@`);
+    control characters (a pasted escape sequence) removed."""
     cleaned = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x1f\x7f]", "", name)
-    return cleaned.rsplit("\\", 1)[-1].strip()
+    return cleaned.rsplit("\\", 1)[-1].split("@", 1)[0].strip()
 
 
 def _version(text: str) -> tuple[int, ...] | None:
@@ -273,7 +274,12 @@ def plan_host(facts: WinFacts, opts: Options) -> HostPlan:
     if facts.docker_usable:
         # Docker works for this account; another daily user still needs docker-users, and
         # with it (once: the membership read back ends it) their VM size and sign-in start.
-        joins = other and not opts.skip_daily_user and facts.in_docker_users is not True
+        joins = other and not opts.skip_daily_user and facts.in_docker_users is False
+        if other and not opts.skip_daily_user and facts.in_docker_users is None:
+            notes.append(
+                f"whether '{user}' is in docker-users could not be read, so nothing is done as "
+                f"administrator; if they are not: net localgroup docker-users {user} /add"
+            )
         if not joins:
             return HostPlan(0, blockers=blockers, notes=tuple(notes), user=user)
         joined = tuple(_daily_user_steps(facts, opts, user, notes, other=True))
