@@ -35,6 +35,19 @@ from tests.test_cli_install import env_for, fresh, values_file
 FLAG = {"TRACEBLOC_RECREATE_CLUSTER": "1"}
 
 
+def holding(cluster: FakeCluster, *extra: dict[str, object]) -> None:
+    """What `kubectl get namespaces,pvc -A` lists in the cluster: k3s's own namespaces, and
+    `extra` items (someone's namespace, a volume claim)."""
+    own = [{"kind": "Namespace", "metadata": {"name": n}} for n in ("default", "kube-system")]
+    items = [*own, *extra]
+    cluster.on(
+        "kubectl",
+        "get",
+        "namespaces,persistentvolumeclaims",
+        stdout=json.dumps({"kind": "List", "items": items}),
+    )
+
+
 def cpu_cluster(cluster: FakeCluster, *, ours: bool = True, state: str = "running") -> FakeCluster:
     """A GPU machine whose Docker serves the GPU, and a running cluster made without --gpus
     (by the engine when `ours`); k3d can hand out its kubeconfig, and create it again."""
@@ -46,6 +59,7 @@ def cpu_cluster(cluster: FakeCluster, *, ours: bool = True, state: str = "runnin
         )
     )
     cluster.on("k3d", "kubeconfig", "get", stdout=kubeconfig_of_k3d())
+    holding(cluster)
     # Docker's GPU check, run first as before any GPU create.
     cluster.on("docker", "run", "--gpus", stdout="NVIDIA-SMI 550.54.14  Driver Version: 550\n")
     cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
@@ -217,6 +231,7 @@ def test_a_docker_restart_in_the_gpu_steps_before_the_recreate_keeps_to_the_list
     env = {**linux_host(cluster, "ubuntu", docker="running"), **gpu_machine(cluster, default=False)}
     existing(cluster, "running", agents=0, ours=True)  # the engine's, made without --gpus
     cluster.on("k3d", "kubeconfig", "get", stdout=kubeconfig_of_k3d())
+    holding(cluster)
     cluster.on("systemctl", "restart", "docker", mark="restarted")  # as the real one: it stops
     cluster.on("k3d", "cluster", "list", stdout=listed("stopped", agents=0), after="restarted")
     cluster.on("k3d", "cluster", "delete", stdout="deleted\n")
@@ -233,3 +248,32 @@ def test_a_docker_restart_in_the_gpu_steps_before_the_recreate_keeps_to_the_list
     assert log.index(["systemctl", "restart", "docker"]) < delete < create
     assert "--gpus=all" in log[create]
     assert "nvidia.com/gpu" in values_file(cluster).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        pytest.param(
+            {"kind": "Namespace", "metadata": {"name": "tracebloc"}},
+            "namespace tracebloc",
+            id="a-namespace-left-by-helm-uninstall",
+        ),
+        pytest.param(
+            {"kind": "PersistentVolumeClaim", "metadata": {"name": "db", "namespace": "default"}},
+            "volume claim default/db",
+            id="a-volume-claim",
+        ),
+    ],
+)
+def test_a_cluster_holding_anyones_namespace_or_volume_is_not_recreated(
+    cluster: FakeCluster, backend: BackendServer, extra: dict[str, object], said: str
+) -> None:
+    """helm lists nothing (uninstalled, or another storage driver), but the cluster still
+    holds someone's namespace or volume: refused before the question, nothing changed."""
+    cpu_cluster(cluster)
+    holding(cluster, extra)
+    result = cluster.run("install", "--yes", **env_for(backend, **FLAG, HELM_DRIVER="memory"))
+
+    assert result.returncode != 0
+    assert f"it holds {said}" in result.stderr
+    assert not [c for c in k3d_changes(cluster) if c[:2] == ["cluster", "delete"]]

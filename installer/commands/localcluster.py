@@ -276,7 +276,15 @@ def bring_up(
         localcluster_create.create(local, cfg, env, ui, run, os_)
     elif local.action == RECREATE:  # listed as delete, then create; HOST_DATA_DIR untouched
         localcluster_create.delete(s, ui, run)
-        localcluster_create.create(local, cfg, env, ui, run, os_)
+        try:
+            localcluster_create.create(local, cfg, env, ui, run, os_)
+        except InstallerError as exc:
+            exc.message += (
+                f" (the cluster {s.name} made without GPU access was deleted as listed; its "
+                "data under HOST_DATA_DIR is kept)"
+            )
+            exc.args = (exc.message,)
+            raise
     elif local.action == START:
         with ui.step(f"Starting the local cluster {s.name}"):
             result = run.k3d(lc.start_args(s), lc.START_TIMEOUT_S + 30, "starting the cluster")

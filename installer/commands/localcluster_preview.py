@@ -68,20 +68,31 @@ def releases_in(
     os_: str,
     timeout: float,
 ) -> ListRead:
-    """`helm list -A` of the running cluster `s` through k3d's own kubeconfig (a read);
-    unreadable, with the reason, when any part does not answer."""
+    """`helm list -A` of the running cluster `s` through k3d's own kubeconfig (a read), with
+    helm's default storage whatever HELM_DRIVER says; unreadable, with the reason, when any
+    part does not answer or the cluster holds a namespace or volume claim of anyone's
+    (`kubectl get namespaces,pvc -A`): a release helm does not list is still someone's."""
     from installer.commands.tools import resolve_tool
 
-    helm_choice = resolve_tool("helm", env)
-    if not helm_choice.ready:
-        return ListRead(False, reason="helm is not on this machine yet")
+    helm_choice, kubectl_choice = resolve_tool("helm", env), resolve_tool("kubectl", env)
+    if not helm_choice.ready or not kubectl_choice.ready:
+        return ListRead(False, reason="helm or kubectl is not on this machine yet")
     try:
         with _k3d_kubeconfig(s, k3d_tool, env, redactor, os_) as seen:
             if seen is None:
                 return ListRead(False, reason=f"k3d gave no kubeconfig for {s.name}")
+            seen.pop("HELM_DRIVER", None)
             got = call.answer(
                 helm_choice.tool(),
                 helm.list_args(Connection()),
+                timeout=timeout,
+                env=seen,
+                redactor=redactor,
+            )
+            held, why = call.parsed(
+                kubectl_choice.tool(),
+                ["get", "namespaces,persistentvolumeclaims", "-A", "-o", "json"],
+                _holdings,
                 timeout=timeout,
                 env=seen,
                 redactor=redactor,
@@ -90,7 +101,37 @@ def releases_in(
         return ListRead(False, reason=str(exc))
     if isinstance(got, call.NoAnswer):
         return ListRead(False, reason=got.reason)
-    return helm.parse_list(got.rc, got.out, got.err)
+    listing = helm.parse_list(got.rc, got.out, got.err)
+    if listing.readable and not listing.releases and held != ():
+        said = f"it holds {', '.join(held)}" if held else f"kubectl: {why}"
+        return ListRead(False, reason=said)
+    return listing
+
+
+# What k3s itself makes in a new cluster: nothing of anyone's.
+K3S_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def _holdings(out: bytes) -> tuple[str, ...]:
+    """The namespaces beyond k3s's own and every volume claim, from `kubectl get -o json`."""
+    import json
+
+    try:
+        items = json.loads(out)["items"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"unreadable answer: {exc}") from None
+    found: list[str] = []
+    for item in items if isinstance(items, list) else []:
+        kind = str(item.get("kind", "")) if isinstance(item, dict) else ""
+        meta = item.get("metadata", {}) if isinstance(item, dict) else {}
+        name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
+        if kind == "Namespace" and name not in K3S_NAMESPACES:
+            found.append(f"namespace {name}")
+        elif kind == "PersistentVolumeClaim":
+            found.append(f"volume claim {meta.get('namespace', '')}/{name}")
+    if not isinstance(items, list):
+        raise ValueError("unreadable answer: no list of items")
+    return tuple(found)
 
 
 @contextlib.contextmanager

@@ -126,8 +126,9 @@ def decide(
             (
                 f"the existing local cluster {s.name} was created without GPU access (no --gpus), "
                 "so this install stays on CPU and requests no nvidia.com/gpu; to train on this "
-                f"machine's GPU, set {RECREATE_VARIABLE}=1 (the installer recreates it, its data "
-                "under HOST_DATA_DIR kept), or go on for CPU; by hand:\n" + recreate_remedy(s),
+                f"machine's GPU, set {RECREATE_VARIABLE}=1 (the installer then recreates it if "
+                "it made it and it holds nothing, its data under HOST_DATA_DIR kept), or go on "
+                "for CPU; by hand:\n" + recreate_remedy(s),
             ),
             f"the existing local cluster {s.name} has no GPU access (created without --gpus)",
         )
@@ -154,7 +155,13 @@ def _recreated(
     why = f"the existing local cluster {s.name} was created without GPU access"
     refused = f"{why} and {RECREATE_VARIABLE} is set, but it is not recreated: "
     remedy = recreate_remedy(s)
-    if not created_by_engine(inspected.server if inspected is not None else None):
+    if inspected is None or not inspected.readable:
+        return _refused(
+            s,
+            refused + "its containers could not be inspected, so who made it is not known",
+            f"check `docker ps -a`, then run again, or unset {RECREATE_VARIABLE}",
+        )
+    if not created_by_engine(inspected.server):
         return _refused(
             s,
             refused + "the installer did not create it (it carries no installer label)",
@@ -176,8 +183,9 @@ def _recreated(
     if not releases.readable:
         return _refused(
             s,
-            refused + f"what is installed in it could not be read ({releases.reason})",
-            f"check `helm list -A` answers in it, or unset {RECREATE_VARIABLE}:\n" + remedy,
+            refused + f"what it holds could not be vouched for ({releases.reason})",
+            "check `helm list -A` and `kubectl get namespaces,pvc -A` in it, or unset "
+            f"{RECREATE_VARIABLE}:\n" + remedy,
         )
     if releases.releases:
         first = next((r for r in releases.releases if r.is_client), releases.releases[0])
