@@ -212,6 +212,11 @@ def test_a_recreate_is_decided_only_on_positive_evidence() -> None:
     # No GPU wanted, a GPU cluster already, or Docker's GPU check failed: nothing to recreate.
     assert decide(docker_nvidia=False).action is None
     assert decide(host_nvidia=False).action is None
+    assert (
+        "nvidia-smi lists no GPU here: nothing is recreated" in decide(host_nvidia=False).notes[0]
+    )
+    unread = decide(inspected=Inspected(False, reason="docker timed out"))
+    assert unread.problem is not None and "could not be inspected" in unread.problem[0]
     assert decide(inspected=Inspected(True, Container(gpus=True))).action is None
     assert decide(check_failed="no device").action is None
 

@@ -70,7 +70,12 @@ def decide(
     `recreate`: TRACEBLOC_RECREATE_CLUSTER is set; `releases`: helm's list of what the
     existing cluster holds (None: not read)."""
     if not host_nvidia:
-        return GpuCluster(False, s)
+        kept = (
+            (f"{RECREATE_VARIABLE} is set, but nvidia-smi lists no GPU here: nothing is recreated",)
+            if recreate and action not in (None, CREATE)
+            else ()
+        )
+        return GpuCluster(False, s, kept)
     if check_failed and action == CREATE:
         return GpuCluster(
             False,
