@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"test_binary: {binary.name} against {', '.join(f.name for f in files)}", flush=True)
     env = {**os.environ, "TB_INSTALLER_BIN": str(binary)}
     command = [sys.executable, "-m", "pytest", *map(str, files), *args[1:]]
-    # One worker per core, as the README's test command; the real-cluster suite on one.
+    # `-n auto` as the README's test command (tests/conftest.py: two workers per core).
     if importlib.util.find_spec("xdist") is not None and not any(
         a == "-n" or a.startswith("-n") for a in args[1:]
     ):
