@@ -282,3 +282,24 @@ def test_a_cluster_holding_anyones_namespace_or_volume_is_not_recreated(
     assert result.returncode != 0
     assert f"it holds {said}" in result.stderr
     assert not [c for c in k3d_changes(cluster) if c[:2] == ["cluster", "delete"]]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the Linux runtime step")
+def test_the_setting_with_docker_stopped_stops_before_the_question(
+    cluster: FakeCluster, backend: BackendServer
+) -> None:
+    """Docker is stopped, so the cluster it holds is stopped and unread: a recreate cannot be
+    listed. Asked for, the run stops before any question or change, saying why."""
+    from tests.fakes.gpu_host import gpu_machine
+    from tests.fakes.runtime_host import STOPPED, linux_host
+
+    machine_without_cluster(fresh(cluster))
+    env = {**linux_host(cluster, "ubuntu", docker="stopped", sudo="nopw"), **gpu_machine(cluster)}
+    cluster.on("docker", "info", stdout=STOPPED, rc=1)
+    cluster.kubeconfig.write_text(kubeconfig_of_k3d(), encoding="utf-8")  # a cluster of ours
+    result = cluster.run("install", "--yes", **env_for(backend, **env, **FLAG))
+
+    assert result.returncode != 0
+    assert "what the local cluster tracebloc holds cannot be read" in result.stderr
+    assert mutating(cluster) == []
+    assert backend.requests == []  # no credentials were sent

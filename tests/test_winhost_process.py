@@ -49,16 +49,10 @@ def elevation_script(exe: str, prefix: list[str]) -> str:
     return elevation.elevate_argv(exe, [*prefix, "prepare-host", "--windows-elevated"])[-1]
 
 
-def windows_laptop(cluster: FakeCluster, data_dir: Path, exe: str, prefix: list[str]) -> None:
-    """Windows 11 Pro with WSL's features on but WSL stale, winget present, no Docker Desktop:
-    Docker does not answer until the elevated half (a rule here) has installed it."""
-    creatable(machine_without_cluster(fresh(cluster)))
-    for tool in WINDOWS_TOOLS:
-        cluster.install(tool)
-        cluster.on(tool, rc=0)  # anything not scripted below succeeds, and is logged
-    cluster.on("powershell", rc=9)  # an unscripted script fails loudly
-    cluster.on("wsl", "--version", rc=1)  # legacy WSL: no --version
-    probe = {
+def probe(cluster: FakeCluster, **overrides: object) -> dict[str, object]:
+    """The machine's probe as edges/winhost.py reads it: Windows 11 Pro, WSL's features on,
+    16 GiB, winget, no Docker Desktop, the nurse not an administrator (`overrides` change it)."""
+    return {
         "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
         "admin": False,
         "user": "nurse",
@@ -70,8 +64,20 @@ def windows_laptop(cluster: FakeCluster, data_dir: Path, exe: str, prefix: list[
         "port_busy": False,
         "temp": str(cluster.root / "temp"),
         "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
+        **overrides,
     }
-    cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(probe))
+
+
+def windows_laptop(cluster: FakeCluster, data_dir: Path, exe: str, prefix: list[str]) -> None:
+    """Windows 11 Pro with WSL's features on but WSL stale, winget present, no Docker Desktop:
+    Docker does not answer until the elevated half (a rule here) has installed it."""
+    creatable(machine_without_cluster(fresh(cluster)))
+    for tool in WINDOWS_TOOLS:
+        cluster.install(tool)
+        cluster.on(tool, rc=0)  # anything not scripted below succeeds, and is logged
+    cluster.on("powershell", rc=9)  # an unscripted script fails loudly
+    cluster.on("wsl", "--version", rc=1)  # legacy WSL: no --version
+    cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(probe(cluster)))
     cluster.on("powershell", edge.members_script("docker-users"), rc=3)  # no such group yet
     # The elevated engine's record, as a real elevated `prepare-host` would leave it.
     record = {
@@ -254,20 +260,8 @@ def it_admins_machine(cluster: FakeCluster, exe: str) -> tuple[dict[str, str], P
     docker-users, signed in once: a profile); the nurse's membership reads back once added."""
     data = cluster.root / "data"
     windows_laptop(cluster, data, exe, flow.engine_command()[1])
-    probe = {
-        "features": {wh.WSL_FEATURE: 1, wh.VM_PLATFORM: 1, wh.HYPER_V: 1},
-        "admin": True,
-        "user": "it-admin",
-        "edition": "Microsoft Windows 11 Pro",
-        "memory_kib": 16 * 2**20,
-        "virtualization": True,
-        "winget": True,
-        "docker_desktop": True,
-        "port_busy": False,
-        "temp": str(cluster.root / "temp"),
-        "docker_desktop_exe": r"C:\Program Files\Docker\Docker\Docker Desktop.exe",
-    }
-    cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(probe))
+    it = probe(cluster, admin=True, user="it-admin", docker_desktop=True)
+    cluster.on("powershell", edge.PROBE_SCRIPT, stdout=json.dumps(it))
     cluster.on("powershell", edge.members_script("docker-users"), stdout="PC\\it-admin\n")
     cluster.on(
         "powershell", edge.members_script("docker-users"), stdout="PC\\nurse\n", after="joined"

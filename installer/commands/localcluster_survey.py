@@ -184,6 +184,9 @@ def survey(
                 docker_nvidia=any(st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps)
                 or info.nvidia,
             )
+        # What a stopped cluster holds cannot be read: a recreate cannot be listed, so asked
+        # for, it stops here, before the question, rather than after Docker starts.
+        unread = predicted == START and s.recreate and gpu_plan is not None
         local = Local(
             fit.settings,
             decision,
@@ -195,6 +198,11 @@ def survey(
             gpu=fit.access,
             gpu_host=gpu_plan if gpu_plan is not None and gpu_plan.steps else None,
             gpu_notes=gpu_plan.notes if gpu_plan else (),
+            problems=(
+                (gpucluster.recreate_unread(s, info.reason or "Docker is not running"),)
+                if unread
+                else ()
+            ),
         )
         return listed(local, cfg.host_data_dir, env, os_, cfg.probe.release)
     machine = budget_machine(machine, info)

@@ -214,3 +214,13 @@ def _recreated(
 
 def _refused(s: Settings, message: str, remedy: str) -> GpuCluster:
     return GpuCluster(False, s, reason="the recreate was refused", problem=(message, remedy))
+
+
+def recreate_unread(s: Settings, why: str) -> tuple[str, str]:
+    """RECREATE_VARIABLE set while Docker does not run: what the cluster holds is unread."""
+    return (
+        f"{RECREATE_VARIABLE} is set, but what the local cluster {s.name} holds cannot be read "
+        f"({why}), so it is not recreated",
+        f"start Docker, then run the installer again; or unset {RECREATE_VARIABLE} to install "
+        "for CPU",
+    )
