@@ -303,3 +303,13 @@ def test_the_setting_with_docker_stopped_stops_before_the_question(
     assert "what the local cluster tracebloc holds cannot be read" in result.stderr
     assert mutating(cluster) == []
     assert backend.requests == []  # no credentials were sent
+
+
+def test_what_a_cluster_holds_is_read_strictly() -> None:
+    from installer.edges.cluster import parse_holdings
+
+    own = {"items": [{"kind": "Namespace", "metadata": {"name": "kube-system"}}]}
+    assert parse_holdings(json.dumps(own).encode()) == ()
+    for bad in (b"not json", b'{"items": {}}', b"[]"):
+        with pytest.raises(ValueError):
+            parse_holdings(bad)

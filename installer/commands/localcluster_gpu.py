@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from installer.decide import gpucluster
 from installer.decide import gpuhost as gh
 from installer.decide import localcluster as lc
 from installer.decide.drift import DockerRead, Inspected, created_by_engine
@@ -47,11 +46,7 @@ def releases(
     """What helm lists in a cluster the engine made without GPU access while the GPU is
     wanted (None: no recreate is in question, or it cannot run to be read). `empty`: the
     list read before the question, which the GPU steps since then leave as it was."""
-    server = inspected.server if inspected is not None else None
-    lacks = gpucluster.lacks_gpu(
-        host_nvidia=wanted, docker_nvidia=wanted, action=action, inspected=inspected
-    )
-    if not lacks or not created_by_engine(server):
+    if not wanted or not may_recreate(s, action, inspected):
         return None
     if empty is not None:
         return empty

@@ -21,6 +21,7 @@ from installer.decide.redact import Redactor
 from installer.decide.settings import PlanConfig
 from installer.decide.tooling import Tool
 from installer.edges import call, helm, kubeconfig, tempdirs
+from installer.edges.cluster import HOLDINGS_ARGS, parse_holdings
 from installer.edges.valuesfile import write_private
 
 
@@ -91,8 +92,8 @@ def releases_in(
             )
             held, why = call.parsed(
                 kubectl_choice.tool(),
-                ["get", "namespaces,persistentvolumeclaims", "-A", "-o", "json"],
-                _holdings,
+                HOLDINGS_ARGS,
+                parse_holdings,
                 timeout=timeout,
                 env=seen,
                 redactor=redactor,
@@ -102,36 +103,11 @@ def releases_in(
     if isinstance(got, call.NoAnswer):
         return ListRead(False, reason=got.reason)
     listing = helm.parse_list(got.rc, got.out, got.err)
-    if listing.readable and not listing.releases and held != ():
-        said = f"it holds {', '.join(held)}" if held else f"kubectl: {why}"
-        return ListRead(False, reason=said)
-    return listing
-
-
-# What k3s itself makes in a new cluster: nothing of anyone's.
-K3S_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-
-
-def _holdings(out: bytes) -> tuple[str, ...]:
-    """The namespaces beyond k3s's own and every volume claim, from `kubectl get -o json`."""
-    import json
-
-    try:
-        items = json.loads(out)["items"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"unreadable answer: {exc}") from None
-    found: list[str] = []
-    for item in items if isinstance(items, list) else []:
-        kind = str(item.get("kind", "")) if isinstance(item, dict) else ""
-        meta = item.get("metadata", {}) if isinstance(item, dict) else {}
-        name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
-        if kind == "Namespace" and name not in K3S_NAMESPACES:
-            found.append(f"namespace {name}")
-        elif kind == "PersistentVolumeClaim":
-            found.append(f"volume claim {meta.get('namespace', '')}/{name}")
-    if not isinstance(items, list):
-        raise ValueError("unreadable answer: no list of items")
-    return tuple(found)
+    if not listing.readable or listing.releases:
+        return listing
+    if held is None:
+        return ListRead(False, reason=f"kubectl: {why}")
+    return ListRead(False, reason=f"it holds {', '.join(held)}") if held else listing
 
 
 @contextlib.contextmanager

@@ -298,7 +298,6 @@ def survey(
             docker_nvidia = docker_nvidia or any(
                 st.kind == gh.DEFAULT_RUNTIME for st in gpu_plan.steps
             )
-    recreate = s.recreate
     releases = (
         localcluster_gpu.releases(
             s,
@@ -312,7 +311,7 @@ def survey(
             wanted=host_nvidia and docker_nvidia,
             empty=empty,
         )
-        if recreate and tool is not None
+        if tool is not None
         else None
     )
     fit = gpucluster.decide(
@@ -323,7 +322,7 @@ def survey(
         inspected=inspected,
         nodes=cluster.nodes,
         check_failed=gpu_checked.failed if gpu_checked else "",
-        recreate=recreate,
+        recreate=s.recreate,
         releases=releases,
     )
     if fit.problem is not None:

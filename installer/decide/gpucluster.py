@@ -34,19 +34,6 @@ class GpuCluster:
     problem: tuple[str, str] | None = None  # (message, remedy): the recreate cannot go on
 
 
-def lacks_gpu(
-    *, host_nvidia: bool, docker_nvidia: bool, action: str | None, inspected: Inspected | None
-) -> bool:
-    """An existing cluster made without --gpus on a machine whose GPU Docker can serve."""
-    server = inspected.server if inspected is not None else None
-    return (
-        host_nvidia
-        and docker_nvidia
-        and action not in (None, CREATE)
-        and (server is None or not server.gpus)
-    )
-
-
 def node_count(names: tuple[str, ...]) -> int:
     """Server and agent containers among k3d's node names (the load balancer is none)."""
     return sum(1 for n in names if "-server-" in n or "-agent-" in n)

@@ -193,3 +193,29 @@ def adopt_plugin(
                 + remedy.kubectl(["delete", "daemonset", plugin.name], conn, plugin.namespace)
                 + " (the chart brings its own)",
             )
+
+
+# What k3s itself makes in a new cluster: nothing of anyone's.
+K3S_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+HOLDINGS_ARGS = ("get", "namespaces,persistentvolumeclaims", "-A", "-o", "json")
+
+
+def parse_holdings(out: bytes) -> tuple[str, ...]:
+    """From HOLDINGS_ARGS' answer: the namespaces beyond k3s's own and every volume claim,
+    in words. Raises ValueError on an answer that is not such a list."""
+    try:
+        document = json.loads(childio.decode(out))
+    except (ValueError, RecursionError):
+        raise ValueError("kubectl printed output that is not JSON") from None
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ValueError("kubectl printed JSON without a list of items")
+    found: list[str] = []
+    for item in map(_mapping, items):
+        metadata = _mapping(item.get("metadata"))
+        name = metadata.get("name", "")
+        if item.get("kind") == "Namespace" and name not in K3S_NAMESPACES:
+            found.append(f"namespace {name}")
+        elif item.get("kind") == "PersistentVolumeClaim":
+            found.append(f"volume claim {metadata.get('namespace', '')}/{name}")
+    return tuple(found)
