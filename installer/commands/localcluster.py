@@ -140,7 +140,7 @@ def _prepare_windows(
     exe, _ = winhost.engine_command()
     terminal = credentials.open_terminal(os_) if interactive else None
     running = local.cluster.running if local.cluster is not None else False
-    listed = local.windows.steps if local.windows is not None else ()
+    shown = local.windows.steps if local.windows is not None else ()
     usable = local.docker is not None and local.docker.state == "running"
     winhost.prepare(
         exe,
@@ -152,7 +152,7 @@ def _prepare_windows(
         say=ui.info,
         our_cluster_running=running,
         resume=flag(env, "TRACEBLOC_RESUME"),
-        listed=tuple(step.key for step in listed),
+        listed=tuple(step.key for step in shown),
         docker_usable=True if usable else None,
     )
 
